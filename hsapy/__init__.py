@@ -1,0 +1,20 @@
+"""hsapy: drive AMD GPUs from Python at the HSA/AQL level, without the HIP runtime.
+
+The public objects come from their parent: open a :class:`Runtime`, take an agent from it, then
+memory pools, queues, signals and executables from the agent or the runtime.
+"""
+from __future__ import annotations
+
+from hsapy.errors import HSAError
+
+__all__ = ["HSAError", "Runtime", "__version__"]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # Lazy so that `import hsapy` stays cheap and side-effect free (no library loading).
+    if name == "Runtime":
+        from hsapy.runtime import Runtime
+
+        return Runtime
+    raise AttributeError(f"module 'hsapy' has no attribute {name!r}")

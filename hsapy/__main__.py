@@ -1,0 +1,5 @@
+import sys
+
+from hsapy.cli import main
+
+sys.exit(main())

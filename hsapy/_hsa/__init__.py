@@ -1,0 +1,91 @@
+"""The binding layer: the ONLY place that spells raw HSA C names or touches ``lib`` directly.
+
+``ffi`` carries the declarations of ``_cdef.CDEF`` (see tools/gen_cdef.py). A backend is an object
+``lib`` whose attributes are the C functions of that cdef with the C calling convention:
+
+* ``rocr``: ``ffi.dlopen(libhsa-runtime64)`` (see :func:`load_rocr`);
+* ``sim``: ``hsapy.sim.SimLib(ffi)``, a Python implementation of the same functions.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cffi
+
+from hsapy._hsa._cdef import CDEF, HEADER_VERSION
+from hsapy.errors import LibraryLoadError, LibraryNotFoundError, error_for, is_error
+
+__all__ = ["ffi", "CDEF", "HEADER_VERSION", "load_rocr", "rocr_candidates", "check"]
+
+ffi = cffi.FFI()
+ffi.cdef(CDEF)
+
+_LIB_NAMES = ("libhsa-runtime64.so.1", "libhsa-runtime64.so")
+
+
+def rocr_candidates() -> list[str]:
+    """Paths tried for the real runtime, in DESIGN.md's order.
+
+    HSAPY_HSA_LIB (a file), $ROCM_PATH/lib, /opt/rocm/lib, then the system loader by name.
+    """
+    tried: list[str] = []
+    explicit = os.environ.get("HSAPY_HSA_LIB")
+    if explicit:
+        tried.append(explicit)
+    for root in (os.environ.get("ROCM_PATH"), "/opt/rocm"):
+        if root:
+            tried.extend(str(Path(root) / "lib" / name) for name in _LIB_NAMES)
+    tried.extend(_LIB_NAMES)  # bare names: resolved by the system loader (ld.so.cache)
+    return tried
+
+
+def load_rocr():
+    """dlopen the real libhsa-runtime64 and return it as ``lib``.
+
+    Raises LibraryNotFoundError when no candidate exists, LibraryLoadError when one exists but
+    fails to load; both list the paths tried and name HSAPY_HSA_LIB.
+    """
+    tried = rocr_candidates()
+    failures: list[str] = []
+    for path in tried:
+        is_bare_name = "/" not in path
+        if not is_bare_name and not Path(path).exists():
+            continue
+        try:
+            return ffi.dlopen(path)
+        except OSError as exc:
+            text = str(exc)
+            if is_bare_name and "cannot open shared object file" in text:
+                continue  # not known to the system loader: simply not found
+            failures.append(f"{path}: {text}")
+    listing = "\n  ".join(tried)
+    if failures:
+        raise LibraryLoadError(
+            "libhsa-runtime64 was found but failed to load:\n  " + "\n  ".join(failures)
+            + f"\nPaths tried:\n  {listing}\nSet HSAPY_HSA_LIB to a working libhsa-runtime64.so, "
+            "or use the simulator (HSAPY_BACKEND=sim)."
+        )
+    raise LibraryNotFoundError(
+        f"libhsa-runtime64 was not found. Paths tried:\n  {listing}\n"
+        "Install ROCm (or Debian's libhsa-runtime64-1), set HSAPY_HSA_LIB to the library's path, "
+        "or use the simulator (HSAPY_BACKEND=sim)."
+    )
+
+
+def check(status: int, function: str, lib=None) -> None:
+    """Raise the HSAError of the right family when ``status`` is an error.
+
+    With ``lib`` given, the runtime's own ``hsa_status_string`` is added to the message.
+    """
+    if not is_error(status):
+        return
+    detail = ""
+    if lib is not None:
+        out = ffi.new("const char **")
+        try:
+            if lib.hsa_status_string(status, out) == 0 and out[0] != ffi.NULL:
+                detail = ffi.string(out[0]).decode(errors="replace")
+        except Exception:  # the status string is a nicety; never mask the real error
+            detail = ""
+    raise error_for(status, function, detail)

@@ -1,0 +1,57 @@
+"""The ``hsapy`` command.
+
+Each subcommand lives in ``hsapy/commands/<name>.py`` and defines ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> int``. Command modules keep their imports of heavy
+modules inside ``run`` so that ``hsapy --help`` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Order is the order shown in --help.
+COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace")
+
+
+def _available_commands():
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"hsapy.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"hsapy.commands.{name}":
+                continue  # not built yet
+            raise
+        yield name, module
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hsapy",
+        description="Drive AMD GPUs at the HSA/AQL level (or the hsapy simulator without one).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in _available_commands():
+        cmd = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(cmd)
+        cmd.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("hsapy: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
