@@ -1,0 +1,246 @@
+"""The simulator's address space: host-backed allocations in a sorted allocation table.
+
+A simulated allocation is real host memory owned by the simulator (a numpy array kept alive by
+its :class:`Allocation`), and its simulated address IS the host address of that backing. The
+pythonic layer may therefore read and write it through ``ffi.cast`` exactly as on ROCr, while the
+simulator's interpreter only touches memory through :class:`SimMemory`, which checks every access
+against the table and raises :class:`SimMemoryFault` for anything outside one allocation.
+See docs/internals.md, "Memory is host memory, on both backends".
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Allocation", "SimMemory", "SimMemoryFault"]
+
+PAGE_SIZE = 4096
+
+
+class SimMemoryFault(Exception):
+    """An access outside every allocation (or across the end of one).
+
+    ``address`` is the first faulting address, ``nbytes`` the access size, ``kind`` one of
+    "read", "write", "view".
+    """
+
+    def __init__(self, address: int, nbytes: int, kind: str) -> None:
+        self.address = int(address)
+        self.nbytes = int(nbytes)
+        self.kind = kind
+        super().__init__(
+            f"simulated memory fault: {kind} of {self.nbytes} byte(s) at {self.address:#x} is not "
+            "inside one allocation"
+        )
+
+
+@dataclass(eq=False)
+class Allocation:
+    """One block of simulated memory.
+
+    ``pool`` is the owning pool object (or None for runtime-internal memory), ``owner`` the
+    handle of the agent that owns it, ``accessible`` the agent handles allowed to access it
+    (hsa_amd_agents_allow_access adds to it), ``tag`` a short description for diagnostics.
+    """
+
+    address: int
+    size: int
+    backing: np.ndarray
+    pool: Any = None
+    owner: int = 0
+    accessible: set[int] = field(default_factory=set)
+    tag: str = ""
+
+    @property
+    def end(self) -> int:
+        """One past the last byte."""
+        return self.address + self.size
+
+    def contains(self, address: int, nbytes: int = 1) -> bool:
+        """True when [address, address + nbytes) lies inside this allocation."""
+        return self.address <= address and address + nbytes <= self.end
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SIGNED = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+class SimMemory:
+    """Sorted allocation table over host-backed blocks; the only way the simulator touches memory.
+
+    Thread-safe: allocate/free take a lock and publish a new immutable snapshot of the table,
+    lookups read the current snapshot without locking.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._allocations: dict[int, Allocation] = {}
+        # Snapshot: (sorted starts list, allocations in the same order, starts array, ends array)
+        self._table: tuple[list[int], list[Allocation], np.ndarray, np.ndarray] = (
+            [], [], np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+        )
+
+    # -- allocation -------------------------------------------------------------------------
+
+    def allocate(self, size: int, align: int = PAGE_SIZE, pool: Any = None, *, owner: int = 0,
+                 accessible: set[int] | None = None, tag: str = "") -> int:
+        """Allocate ``size`` zeroed bytes aligned to ``align``; return the address.
+
+        Raises MemoryError when the host cannot back it (the caller turns that into a status).
+        """
+        if size <= 0:
+            raise ValueError("allocation size must be positive")
+        if align <= 0 or align & (align - 1):
+            raise ValueError("alignment must be a power of two")
+        raw = np.zeros(size + align, dtype=np.uint8)
+        base = raw.ctypes.data
+        offset = (-base) % align
+        backing = raw[offset:offset + size]
+        address = base + offset
+        alloc = Allocation(address, size, backing, pool, owner, set(accessible or ()), tag)
+        with self._lock:
+            self._allocations[address] = alloc
+            self._publish()
+        return address
+
+    def free(self, address: int) -> bool:
+        """Free the allocation that starts at ``address``; False if there is none."""
+        with self._lock:
+            alloc = self._allocations.pop(int(address), None)
+            if alloc is None:
+                return False
+            self._publish()
+        return True
+
+    def _publish(self) -> None:
+        allocations = sorted(self._allocations.values(), key=lambda a: a.address)
+        starts = [a.address for a in allocations]
+        self._table = (
+            starts,
+            allocations,
+            np.array(starts, dtype=np.uint64),
+            np.array([a.end for a in allocations], dtype=np.uint64),
+        )
+
+    # -- lookup ------------------------------------------------------------------------------
+
+    def find(self, address: int) -> Allocation | None:
+        """The allocation containing ``address``, or None."""
+        starts, allocations, _, _ = self._table
+        i = bisect.bisect_right(starts, int(address)) - 1
+        if i < 0:
+            return None
+        alloc = allocations[i]
+        if int(address) < alloc.end:
+            return alloc
+        return None
+
+    def allocation_at(self, address: int) -> Allocation | None:
+        """The allocation that starts exactly at ``address``, or None."""
+        return self._allocations.get(int(address))
+
+    def allocations(self) -> list[Allocation]:
+        """All live allocations, sorted by address."""
+        return list(self._table[1])
+
+    # -- byte access ---------------------------------------------------------------------------
+
+    def view(self, address: int, nbytes: int, kind: str = "view") -> np.ndarray:
+        """A uint8 view of [address, address + nbytes); raises SimMemoryFault unless inside one
+        allocation."""
+        address = int(address)
+        nbytes = int(nbytes)
+        alloc = self.find(address)
+        if alloc is None or nbytes < 0 or address + nbytes > alloc.end:
+            raise SimMemoryFault(address, nbytes, kind)
+        offset = address - alloc.address
+        return alloc.backing[offset:offset + nbytes]
+
+    def read(self, address: int, nbytes: int) -> bytes:
+        """Copy ``nbytes`` out of simulated memory."""
+        return self.view(address, nbytes, "read").tobytes()
+
+    def write(self, address: int, data: bytes | bytearray | memoryview | np.ndarray) -> None:
+        """Copy ``data`` into simulated memory."""
+        src = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) \
+            else data.reshape(-1).view(np.uint8)
+        self.view(address, src.size, "write")[:] = src
+
+    def read_u32(self, address: int) -> int:
+        """One little-endian uint32."""
+        return int(self.view(address, 4, "read").view(np.uint32)[0])
+
+    def read_u64(self, address: int) -> int:
+        """One little-endian uint64."""
+        return int(self.view(address, 8, "read").view(np.uint64)[0])
+
+    # -- per-lane access (the interpreter's loads and stores) -----------------------------------
+
+    def _locate(self, addresses: np.ndarray, itemsize: int, kind: str) -> np.ndarray:
+        """Index into the table for each address; raises SimMemoryFault at the first bad one."""
+        _, _, starts, ends = self._table
+        if starts.size == 0:
+            if addresses.size:
+                raise SimMemoryFault(int(addresses[0]), itemsize, kind)
+            return np.zeros(0, np.intp)
+        idx = np.searchsorted(starts, addresses, side="right").astype(np.intp) - 1
+        safe = np.maximum(idx, 0)
+        bad = (idx < 0) | (addresses + np.uint64(itemsize) > ends[safe])
+        if bad.any():
+            first = int(addresses[np.argmax(bad)])
+            raise SimMemoryFault(first, itemsize, kind)
+        return idx
+
+    def gather(self, addresses: np.ndarray, itemsize: int, dtype: Any = None) -> np.ndarray:
+        """Load ``itemsize`` bytes at each address; fault-checked.
+
+        The result has ``dtype`` (default: unsigned of ``itemsize``). When ``dtype`` is wider than
+        ``itemsize`` the loaded value is zero-extended (unsigned dtype) or sign-extended (signed).
+        """
+        addrs = np.asarray(addresses, dtype=np.uint64).reshape(-1)
+        idx = self._locate(addrs, itemsize, "read")
+        raw = np.empty((addrs.size, itemsize), dtype=np.uint8)
+        allocations = self._table[1]
+        lanes = np.arange(itemsize, dtype=np.intp)
+        for table_index in np.unique(idx):
+            alloc = allocations[int(table_index)]
+            sel = idx == table_index
+            offsets = (addrs[sel] - np.uint64(alloc.address)).astype(np.intp)
+            raw[sel] = alloc.backing[offsets[:, None] + lanes]
+        return _to_dtype(raw, itemsize, dtype)
+
+    def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int | None = None) -> None:
+        """Store each value at its address (the low ``itemsize`` bytes when given); fault-checked.
+
+        Nothing is written when any address faults.
+        """
+        addrs = np.asarray(addresses, dtype=np.uint64).reshape(-1)
+        vals = np.ascontiguousarray(values).reshape(-1)
+        width = vals.dtype.itemsize
+        size = width if itemsize is None else int(itemsize)
+        if vals.size != addrs.size:
+            raise ValueError("scatter needs one value per address")
+        idx = self._locate(addrs, size, "write")
+        raw = vals.view(np.uint8).reshape(-1, width)[:, :size]  # little-endian: low bytes first
+        allocations = self._table[1]
+        lanes = np.arange(size, dtype=np.intp)
+        for table_index in np.unique(idx):
+            alloc = allocations[int(table_index)]
+            sel = idx == table_index
+            offsets = (addrs[sel] - np.uint64(alloc.address)).astype(np.intp)
+            alloc.backing[offsets[:, None] + lanes] = raw[sel]
+
+
+def _to_dtype(raw: np.ndarray, itemsize: int, dtype: Any) -> np.ndarray:
+    flat = np.ascontiguousarray(raw).reshape(-1)
+    if dtype is None:
+        return flat.view(_UNSIGNED[itemsize])
+    target = np.dtype(dtype)
+    if target.itemsize == itemsize:
+        return flat.view(target)
+    table = _SIGNED if target.kind == "i" else _UNSIGNED
+    return flat.view(table[itemsize]).astype(target)

@@ -1,0 +1,376 @@
+"""Simulated AQL queues and their packet processors.
+
+A queue is a ring of ``size`` 64-byte packet slots in simulated memory, described by a real
+``hsa_queue_t`` that is the first member of a 256-byte ``amd_queue_t`` (so the queue pointer a
+kernel receives points at the same layout as on ROCr: write_dispatch_id at offset 56,
+read_dispatch_id at offset 128, /usr/include/hsa/amd_hsa_queue.h). hsapy writes packets straight
+into ``base_address``; one daemon thread per queue processes them in order following
+shared/reference/amdgpu-abi.md: wait while the slot's header type is INVALID, honour the
+barrier bit, barrier-AND/OR dependencies and AMD barrier-value, hand kernel dispatches to the
+agent's executor, then return the slot's header to INVALID, advance the read index and decrement
+the completion signal. A malformed packet or a fault stops the queue and calls its error
+callback; later packets never run.
+"""
+from __future__ import annotations
+
+import struct
+import threading
+import traceback
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hsapy.sim.executor import (
+    HSA_STATUS_ERROR_MEMORY_FAULT,
+    DispatchContext,
+    SimFault,
+)
+from hsapy.sim.memory import SimMemoryFault
+from hsapy.sim.signals import (
+    COND_EQ,
+    SimSignal,
+    condition_holds,
+    wait_any,
+)
+
+if TYPE_CHECKING:
+    from hsapy.sim.simlib import SimAgent, SimLib
+
+__all__ = ["SimQueue", "PACKET_BYTES", "AMD_QUEUE_BYTES"]
+
+PACKET_BYTES = 64
+AMD_QUEUE_BYTES = 256                 # sizeof(amd_queue_t)
+OFFSET_WRITE_DISPATCH_ID = 56         # amd_queue_t.write_dispatch_id
+OFFSET_READ_DISPATCH_ID = 128         # amd_queue_t.read_dispatch_id
+OFFSET_QUEUE_PROPERTIES = 180         # amd_queue_t.queue_properties
+AMD_QUEUE_PROPERTIES_IS_PTR64 = 1 << 1
+AMD_QUEUE_PROPERTIES_ENABLE_PROFILING = 1 << 3
+
+# hsa_packet_type_t and the AMD vendor format (hsa.h, hsa_ext_amd.h)
+PACKET_VENDOR_SPECIFIC = 0
+PACKET_INVALID = 1
+PACKET_KERNEL_DISPATCH = 2
+PACKET_BARRIER_AND = 3
+PACKET_AGENT_DISPATCH = 4
+PACKET_BARRIER_OR = 5
+AMD_PACKET_TYPE_BARRIER_VALUE = 2
+
+HSA_STATUS_ERROR_INVALID_PACKET_FORMAT = 0x1009
+HSA_STATUS_ERROR_EXCEPTION = 0x1016
+
+# hsa_kernel_dispatch_packet_t after the header: setup, workgroup x/y/z, reserved0,
+# grid x/y/z, private_segment_size, group_segment_size, kernel_object, kernarg_address,
+# reserved2, completion_signal.
+_DISPATCH = struct.Struct("<HH3HH3III QQQQ".replace(" ", ""))
+# barrier-AND / barrier-OR: header, reserved0, reserved1, dep_signal[5], reserved2, completion
+_BARRIER = struct.Struct("<HHI5QQQ")
+# hsa_amd_barrier_value_packet_t: header(u16) AmdFormat(u8) reserved(u8) reserved0(u32) signal
+# value mask cond(u32) reserved1(u32) reserved2 reserved3 completion_signal
+_BARRIER_VALUE = struct.Struct("<HBBIQqqIIQQQ")
+
+_PROCESSOR_POLL_S = 0.05              # every wait wakes this often to check for stop
+
+
+class _Stopped(Exception):
+    """The queue was destroyed or inactivated while a packet waited."""
+
+
+class SimQueue:
+    """One user-mode AQL queue: ring, amd_queue_t, doorbell, indices and its processor thread."""
+
+    def __init__(self, lib: SimLib, agent: SimAgent, size: int, queue_type: int,
+                 callback: Any, data: Any, queue_id: int) -> None:
+        self.lib = lib
+        self.agent = agent
+        self.size = size
+        self.mask = size - 1
+        self.callback = callback
+        self.data = data
+        self.id = queue_id
+        memory = lib.memory
+        owner = agent.handle
+        self.ring_address = memory.allocate(size * PACKET_BYTES, 4096, None, owner=owner,
+                                            tag=f"queue {queue_id} ring")
+        self.address = memory.allocate(AMD_QUEUE_BYTES, 64, None, owner=owner,
+                                       tag=f"queue {queue_id} amd_queue_t")
+        self.ring = memory.view(self.ring_address, size * PACKET_BYTES)
+        self.headers = self.ring.view(np.uint16)[:: PACKET_BYTES // 2]  # one u16 per slot
+        self.ring32 = self.ring.view(np.uint32)
+        self.ring.view(np.uint64)[:] = 0
+        self.headers[:] = PACKET_INVALID                                  # hsa.h: type INVALID
+        self.struct_bytes = memory.view(self.address, AMD_QUEUE_BYTES)
+        self.words = self.struct_bytes.view(np.uint64)
+        self.doorbell: SimSignal = lib.signals.create(0, kind=-1)
+        self.doorbell.on_store = None
+        # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id
+        struct.pack_into("<IIQQIIQ", self.struct_bytes, 0, queue_type, 1, self.ring_address,
+                         self.doorbell.handle, size, 0, queue_id)
+        struct.pack_into("<I", self.struct_bytes, OFFSET_QUEUE_PROPERTIES,
+                         AMD_QUEUE_PROPERTIES_IS_PTR64)
+        self.index_lock = threading.Lock()
+        self.is_profiling = False
+        self.is_active = True
+        self.is_destroyed = False
+        self.error_status = 0
+        self.error_message = ""
+        self._stop = False
+        self.thread = threading.Thread(target=self._run, name=f"hsapy-sim-queue-{queue_id}",
+                                       daemon=True)
+        self.thread.start()
+
+    # -- indices (every access holds index_lock: atomic semantics) ------------------------------
+
+    @property
+    def read_index(self) -> int:
+        """Current read index (amd_queue_t.read_dispatch_id)."""
+        return int(self.words[OFFSET_READ_DISPATCH_ID // 8])
+
+    @property
+    def write_index(self) -> int:
+        """Current write index (amd_queue_t.write_dispatch_id)."""
+        return int(self.words[OFFSET_WRITE_DISPATCH_ID // 8])
+
+    def store_read_index(self, value: int) -> None:
+        """Set the read index."""
+        with self.index_lock:
+            self.words[OFFSET_READ_DISPATCH_ID // 8] = value & 0xFFFFFFFFFFFFFFFF
+
+    def store_write_index(self, value: int) -> None:
+        """Set the write index."""
+        with self.index_lock:
+            self.words[OFFSET_WRITE_DISPATCH_ID // 8] = value & 0xFFFFFFFFFFFFFFFF
+
+    def cas_write_index(self, expected: int, value: int) -> int:
+        """Compare-and-swap the write index; return the value observed."""
+        slot = OFFSET_WRITE_DISPATCH_ID // 8
+        with self.index_lock:
+            old = int(self.words[slot])
+            if old == expected & 0xFFFFFFFFFFFFFFFF:
+                self.words[slot] = value & 0xFFFFFFFFFFFFFFFF
+        return old
+
+    def add_write_index(self, value: int) -> int:
+        """Fetch-and-add the write index; return the previous value."""
+        slot = OFFSET_WRITE_DISPATCH_ID // 8
+        with self.index_lock:
+            old = int(self.words[slot])
+            self.words[slot] = (old + value) & 0xFFFFFFFFFFFFFFFF
+        return old
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def set_profiling(self, enable: bool) -> None:
+        """Turn dispatch timestamps on or off (amd_queue_t.queue_properties bit 3 mirrors it)."""
+        self.is_profiling = bool(enable)
+        props = struct.unpack_from("<I", self.struct_bytes, OFFSET_QUEUE_PROPERTIES)[0]
+        if enable:
+            props |= AMD_QUEUE_PROPERTIES_ENABLE_PROFILING
+        else:
+            props &= ~AMD_QUEUE_PROPERTIES_ENABLE_PROFILING
+        struct.pack_into("<I", self.struct_bytes, OFFSET_QUEUE_PROPERTIES, props)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Ask the processor thread to exit and wait for it (not from the thread itself)."""
+        self._stop = True
+        self.is_active = False
+        with self.doorbell.cond:
+            self.doorbell.cond.notify_all()
+        if threading.current_thread() is not self.thread:
+            self.thread.join(timeout_s)
+
+    def _should_stop(self) -> bool:
+        return self._stop
+
+    # -- the packet processor -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while not self._stop:
+                index = self.read_index
+                slot = index & self.mask
+                if not self._wait_for_packet(slot):
+                    return
+                base = slot * PACKET_BYTES
+                packet = self.ring[base:base + PACKET_BYTES].tobytes()
+                header = packet[0] | packet[1] << 8
+                try:
+                    completion = self._process(packet, header, index)
+                except _Stopped:
+                    return
+                except SimFault as fault:
+                    self._fail(fault.status, fault.message, fault.address)
+                    return
+                except SimMemoryFault as fault:
+                    self._fail(HSA_STATUS_ERROR_MEMORY_FAULT, str(fault), fault.address)
+                    return
+                self._retire(slot, index, completion)
+        except Exception:  # a simulator bug: report it through the queue, never die silently
+            self._fail(HSA_STATUS_ERROR_EXCEPTION,
+                       "internal simulator error:\n" + traceback.format_exc())
+
+    def _wait_for_packet(self, slot: int) -> bool:
+        """Wait while the slot's header type is INVALID; False when asked to stop.
+
+        The doorbell store notifies the doorbell's condition; the header is checked while
+        holding it, so a publish between check and wait cannot be missed.
+        """
+        headers = self.headers
+        cond = self.doorbell.cond
+        if headers[slot] & 0xFF != PACKET_INVALID:
+            return not self._stop
+        with cond:
+            while headers[slot] & 0xFF == PACKET_INVALID:
+                if self._stop:
+                    return False
+                cond.wait(_PROCESSOR_POLL_S)
+        return not self._stop
+
+    def _retire(self, slot: int, index: int, completion: SimSignal | None) -> None:
+        # The slot becomes INVALID before the read index moves past it, so a producer that
+        # reuses the slot never has its header overwritten (amdgpu-abi.md, publishing).
+        self.headers[slot] = PACKET_INVALID
+        self.store_read_index(index + 1)
+        if completion is not None:
+            completion.modify(lambda v: v - 1)
+
+    def _process(self, packet: bytes, header: int, index: int) -> SimSignal | None:
+        """Run one packet; return its completion signal (or None)."""
+        packet_type = header & 0xFF
+        start = self.lib.clock.now() if self.is_profiling else 0
+        if packet_type == PACKET_KERNEL_DISPATCH:
+            completion = self._dispatch(packet, index)
+        elif packet_type in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
+            completion = self._barrier(packet, packet_type == PACKET_BARRIER_AND)
+        elif packet_type == PACKET_VENDOR_SPECIFIC and packet[2] == AMD_PACKET_TYPE_BARRIER_VALUE:
+            completion = self._barrier_value(packet)
+        elif packet_type == PACKET_VENDOR_SPECIFIC:
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           f"packet {index}: vendor-specific packet with unknown AMD format "
+                           f"{packet[2]} (only barrier-value, format 2, is supported)")
+        elif packet_type == PACKET_AGENT_DISPATCH:
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           f"packet {index}: agent dispatch packets are not supported on a GPU "
+                           "agent's queue")
+        else:
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           f"packet {index}: unknown packet type {packet_type} "
+                           f"(header {header:#06x})")
+        if completion is not None and self.is_profiling:
+            completion.set_times(start, self.lib.clock.now())
+        return completion
+
+    def _signal(self, handle: int, what: str) -> SimSignal | None:
+        if handle == 0:
+            return None
+        signal = self.lib.signals.get(handle)
+        if signal is None:
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           f"{what} {handle:#x} is not a live signal")
+        return signal
+
+    def _barrier(self, packet: bytes, is_and: bool) -> SimSignal | None:
+        fields = _BARRIER.unpack(packet)
+        deps = [self._signal(h, "dependency signal") for h in fields[3:8] if h != 0]
+        completion = self._signal(fields[9], "completion signal")
+        if deps:
+            if is_and:
+                for dep in deps:
+                    while dep.wait(COND_EQ, 0, _PROCESSOR_POLL_S) != 0:
+                        if self._stop:
+                            raise _Stopped
+            else:
+                n = len(deps)
+                while True:
+                    i, _ = wait_any(deps, [COND_EQ] * n, [0] * n, _PROCESSOR_POLL_S)
+                    if i < n:
+                        break
+                    if self._stop:
+                        raise _Stopped
+        return completion
+
+    def _barrier_value(self, packet: bytes) -> SimSignal | None:
+        fields = _BARRIER_VALUE.unpack(packet)
+        _, _, _, _, handle, value, mask, cond, _, _, _, completion_handle = fields
+        signal = self._signal(handle, "barrier-value signal")
+        completion = self._signal(completion_handle, "completion signal")
+        if signal is None:
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           "barrier-value packet without a signal")
+        if cond > 3:
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           f"barrier-value packet with unknown condition {cond}")
+        with signal.cond:
+            while not condition_holds(cond, signal.load() & mask, value):
+                if self._stop:
+                    raise _Stopped
+                signal.cond.wait(_PROCESSOR_POLL_S)
+        return completion
+
+    def _dispatch(self, packet: bytes, index: int) -> SimSignal | None:
+        (_, setup, wg_x, wg_y, wg_z, _, grid_x, grid_y, grid_z, private_size, group_size,
+         kernel_object, kernarg, _, completion_handle) = _DISPATCH.unpack(packet)
+        profile = self.agent.profile
+        dims = setup & 0x3
+
+        def bad(reason: str) -> SimFault:
+            return SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                            f"kernel dispatch packet {index}: {reason}")
+
+        if dims == 0:
+            raise bad("setup dimensions is 0 (must be 1, 2 or 3)")
+        workgroup = (wg_x, wg_y, wg_z)
+        grid = (grid_x, grid_y, grid_z)
+        for axis in range(3):
+            name = "xyz"[axis]
+            if workgroup[axis] == 0:
+                raise bad(f"workgroup_size_{name} is 0")
+            if grid[axis] == 0:
+                raise bad(f"grid_size_{name} is 0")
+            if axis >= dims and (workgroup[axis] != 1 or grid[axis] != 1):
+                raise bad(f"dimension {name} is unused (setup dims {dims}) but its workgroup/grid "
+                          f"size is {workgroup[axis]}/{grid[axis]} (must be 1)")
+            if workgroup[axis] > profile.workgroup_max_dim[axis]:
+                raise bad(f"workgroup_size_{name} {workgroup[axis]} exceeds the agent's maximum "
+                          f"{profile.workgroup_max_dim[axis]}")
+        total = wg_x * wg_y * wg_z
+        if total > profile.workgroup_max_size:
+            raise bad(f"workgroup has {total} work-items; {profile.name} allows at most "
+                      f"{profile.workgroup_max_size}")
+        if group_size > profile.lds_size:
+            raise bad(f"group_segment_size {group_size} exceeds the agent's LDS size "
+                      f"{profile.lds_size}")
+        kernel = self.lib.kernel_objects.get(kernel_object)
+        if kernel is None:
+            raise bad(f"kernel_object {kernel_object:#x} is not a loaded kernel descriptor")
+        kernel_agent = getattr(kernel, "agent_handle", None)
+        if kernel_agent is not None and kernel_agent != self.agent.handle:
+            raise bad(f"kernel_object {kernel_object:#x} was loaded for another agent "
+                      f"({kernel_agent:#x}), not this queue's {profile.name}")
+        completion = self._signal(completion_handle, "completion signal")
+        ctx = DispatchContext(
+            agent=profile,
+            memory=self.lib.memory,
+            packet_address=self.ring_address + (index & self.mask) * PACKET_BYTES,
+            queue_address=self.address,
+            dispatch_id=index,
+            setup_dims=dims,
+            workgroup_size=workgroup,
+            grid_size=grid,
+            private_segment_size=private_size,
+            group_segment_size=group_size,
+            kernel_object=kernel_object,
+            kernarg_address=kernarg,
+            kernel=kernel,
+            clock=self.lib.clock,
+            agent_handle=self.agent.handle,
+        )
+        self.lib.executors.get(profile).execute(ctx)
+        return completion
+
+    def _fail(self, status: int, message: str, address: int | None = None) -> None:
+        """Stop the queue and report through its error callback (and system event handlers)."""
+        self.is_active = False
+        self._stop = True
+        self.error_status = status
+        self.error_message = message
+        self.lib._queue_failed(self, status, message, address)

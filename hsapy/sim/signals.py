@@ -1,0 +1,237 @@
+"""Simulated HSA signals: an int64 value, a condition variable and optional watchers.
+
+A signal's handle is the address of a 64-byte ``amd_signal_t``-shaped slot in simulated memory
+(as in ROCr, where the handle points at the signal's amd_signal_t): word 0 = kind (1 user,
+-1 doorbell), word 1 = value, words 4/5 = start_ts/end_ts written by the packet processor or the
+copy engine when profiling is on (layout from /usr/include/hsa/amd_hsa_signal.h). The value in
+the slot is the signal's value; every change goes through the signal's lock and wakes waiters.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Callable, Iterable
+
+import numpy as np
+
+from hsapy.sim.memory import SimMemory
+
+__all__ = ["SimSignal", "SignalTable", "condition_holds", "wait_any"]
+
+SIGNAL_SLOT_BYTES = 64          # AMD_SIGNAL_ALIGN_BYTES
+SLOTS_PER_SLAB = 1024
+KIND_USER = 1                   # AMD_SIGNAL_KIND_USER
+KIND_DOORBELL = -1              # AMD_SIGNAL_KIND_DOORBELL
+WORD_KIND, WORD_VALUE, WORD_START_TS, WORD_END_TS = 0, 1, 4, 5
+
+# hsa_signal_condition_t
+COND_EQ, COND_NE, COND_LT, COND_GTE = 0, 1, 2, 3
+
+_MASK64 = (1 << 64) - 1
+
+
+def to_int64(value: int) -> int:
+    """Wrap an integer to the int64 range (hsa_signal_value_t arithmetic wraps)."""
+    value &= _MASK64
+    return value - (1 << 64) if value >> 63 else value
+
+
+def condition_holds(condition: int, value: int, compare: int) -> bool:
+    """Evaluate an hsa_signal_condition_t; unknown conditions never hold."""
+    if condition == COND_EQ:
+        return value == compare
+    if condition == COND_NE:
+        return value != compare
+    if condition == COND_LT:
+        return value < compare
+    if condition == COND_GTE:
+        return value >= compare
+    return False
+
+
+class SimSignal:
+    """One signal. ``handle`` is its slot address; ``words`` an int64 view of the slot."""
+
+    __slots__ = ("handle", "words", "cond", "watchers", "is_valid", "on_store", "__weakref__")
+
+    def __init__(self, handle: int, words: np.ndarray, kind: int, initial_value: int) -> None:
+        self.handle = handle
+        self.words = words
+        self.cond = threading.Condition(threading.Lock())
+        self.watchers: set[threading.Event] = set()
+        self.is_valid = True
+        self.on_store: Callable[[int], None] | None = None
+        words[:] = 0
+        words[WORD_KIND] = kind
+        words[WORD_VALUE] = to_int64(initial_value)
+
+    # All mutations hold ``cond`` and end in _changed(), so waiters never miss an update.
+    def _changed(self) -> None:
+        self.cond.notify_all()
+        for event in tuple(self.watchers):
+            event.set()
+
+    def load(self) -> int:
+        """Current value."""
+        return int(self.words[WORD_VALUE])
+
+    def store(self, value: int) -> None:
+        """Set the value and wake waiters."""
+        with self.cond:
+            self.words[WORD_VALUE] = to_int64(value)
+            self._changed()
+        hook = self.on_store
+        if hook is not None:
+            hook(value)
+
+    def modify(self, operation: Callable[[int], int]) -> int:
+        """Atomically replace the value by ``operation(old)``; return the old value."""
+        with self.cond:
+            old = int(self.words[WORD_VALUE])
+            self.words[WORD_VALUE] = to_int64(operation(old))
+            self._changed()
+        return old
+
+    def cas(self, expected: int, value: int) -> int:
+        """Compare-and-swap; return the value observed before the operation."""
+        with self.cond:
+            old = int(self.words[WORD_VALUE])
+            if old == to_int64(expected):
+                self.words[WORD_VALUE] = to_int64(value)
+                self._changed()
+        return old
+
+    def wait(self, condition: int, compare: int, timeout_s: float | None,
+             stop: Callable[[], bool] | None = None) -> int:
+        """Block until the condition holds, ``timeout_s`` passes (None: no limit) or ``stop()``.
+
+        Returns the value last observed (like hsa_signal_wait_*, the caller re-checks it).
+        Waits in slices of at most 50 ms so that ``stop`` is polled.
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self.cond:
+            while True:
+                value = int(self.words[WORD_VALUE])
+                if condition_holds(condition, value, compare):
+                    return value
+                if stop is not None and stop():
+                    return value
+                slice_s = 0.05
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return value
+                    slice_s = min(slice_s, remaining)
+                self.cond.wait(slice_s)
+
+    @property
+    def start_ts(self) -> int:
+        """Profiling start timestamp (ticks)."""
+        return int(self.words[WORD_START_TS])
+
+    @property
+    def end_ts(self) -> int:
+        """Profiling end timestamp (ticks)."""
+        return int(self.words[WORD_END_TS])
+
+    def set_times(self, start: int, end: int) -> None:
+        """Record profiling timestamps (before the completion decrement, as ROCr does)."""
+        self.words[WORD_START_TS] = start
+        self.words[WORD_END_TS] = end
+
+
+def wait_any(signals: list[SimSignal], conditions: list[int], compares: list[int],
+             timeout_s: float | None, stop: Callable[[], bool] | None = None) -> tuple[int, int]:
+    """Wait until one signal satisfies its condition.
+
+    Returns ``(index, value)`` of the first satisfied signal, or ``(len(signals), 0)`` on
+    timeout / stop (hsa_amd_signal_wait_any's convention is to return the index).
+    """
+    event = threading.Event()
+    for signal in signals:
+        with signal.cond:
+            signal.watchers.add(event)
+    try:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            event.clear()
+            for i, signal in enumerate(signals):
+                value = signal.load()
+                if condition_holds(conditions[i], value, compares[i]):
+                    return i, value
+            if stop is not None and stop():
+                return len(signals), 0
+            slice_s = 0.05
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return len(signals), 0
+                slice_s = min(slice_s, remaining)
+            event.wait(slice_s)
+    finally:
+        for signal in signals:
+            with signal.cond:
+                signal.watchers.discard(event)
+
+
+def wait_all_zero(signals: Iterable[SimSignal], stop: Callable[[], bool]) -> bool:
+    """Barrier-AND: wait until every signal's value is 0. False if ``stop()`` ended the wait."""
+    for signal in signals:
+        while True:
+            signal.wait(COND_EQ, 0, 0.05)
+            if signal.load() == 0:
+                break
+            if stop():
+                return False
+    return True
+
+
+class SignalTable:
+    """Creates, finds and destroys signals; slots come from slabs of simulated memory."""
+
+    def __init__(self, memory: SimMemory, owner: int = 0) -> None:
+        self._memory = memory
+        self._owner = owner
+        self._lock = threading.Lock()
+        self._signals: dict[int, SimSignal] = {}
+        # FIFO reuse, so a just-destroyed handle stays invalid for a while.
+        self._free: collections.deque[int] = collections.deque()
+        self._slabs: list[int] = []
+
+    def _grow(self) -> None:
+        base = self._memory.allocate(SIGNAL_SLOT_BYTES * SLOTS_PER_SLAB, 4096, None,
+                                     owner=self._owner, tag="signals")
+        self._slabs.append(base)
+        self._free.extend(base + i * SIGNAL_SLOT_BYTES for i in range(SLOTS_PER_SLAB))
+
+    def create(self, initial_value: int, kind: int = KIND_USER) -> SimSignal:
+        """A new signal (raises MemoryError when no slab can be allocated)."""
+        with self._lock:
+            if not self._free:
+                self._grow()
+            handle = self._free.popleft()
+            words = self._memory.view(handle, SIGNAL_SLOT_BYTES).view(np.int64)
+            signal = SimSignal(handle, words, kind, initial_value)
+            self._signals[handle] = signal
+        return signal
+
+    def get(self, handle: int) -> SimSignal | None:
+        """The live signal with this handle, or None."""
+        return self._signals.get(handle)
+
+    def destroy(self, handle: int) -> bool:
+        """Destroy a signal; False when the handle is unknown."""
+        with self._lock:
+            signal = self._signals.pop(handle, None)
+            if signal is None:
+                return False
+            with signal.cond:
+                signal.is_valid = False
+                signal.words[WORD_KIND] = 0
+                signal._changed()
+            self._free.append(handle)
+        return True
+
+    def __len__(self) -> int:
+        return len(self._signals)

@@ -1,0 +1,149 @@
+"""SimLib queue creation, hsa_queue_t contents and index functions (raw C API)."""
+from __future__ import annotations
+
+import struct
+import threading
+
+import pytest
+
+from hsapy._hsa import ffi
+from hsapy.sim import SimLib
+
+from _packets import agents, create_queue, gpu
+
+SUCCESS, INVALID_ARGUMENT, INVALID_QUEUE_CREATION = 0, 0x1001, 0x1002
+INVALID_AGENT, INVALID_QUEUE, OUT_OF_RESOURCES = 0x1004, 0x1007, 0x1008
+
+
+@pytest.fixture
+def lib():
+    sim = SimLib(ffi)
+    assert sim.hsa_init() == SUCCESS
+    yield sim
+    sim.hsa_shut_down()
+
+
+def test_queue_struct_ring_and_doorbell(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"), size=128)
+    assert queue.size == 128
+    assert queue.type == lib.HSA_QUEUE_TYPE_MULTI
+    assert queue.features & lib.HSA_QUEUE_FEATURE_KERNEL_DISPATCH
+    assert queue.doorbell_signal.handle != 0
+    ring = ffi.buffer(ffi.cast("uint8_t *", queue.base_address), 128 * 64)
+    headers = [struct.unpack_from("<H", ring, i * 64)[0] for i in range(128)]
+    assert headers == [lib.HSA_PACKET_TYPE_INVALID] * 128       # never 0 (vendor-specific)
+    assert lib.hsa_queue_load_read_index_scacquire(queue) == 0
+    assert lib.hsa_queue_load_write_index_relaxed(queue) == 0
+    assert lib.hsa_queue_destroy(queue) == SUCCESS
+
+
+def test_queue_ids_are_unique(lib):
+    agent = gpu(lib, "gfx1201")
+    a, b = create_queue(lib, agent), create_queue(lib, agent)
+    assert a.id != b.id
+    lib.hsa_queue_destroy(a)
+    lib.hsa_queue_destroy(b)
+
+
+@pytest.mark.parametrize("size, expected", [
+    (0, INVALID_ARGUMENT),
+    (100, INVALID_ARGUMENT),                 # not a power of two
+    (32, INVALID_ARGUMENT),                  # below QUEUE_MIN_SIZE (64)
+    (1 << 18, OUT_OF_RESOURCES),             # above QUEUE_MAX_SIZE (ROCr: OUT_OF_RESOURCES)
+    (64, SUCCESS),
+])
+def test_queue_size_validation(lib, size, expected):
+    out = ffi.new("hsa_queue_t **")
+    status = lib.hsa_queue_create({"handle": gpu(lib, "gfx942")}, size, 0, ffi.NULL, ffi.NULL,
+                                  0xFFFFFFFF, 0xFFFFFFFF, out)
+    assert status == expected
+    if status == SUCCESS:
+        lib.hsa_queue_destroy(out[0])
+
+
+def test_queue_create_validation(lib):
+    out = ffi.new("hsa_queue_t **")
+    args = (0, ffi.NULL, ffi.NULL, 0xFFFFFFFF, 0xFFFFFFFF)
+    assert lib.hsa_queue_create({"handle": 77}, 64, *args, out) == INVALID_AGENT
+    assert lib.hsa_queue_create({"handle": gpu(lib, "gfx942")}, 64, *args, ffi.NULL) == INVALID_ARGUMENT
+    cpu = agents(lib)[0]
+    assert lib.hsa_queue_create({"handle": cpu}, 64, *args, out) == INVALID_QUEUE_CREATION
+    assert lib.hsa_queue_create({"handle": gpu(lib, "gfx942")}, 64, 9, *args[1:], out) == INVALID_ARGUMENT
+
+
+def test_destroy_validation(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    assert lib.hsa_queue_destroy(queue) == SUCCESS
+    assert lib.hsa_queue_destroy(queue) == INVALID_QUEUE
+    assert lib.hsa_queue_destroy(ffi.NULL) == INVALID_ARGUMENT
+
+
+def test_destroy_stops_the_processor_thread(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    thread = lib.queues[int(ffi.cast("uintptr_t", queue))].thread
+    assert thread.is_alive() and thread.daemon
+    lib.hsa_queue_destroy(queue)
+    assert not thread.is_alive()
+
+
+def test_write_index_functions(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    assert lib.hsa_queue_add_write_index_scacq_screl(queue, 3) == 0
+    assert lib.hsa_queue_add_write_index_relaxed(queue, 2) == 3
+    assert lib.hsa_queue_add_write_index_scacquire(queue, 1) == 5
+    assert lib.hsa_queue_add_write_index_screlease(queue, 1) == 6
+    assert lib.hsa_queue_load_write_index_scacquire(queue) == 7
+    assert lib.hsa_queue_cas_write_index_scacq_screl(queue, 1, 50) == 7      # no swap
+    assert lib.hsa_queue_cas_write_index_relaxed(queue, 7, 50) == 7          # swap
+    assert lib.hsa_queue_load_write_index_relaxed(queue) == 50
+    lib.hsa_queue_store_write_index_relaxed(queue, 60)
+    lib.hsa_queue_store_write_index_screlease(queue, 61)
+    assert lib.hsa_queue_load_write_index_relaxed(queue) == 61
+    lib.hsa_queue_destroy(queue)
+
+
+def test_indices_live_in_the_amd_queue_t(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    lib.hsa_queue_add_write_index_relaxed(queue, 9)
+    words = ffi.cast("uint64_t *", queue)
+    assert words[56 // 8] == 9            # amd_queue_t.write_dispatch_id
+    assert words[128 // 8] == 0           # amd_queue_t.read_dispatch_id
+    lib.hsa_queue_destroy(queue)
+
+
+def test_concurrent_add_write_index_is_atomic(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def reserve():
+        mine = [lib.hsa_queue_add_write_index_scacq_screl(queue, 1) for _ in range(300)]
+        with lock:
+            got.extend(mine)
+
+    threads = [threading.Thread(target=reserve) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == list(range(1200))
+    lib.hsa_queue_destroy(queue)
+
+
+def test_priority_and_inactivate(lib):
+    queue = create_queue(lib, gpu(lib, "gfx1201"))
+    assert lib.hsa_amd_queue_set_priority(queue, lib.HSA_AMD_QUEUE_PRIORITY_HIGH) == SUCCESS
+    assert lib.hsa_amd_queue_set_priority(queue, 7) == INVALID_ARGUMENT
+    assert lib.hsa_queue_inactivate(queue) == SUCCESS
+    assert lib.hsa_queue_destroy(queue) == SUCCESS
+    assert lib.hsa_queue_inactivate(queue) == INVALID_QUEUE
+
+
+def test_shut_down_destroys_live_queues():
+    sim = SimLib(ffi)
+    sim.hsa_init()
+    queue = create_queue(sim, gpu(sim, "gfx942"))
+    thread = sim.queues[int(ffi.cast("uintptr_t", queue))].thread
+    sim.hsa_shut_down()
+    assert not thread.is_alive()
+    assert sim.queues == {}
