@@ -170,6 +170,11 @@ class SimLib(LoaderMixin):
     ``executors``: per-agent executor choice (:class:`~hsapy.sim.executor.ExecutorCache`).
     ``is_open``: True between the first ``hsa_init`` and the matching last ``hsa_shut_down``.
 
+    Loader hooks: ``LoaderMixin`` may define ``_loader_init(self)`` (called at the end of
+    ``__init__``) and ``_loader_reset(self)`` (called by the last ``hsa_shut_down``, before every
+    allocation is freed). hsapy/sim/loader.py must not import hsapy.sim.simlib at module level
+    (simlib imports it).
+
     Simulator-only helpers (not C functions; names start with ``sim_``):
     :meth:`sim_queue_error` returns ``(status, message)`` of a stopped queue.
     """
@@ -197,6 +202,9 @@ class SimLib(LoaderMixin):
         self._shutting_down = False
         self._build_agents(resolve_targets(targets))
         self.signals = SignalTable(self.memory, self.cpu_agent.handle)
+        loader_init = getattr(self, "_loader_init", None)
+        if loader_init is not None:
+            loader_init()
 
     # ------------------------------------------------------------------------------------------
     # construction

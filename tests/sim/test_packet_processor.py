@@ -25,10 +25,32 @@ EQ, NE, LT, GTE = 0, 1, 2, 3
 
 @pytest.fixture
 def lib():
-    sim = SimLib(ffi)
+    """The built-in executor only, whatever hsapy.sim.isa registers (these tests need s_endpgm
+    kernels to complete and anything else to fail)."""
+    sim = SimLib(ffi, executor="builtin")
     assert sim.hsa_init() == SUCCESS
     yield sim
     sim.hsa_shut_down()
+
+
+def open_lib(executor) -> SimLib:
+    sim = SimLib(ffi, executor=executor)
+    assert sim.hsa_init() == SUCCESS
+    return sim
+
+
+@pytest.fixture
+def restore_registry():
+    """Put the executor registry back as it was (hsapy.sim.isa may have registered families)."""
+    from hsapy.sim.executor import registered_factory, register_executor, unregister_executor
+
+    saved = {f: registered_factory(f) for f in ("gfx9", "gfx11", "gfx12")}
+    yield
+    for family_name, factory in saved.items():
+        if factory is None:
+            unregister_executor(family_name)
+        else:
+            register_executor(family_name, factory)
 
 
 @pytest.fixture(params=["gfx942", "gfx1201"])
@@ -334,31 +356,27 @@ def test_four_producers_publish_concurrently_without_loss_or_duplication(lib):
     assert lib.hsa_queue_load_read_index_scacquire(queue) == 4 * per_thread
 
 
-def test_packet_fields_reach_the_executor(lib):
-    """A registered executor sees the packet's geometry, kernarg and the dispatch id."""
-    from hsapy.sim import register_executor, unregister_executor
+class Recorder:
+    """An executor that records every DispatchContext it is given."""
 
-    seen = []
+    def __init__(self, profile=None):
+        self.seen = []
 
-    class Recorder:
-        def __init__(self, profile):
-            self.profile = profile
+    def execute(self, ctx):
+        self.seen.append(ctx)
 
-        def execute(self, ctx):
-            seen.append(ctx)
 
-    register_executor("gfx12", Recorder)
-    try:
-        agent = P.gpu(lib, "gfx1201")
-        queue = P.create_queue(lib, agent)
-        kernel = P.install_kernel(lib, agent, 0xBF800000)
-        done = P.signal(lib, 1)
-        P.publish(lib, queue, P.dispatch(kernel, dims=3, workgroup=(8, 4, 2), grid=(16, 8, 6),
-                                         kernarg=0x1000, completion=done, private=16, group=256))
-        assert P.wait_lt(lib, done) == 0
-    finally:
-        unregister_executor("gfx12")
-    ctx = seen[0]
+def test_packet_fields_reach_the_executor():
+    recorder = Recorder()
+    lib = open_lib(recorder)
+    agent = P.gpu(lib, "gfx1201")
+    queue = P.create_queue(lib, agent)
+    kernel = P.install_kernel(lib, agent, 0xBF800000)
+    done = P.signal(lib, 1)
+    P.publish(lib, queue, P.dispatch(kernel, dims=3, workgroup=(8, 4, 2), grid=(16, 8, 6),
+                                     kernarg=0x1000, completion=done, private=16, group=256))
+    assert P.wait_lt(lib, done) == 0
+    ctx = recorder.seen[0]
     assert ctx.agent.name == "gfx1201"
     assert (ctx.setup_dims, ctx.workgroup_size, ctx.grid_size) == (3, (8, 4, 2), (16, 8, 6))
     assert (ctx.kernarg_address, ctx.private_segment_size, ctx.group_segment_size) == (0x1000, 16, 256)
@@ -367,10 +385,30 @@ def test_packet_fields_reach_the_executor(lib):
     assert ctx.queue_address == int(ffi.cast("uintptr_t", queue))
     packet = ctx.memory.read(ctx.packet_address, 64)
     assert struct.unpack_from("<H", packet, 2)[0] == 3         # setup: 3 dimensions
+    lib.hsa_shut_down()
 
 
-def test_executor_fault_is_reported_and_raises_memory_event(lib):
-    from hsapy.sim import register_executor, unregister_executor
+def test_registered_executor_is_used_for_its_family(restore_registry):
+    from hsapy.sim import register_executor
+
+    recorder = Recorder()
+    register_executor("gfx9", lambda profile: recorder)
+    lib = open_lib(None)
+    for target in ("gfx942", "gfx1201"):
+        agent = P.gpu(lib, target)
+        queue = P.create_queue(lib, agent)
+        done = P.signal(lib, 1)
+        first = 0xBF800000 if target == "gfx942" else P.S_ENDPGM["gfx12"]
+        P.publish(lib, queue, P.dispatch(P.install_kernel(lib, agent, first), completion=done))
+        assert P.wait_lt(lib, done) == 0
+    lib.hsa_shut_down()
+    assert [ctx.agent.name for ctx in recorder.seen] == ["gfx942"]   # gfx1201: not gfx9
+
+
+def test_executor_fault_is_reported_and_raises_memory_event(restore_registry):
+    from hsapy.sim import register_executor
+
+    lib = open_lib(None)
 
     class Faulting:
         def __init__(self, profile):
@@ -395,27 +433,22 @@ def test_executor_fault_is_reported_and_raises_memory_event(lib):
         P.publish(lib, queue, P.dispatch(P.install_kernel(lib, agent, 0), completion=P.signal(lib)))
         assert errors.wait()[0][0] == 43              # HSA_STATUS_ERROR_MEMORY_FAULT
     finally:
-        unregister_executor("gfx9")
+        lib.hsa_shut_down()
     assert events == [(0, 0x10)]                      # HSA_AMD_GPU_MEMORY_FAULT_EVENT
 
 
-def test_sim_fault_status_and_message_reach_the_callback(lib):
-    from hsapy.sim import SimFault, register_executor, unregister_executor
+def test_sim_fault_status_and_message_reach_the_callback():
+    from hsapy.sim import SimFault
 
     class Illegal:
-        def __init__(self, profile):
-            pass
-
         def execute(self, ctx):
             raise SimFault(42, "v_bogus at 0x100", 0x100)
 
-    register_executor("gfx9", Illegal)
-    try:
-        agent = P.gpu(lib, "gfx942")
-        errors = P.ErrorLog()
-        queue = P.create_queue(lib, agent, errors=errors)
-        P.publish(lib, queue, P.dispatch(P.install_kernel(lib, agent, 0), completion=P.signal(lib)))
-        assert errors.wait()[0][0] == 42
-        assert lib.sim_queue_error(queue) == (42, "v_bogus at 0x100")
-    finally:
-        unregister_executor("gfx9")
+    lib = open_lib(Illegal())
+    agent = P.gpu(lib, "gfx942")
+    errors = P.ErrorLog()
+    queue = P.create_queue(lib, agent, errors=errors)
+    P.publish(lib, queue, P.dispatch(P.install_kernel(lib, agent, 0), completion=P.signal(lib)))
+    assert errors.wait()[0][0] == 42
+    assert lib.sim_queue_error(queue) == (42, "v_bogus at 0x100")
+    lib.hsa_shut_down()
