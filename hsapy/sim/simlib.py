@@ -1193,10 +1193,11 @@ _SYSTEM_INFO: dict[int, tuple[str, Callable[[SimLib], Any]]] = {
     0x202: ("bool", lambda lib: False),                          # AMD SVM_ACCESSIBLE_BY_DEFAULT
 }
 
-# Short descriptions for hsa_status_string (paraphrasing hsa.h's status documentation).
+# Descriptions for hsa_status_string, after the documentation of each status in hsa.h / hsa_ext_amd.h.
 _STATUS_TEXT: dict[int, str] = {
     0x0: "The function has been executed successfully.",
-    0x1: "A traversal over a list of elements has been interrupted by the application.",
+    0x1: "A traversal over a list of elements has been interrupted by the application before "
+         "completing.",
     0x1000: "A generic error has occurred.",
     0x1001: "One of the actual arguments does not meet a precondition stated in the "
             "documentation of the corresponding formal argument.",
@@ -1206,16 +1207,37 @@ _STATUS_TEXT: dict[int, str] = {
     0x1005: "The memory region is invalid.",
     0x1006: "The signal is invalid.",
     0x1007: "The queue is invalid.",
-    0x1008: "The HSA runtime failed to allocate the necessary resources.",
+    0x1008: "The runtime failed to allocate the necessary resources.",
     0x1009: "The AQL packet is malformed.",
     0x100A: "An error has been detected while releasing a resource.",
     0x100B: "An API other than hsa_init has been invoked while the reference count of the HSA "
-            "runtime is 0.",
-    0x1016: "An exception was raised while processing a packet.",
+            "runtime is zero.",
+    0x100C: "The maximum reference count for the object has been reached.",
+    0x100D: "The arguments passed to a function are not compatible.",
+    0x100E: "The index is invalid.",
+    0x100F: "The instruction set architecture is invalid.",
+    0x1010: "The code object is invalid.",
+    0x1011: "The executable is invalid.",
+    0x1012: "The executable is frozen.",
+    0x1013: "There is no symbol with the given name.",
+    0x1014: "The variable is already defined.",
+    0x1015: "The variable is undefined.",
+    0x1016: "An operation resulted in a hardware exception.",
+    0x1017: "The instruction set architecture name is invalid.",
+    0x1018: "The code object symbol is invalid.",
+    0x1019: "The executable symbol is invalid.",
+    0x1020: "The file descriptor is invalid.",
+    0x1021: "The code object reader is invalid.",
+    0x1022: "The cache is invalid.",
+    0x1023: "The wavefront is invalid.",
+    0x1024: "The signal group is invalid.",
+    0x1025: "The HSA runtime is not in the configuration state.",
+    0x1026: "The queue received an error that may require process termination.",
     40: "The memory pool is invalid.",
-    41: "Agent accessed memory beyond the maximum legal address.",
-    42: "Agent executed an invalid shader instruction.",
-    43: "Agent attempted to access an inaccessible address.",
+    41: "The agent attempted to access memory beyond the largest legal address.",
+    42: "The agent attempted to execute an illegal shader instruction.",
+    43: "The agent attempted to access an inaccessible address.",
+    44: "The CU mask was set but it tried to enable a CU that is disabled for the process.",
 }
 
 
