@@ -137,12 +137,19 @@ class SimAgent:
 
 
 def _handle(value: Any) -> int:
-    """The 64-bit handle of an hsa_*_t struct argument: a cdata struct, a dict or an int."""
+    """The 64-bit handle of an hsa_*_t struct argument: a cdata struct, a dict or an int.
+
+    Anything else reads as handle 0, which no object has (so the caller returns its INVALID_*
+    status instead of raising).
+    """
     if isinstance(value, int):
         return value
-    if isinstance(value, dict):
-        return int(value.get("handle", 0))
-    return int(value.handle)
+    try:
+        if isinstance(value, dict):
+            return int(value.get("handle", 0))
+        return int(value.handle)
+    except (AttributeError, TypeError, ValueError):
+        return 0
 
 
 class SimLib(LoaderMixin):
@@ -262,10 +269,7 @@ class SimLib(LoaderMixin):
 
     def agent_by_handle(self, handle: Any) -> SimAgent | None:
         """The agent for an hsa_agent_t (struct, dict or int), or None."""
-        try:
-            return self.agents.get(_handle(handle))
-        except (TypeError, AttributeError, ValueError):
-            return None
+        return self.agents.get(_handle(handle))
 
     @property
     def cpu_agent(self) -> SimAgent:
@@ -278,16 +282,10 @@ class SimLib(LoaderMixin):
         return [a for a in self.agents.values() if a.is_gpu]
 
     def _pool(self, value: Any) -> SimPool | None:
-        try:
-            return self.pools.get(_handle(value))
-        except (TypeError, AttributeError, ValueError):
-            return None
+        return self.pools.get(_handle(value))
 
     def _signal(self, value: Any) -> SimSignal | None:
-        try:
-            return self.signals.get(_handle(value))
-        except (TypeError, AttributeError, ValueError):
-            return None
+        return self.signals.get(_handle(value))
 
     def _queue(self, pointer: Any) -> SimQueue | None:
         try:
