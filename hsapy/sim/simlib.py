@@ -867,9 +867,10 @@ class SimLib(LoaderMixin):
         if self._is_null(dst) or self._is_null(src):
             return INVALID_ARGUMENT
         count = int(num_dep_signals)
-        if (count == 0) != self._is_null(dep_signals):
-            if count or not self._is_null(dep_signals):
-                return INVALID_ARGUMENT
+        if count > 0 and self._is_null(dep_signals):
+            return INVALID_ARGUMENT
+        if count == 0 and not self._is_null(dep_signals):
+            return INVALID_ARGUMENT        # ROCr: a list without a count is an error too
         if self.agent_by_handle(dst_agent) is None or self.agent_by_handle(src_agent) is None:
             return INVALID_AGENT
         completion = self._signal(completion_signal)

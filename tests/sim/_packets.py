@@ -220,3 +220,33 @@ def install_kernel(lib, agent: int, first_word: int, name: str = "fake") -> int:
     lib.memory.write(base + 256, struct.pack("<I", first_word))
     lib.kernel_objects[base] = FakeKernel(base, agent, name)
     return base
+
+
+def gpu_agents(lib) -> list[int]:
+    """Handles of the GPU agents (HSA_AGENT_INFO_DEVICE == GPU), in iteration order."""
+    found = []
+    device = ffi.new("uint32_t *")
+    for handle in agents(lib):
+        assert lib.hsa_agent_get_info({"handle": handle}, 17, device) == 0
+        if device[0] == 1:
+            found.append(handle)
+    return found
+
+
+def open_rocr():
+    """The real runtime, initialised, when it loads and reports a GPU agent; else None.
+
+    The caller must hsa_shut_down() it.
+    """
+    from hsapy._hsa import load_rocr
+
+    try:
+        lib = load_rocr()
+    except OSError:
+        return None
+    if lib.hsa_init() != 0:
+        return None
+    if not gpu_agents(lib):
+        lib.hsa_shut_down()
+        return None
+    return lib
