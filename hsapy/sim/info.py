@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from hsapy.sim.simlib import SimAgent, SimIsa, SimPool
+    from hsapy.sim.simlib import SimAgent
 
 Getter = Callable[[Any], Any]
 

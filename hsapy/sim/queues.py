@@ -95,13 +95,11 @@ class SimQueue:
                                        tag=f"queue {queue_id} amd_queue_t")
         self.ring = memory.view(self.ring_address, size * PACKET_BYTES)
         self.headers = self.ring.view(np.uint16)[:: PACKET_BYTES // 2]  # one u16 per slot
-        self.ring32 = self.ring.view(np.uint32)
         self.ring.view(np.uint64)[:] = 0
         self.headers[:] = PACKET_INVALID                                  # hsa.h: type INVALID
         self.struct_bytes = memory.view(self.address, AMD_QUEUE_BYTES)
         self.words = self.struct_bytes.view(np.uint64)
         self.doorbell: SimSignal = lib.signals.create(0, kind=-1)
-        self.doorbell.on_store = None
         # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id
         struct.pack_into("<IIQQIIQ", self.struct_bytes, 0, queue_type, 1, self.ring_address,
                          self.doorbell.handle, size, 0, queue_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Callable, Iterable
+from typing import Callable
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def condition_holds(condition: int, value: int, compare: int) -> bool:
 class SimSignal:
     """One signal. ``handle`` is its slot address; ``words`` an int64 view of the slot."""
 
-    __slots__ = ("handle", "words", "cond", "watchers", "is_valid", "on_store", "__weakref__")
+    __slots__ = ("handle", "words", "cond", "watchers", "is_valid", "__weakref__")
 
     def __init__(self, handle: int, words: np.ndarray, kind: int, initial_value: int) -> None:
         self.handle = handle
@@ -61,7 +61,6 @@ class SimSignal:
         self.cond = threading.Condition(threading.Lock())
         self.watchers: set[threading.Event] = set()
         self.is_valid = True
-        self.on_store: Callable[[int], None] | None = None
         words[:] = 0
         words[WORD_KIND] = kind
         words[WORD_VALUE] = to_int64(initial_value)
@@ -81,9 +80,6 @@ class SimSignal:
         with self.cond:
             self.words[WORD_VALUE] = to_int64(value)
             self._changed()
-        hook = self.on_store
-        if hook is not None:
-            hook(value)
 
     def modify(self, operation: Callable[[int], int]) -> int:
         """Atomically replace the value by ``operation(old)``; return the old value."""
@@ -173,18 +169,6 @@ def wait_any(signals: list[SimSignal], conditions: list[int], compares: list[int
         for signal in signals:
             with signal.cond:
                 signal.watchers.discard(event)
-
-
-def wait_all_zero(signals: Iterable[SimSignal], stop: Callable[[], bool]) -> bool:
-    """Barrier-AND: wait until every signal's value is 0. False if ``stop()`` ended the wait."""
-    for signal in signals:
-        while True:
-            signal.wait(COND_EQ, 0, 0.05)
-            if signal.load() == 0:
-                break
-            if stop():
-                return False
-    return True
 
 
 class SignalTable:

@@ -16,7 +16,7 @@ Each profile is data, not logic. Numbers come from public sources:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = [
     "GpuProfile",
@@ -71,7 +71,6 @@ class GpuProfile:
     queue_min_size: int = 0x40     # packets; ROCr GpuAgent minAqlSize_
     queue_max_size: int = 0x20000  # packets; ROCr GpuAgent maxAqlSize_
     fast_f16: bool = True
-    extra: dict = field(default_factory=dict)
 
     @property
     def is_gpu(self) -> bool:

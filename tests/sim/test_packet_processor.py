@@ -263,11 +263,14 @@ def test_profiling_validation(lib):
     agent = P.gpu(lib, "gfx942")
     t = ffi.new("hsa_amd_profiling_dispatch_time_t *")
     s = {"handle": P.signal(lib, 0)}
-    cpu = P.agents(lib)[0]
-    assert lib.hsa_amd_profiling_get_dispatch_time({"handle": cpu}, s, t) == lib.HSA_STATUS_ERROR_INVALID_AGENT
-    assert lib.hsa_amd_profiling_get_dispatch_time({"handle": agent}, {"handle": 3}, t) == lib.HSA_STATUS_ERROR_INVALID_SIGNAL
-    assert lib.hsa_amd_profiling_get_dispatch_time({"handle": agent}, s, ffi.NULL) == lib.HSA_STATUS_ERROR_INVALID_ARGUMENT
-    assert lib.hsa_amd_profiling_set_profiler_enabled(ffi.NULL, 1) == lib.HSA_STATUS_ERROR_INVALID_ARGUMENT
+    cpu = {"handle": P.agents(lib)[0]}
+    gpu = {"handle": agent}
+    get_time = lib.hsa_amd_profiling_get_dispatch_time
+    assert get_time(cpu, s, t) == lib.HSA_STATUS_ERROR_INVALID_AGENT
+    assert get_time(gpu, {"handle": 3}, t) == lib.HSA_STATUS_ERROR_INVALID_SIGNAL
+    assert get_time(gpu, s, ffi.NULL) == lib.HSA_STATUS_ERROR_INVALID_ARGUMENT
+    enable = lib.hsa_amd_profiling_set_profiler_enabled
+    assert enable(ffi.NULL, 1) == lib.HSA_STATUS_ERROR_INVALID_ARGUMENT
 
 
 def run_malformed(lib, packet_factory, target="gfx942"):
