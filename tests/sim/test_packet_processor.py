@@ -426,18 +426,19 @@ def test_packet_fields_reach_the_executor():
 def test_registered_executor_is_used_for_its_family(restore_registry):
     from hsapy.sim import register_executor
 
-    recorder = Recorder()
-    register_executor("gfx9", lambda profile: recorder)
+    gfx9, gfx12 = Recorder(), Recorder()
+    register_executor("gfx9", lambda profile: gfx9)
+    register_executor("gfx12", lambda profile: gfx12)
     lib = open_lib(None)
-    for target in ("gfx942", "gfx1201"):
+    for target in ("gfx942", "gfx1201", "gfx942"):
         agent = P.gpu(lib, target)
         queue = P.create_queue(lib, agent)
         done = P.signal(lib, 1)
-        first = 0xBF800000 if target == "gfx942" else P.S_ENDPGM["gfx12"]
-        P.publish(lib, queue, P.dispatch(P.install_kernel(lib, agent, first), completion=done))
+        P.publish(lib, queue, P.dispatch(P.install_kernel(lib, agent, 0xBF800000), completion=done))
         assert P.wait_lt(lib, done) == 0
     lib.hsa_shut_down()
-    assert [ctx.agent.name for ctx in recorder.seen] == ["gfx942"]   # gfx1201: not gfx9
+    assert [ctx.agent.name for ctx in gfx9.seen] == ["gfx942", "gfx942"]
+    assert [ctx.agent.name for ctx in gfx12.seen] == ["gfx1201"]
 
 
 def test_executor_fault_is_reported_and_raises_memory_event(restore_registry):
