@@ -149,14 +149,18 @@ class SimMemory:
 
     # -- byte access ---------------------------------------------------------------------------
 
-    def view(self, address: int, nbytes: int, kind: str = "view") -> np.ndarray:
+    def view(self, address: int, nbytes: int, kind: str = "view", *,
+             agent: int | None = None) -> np.ndarray:
         """A uint8 view of [address, address + nbytes); raises SimMemoryFault unless inside one
-        allocation."""
+        allocation (and, with ``agent``, unless that agent may access it: see :meth:`may_access`).
+        """
         address = int(address)
         nbytes = int(nbytes)
         alloc = self.find(address)
         if alloc is None or nbytes < 0 or address + nbytes > alloc.end:
             raise SimMemoryFault(address, nbytes, kind)
+        if agent is not None and not self.may_access(alloc, agent):
+            raise SimMemoryFault(address, nbytes, "access")
         offset = address - alloc.address
         return alloc.backing[offset:offset + nbytes]
 
@@ -178,6 +182,13 @@ class SimMemory:
         """One little-endian uint64."""
         return int(self.view(address, 8, "read").view(np.uint64)[0])
 
+    @staticmethod
+    def may_access(alloc: Allocation, agent: int) -> bool:
+        """True when ``agent`` (a handle) may touch ``alloc``: runtime-internal memory (empty
+        ``accessible``) is open to every agent; pool memory to its owner and the agents added by
+        hsa_amd_agents_allow_access (system memory: every agent, as ROCr maps it to all GPUs)."""
+        return not alloc.accessible or agent in alloc.accessible
+
     # -- per-lane access (the interpreter's loads and stores) -----------------------------------
 
     def _locate(self, addresses: np.ndarray, itemsize: int, kind: str) -> np.ndarray:
@@ -189,14 +200,30 @@ class SimMemory:
             return np.zeros(0, np.intp)
         idx = np.searchsorted(starts, addresses, side="right").astype(np.intp) - 1
         safe = np.maximum(idx, 0)
-        bad = (idx < 0) | (addresses + np.uint64(itemsize) > ends[safe])
+        end = ends[safe]
+        # address < end guards against address + itemsize wrapping around 2**64
+        bad = (idx < 0) | (addresses >= end) | (addresses + np.uint64(itemsize) > end)
         if bad.any():
             first = int(addresses[np.argmax(bad)])
             raise SimMemoryFault(first, itemsize, kind)
         return idx
 
-    def gather(self, addresses: np.ndarray, itemsize: int, dtype: Any = None) -> np.ndarray:
-        """Load ``itemsize`` bytes at each address; fault-checked.
+    def _check_agent(self, addrs: np.ndarray, idx: np.ndarray, itemsize: int,
+                     agent: int | None) -> np.ndarray:
+        """The distinct table indices touched; faults when ``agent`` may not access one."""
+        touched = np.unique(idx)
+        if agent is not None:
+            allocations = self._table[1]
+            for table_index in touched:
+                if not self.may_access(allocations[int(table_index)], agent):
+                    first = int(addrs[np.argmax(idx == table_index)])
+                    raise SimMemoryFault(first, itemsize, "access")
+        return touched
+
+    def gather(self, addresses: np.ndarray, itemsize: int, dtype: Any = None, *,
+               agent: int | None = None) -> np.ndarray:
+        """Load ``itemsize`` bytes at each address; fault-checked (and access-checked for
+        ``agent`` when given).
 
         The result has ``dtype`` (default: unsigned of ``itemsize``). When ``dtype`` is wider than
         ``itemsize`` the loaded value is zero-extended (unsigned dtype) or sign-extended (signed).
@@ -206,17 +233,17 @@ class SimMemory:
         raw = np.empty((addrs.size, itemsize), dtype=np.uint8)
         allocations = self._table[1]
         lanes = np.arange(itemsize, dtype=np.intp)
-        for table_index in np.unique(idx):
+        for table_index in self._check_agent(addrs, idx, itemsize, agent):
             alloc = allocations[int(table_index)]
             sel = idx == table_index
             offsets = (addrs[sel] - np.uint64(alloc.address)).astype(np.intp)
             raw[sel] = alloc.backing[offsets[:, None] + lanes]
         return _to_dtype(raw, itemsize, dtype)
 
-    def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int | None = None) -> None:
-        """Store each value at its address (the low ``itemsize`` bytes when given); fault-checked.
-
-        Nothing is written when any address faults.
+    def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int | None = None,
+                *, agent: int | None = None) -> None:
+        """Store each value at its address (the low ``itemsize`` bytes when given); fault-checked
+        (and access-checked for ``agent`` when given). Nothing is written when any address faults.
         """
         addrs = np.asarray(addresses, dtype=np.uint64).reshape(-1)
         vals = np.ascontiguousarray(values).reshape(-1)
@@ -228,7 +255,7 @@ class SimMemory:
         raw = vals.view(np.uint8).reshape(-1, width)[:, :size]  # little-endian: low bytes first
         allocations = self._table[1]
         lanes = np.arange(size, dtype=np.intp)
-        for table_index in np.unique(idx):
+        for table_index in self._check_agent(addrs, idx, size, agent):
             alloc = allocations[int(table_index)]
             sel = idx == table_index
             offsets = (addrs[sel] - np.uint64(alloc.address)).astype(np.intp)

@@ -245,3 +245,27 @@ def test_sim_memory_is_thread_safe_under_concurrent_allocation():
     for t in threads:
         t.join()
     assert mem.allocations() == []
+
+
+def test_sim_memory_rejects_addresses_that_wrap_around():
+    mem = SimMemory()
+    mem.allocate(64, 64)
+    with pytest.raises(SimMemoryFault):
+        mem.gather(np.array([0xFFFFFFFFFFFFFFFE], np.uint64), 4)
+
+
+def test_agent_access_follows_allow_access(lib):
+    gfx942, gfx1201 = P.gpu(lib, "gfx942"), P.gpu(lib, "gfx1201")
+    device = allocate(lib, pool_with(lib, gfx942, COARSE), 4096)
+    system = allocate(lib, pool_with(lib, cpu(lib), KERNARG | FINE), 4096)
+    lanes = np.array([device, device + 8], np.uint64)
+    lib.memory.scatter(lanes, np.array([5, 6], np.uint32), agent=gfx942)
+    with pytest.raises(SimMemoryFault) as fault:
+        lib.memory.gather(lanes, 4, agent=gfx1201)            # not allowed yet
+    assert fault.value.kind == "access"
+    with pytest.raises(SimMemoryFault):
+        lib.memory.view(device, 4, agent=gfx1201)
+    assert list(lib.memory.gather(np.array([system], np.uint64), 4, agent=gfx1201)) == [0]
+    agents = ffi.new("hsa_agent_t[1]", [{"handle": gfx1201}])
+    assert lib.hsa_amd_agents_allow_access(1, agents, ffi.NULL, ffi.cast("void *", device)) == 0
+    assert list(lib.memory.gather(lanes, 4, agent=gfx1201)) == [5, 6]
