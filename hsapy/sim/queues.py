@@ -43,6 +43,18 @@ AMD_QUEUE_BYTES = 256                 # sizeof(amd_queue_t)
 OFFSET_WRITE_DISPATCH_ID = 56         # amd_queue_t.write_dispatch_id
 OFFSET_READ_DISPATCH_ID = 128         # amd_queue_t.read_dispatch_id
 OFFSET_QUEUE_PROPERTIES = 180         # amd_queue_t.queue_properties
+OFFSET_APERTURES = 64                 # group_segment_/private_segment_aperture_base_hi,
+                                      # max_cu_id, max_wave_id (4 x u32)
+OFFSET_READ_ID_FIELD_OFFSET = 136     # read_dispatch_id_field_base_byte_offset
+
+# Flat-address apertures of LDS and scratch, as the Linux KFD lays them out for gfx9 and later
+# (drivers/gpu/drm/amd/amdkfd/kfd_flat_memory.c: LDS base 1 << 48, scratch base 2 << 48). ROCr
+# copies their upper halves into every amd_queue_t; the simulator does the same, and its
+# interpreter resolves flat addresses in these windows to LDS / scratch. They lie above the
+# 47-bit user address space, so no host-backed allocation can overlap them.
+SHARED_APERTURE_BASE = 1 << 48
+PRIVATE_APERTURE_BASE = 2 << 48
+APERTURE_SIZE = 1 << 32
 AMD_QUEUE_PROPERTIES_IS_PTR64 = 1 << 1
 AMD_QUEUE_PROPERTIES_ENABLE_PROFILING = 1 << 3
 
@@ -105,6 +117,12 @@ class SimQueue:
                          self.doorbell.handle, size, 0, queue_id)
         struct.pack_into("<I", self.struct_bytes, OFFSET_QUEUE_PROPERTIES,
                          AMD_QUEUE_PROPERTIES_IS_PTR64)
+        profile = agent.profile
+        struct.pack_into("<IIII", self.struct_bytes, OFFSET_APERTURES,
+                         SHARED_APERTURE_BASE >> 32, PRIVATE_APERTURE_BASE >> 32,
+                         profile.compute_units - 1, profile.max_waves_per_cu - 1)
+        struct.pack_into("<I", self.struct_bytes, OFFSET_READ_ID_FIELD_OFFSET,
+                         OFFSET_READ_DISPATCH_ID)
         self.index_lock = threading.Lock()
         self.is_profiling = False
         self.is_active = True

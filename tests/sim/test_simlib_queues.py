@@ -111,6 +111,16 @@ def test_indices_live_in_the_amd_queue_t(lib):
     lib.hsa_queue_destroy(queue)
 
 
+def test_amd_queue_t_apertures_and_limits(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    words = ffi.cast("uint32_t *", queue)
+    # group/private aperture base hi, max_cu_id, max_wave_id (amd_hsa_queue.h offsets 64..79)
+    assert [words[16], words[17], words[18], words[19]] == [0x10000, 0x20000, 303, 31]
+    assert words[136 // 4] == 128         # read_dispatch_id_field_base_byte_offset
+    assert words[180 // 4] & 2            # AMD_QUEUE_PROPERTIES_IS_PTR64
+    lib.hsa_queue_destroy(queue)
+
+
 def test_concurrent_add_write_index_is_atomic(lib):
     queue = create_queue(lib, gpu(lib, "gfx942"))
     got: list[int] = []
