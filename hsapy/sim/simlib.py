@@ -8,6 +8,7 @@ shared/reference/amdgpu-abi.md for the packet protocol the queues follow.
 """
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -31,6 +32,8 @@ except ModuleNotFoundError as _exc:  # pragma: no cover - until hsapy/sim/loader
         """Placeholder until hsapy/sim/loader.py exists."""
 
 __all__ = ["SimLib", "SimAgent", "SimPool", "SimIsa", "SimCache"]
+
+_log = logging.getLogger("hsapy.sim")
 
 # hsa_status_t values (hsa.h, hsa_ext_amd.h)
 SUCCESS = 0x0
@@ -1084,8 +1087,16 @@ class SimLib(LoaderMixin):
         """Called on the processor thread when a queue stops with an error."""
         if address is not None and status in (41, 43):
             self._memory_fault_event(sim_queue.agent, address)
+        name = STATUS_NAMES.get(status, hex(status))
         callback = sim_queue.callback
-        if callback is not None and not sim_queue.is_destroyed:
+        if callback is None:
+            # ROCr's default handler prints and aborts the process; the simulator only says so.
+            _log.warning("queue %d on %s stopped with %s: %s", sim_queue.id,
+                         sim_queue.agent.name, name, message)
+            return
+        _log.info("queue %d on %s stopped with %s: %s", sim_queue.id, sim_queue.agent.name,
+                  name, message)
+        if not sim_queue.is_destroyed:
             callback(status, self.ffi.cast("hsa_queue_t *", sim_queue.address), sim_queue.data)
 
     def _memory_fault_event(self, agent: SimAgent, address: int) -> None:

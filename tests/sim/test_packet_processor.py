@@ -523,3 +523,14 @@ def test_destroy_from_the_error_callback_does_not_deadlock(lib):
         time.sleep(0.001)
     assert statuses == [INVALID_PACKET_FORMAT, SUCCESS]
     assert lib.queues == {}
+
+
+def test_error_without_callback_is_logged(lib, caplog):
+    queue = P.create_queue(lib, P.gpu(lib, "gfx942"))
+    with caplog.at_level("WARNING", logger="hsapy.sim"):
+        P.publish(lib, queue, P.raw(P.header(77)))
+        deadline = time.monotonic() + 5
+        while "unknown packet type" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.001)
+    assert "HSA_STATUS_ERROR_INVALID_PACKET_FORMAT" in caplog.text
+    assert "unknown packet type 77" in caplog.text
