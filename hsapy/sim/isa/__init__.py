@@ -1,0 +1,19 @@
+"""ISA decoders, disassembler and (issue #7's executor half) interpreter for the simulator.
+
+``decode(code, target)`` turns machine code into :class:`Instruction` objects (see
+``instruction.py`` for the contract); ``disassemble`` prints them in LLVM's syntax.
+"""
+from __future__ import annotations
+
+from .instruction import DecodeError, Instruction, Operand
+
+__all__ = ["DecodeError", "Instruction", "Operand", "decode", "decode_kernel", "family_of"]
+
+
+def __getattr__(name: str):
+    # Lazy: the decoder loads its JSON tables on first use, not at import.
+    if name in ("decode", "decode_kernel", "family_of"):
+        from . import decoder
+
+        return getattr(decoder, name)
+    raise AttributeError(name)

@@ -1,0 +1,743 @@
+"""Table-driven decoder for gfx9 (gfx90a, gfx940/941/942) and gfx12 (gfx1200/gfx1201) machine code.
+
+Formats (field positions) come from ``formats.py``; opcode -> mnemonic and operand shapes from the
+JSON tables in ``tables/`` generated from libLLVM-19 by ``tools/gen_isa_tables.py``. The decoder
+itself needs no LLVM. ``decode`` caches its result per (code bytes, target), so a code object is
+decoded once; an unknown encoding raises :class:`DecodeError` before anything runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hsapy.errors import HsapyValueError
+
+from . import formats as F
+from .instruction import DecodeError, Instruction, Operand
+from .operands import (DPP8_CODE, DPP8FI_CODE, DPP16_CODE, LITERAL_CODE, SDWA_CODE,
+                       operand_text, reg_range, scalar_operand, source_operand, with_modifiers)
+
+TABLE_DIR = Path(__file__).parent / "tables"
+
+# Target name -> (family, table). Processors of one family share formats; tables are per CPU
+# where LLVM's opcode maps differ (gfx90a vs gfx940 cache bits and a few opcodes).
+TARGETS: dict[str, tuple[str, str]] = {
+    "gfx90a": ("gfx9", "gfx90a"),
+    "gfx940": ("gfx9", "gfx942"),
+    "gfx941": ("gfx9", "gfx942"),
+    "gfx942": ("gfx9", "gfx942"),
+    "gfx1200": ("gfx12", "gfx1201"),
+    "gfx1201": ("gfx12", "gfx1201"),
+}
+FAMILIES = {"gfx9": "gfx942", "gfx12": "gfx1201"}
+
+SRC_FIELDS = ("src0", "src1", "src2", "ssrc0", "ssrc1", "src0x", "src0y")
+_SCALAR_FIELDS = ("sdst", "sdata", "soffset", "ssrc0", "ssrc1")
+_SEL_NAMES = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
+_DST_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
+_SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
+_FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),
+                   "exec_lo": (126, 1), "exec_hi": (127, 1), "m0": (124, 1), "scc": (253, 1)}
+
+
+def family_of(target: str) -> str:
+    """The ISA family ("gfx9", "gfx12") of a target name such as "gfx942" or "gfx1201:xnack-"."""
+    return _resolve(target)[0]
+
+
+def _resolve(target: str) -> tuple[str, str]:
+    name = str(target).split(":")[0].strip()
+    if name in FAMILIES:
+        return name, FAMILIES[name]
+    if name in TARGETS:
+        return TARGETS[name]
+    raise HsapyValueError(
+        f"no ISA decoder for target {target!r}; hsapy decodes {', '.join(sorted(TARGETS))} "
+        f"(families {', '.join(sorted(FAMILIES))})")
+
+
+@lru_cache(maxsize=None)
+def _tables(cpu: str) -> dict[str, Any]:
+    with open(TABLE_DIR / f"{cpu}.json", encoding="utf-8") as fh:
+        return json.load(fh)["tables"]
+
+
+_CACHE: dict[tuple[bytes, str, int], list[Instruction]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def decode(code: bytes, family_or_target: str, base_offset: int = 0) -> list[Instruction]:
+    """Decode ``code`` (a whole range of machine code) into instructions.
+
+    ``base_offset`` is added to every instruction's ``offset`` (and to branch targets).
+    Results are cached per (sha1 of the bytes, target, base_offset).
+    """
+    family, cpu = _resolve(family_or_target)
+    key = (hashlib.sha1(bytes(code)).digest(), cpu, base_offset)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    out = _Decoder(family, cpu, str(family_or_target)).run(bytes(code), base_offset)
+    with _CACHE_LOCK:
+        _CACHE[key] = out
+    return out
+
+
+def decode_kernel(code_object: Any, kernel_name: str) -> list[Instruction]:
+    """Decode one kernel of a code object, from its entry to the end of its function symbol.
+
+    ``code_object`` is a ``hsapy.codeobject.CodeObject`` (or raw ELF bytes, parsed through it).
+    When the symbol has no size, decoding runs to the end of the section that holds the entry.
+    Offsets are virtual addresses of the code object (as ``llvm-objdump`` shows them).
+    """
+    from hsapy.codeobject import CodeObject
+
+    co = code_object if not isinstance(code_object, (bytes, bytearray, memoryview)) \
+        else CodeObject.from_bytes(bytes(code_object))
+    if kernel_name not in co.kernels:
+        raise HsapyValueError(f"no kernel {kernel_name!r} in the code object; it has "
+                              f"{', '.join(sorted(co.kernels)) or 'none'}")
+    info = co.kernels[kernel_name]
+    entry = info.entry_vaddr
+    symbol = co.symbols.get(kernel_name)
+    size = getattr(symbol, "size", 0) if symbol is not None else 0
+    if not size:
+        end = _section_end(co, entry)
+        size = end - entry
+    data = _read_vaddr(co, entry, size)
+    return decode(data, str(co.target), base_offset=entry)
+
+
+def _segment_bytes(co: Any) -> list[tuple[int, bytes]]:
+    raw = getattr(co, "data", None) or getattr(co, "raw", None)
+    out = []
+    for seg in co.segments:
+        start = seg.offset
+        out.append((seg.vaddr, bytes(raw[start:start + seg.filesz])))
+    return out
+
+
+def _read_vaddr(co: Any, vaddr: int, size: int) -> bytes:
+    for base, blob in _segment_bytes(co):
+        if base <= vaddr and vaddr + size <= base + len(blob):
+            return blob[vaddr - base:vaddr - base + size]
+    raise HsapyValueError(f"kernel code at {vaddr:#x}+{size} is outside every loadable segment")
+
+
+def _section_end(co: Any, vaddr: int) -> int:
+    for base, blob in _segment_bytes(co):
+        if base <= vaddr < base + len(blob):
+            return base + len(blob)
+    raise HsapyValueError(f"kernel entry {vaddr:#x} is outside every loadable segment")
+
+
+# --- one pass over the bytes ---------------------------------------------------------------------
+
+class _Decoder:
+    def __init__(self, family: str, cpu: str, target: str) -> None:
+        self.family = family
+        self.cpu = cpu
+        self.target = target
+        self.tables = _tables(cpu)
+        self.gfx940 = cpu == "gfx942"
+
+    def run(self, code: bytes, base: int) -> list[Instruction]:
+        if len(code) % 4:
+            raise DecodeError(self.target, base + len(code) - len(code) % 4,
+                              tuple(code[-(len(code) % 4):]), "none",
+                              "code size is not a multiple of 4 bytes")
+        count = len(code) // 4
+        words = struct.unpack(f"<{count}I", code) + (0, 0, 0, 0)
+        out = []
+        i = 0
+        while i < count:
+            inst = self.one(words, i, base + 4 * i)
+            if i + inst.size // 4 > count:
+                raise DecodeError(self.target, base + 4 * i, tuple(words[i:count]),
+                                  inst.encoding, "instruction runs past the end of the code")
+            out.append(inst)
+            i += inst.size // 4
+        return out
+
+    def fail(self, words: tuple[int, ...], i: int, offset: int, detail: str) -> DecodeError:
+        nearest = F.nearest_format(self.family, words[i])
+        return DecodeError(self.target, offset, tuple(words[i:i + 2]), nearest, detail)
+
+    def one(self, words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        w0 = words[i]
+        fmt = F.identify(self.family, w0)
+        if fmt is None:
+            raise self.fail(words, i, offset, "no format matches the first dword")
+        base = tuple(words[i:i + fmt.dwords])
+        fields = fmt.extract(base)
+        if fmt.name == "SOPP":
+            return self.sopp(fmt, fields, words, i, offset)
+        if fmt.name == "FLAT":
+            return self.flat(fmt, fields, words, i, offset)
+        if fmt.name == "VOPD":
+            return self.vopd(fmt, fields, words, i, offset)
+        table = self.tables.get(fmt.name, {})
+        entry = table.get(str(fields["op"]))
+        if entry is None:
+            raise self.fail(words, i, offset, f"{fmt.name} opcode {fields['op']} is not in the "
+                                               f"{self.cpu} table")
+        encoding = fmt.name
+        if entry.get("sd"):
+            fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
+                              fmt.extra["sd_fields"]).extract(base)
+            encoding = "VOP3SD"
+        return self.generic(fmt, encoding, entry, fields, words, i, offset)
+
+    # --- the common path: operands from the generated template --------------------------------
+    def generic(self, fmt: F.Format, encoding: str, entry: dict, fields: dict[str, int],
+                words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        size = 4 * fmt.dwords
+        ext = None          # DPP / SDWA dword
+        ext_kind = ""
+        suffix = entry["suffix"]
+        if fmt.name in ("VOP1", "VOP2", "VOPC") or (self.family != "gfx9" and fmt.name in ("VOP3", "VOP3P")):
+            code0 = fields.get("src0", -1)
+            if code0 == DPP16_CODE:
+                ext_kind = "dpp"
+            elif self.family == "gfx9" and code0 == SDWA_CODE and fmt.name != "VOP3":
+                ext_kind = "sdwa"
+            elif self.family != "gfx9" and code0 in (DPP8_CODE, DPP8FI_CODE):
+                ext_kind = "dpp8"
+        if ext_kind:
+            ext = words[i + fmt.dwords]
+            size += 4
+            layout = {"dpp": F.DPP16_FIELDS, "dpp8": F.DPP8_FIELDS, "sdwa": F.SDWA_FIELDS}[ext_kind]
+            ext_fields = {name: (ext >> lo) & ((1 << width) - 1) for name, (_, lo, width) in layout.items()}
+            fields = {**fields, **{f"{ext_kind}_{k}" if k in fields else k: v
+                                   for k, v in ext_fields.items()}, ext_kind: 1}
+            suffix = "_sdwa" if ext_kind == "sdwa" else ("_e64_dpp" if fmt.name in ("VOP3", "VOP3P")
+                                                         and suffix == "_e64" else "_dpp")
+        literal = None
+        needs_literal = bool(entry.get("literal")) or any(
+            fields.get(name) == LITERAL_CODE for name in fmt.literal_srcs
+            if not (ext_kind and name == "src0"))
+        if needs_literal:
+            literal = words[i + size // 4]
+            fields = {**fields, "literal": literal}
+            size += 4
+        dsts: list[Operand] = []
+        srcs: list[Operand] = []
+        texts: list[str] = []
+        seen_src = False
+        consts = entry.get("const", {})
+        for item in entry["ops"]:
+            name = item[0]
+            if name == "=":
+                text = item[1]
+                if ext_kind == "sdwa" and fmt.name == "VOPC" and text == "vcc" and not srcs:
+                    # VOPC SDWA names its scalar destination (bit 15 set) instead of VCC.
+                    if fields.get("sdwa_sd"):
+                        op = scalar_operand(self.family, fields["sdwa_sdst"], 2)
+                        text = operand_text(op)
+                    else:
+                        op = Operand("special", 106, 2, None, "vcc")
+                else:
+                    op = _fixed_operand(text)
+                texts.append(text)
+                if op is not None:
+                    (srcs if seen_src else dsts).append(op)
+                continue
+            count, file = item[1], item[2]
+            op, text = self.operand(fmt, entry, name, count, file, fields, literal, ext_kind, consts)
+            is_src = name not in ("vdst", "sdst", "sdata") or _sdst_is_source(entry["name"], name)
+            if fmt.name == "SMEM" and name == "sdata" and _smem_writes_memory(entry["name"]):
+                is_src = True
+            if is_src:
+                seen_src = True
+                srcs.append(op)
+            else:
+                dsts.append(op)
+            texts.append(text)
+        mods = self.modifiers(fmt, entry, fields, ext_kind, srcs)
+        asm = entry["name"] + suffix
+        if texts:
+            asm += " " + ", ".join(texts)
+        if mods:
+            asm += (" " if texts else " ") + " ".join(mods)
+        nwords = size // 4
+        return Instruction(offset, size, tuple(words[i:i + nwords]), self.family, encoding,
+                           fields[fmt.opcode_field], entry["name"], suffix, tuple(dsts), tuple(srcs),
+                           fields, asm=asm)
+
+    def operand(self, fmt, entry, name, count, file, fields, literal, ext_kind, consts):
+        family = self.family
+        if name == "literal":
+            op = Operand("literal", 0, count, literal, "")
+            return op, operand_text(op, consts.get("src0", "b32"), LITERAL_CODE)
+        if fmt.name == "SMEM" and name == "offset":
+            return self.smem_offset(fields)
+        if file == "imm":
+            value = fields[name]
+            op = Operand("imm", 0, 1, value, "")
+            return op, f"0x{value:x}"
+        if name in SRC_FIELDS:
+            code = fields[name]
+            index = SRC_FIELDS.index(name) if name.startswith("src") else 0
+            if ext_kind and name == "src0":
+                if ext_kind == "sdwa" and fields.get("src0_sgpr"):
+                    op = scalar_operand(family, fields["sdwa_src0" if "sdwa_src0" in fields else "src0"], count)
+                else:
+                    op = Operand("vgpr", fields["dpp_src0" if ext_kind == "dpp" else f"{ext_kind}_src0"],
+                                 count, None, "")
+            elif code == LITERAL_CODE:
+                op = Operand("literal", 0, count, literal, "")
+            elif name.startswith("ssrc"):
+                op = scalar_operand(family, code, count)
+            else:
+                op = source_operand(family, code, count)
+            neg, abs_ = self.input_mods(fmt, fields, ext_kind, index, name)
+            if ext_kind == "sdwa" and name == "src1" and fields.get("src1_sgpr"):
+                op = scalar_operand(family, code & 0xFF if code < 256 else code - 256, count)
+            if neg or abs_:
+                op = Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_)
+            text = operand_text(op, consts.get(name, "b32"), code)
+            text = with_modifiers(text, neg, abs_)
+            if ext_kind == "sdwa" and fields.get(f"src{index}_sext"):
+                text = f"sext({text})"
+            return op, text
+        value = fields[name]
+        if name == "sbase":
+            op = Operand("sgpr", value * 2, count, None, "")
+        elif name == "srsrc":
+            op = Operand("sgpr", value * 4, count, None, "")
+        elif file == "s" or name in _SCALAR_FIELDS:
+            op = scalar_operand(family, value, count)
+        elif file == "a" or (fmt.name == "DS" and fields.get("acc")):
+            op = Operand("agpr", value, count, None, "")
+        else:
+            op = Operand("vgpr", value, count, None, "")
+        return op, operand_text(op)
+
+    def input_mods(self, fmt, fields, ext_kind, index, name) -> tuple[bool, bool]:
+        if ext_kind in ("dpp", "sdwa") and fmt.name in ("VOP1", "VOP2", "VOPC") and index < 2:
+            return bool(fields.get(f"src{index}_neg")), bool(fields.get(f"src{index}_abs"))
+        if fmt.name == "VOP3" and "abs" in fields:
+            return bool(fields["neg"] >> index & 1), bool(fields["abs"] >> index & 1)
+        if fmt.name == "VOP3" and "neg" in fields:  # VOP3SD: neg only
+            return bool(fields["neg"] >> index & 1), False
+        return False, False
+
+    def modifiers(self, fmt, entry, fields, ext_kind, srcs) -> list[str]:
+        name = fmt.name
+        mods: list[str] = []
+        if name == "VOP3":
+            n = entry.get("op_sel_n", 0)
+            if n and fields.get("op_sel"):
+                bits = [fields["op_sel"] >> k & 1 for k in range(n - 1)] + [fields["op_sel"] >> 3 & 1]
+                mods.append(f"op_sel:[{','.join(map(str, bits))}]")
+            if fields.get("clamp"):
+                mods.append("clamp")
+            if fields.get("omod"):
+                mods.append(("", "mul:2", "mul:4", "div:2")[fields["omod"]])
+        elif name == "VOP3P":
+            n = entry.get("op_sel_n", len([s for s in srcs if s.kind != "imm"]) or 3)
+            hi_n = entry.get("op_sel_hi_n", n)
+            op_sel = [fields["op_sel"] >> k & 1 for k in range(n)]
+            hi_all = fields["op_sel_hi"] | fields["op_sel_hi2"] << 2
+            op_sel_hi = [hi_all >> k & 1 for k in range(hi_n)]
+            if any(op_sel):
+                mods.append(f"op_sel:[{','.join(map(str, op_sel))}]")
+            default = entry.get("op_sel_hi_default", 7)
+            if "op_sel_hi_n" in entry and any(b != (default >> k & 1) for k, b in enumerate(op_sel_hi)):
+                mods.append(f"op_sel_hi:[{','.join(map(str, op_sel_hi))}]")
+            neg_n = entry.get("neg_n", n)
+            if fields["neg_lo"] & ((1 << neg_n) - 1):
+                mods.append(f"neg_lo:[{','.join(str(fields['neg_lo'] >> k & 1) for k in range(neg_n))}]")
+            if fields["neg_hi"] & ((1 << neg_n) - 1):
+                mods.append(f"neg_hi:[{','.join(str(fields['neg_hi'] >> k & 1) for k in range(neg_n))}]")
+            if fields.get("clamp"):
+                mods.append("clamp")
+        elif name == "DS":
+            style = entry.get("ds_offsets", "single")
+            if style == "pair":
+                if fields["offset0"]:
+                    mods.append(f"offset0:{fields['offset0']}")
+                if fields["offset1"]:
+                    mods.append(f"offset1:{fields['offset1']}")
+            elif style == "single":
+                off = fields["offset0"] | fields["offset1"] << 8
+                if off and entry["name"] == "ds_swizzle_b32":
+                    mods.append(f"offset:{_swizzle_text(off)}")
+                elif off:
+                    mods.append(f"offset:{off}")
+            if fields.get("gds"):
+                mods.append("gds")
+        elif name == "SMEM":
+            mods.extend(self.smem_mods(entry, fields))
+        elif name == "MUBUF":
+            if fields["offen"]:
+                mods.append("offen")
+            if fields["idxen"]:
+                mods.append("idxen")
+            if fields["offset"]:
+                mods.append(f"offset:{fields['offset']}")
+            mods.extend(self.cache_bits(fields, mubuf=True))
+        if ext_kind == "dpp":
+            mods.extend(self.dpp_mods(fields))
+        elif ext_kind == "dpp8":
+            sel = fields["dpp8"]
+            lanes = ",".join(str(sel >> (3 * k) & 7) for k in range(8))
+            mods.append(f"dpp8:[{lanes}]")
+            if fields["src0"] == DPP8FI_CODE:
+                mods.append("fi:1")
+        elif ext_kind == "sdwa":
+            if fields.get("sdwa_clamp"):
+                mods.append("clamp")
+            if fields.get("sdwa_omod"):
+                mods.append(("", "mul:2", "mul:4", "div:2")[fields["sdwa_omod"]])
+            if name != "VOPC":
+                mods.append(f"dst_sel:{_SEL_NAMES[fields['dst_sel']]}")
+                mods.append(f"dst_unused:{_DST_UNUSED[fields['dst_unused']]}")
+            mods.append(f"src0_sel:{_SEL_NAMES[fields['src0_sel']]}")
+            if name != "VOP1":
+                mods.append(f"src1_sel:{_SEL_NAMES[fields['src1_sel']]}")
+        return mods
+
+    def smem_mods(self, entry, fields) -> list[str]:
+        if self.family == "gfx9":
+            return ["glc"] if fields.get("glc") else []
+        return []
+
+    def smem_offset(self, fields) -> tuple[Operand, str]:
+        """The SMEM offset operand(s): an immediate, an SGPR, or ``sN offset:0x..``."""
+        if self.family == "gfx9":
+            if not fields["imm"]:
+                op = scalar_operand(self.family, fields["offset"] & 0xFF, 1)
+                return op, operand_text(op)
+            imm = fields["offset"]
+            if imm & 0x100000:
+                imm -= 0x200000
+            imm_text = f"0x{imm:x}" if imm >= 0 else f"-0x{-imm:x}"
+            if fields["soe"]:
+                op = scalar_operand(self.family, fields["soffset"], 1)
+                return op, f"{operand_text(op)} offset:{imm_text}"
+            return Operand("imm", 0, 1, imm, ""), imm_text
+        imm = fields["offset"]
+        if imm & 0x800000:
+            imm -= 0x1000000
+        imm_text = f"0x{imm:x}" if imm >= 0 else f"-0x{-imm:x}"
+        if fields["soffset"] != 124:
+            op = scalar_operand(self.family, fields["soffset"], 1)
+            return op, f"{operand_text(op)} offset:{imm_text}" if imm else operand_text(op)
+        return Operand("imm", 0, 1, imm, ""), imm_text
+
+    def cache_bits(self, fields, mubuf=False) -> list[str]:
+        out = []
+        if self.gfx940:
+            if fields.get("sc0"):
+                out.append("sc0")
+            if fields.get("nt"):
+                out.append("nt")
+            if fields.get("sc1"):
+                out.append("sc1")
+        else:
+            if fields.get("sc0"):
+                out.append("glc")
+            if fields.get("nt"):
+                out.append("slc")
+            if fields.get("sc1"):
+                out.append("scc")
+        return out
+
+    def dpp_mods(self, fields) -> list[str]:
+        ctrl = fields["dpp_ctrl"]
+        mods = [_dpp_ctrl_text(ctrl, self.family)]
+        mods.append(f"row_mask:0x{fields['row_mask']:x}")
+        mods.append(f"bank_mask:0x{fields['bank_mask']:x}")
+        if fields.get("bound_ctrl"):
+            mods.append("bound_ctrl:1")
+        if fields.get("fi"):
+            mods.append("fi:1")
+        return mods
+
+    # --- SOPP ------------------------------------------------------------------------------------
+    def sopp(self, fmt, fields, words, i, offset) -> Instruction:
+        entry = self.tables["SOPP"].get(str(fields["op"]))
+        if entry is None:
+            raise self.fail(words, i, offset, f"SOPP opcode {fields['op']} is not in the {self.cpu} table")
+        name, kind = entry["name"], entry["sopp"]
+        imm = fields["simm16"]
+        srcs: tuple[Operand, ...] = ()
+        text = name
+        if "branch" in name:
+            rel = imm - 0x10000 if imm & 0x8000 else imm
+            srcs = (Operand("label", 0, 1, offset + 4 + 4 * rel, ""),)
+            text = f"{name} {imm}"
+        elif kind == "none":
+            pass
+        else:
+            srcs = (Operand("imm", 0, 1, imm, ""),)
+            if kind in ("signed",):
+                text = f"{name} {imm - 0x10000 if imm & 0x8000 else imm}"
+            elif kind == "hex":
+                text = f"{name} 0x{imm:x}"
+            elif kind == "unsigned":
+                text = f"{name} {imm}"
+            elif kind == "unsigned_omit0":
+                text = name if imm == 0 else f"{name} {imm}"
+            else:
+                text = f"{name} {_sopp_special(self.family, name, imm)}"
+        return Instruction(offset, 4, (words[i],), self.family, "SOPP", fields["op"], name, "",
+                           (), srcs, fields, asm=text)
+
+    # --- FLAT / GLOBAL / SCRATCH -----------------------------------------------------------------
+    def flat(self, fmt, fields, words, i, offset) -> Instruction:
+        seg = fields["seg"]
+        entry = self.tables["FLAT"].get(f"{seg}:{fields['op']}")
+        if entry is None:
+            raise self.fail(words, i, offset, f"FLAT seg {seg} opcode {fields['op']} is not in "
+                                               f"the {self.cpu} table")
+        encoding = F.FLAT_SEGMENTS[seg]
+        family = self.family
+        off_code = 0x7F if family == "gfx9" else 124
+        saddr = fields["saddr"]
+        has_saddr = encoding != "FLAT" and saddr != off_code
+        dsts, srcs, texts = [], [], []
+        returns = fields.get("sc0") if family == "gfx9" else fields.get("th", 0) & 1
+        template = entry["ops_rtn"] if returns and "ops_rtn" in entry else entry["ops"]
+        for item in template:
+            name = item[0]
+            if name == "=":  # "off": the absent saddr or (scratch) absent vaddr
+                continue
+            count = item[1]
+            if name == "addr":
+                if encoding == "SCRATCH" and not fields.get("sve"):
+                    texts.append("off")
+                    continue
+                width = 2 if encoding == "FLAT" or (encoding == "GLOBAL" and not has_saddr) else 1
+                op = Operand("vgpr", fields["addr"], width, None, "")
+                srcs.append(op)
+                texts.append(operand_text(op))
+            elif name == "vdst":
+                acc = family == "gfx9" and fields.get("acc")
+                op = Operand("agpr" if acc else "vgpr", fields["vdst"], count, None, "")
+                dsts.append(op)
+                texts.append(operand_text(op))
+            elif name == "data":
+                acc = family == "gfx9" and fields.get("acc")
+                op = Operand("agpr" if acc else "vgpr", fields["data"], count, None, "")
+                srcs.append(op)
+                texts.append(operand_text(op))
+        prints_saddr = any(item[0] == "=" for item in template)  # global_wb/global_inv: none
+        if encoding != "FLAT" and prints_saddr:
+            if has_saddr:
+                op = scalar_operand(family, saddr, 1 if encoding == "SCRATCH" else 2)
+                srcs.append(op)
+                texts.append(operand_text(op))
+            else:
+                texts.append("off")
+        mods = []
+        raw_off = fields["offset"]
+        if family == "gfx9":
+            off = raw_off
+            if encoding != "FLAT" and off & 0x1000:
+                off -= 0x2000
+            elif encoding == "FLAT":
+                off &= 0xFFF
+        else:
+            off = raw_off - (1 << 24) if raw_off & 0x800000 else raw_off
+        srcs.append(Operand("imm", 0, 1, off, ""))
+        if off:
+            mods.append(f"offset:{off}")
+        if family == "gfx9":
+            mods.extend(self.cache_bits(fields))
+        else:
+            th_names = entry.get("th", [])
+            th = fields["th"]
+            if th and th < len(th_names) and th_names[th]:
+                mods.append(f"th:{th_names[th]}")
+            if fields["scope"]:
+                mods.append(f"scope:{_SCOPES[fields['scope']]}")
+        asm = entry["name"] + entry["suffix"]
+        if texts:
+            asm += " " + ", ".join(texts)
+        if mods:
+            asm += " " + " ".join(mods)
+        return Instruction(offset, 4 * fmt.dwords, tuple(words[i:i + fmt.dwords]), family, encoding,
+                           fields["op"], entry["name"], entry["suffix"], tuple(dsts), tuple(srcs),
+                           fields, asm=asm)
+
+    # --- VOPD (gfx11/gfx12 dual issue) -----------------------------------------------------------
+    def vopd(self, fmt, fields, words, i, offset) -> Instruction:
+        table = self.tables["VOPD"]
+        ex = table["x"].get(str(fields["opx"]))
+        ey = table["y"].get(str(fields["opy"]))
+        if ex is None or ey is None:
+            raise self.fail(words, i, offset, f"VOPD opx {fields['opx']} / opy {fields['opy']} "
+                                               f"not in the {self.cpu} table")
+        size = 8
+        literal = None
+        if ex.get("literal") or ey.get("literal") or fields["src0x"] == LITERAL_CODE \
+                or fields["src0y"] == LITERAL_CODE:
+            literal = words[i + 2]
+            size = 12
+        vdsty = (fields["vdsty"] << 1) | ((fields["vdstx"] & 1) ^ 1)
+        values = {**fields, "vdsty": vdsty}
+        if literal is not None:
+            values["literal"] = literal
+        halves = []
+        for entry, suffix_field in ((ex, "x"), (ey, "y")):
+            dsts, srcs, texts = [], [], []
+            for item in entry["ops"]:
+                name = item[0]
+                if name == "=":
+                    texts.append(item[1])
+                    continue
+                count = item[1]
+                if name == "literal":
+                    op = Operand("literal", 0, 1, literal, "")
+                    text = operand_text(op, "b32", LITERAL_CODE)
+                elif name in ("src0x", "src0y"):
+                    code = values[name]
+                    op = Operand("literal", 0, 1, literal, "") if code == LITERAL_CODE \
+                        else source_operand(self.family, code, count)
+                    text = operand_text(op, entry.get("const", {}).get(name, "b32"), code)
+                else:
+                    op = Operand("vgpr", values[name], count, None, "")
+                    text = operand_text(op)
+                (dsts if name.startswith("vdst") else srcs).append(op)
+                texts.append(text)
+            halves.append((entry, dsts, srcs, " ".join([entry["name"], ", ".join(texts)])))
+        (ex_, dx, sx, tx), (ey_, dy, sy, ty) = halves
+        nwords = size // 4
+        raw = tuple(words[i:i + nwords])
+        y_inst = Instruction(offset, size, raw, self.family, "VOPD", fields["opy"], ey_["name"], "",
+                             tuple(dy), tuple(sy), values, asm=ty)
+        return Instruction(offset, size, raw, self.family, "VOPD", fields["opx"], ex_["name"], "",
+                           tuple(dx), tuple(sx), values, pair=y_inst, asm=f"{tx} :: {ty}")
+
+
+def _fixed_operand(text: str) -> Operand | None:
+    if text in _FIXED_SPECIALS:
+        code, count = _FIXED_SPECIALS[text]
+        return Operand("special", code, count, None, text)
+    return None
+
+
+def _sdst_is_source(name: str, field: str) -> bool:
+    # SOPK compares read their SDST field (s_cmpk_eq_u32 s0, 0x10); s_setreg writes hardware.
+    return field == "sdst" and (name.startswith("s_cmpk_") or name.startswith("s_setreg"))
+
+
+def _smem_writes_memory(name: str) -> bool:
+    return "store" in name or "atomic" in name and "_rtn" not in name and False
+
+
+def _dpp_ctrl_text(ctrl: int, family: str) -> str:
+    """DPP16 control field as LLVM prints it (ISA guide, "DPP_CTRL enumeration")."""
+    if ctrl <= 0xFF:
+        return "quad_perm:[" + ",".join(str(ctrl >> (2 * k) & 3) for k in range(4)) + "]"
+    if 0x101 <= ctrl <= 0x10F:
+        return f"row_shl:{ctrl & 0xF}"
+    if 0x111 <= ctrl <= 0x11F:
+        return f"row_shr:{ctrl & 0xF}"
+    if 0x121 <= ctrl <= 0x12F:
+        return f"row_ror:{ctrl & 0xF}"
+    named = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
+             0x140: "row_mirror", 0x141: "row_half_mirror", 0x142: "row_bcast:15",
+             0x143: "row_bcast:31"}
+    if family != "gfx9":
+        if 0x150 <= ctrl <= 0x15F:
+            return f"row_share:{ctrl & 0xF}"
+        if 0x160 <= ctrl <= 0x16F:
+            return f"row_xmask:{ctrl & 0xF}"
+        if ctrl in (0x140, 0x141):
+            return named[ctrl]
+    elif ctrl in named:
+        return named[ctrl]
+    return f"0x{ctrl:x}"
+
+
+def _sopp_special(family: str, name: str, imm: int) -> str:
+    if name == "s_waitcnt" and family == "gfx9":
+        # gfx9 s_waitcnt: vmcnt = [3:0] | [15:14] << 4, expcnt [6:4], lgkmcnt [11:8].
+        vm = (imm & 0xF) | ((imm >> 14) & 3) << 4
+        exp = (imm >> 4) & 7
+        lgkm = (imm >> 8) & 0xF
+        parts = []
+        if vm != 63:
+            parts.append(f"vmcnt({vm})")
+        if exp != 7:
+            parts.append(f"expcnt({exp})")
+        if lgkm != 15:
+            parts.append(f"lgkmcnt({lgkm})")
+        if not parts:
+            parts = [f"vmcnt({vm})", f"expcnt({exp})", f"lgkmcnt({lgkm})"]
+        return " ".join(parts)
+    if name.startswith("s_sendmsg"):
+        return _sendmsg_text(family, imm)
+    if name == "s_delay_alu":
+        return _delay_alu_text(imm)
+    if imm <= 64:
+        return str(imm)
+    return f"0x{imm:x}"
+
+
+def _sendmsg_text(family: str, imm: int) -> str:
+    msg = imm & 0xFF if family != "gfx9" else imm & 0xF
+    names = {"gfx9": {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE",
+                      5: "MSG_STALL_WAVE_GEN", 6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE",
+                      8: "MSG_EARLY_PRIM_DEALLOC", 9: "MSG_GS_ALLOC_REQ", 10: "MSG_GET_DOORBELL",
+                      15: "MSG_SYSMSG"},
+             "gfx12": {1: "MSG_INTERRUPT", 3: "MSG_DEALLOC_VGPRS", 9: "MSG_GS_ALLOC_REQ",
+                       4: "MSG_SAVEWAVE", 6: "MSG_HALT_WAVES"}}
+    table = names.get(family, {})
+    if imm == msg and msg in table:
+        return f"sendmsg({table[msg]})"
+    if imm <= 64:
+        return str(imm)
+    return str(imm)
+
+
+_DELAY_IDS = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1",
+              "TRANS32_DEP_2", "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1",
+              "SALU_CYCLE_2", "SALU_CYCLE_3")
+_DELAY_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
+
+
+def _delay_alu_text(imm: int) -> str:
+    # RDNA3/4 ISA guide, S_DELAY_ALU: instid0 [3:0], instskip [6:4], instid1 [10:7].
+    id0, skip, id1 = imm & 0xF, (imm >> 4) & 7, (imm >> 7) & 0xF
+    parts = []
+    if id0 < len(_DELAY_IDS) and id0:
+        parts.append(f"instid0({_DELAY_IDS[id0]})")
+    if skip and skip < len(_DELAY_SKIP):
+        parts.append(f"instskip({_DELAY_SKIP[skip]})")
+    if id1 and id1 < len(_DELAY_IDS):
+        parts.append(f"instid1({_DELAY_IDS[id1]})")
+    return " | ".join(parts) if parts else "0"
+
+
+def _swizzle_text(offset: int) -> str:
+    """ds_swizzle_b32's offset as LLVM prints it (ISA guide, DS_SWIZZLE_B32 modes)."""
+    if offset & 0x8000:
+        lanes = ",".join(str(offset >> (2 * k) & 3) for k in range(4))
+        return f"swizzle(QUAD_PERM,{lanes})"
+    and_mask, or_mask, xor_mask = offset & 0x1F, (offset >> 5) & 0x1F, (offset >> 10) & 0x1F
+    if and_mask == 0x1F and or_mask == 0 and xor_mask and xor_mask & (xor_mask - 1) == 0:
+        return f"swizzle(SWAP,{xor_mask})"
+    if and_mask == 0x1F and or_mask == 0 and xor_mask and (xor_mask + 1) & xor_mask == 0:
+        return f"swizzle(REVERSE,{xor_mask + 1})"
+    if xor_mask == 0:
+        group = (~and_mask & 0x1F) + 1
+        if group & (group - 1) == 0 and group > 1 and or_mask < group:
+            return f"swizzle(BROADCAST,{group},{or_mask})"
+    chars = []
+    for bit in range(4, -1, -1):
+        a, o, x = and_mask >> bit & 1, or_mask >> bit & 1, xor_mask >> bit & 1
+        if not a:
+            chars.append("1" if o else "0")
+        else:
+            chars.append("i" if x else "p")
+    return f'swizzle(BITMASK_PERM,"{"".join(chars)}")'

@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""Generate hsapy's opcode tables (hsapy/sim/isa/tables/<cpu>.json) from LLVM itself.
+
+For every encoding format of a family (field positions: hsapy/sim/isa/formats.py, from AMD's ISA
+guides) this script enumerates the opcode field with fixed, valid operand fields, disassembles
+each word with libLLVM-19's ``LLVMDisasmInstruction`` for the target CPU, and records what LLVM
+says: the mnemonic, the order and width (register count) of every operand it prints and which
+encoding field each comes from, how each source operand's constants print, and the modifier
+syntax (op_sel list length, DS offset style, gfx12 cache-policy names). That is deriving facts
+from LLVM's behaviour, not copying its code; the decoder needs no LLVM at run time.
+
+    python3 tools/gen_isa_tables.py            # rewrite every table
+    python3 tools/gen_isa_tables.py gfx942     # one CPU
+
+Needs /usr/lib/llvm-19/lib/libLLVM.so.1 (Debian package llvm-19) and cffi. Output is sorted
+and deterministic: rerunning on the same LLVM gives the same bytes.
+"""
+from __future__ import annotations
+
+import json
+import re
+import struct
+import sys
+from pathlib import Path
+
+import cffi
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hsapy.sim.isa import formats as F  # noqa: E402
+from hsapy.sim.isa.instruction import Operand  # noqa: E402
+from hsapy.sim.isa.operands import CONST_CLASSES, const_text  # noqa: E402
+
+LIBLLVM_CANDIDATES = (
+    "/usr/lib/llvm-19/lib/libLLVM.so.1",
+    "/usr/lib/llvm-19/lib/libLLVM-19.so",
+    "/usr/lib/llvm-19/lib/libLLVM.so",
+)
+# CPUs known to LLVM 19 (an unknown CPU name aborts the process inside LLVM: never pass others).
+CPUS = {"gfx942": "gfx9", "gfx90a": "gfx9", "gfx1201": "gfx12"}
+TABLE_DIR = ROOT / "hsapy" / "sim" / "isa" / "tables"
+
+_CDEF = """
+void LLVMInitializeAMDGPUTargetInfo(void);
+void LLVMInitializeAMDGPUTargetMC(void);
+void LLVMInitializeAMDGPUDisassembler(void);
+void *LLVMCreateDisasmCPU(const char *Triple, const char *CPU, void *DisInfo, int TagType,
+                          void *GetOpInfo, void *SymbolLookUp);
+size_t LLVMDisasmInstruction(void *DC, uint8_t *Bytes, uint64_t BytesSize, uint64_t PC,
+                             char *OutString, size_t OutStringSize);
+void LLVMDisasmDispose(void *DC);
+"""
+
+
+class LLVMDisassembler:
+    """libLLVM's C disassembler for one AMDGPU CPU, through cffi (used by this generator and by
+    the oracle test; never by hsapy at run time)."""
+
+    _ffi = None
+    _lib = None
+
+    @classmethod
+    def _load(cls):
+        if cls._lib is None:
+            ffi = cffi.FFI()
+            ffi.cdef(_CDEF)
+            last: Exception | None = None
+            for path in LIBLLVM_CANDIDATES:
+                try:
+                    lib = ffi.dlopen(path)
+                    break
+                except OSError as exc:
+                    last = exc
+            else:
+                raise OSError(f"libLLVM-19 not found ({last}); install the Debian package llvm-19")
+            lib.LLVMInitializeAMDGPUTargetInfo()
+            lib.LLVMInitializeAMDGPUTargetMC()
+            lib.LLVMInitializeAMDGPUDisassembler()
+            cls._ffi, cls._lib = ffi, lib
+        return cls._ffi, cls._lib
+
+    def __init__(self, cpu: str) -> None:
+        if cpu not in CPUS:
+            raise ValueError(f"refusing CPU {cpu!r}: LLVM aborts on unknown names; known: {sorted(CPUS)}")
+        ffi, lib = self._load()
+        self._dc = lib.LLVMCreateDisasmCPU(b"amdgcn-amd-amdhsa", cpu.encode(), ffi.NULL, 0,
+                                           ffi.NULL, ffi.NULL)
+        if self._dc == ffi.NULL:
+            raise OSError(f"LLVMCreateDisasmCPU failed for {cpu}")
+        self._out = ffi.new("char[1024]")
+
+    def disasm(self, data: bytes, pc: int = 0) -> tuple[int, str]:
+        """(size in bytes, text) of the first instruction of ``data``; size 0 if invalid."""
+        ffi, lib = self._ffi, self._lib
+        self._out[0] = b"\0"
+        buf = ffi.from_buffer("uint8_t[]", data)
+        n = lib.LLVMDisasmInstruction(self._dc, buf, len(data), pc, self._out, 1024)
+        if n == 0:
+            return 0, ""
+        return int(n), ffi.string(self._out).decode().strip()
+
+    def words(self, words: list[int]) -> tuple[int, str]:
+        data = struct.pack(f"<{len(words)}I", *words) + b"\0" * 16
+        return self.disasm(data)
+
+
+# --- parsing LLVM's text -----------------------------------------------------------------------
+
+BARE_MODIFIERS = {"glc", "slc", "dlc", "scc", "sc0", "sc1", "nt", "gds", "clamp", "offen", "idxen",
+                  "lds", "tfe", "lwe", "row_mirror", "row_half_mirror", "addr64", "high"}
+SUFFIXES = ("_e32", "_e64", "_dpp", "_sdwa", "_e64_dpp")
+_REG = re.compile(r"^(v|s|a|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
+
+
+def split_operands(rest: str) -> tuple[list[str], list[str]]:
+    """Split the text after the mnemonic into operands and trailing modifiers."""
+    items, depth, cur = [], 0, ""
+    for ch in rest:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        items.append(cur.strip())
+    if not items:
+        return [], []
+    last = items.pop().split()
+    mods = []
+    first = last[0]
+    if not items and (re.match(r"^[a-z_0-9]+:", first) or first in BARE_MODIFIERS):
+        mods = last
+    else:
+        items.append(first)
+        mods = last[1:]
+    return items, mods
+
+
+def reg_of(token: str) -> tuple[str, int, int] | None:
+    """(file, first, count) of a register token, modifiers stripped; None otherwise."""
+    tok = token.lstrip("-").strip("|")
+    m = _REG.match(tok)
+    if not m:
+        return None
+    if m.group(2) is not None:
+        return m.group(1), int(m.group(2)), 1
+    lo, hi = int(m.group(3)), int(m.group(4))
+    return m.group(1), lo, hi - lo + 1
+
+
+def split_suffix(mnemonic: str) -> tuple[str, str]:
+    for suffix in ("_e64_dpp", "_e32", "_e64", "_dpp", "_sdwa"):
+        if mnemonic.endswith(suffix):
+            return mnemonic[: -len(suffix)], suffix
+    return mnemonic, ""
+
+
+# --- probing -------------------------------------------------------------------------------------
+
+LITERAL_PROBE = 0x40490FDB
+LITERAL_VALUES = (0x12345678, 0x3F800000, 0xFFFFFFFF, 0x3C00, 0xFFF0, 0x40, 0x41, 0x3E22F983,
+                  0x3118, 0x3FF00000, 0x7FFF, 0xFFFF0000, 0xFFFFFFF0, 0x3FC45F30, 0x3800)
+CONST_ORDER = ("b32", "f16", "i16", "u16", "f64", "b64", "s64", "v2f16", "i32", "hex")
+SRC_FIELDS = ("src0", "src1", "src2", "ssrc0", "ssrc1", "src0x", "src0y")
+SCALE = {"sbase": 2, "srsrc": 4}
+
+
+def expected_index(field: str, value: int) -> int:
+    if field in SRC_FIELDS and value >= 256:
+        return value - 256
+    return value * SCALE.get(field, 1)
+
+
+def build_template(tokens: list[str], probe: dict[str, int], imm_texts: dict[str, str],
+                   has_literal: bool) -> list[list]:
+    """Map printed operands to encoding fields: ``[field, count]`` or ``["=", text]``."""
+    by_index = {}
+    for field, value in probe.items():
+        if field in ("op", "opx", "opy", "seg", "imm", "soe", "sve") or field.startswith("op_sel"):
+            continue
+        by_index.setdefault(expected_index(field, value), field)
+    template: list[list] = []
+    for tok in tokens:
+        reg = reg_of(tok)
+        if reg is not None and reg[1] in by_index and reg[1] != 0:
+            template.append([by_index[reg[1]], reg[2], reg[0]])
+            continue
+        matched = [f for f, text in imm_texts.items() if text == tok]
+        if matched:
+            template.append([matched[0], 1, "imm"])
+            continue
+        if has_literal and re.match(r"^-?(0x[0-9a-f]+|[0-9.]+)$", tok):
+            template.append(["literal", 1, "lit"])
+            continue
+        template.append(["=", tok])
+    return template
+
+
+def choose_const_class(dis: LLVMDisassembler, fmt: F.Format, probe: dict[str, int], field: str,
+                       position: int, allow_literal: bool) -> str:
+    """The constant class whose printer reproduces LLVM for every probe of this source."""
+    observations: list[tuple[int, int | None, str]] = []
+    for code in (240, 242, 248, 129, 193):
+        words = fmt.pack({**probe, field: code})
+        n, text = dis.words(words + [LITERAL_PROBE])
+        if n:
+            toks, _ = split_operands(text.split(None, 1)[1] if " " in text else "")
+            if position < len(toks) and "/*" not in toks[position]:
+                observations.append((code, None, toks[position]))
+    if allow_literal:
+        for value in LITERAL_VALUES:
+            words = fmt.pack({**probe, field: 255})
+            n, text = dis.words(words + [value])
+            if n:
+                toks, _ = split_operands(text.split(None, 1)[1] if " " in text else "")
+                if position < len(toks) and "/*" not in toks[position]:
+                    observations.append((255, value, toks[position]))
+    if not observations:
+        return "b32"
+    for cls in CONST_ORDER:
+        ok = True
+        for code, value, printed in observations:
+            if value is None:
+                operand = Operand("const", 0, 1, 0, "")
+            else:
+                operand = Operand("literal", 0, 1, value, "")
+            if const_text(cls, operand, code) != printed:
+                ok = False
+                break
+        if ok:
+            return cls
+    return "?" + "|".join(p for _, _, p in observations)
+
+
+def probe_variants(family: str, fmt: F.Format) -> list[dict[str, int]]:
+    """Operand field values that make valid instructions, tried in order."""
+    v = lambda i: 256 + i  # noqa: E731
+    name = fmt.name
+    if name == "SOP1":
+        return [{"sdst": 8, "ssrc0": 16}]
+    if name == "SOP2":
+        return [{"sdst": 8, "ssrc0": 16, "ssrc1": 24}]
+    if name == "SOPC":
+        return [{"ssrc0": 16, "ssrc1": 24}]
+    if name == "SOPK":
+        return [{"sdst": 8, "simm16": 0x1234}]
+    if name == "SMEM":
+        if family == "gfx9":
+            return [{"sdata": 8, "sbase": 2, "imm": 1, "offset": 0x10, "soffset": 0}]
+        return [{"sdata": 8, "sbase": 2, "offset": 0x10, "soffset": 124}]
+    if name in ("VOP1",):
+        return [{"vdst": 8, "src0": v(16)}, {"vdst": 8, "src0": 16}]
+    if name == "VOP2":
+        return [{"vdst": 8, "src0": v(16), "vsrc1": 24}, {"vdst": 8, "src0": 16, "vsrc1": 24}]
+    if name == "VOPC":
+        return [{"src0": v(16), "vsrc1": 24}, {"src0": 16, "vsrc1": 24}]
+    if name in ("VOP3", "VOP3P"):
+        out = []
+        for kinds in ("vvv", "sss", "vss", "vsv", "svv", "ssv", "vvs"):
+            values = {"vdst": 8}
+            for i, k in enumerate(kinds):
+                reg = 16 + 8 * i
+                values[f"src{i}"] = v(reg) if k == "v" else reg
+            if name == "VOP3P":
+                values["op_sel_hi"] = 3
+                values["op_sel_hi2"] = 1
+            out.append(values)
+        return out
+    if name == "DS":
+        return [{"vdst": 8, "data0": 16, "data1": 24, "addr": 32}]
+    if name == "MUBUF":
+        return [{"vdata": 8, "vaddr": 32, "srsrc": 1, "soffset": 40, "offen": 1}]
+    raise KeyError(name)
+
+
+# Operand fields an opcode may leave unused; LLVM rejects words whose unused fields are not zero,
+# so probes zero subsets of these (fewest first).
+OPTIONAL_FIELDS = {
+    "SOP1": ("sdst", "ssrc0"), "SOPK": ("sdst",), "SMEM": ("sdata", "sbase", "offset", "imm"),
+    "VOP1": ("vdst", "src0"), "VOP3": ("src2", "src1", "src0", "vdst"),
+    "VOP3P": ("src2", "src1", "src0"), "DS": ("data1", "data0", "vdst", "addr"),
+    "MUBUF": ("vdata", "vaddr", "soffset", "srsrc", "offen"),
+}
+
+
+def candidate_probes(family: str, fmt: F.Format, op: int, fixed: dict[str, int]):
+    optional = OPTIONAL_FIELDS.get(fmt.name, ())
+    subsets = sorted(range(1 << len(optional)), key=lambda m: (bin(m).count("1"), m))
+    if F.identify(family, fmt.pack({fmt.opcode_field: op})[0]) is not fmt:
+        return  # this opcode value makes the word look like another (more specific) format
+    for mask in subsets:
+        for variant in probe_variants(family, fmt):
+            probe = {**variant, **fixed, fmt.opcode_field: op}
+            for i, name in enumerate(optional):
+                if mask >> i & 1 and name in probe:
+                    probe[name] = 0
+            yield probe
+
+
+def probe_opcode(dis: LLVMDisassembler, family: str, fmt: F.Format, op: int,
+                 fixed: dict[str, int] | None = None) -> tuple[dict, dict[str, int], str] | None:
+    """Find a valid instruction with opcode ``op``; returns (entry, probe, text)."""
+    fixed = fixed or {}
+    for probe in candidate_probes(family, fmt, op, fixed):
+        words = fmt.pack(probe)
+        n, text = dis.words(words + [LITERAL_PROBE])
+        if not n or "/*" in text:
+            continue  # invalid, or LLVM printed an operand it considers invalid
+        mnemonic, _, rest = text.partition(" ")
+        tokens, mods = split_operands(rest)
+        has_literal = n > 4 * fmt.dwords
+        imm_texts = {}
+        if "simm16" in probe:
+            imm_texts["simm16"] = f"0x{probe['simm16']:x}"
+        if fmt.name == "SMEM":
+            imm_texts["offset"] = "0x10"
+        name, suffix = split_suffix(mnemonic)
+        entry = {"name": name, "suffix": suffix,
+                 "ops": build_template(tokens, probe, imm_texts, has_literal)}
+        if has_literal:
+            entry["literal"] = 1
+        if mods:
+            entry["mods"] = " ".join(mods)
+        return entry, probe, text
+    return None
+
+
+def add_const_classes(dis, family, fmt, entry, probe) -> None:
+    allow_literal = family != "gfx9" or fmt.name in ("SOP1", "SOP2", "SOPC", "VOP1", "VOP2", "VOPC")
+    classes = {}
+    for position, item in enumerate(entry["ops"]):
+        if item[0] in SRC_FIELDS:
+            classes[item[0]] = choose_const_class(dis, fmt, probe, item[0], position, allow_literal)
+    if classes:
+        entry["const"] = classes
+
+
+def gen_simple(dis, family, fmt) -> dict[str, dict]:
+    """SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/SMEM/DS/MUBUF: one table entry per opcode."""
+    table = {}
+    width = fmt.fields[fmt.opcode_field][2]
+    for op in range(1 << width):
+        found = probe_opcode(dis, family, fmt, op)
+        if found is None:
+            continue
+        entry, probe, _ = found
+        add_const_classes(dis, family, fmt, entry, probe)
+        if fmt.name == "DS":
+            entry["ds_offsets"] = ds_offset_style(dis, fmt, probe)
+        table[str(op)] = entry
+    return table
+
+
+def ds_offset_style(dis, fmt, probe) -> str:
+    n, text = dis.words(fmt.pack({**probe, "offset0": 1}))
+    if "offset0:" in text:
+        return "pair"
+    if "offset:" in text:
+        return "single"
+    return "none"
+
+
+def gen_vop3(dis, family, fmt) -> dict[str, dict]:
+    """VOP3 / VOP3P: also detect VOP3SD (scalar dst in bits 14:8) and op_sel list lengths."""
+    table = {}
+    sd_fmt = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords, fmt.extra.get("sd_fields", {}),
+                      fmt.literal_srcs) if fmt.name == "VOP3" else None
+    width = fmt.fields["op"][2]
+    for op in range(1 << width):
+        found = probe_opcode(dis, family, fmt, op)
+        if found is None:
+            continue
+        entry, probe, text = found
+        if sd_fmt is not None:
+            sd_probe = {k: v for k, v in probe.items() if k in sd_fmt.fields}
+            sd_probe["sdst"] = 40
+            n, sd_text = dis.words(sd_fmt.pack(sd_probe) + [LITERAL_PROBE])
+            toks, _ = split_operands(sd_text.partition(" ")[2]) if n else ([], [])
+            regs = [reg_of(t) for t in toks]
+            if any(r is not None and r[0] == "s" and r[1] == 40 for r in regs) and \
+                    not any(r is not None and r[1] == 40 for r in
+                            [reg_of(t) for t in split_operands(text.partition(" ")[2])[0]]):
+                entry = {**entry, "ops": build_template(toks, sd_probe, {}, "literal" in entry)}
+                entry["sd"] = 1
+                probe = sd_probe
+        fmt_used = sd_fmt if entry.get("sd") else fmt
+        add_const_classes(dis, family, fmt_used, entry, probe)
+        if not entry.get("sd"):
+            n, t2 = dis.words(fmt.pack({**probe, "op_sel": 0b1111 if fmt.name == "VOP3" else 0b111})
+                              + [LITERAL_PROBE])
+            m = re.search(r"op_sel:\[([0-9,]+)\]", t2) if n else None
+            if m:
+                entry["op_sel_n"] = len(m.group(1).split(","))
+            if fmt.name == "VOP3P":
+                # op_sel_hi defaults to all ones for packed math, to zeros for v_fma_mix*:
+                # LLVM prints it only when it differs from the default.
+                for hi, default in ((0, 7), (3, 0)):
+                    n, t3 = dis.words(fmt.pack({**probe, "op_sel_hi": hi, "op_sel_hi2": hi >> 1})
+                                      + [LITERAL_PROBE])
+                    m = re.search(r"op_sel_hi:\[([0-9,]+)\]", t3) if n else None
+                    if m:
+                        entry["op_sel_hi_n"] = len(m.group(1).split(","))
+                        entry["op_sel_hi_default"] = default
+                        break
+                n, t4 = dis.words(fmt.pack({**probe, "neg_lo": 7, "neg_hi": 7}) + [LITERAL_PROBE])
+                m = re.search(r"neg_lo:\[([0-9,]+)\]", t4) if n else None
+                if m:
+                    entry["neg_n"] = len(m.group(1).split(","))
+        table[str(op)] = entry
+    return table
+
+
+def gen_sopp(dis, family, fmt) -> dict[str, dict]:
+    """SOPP: the name and how its 16-bit immediate prints (signed, hex, none or special)."""
+    table = {}
+    for op in range(128):
+        texts = []
+        for imm in (0, 5, 0xFFFE):
+            n, text = dis.words(fmt.pack({"op": op, "simm16": imm}))
+            texts.append(text if n else "")
+        if not texts[0] and not texts[1]:
+            continue
+        name = (texts[0] or texts[1]).split()[0]
+        rest = [t[len(name):].strip() for t in texts]
+        if rest == ["0", "5", "-2"]:
+            kind = "signed"
+        elif rest == ["0x0", "0x5", "0xfffe"]:
+            kind = "hex"
+        elif rest == ["0", "5", "65534"]:
+            kind = "unsigned"
+        elif rest == ["", "", ""]:
+            kind = "none"
+        elif rest[0] == "" and rest[1] == "5":
+            kind = "unsigned_omit0"
+        else:
+            kind = "special"
+        table[str(op)] = {"name": name, "suffix": "", "sopp": kind}
+    return table
+
+
+def gen_flat(dis, family, fmt) -> dict[str, dict]:
+    """FLAT/GLOBAL/SCRATCH tables, keyed "seg:op"; gfx12 also the th/scope names per opcode."""
+    table = {}
+    off = 0x7F if family == "gfx9" else 124
+    for seg in (0, 1, 2):
+        for op in range(1 << fmt.fields["op"][2]):
+            probe = {"seg": seg, "op": op, "vdst": 8, "data": 16, "addr": 32}
+            if seg or family == "gfx12":
+                probe["saddr"] = off
+            if seg == 1:
+                probe["sve"] = 1
+            n, text = dis.words(fmt.pack(probe))
+            if not n:
+                continue
+            mnemonic, _, rest = text.partition(" ")
+            tokens, mods = split_operands(rest)
+            name, suffix = split_suffix(mnemonic)
+            entry = {"name": name, "suffix": suffix, "ops": build_template(tokens, probe, {}, False)}
+            # Atomics print (and write) vdst only in their returning form: glc/sc0 on gfx9,
+            # th bit 0 (TH_ATOMIC_RETURN) on gfx12.
+            rtn_probe = {**probe, ("sc0" if family == "gfx9" else "th"): 1}
+            n2, t2 = dis.words(fmt.pack(rtn_probe))
+            if n2:
+                toks2, _ = split_operands(t2.partition(" ")[2])
+                rtn_ops = build_template(toks2, rtn_probe, {}, False)
+                if rtn_ops != entry["ops"]:
+                    entry["ops_rtn"] = rtn_ops
+            if family == "gfx12":
+                th_names = []
+                for th in range(8):
+                    n2, t2 = dis.words(fmt.pack({**probe, "th": th}))
+                    m = re.search(r"th:(\S+)", t2) if n2 else None
+                    th_names.append(m.group(1) if m else "")
+                entry["th"] = th_names
+            table[f"{seg}:{op}"] = entry
+    return table
+
+
+def gen_vopd(dis, family, fmt) -> dict[str, dict]:
+    """VOPD (gfx12): X opcodes (4 bits) and Y opcodes (5 bits) probed separately, each paired
+    with v_dual_add_f32 (opcode 4 in both halves) as the other half."""
+    # Sources of X and Y must sit in different VGPR banks (index mod 4), destinations differ in
+    # parity (RDNA4 guide, VOPD restrictions); LLVM rejects probes that break this.
+    base = {"vdstx": 8, "src0x": 256 + 16, "vsrc1x": 26, "vdsty": 20, "src0y": 256 + 33,
+            "vsrc1y": 51}
+    out = {"x": {}, "y": {}}
+    for half, field, other_field, width in (("x", "opx", "opy", 4), ("y", "opy", "opx", 5)):
+        for op in range(1 << width):
+            # Some pairs are invalid (two identical ops, bank rules) and unused vsrc1 fields
+            # must be zero: try a few partners and zeroed vsrc1 fields.
+            found = False
+            for unused in ((), ("vsrc1y",), ("vsrc1x",), ("vsrc1x", "vsrc1y")):
+                for partner in (4, 3, 8, 16, 0, 10):
+                    probe = {**base, field: op, other_field: partner}
+                    probe.update({name: 0 for name in unused})
+                    n, text = dis.words(fmt.pack(probe) + [LITERAL_PROBE, 0])
+                    if n and "::" in text and "/*" not in text:
+                        found = True
+                        break
+                if found:
+                    break
+            if not found:
+                continue
+            part = text.split("::")[0 if half == "x" else 1].strip()
+            mnemonic, _, rest = part.partition(" ")
+            tokens, _ = split_operands(rest)
+            # vdsty prints as v(2*vdsty + !(vdstx & 1)) -- RDNA4 guide, VOPD.
+            idx_probe = dict(probe)
+            idx_probe["vdsty"] = 2 * 20 + 1
+            template = build_template(tokens, idx_probe, {}, n > 8)
+            entry = {"name": mnemonic, "suffix": "", "ops": template}
+            if n > 8:
+                entry["literal"] = 1
+            out[half][str(op)] = entry
+    return out
+
+
+def generate(cpu: str) -> dict:
+    family = CPUS[cpu]
+    dis = LLVMDisassembler(cpu)
+    tables: dict[str, dict] = {}
+    for fmt in F.FAMILY_FORMATS[family]:
+        if fmt.name == "SOPP":
+            tables[fmt.name] = gen_sopp(dis, family, fmt)
+        elif fmt.name in ("VOP3", "VOP3P"):
+            tables[fmt.name] = gen_vop3(dis, family, fmt)
+        elif fmt.name == "FLAT":
+            tables[fmt.name] = gen_flat(dis, family, fmt)
+        elif fmt.name == "VOPD":
+            tables[fmt.name] = gen_vopd(dis, family, fmt)
+        else:
+            tables[fmt.name] = gen_simple(dis, family, fmt)
+    return {
+        "_header": (f"Generated by tools/gen_isa_tables.py from libLLVM-19 (LLVMDisasmInstruction, "
+                    f"CPU {cpu}). Do not edit: regenerate with `python3 tools/gen_isa_tables.py "
+                    f"{cpu}`."),
+        "cpu": cpu,
+        "family": family,
+        "tables": tables,
+    }
+
+
+def main(argv: list[str]) -> int:
+    cpus = argv or sorted(CPUS)
+    TABLE_DIR.mkdir(parents=True, exist_ok=True)
+    for cpu in cpus:
+        data = generate(cpu)
+        path = TABLE_DIR / f"{cpu}.json"
+        path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        counts = {k: len(v) for k, v in data["tables"].items()}
+        unknown = [(k, op, e["const"]) for k, t in data["tables"].items() if k != "VOPD"
+                   for op, e in t.items() if any(c.startswith("?") for c in e.get("const", {}).values())]
+        print(f"{cpu}: {path.relative_to(ROOT)} {counts}; unresolved constant classes: {len(unknown)}")
+        seen = {}
+        for fmt_name, op, const in unknown:
+            for cls in const.values():
+                if cls.startswith("?"):
+                    seen.setdefault(cls, []).append(f"{fmt_name}:{data['tables'][fmt_name][op]['name']}")
+        for cls, users in seen.items():
+            print("   ", cls, users[:6], len(users))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
