@@ -20,7 +20,13 @@ from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import PAGE_SIZE, SimMemory
 from hsapy.sim.queues import SimQueue
 from hsapy.sim.signals import SignalTable, SimSignal, wait_any
-from hsapy.sim.targets import CPU_PROFILE, CpuProfile, GpuProfile, resolve_targets
+from hsapy.sim.targets import (
+    CPU_PROFILE,
+    GPU_PROFILES,
+    CpuProfile,
+    GpuProfile,
+    resolve_targets,
+)
 
 try:  # the code-object engineer's loader (issue #4) adds hsa_code_object_reader_* / hsa_executable_*
     from hsapy.sim.loader import LoaderMixin
@@ -431,7 +437,12 @@ class SimLib(LoaderMixin):
         return self._iterate(callback, "hsa_isa_t", handles, data)
 
     def hsa_isa_from_name(self, name: Any, isa: Any) -> int:
-        """Find an ISA by its full name ("amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-")."""
+        """Find an ISA by its full name, e.g. "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-".
+
+        Like ROCr's ISA registry, every processor the simulator knows is accepted with any valid
+        combination of its target features ("gfx942", "gfx942:xnack-", ...), not only the
+        agents' own ISAs; features are listed sramecc before xnack.
+        """
         if not self.is_open:
             return NOT_INITIALIZED
         if self._is_null(name) or self._is_null(isa):
@@ -439,11 +450,33 @@ class SimLib(LoaderMixin):
         text = name if isinstance(name, (bytes, str)) else self.ffi.string(name)
         if isinstance(text, bytes):
             text = text.decode(errors="replace")
+        sim_isa = self._isa_named(text)
+        if sim_isa is None:
+            return INVALID_ISA_NAME
+        isa[0].handle = sim_isa.handle
+        return SUCCESS
+
+    def _isa_named(self, text: str) -> SimIsa | None:
         for sim_isa in self.isas.values():
             if sim_isa.name == text:
-                isa[0].handle = sim_isa.handle
-                return SUCCESS
-        return INVALID_ISA_NAME
+                return sim_isa
+        prefix = "amdgcn-amd-amdhsa--"
+        if not text.startswith(prefix):
+            return None
+        processor, *features = text[len(prefix):].split(":")
+        profile = GPU_PROFILES.get(processor)
+        if profile is None:
+            return None
+        supported = [f for f in ("sramecc", "xnack") if getattr(profile, f)]
+        names = [f[:-1] for f in features]
+        if any(f[-1:] not in ("+", "-") for f in features) or len(set(names)) != len(names):
+            return None
+        if any(n not in supported for n in names) or names != sorted(names):
+            return None
+        with self._state_lock:
+            sim_isa = SimIsa(_ISA_HANDLE_BASE + len(self.isas) * _HANDLE_STRIDE, text, profile)
+            self.isas[sim_isa.handle] = sim_isa
+        return sim_isa
 
     def hsa_isa_get_info_alt(self, isa: Any, attribute: int, value: Any) -> int:
         """ISA attributes answered by hsa_isa_get_info_alt."""

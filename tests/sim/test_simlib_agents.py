@@ -155,6 +155,29 @@ def test_isa_names_and_lookup(lib):
     assert wave[0] == 1024
 
 
+@pytest.mark.parametrize("name, status", [
+    ("amdgcn-amd-amdhsa--gfx942", 0),
+    ("amdgcn-amd-amdhsa--gfx942:xnack+", 0),
+    ("amdgcn-amd-amdhsa--gfx942:sramecc-:xnack-", 0),
+    ("amdgcn-amd-amdhsa--gfx90a", 0),                 # known processor without an agent
+    ("amdgcn-amd-amdhsa--gfx1201", 0),
+    ("amdgcn-amd-amdhsa--gfx1201:xnack+", 0x1017),    # RDNA4 has no xnack feature
+    ("amdgcn-amd-amdhsa--gfx942:xnack-:sramecc+", 0x1017),   # canonical order is sramecc, xnack
+    ("amdgcn-amd-amdhsa--gfx942:xnack", 0x1017),
+    ("gfx942", 0x1017),
+])
+def test_isa_from_name_accepts_feature_variants(lib, name, status):
+    isa = ffi.new("hsa_isa_t *")
+    assert lib.hsa_isa_from_name(name.encode(), isa) == status
+    if status == 0:
+        length = ffi.new("uint32_t *")
+        assert lib.hsa_isa_get_info_alt(isa[0], lib.HSA_ISA_INFO_NAME_LENGTH, length) == 0
+        assert length[0] == len(name) + 1
+        again = ffi.new("hsa_isa_t *")
+        assert lib.hsa_isa_from_name(name.encode(), again) == 0
+        assert again.handle == isa.handle
+
+
 def test_caches(lib):
     sizes = []
 
