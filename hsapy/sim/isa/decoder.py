@@ -277,6 +277,9 @@ class _Decoder:
             return op, operand_text(op, consts.get("src0", "b32"), LITERAL_CODE)
         if fmt.name == "SMEM" and name == "offset":
             return self.smem_offset(fields)
+        if file == "hwreg":
+            value = fields[name]
+            return Operand("imm", 0, 1, value, ""), self.hwreg_text(value)
         if file == "imm":
             value = fields[name]
             op = Operand("imm", 0, 1, value, "")
@@ -403,6 +406,14 @@ class _Decoder:
             if name != "VOP1":
                 mods.append(f"src1_sel:{_SEL_NAMES[fields['src1_sel']]}")
         return mods
+
+    def hwreg_text(self, simm16: int) -> str:
+        """``hwreg(NAME[, offset, size])``: id 5:0, offset 10:6, size-1 15:11 (ISA guide S_GETREG)."""
+        hw_id, offset, size = simm16 & 0x3F, (simm16 >> 6) & 0x1F, ((simm16 >> 11) & 0x1F) + 1
+        name = self.tables.get("HWREG", {}).get(str(hw_id), str(hw_id))
+        if offset == 0 and size == 32:
+            return f"hwreg({name})"
+        return f"hwreg({name}, {offset}, {size})"
 
     def smem_mods(self, entry, fields) -> list[str]:
         if self.family == "gfx9":
