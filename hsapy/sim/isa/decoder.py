@@ -92,49 +92,42 @@ def decode(code: bytes, family_or_target: str, base_offset: int = 0) -> list[Ins
 def decode_kernel(code_object: Any, kernel_name: str) -> list[Instruction]:
     """Decode one kernel of a code object, from its entry to the end of its function symbol.
 
-    ``code_object`` is a ``hsapy.codeobject.CodeObject`` (or raw ELF bytes, parsed through it).
-    When the symbol has no size, decoding runs to the end of the section that holds the entry.
-    Offsets are virtual addresses of the code object (as ``llvm-objdump`` shows them).
+    ``code_object`` is the code object's bytes (ELF, or a bundle is rejected: extract first) or a
+    ``hsapy.codeobject.CodeObject`` that keeps its bytes (``.data``). When the kernel's symbol
+    has no size, decoding runs to the next function symbol or the end of the executable
+    segment (the s_nop/s_code_end padding decodes too). Offsets are the code object's virtual
+    addresses, as ``llvm-objdump`` shows them.
     """
-    from hsapy.codeobject import CodeObject
+    from .disasm import executable_segments, functions, load_code_object
 
-    co = code_object if not isinstance(code_object, (bytes, bytearray, memoryview)) \
-        else CodeObject.from_bytes(bytes(code_object))
+    if isinstance(code_object, (bytes, bytearray, memoryview)):
+        co, data = load_code_object(bytes(code_object))
+    else:
+        co = code_object
+        data = _raw_bytes(co)
     if kernel_name not in co.kernels:
         raise HsapyValueError(f"no kernel {kernel_name!r} in the code object; it has "
                               f"{', '.join(sorted(co.kernels)) or 'none'}")
-    info = co.kernels[kernel_name]
-    entry = info.entry_vaddr
+    entry = co.kernels[kernel_name].entry_vaddr
     symbol = co.symbols.get(kernel_name)
-    size = getattr(symbol, "size", 0) if symbol is not None else 0
+    size = int(getattr(symbol, "size", 0) or 0)
     if not size:
-        end = _section_end(co, entry)
-        size = end - entry
-    data = _read_vaddr(co, entry, size)
-    return decode(data, str(co.target), base_offset=entry)
+        span = next((f for f in functions(co, data) if f.start == entry), None)
+        size = span.end - entry if span else 0
+    for base, blob in executable_segments(co, data):
+        if base <= entry and entry + size <= base + len(blob) and size:
+            return decode(blob[entry - base:entry - base + size], str(co.target), base_offset=entry)
+    raise HsapyValueError(f"kernel {kernel_name!r}: code at {entry:#x} (+{size}) is not inside an "
+                          f"executable segment of the code object")
 
 
-def _segment_bytes(co: Any) -> list[tuple[int, bytes]]:
-    raw = getattr(co, "data", None) or getattr(co, "raw", None)
-    out = []
-    for seg in co.segments:
-        start = seg.offset
-        out.append((seg.vaddr, bytes(raw[start:start + seg.filesz])))
-    return out
-
-
-def _read_vaddr(co: Any, vaddr: int, size: int) -> bytes:
-    for base, blob in _segment_bytes(co):
-        if base <= vaddr and vaddr + size <= base + len(blob):
-            return blob[vaddr - base:vaddr - base + size]
-    raise HsapyValueError(f"kernel code at {vaddr:#x}+{size} is outside every loadable segment")
-
-
-def _section_end(co: Any, vaddr: int) -> int:
-    for base, blob in _segment_bytes(co):
-        if base <= vaddr < base + len(blob):
-            return base + len(blob)
-    raise HsapyValueError(f"kernel entry {vaddr:#x} is outside every loadable segment")
+def _raw_bytes(co: Any) -> bytes:
+    for attr in ("data", "raw", "image", "elf"):
+        blob = getattr(co, attr, None)
+        if isinstance(blob, (bytes, bytearray, memoryview)):
+            return bytes(blob)
+    raise HsapyValueError("decode_kernel needs the code object's bytes: pass the bytes, or a "
+                          "CodeObject that keeps them in .data")
 
 
 # --- one pass over the bytes ---------------------------------------------------------------------
@@ -250,6 +243,9 @@ class _Decoder:
                 continue
             count, file = item[1], item[2]
             op, text = self.operand(fmt, entry, name, count, file, fields, literal, ext_kind, consts)
+            if op is None:  # an absent operand LLVM prints as "off"
+                texts.append(text)
+                continue
             is_src = name not in ("vdst", "sdst", "sdata") or _sdst_is_source(entry["name"], name)
             if fmt.name == "SMEM" and name == "sdata" and _smem_writes_memory(entry["name"]):
                 is_src = True
@@ -299,6 +295,8 @@ class _Decoder:
                 op = scalar_operand(family, code, count)
             else:
                 op = source_operand(family, code, count)
+                if file == "a" and op.kind == "vgpr":
+                    op = Operand("agpr", op.index, count, None, "")
             neg, abs_ = self.input_mods(fmt, fields, ext_kind, index, name)
             if ext_kind == "sdwa" and name == "src1" and fields.get("src1_sgpr"):
                 op = scalar_operand(family, code & 0xFF if code < 256 else code - 256, count)
@@ -310,6 +308,19 @@ class _Decoder:
                 text = f"sext({text})"
             return op, text
         value = fields[name]
+        if fmt.name == "MUBUF" and name == "vaddr":
+            if not (fields["offen"] or fields["idxen"]):
+                return None, "off"
+            count = 2 if fields["offen"] and fields["idxen"] else 1
+        if ext_kind in ("dpp", "sdwa") and name == "vsrc1":
+            op = Operand("vgpr", value, count, None, "")
+            if ext_kind == "sdwa" and fields.get("src1_sgpr"):
+                op = scalar_operand(family, value, count)
+            neg, abs_ = bool(fields.get("src1_neg")), bool(fields.get("src1_abs"))
+            text = with_modifiers(operand_text(op, consts.get("src1", "b32"), value), neg, abs_)
+            if ext_kind == "sdwa" and fields.get("src1_sext"):
+                text = f"sext({text})"
+            return Operand(op.kind, op.index, op.count, None, "", neg, abs_), text
         if name == "sbase":
             op = Operand("sgpr", value * 2, count, None, "")
         elif name == "srsrc":
@@ -320,7 +331,7 @@ class _Decoder:
             op = Operand("agpr", value, count, None, "")
         else:
             op = Operand("vgpr", value, count, None, "")
-        return op, operand_text(op)
+        return op, operand_text(op, "b32", value)
 
     def input_mods(self, fmt, fields, ext_kind, index, name) -> tuple[bool, bool]:
         if ext_kind in ("dpp", "sdwa") and fmt.name in ("VOP1", "VOP2", "VOPC") and index < 2:
@@ -395,9 +406,10 @@ class _Decoder:
             if fields["src0"] == DPP8FI_CODE:
                 mods.append("fi:1")
         elif ext_kind == "sdwa":
-            if fields.get("sdwa_clamp"):
+            # VOPC SDWA reuses bits 15:8 for its scalar destination: no clamp/omod there.
+            if fields.get("sdwa_clamp") and name != "VOPC":
                 mods.append("clamp")
-            if fields.get("sdwa_omod"):
+            if fields.get("sdwa_omod") and name != "VOPC":
                 mods.append(("", "mul:2", "mul:4", "div:2")[fields["sdwa_omod"]])
             if name != "VOPC":
                 mods.append(f"dst_sel:{_SEL_NAMES[fields['dst_sel']]}")

@@ -7,7 +7,7 @@ Sources (all in this directory unless noted):
   variety of instructions (fp32/fp64/fp16/packed arithmetic, conversions, 64-bit integers,
   division/exp/sqrt sequences, every load/store width, LDS read2/write2, bpermute/swizzle,
   atomics, divergent control flow, DPP, VOPD on gfx12, s_memtime).
-- ``formats_<family>.s``: hand-written assembly for encodings compilers rarely emit (SDWA, DPP
+- ``formats_<target>.s``: hand-written assembly for encodings compilers rarely emit (SDWA, DPP
   controls, VOP3P modifiers, MUBUF, scratch with an SGPR base, ...), assembled with llvm-mc-19.
 - ``kernels/*.hip`` (the operator suite) when present.
 
@@ -27,7 +27,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
 TARGETS = ("gfx942", "gfx1201")
-FAMILY_OF = {"gfx942": "gfx9", "gfx1201": "gfx12"}
 
 
 def tools_available() -> str | None:
@@ -60,7 +59,7 @@ def _hip_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
 def _asm_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
     jobs = []
     for target in TARGETS:
-        src = HERE / f"formats_{FAMILY_OF[target]}.s"
+        src = HERE / f"formats_{target}.s"
         if src.exists():
             out = outdir / f"formats_{target}.co"
             cmd = ["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj",
