@@ -41,6 +41,7 @@ _SCALAR_FIELDS = ("sdst", "sdata", "soffset", "ssrc0", "ssrc1")
 _SEL_NAMES = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
 _DST_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
 _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
+_SMEM_TH = ("TH_LOAD_RT", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU")  # gfx12 SMEM cache policy
 _FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),
                    "exec_lo": (126, 1), "exec_hi": (127, 1), "m0": (124, 1), "scc": (253, 1)}
 
@@ -400,7 +401,7 @@ class _Decoder:
         if ext_kind == "dpp":
             mods.extend(self.dpp_mods(fields))
         elif ext_kind == "dpp8":
-            sel = fields["dpp8"]
+            sel = fields["dpp8_sel"]
             lanes = ",".join(str(sel >> (3 * k) & 7) for k in range(8))
             mods.append(f"dpp8:[{lanes}]")
             if fields["src0"] == DPP8FI_CODE:
@@ -430,7 +431,12 @@ class _Decoder:
     def smem_mods(self, entry, fields) -> list[str]:
         if self.family == "gfx9":
             return ["glc"] if fields.get("glc") else []
-        return []
+        mods = []
+        if fields.get("th"):
+            mods.append(f"th:{_SMEM_TH[fields['th']]}")
+        if fields.get("scope"):
+            mods.append(f"scope:{_SCOPES[fields['scope']]}")
+        return mods
 
     def smem_offset(self, fields) -> tuple[Operand, str]:
         """The SMEM offset operand(s): an immediate, an SGPR, or ``sN offset:0x..``."""

@@ -99,7 +99,7 @@ DPP16_FIELDS = {
     "src0_neg": _f(0, 20, 1), "src0_abs": _f(0, 21, 1), "src1_neg": _f(0, 22, 1),
     "src1_abs": _f(0, 23, 1), "bank_mask": _f(0, 24, 4), "row_mask": _f(0, 28, 4),
 }
-DPP8_FIELDS = {"src0": _f(0, 0, 8), "dpp8": _f(0, 8, 24)}
+DPP8_FIELDS = {"src0": _f(0, 0, 8), "dpp8_sel": _f(0, 8, 24)}
 SDWA_FIELDS = {
     "src0": _f(0, 0, 8), "dst_sel": _f(0, 8, 3), "dst_unused": _f(0, 11, 2), "sdwa_clamp": _f(0, 13, 1),
     "sdwa_omod": _f(0, 14, 2), "src0_sel": _f(0, 16, 3), "src0_sext": _f(0, 19, 1),
@@ -143,8 +143,8 @@ GFX9_FORMATS: tuple[Format, ...] = (
 GFX12_FORMATS: tuple[Format, ...] = (
     _SOP1, _SOPC, _SOPP, _SOPK, _SOP2,
     Format("SMEM", 0xFC000000, 0xF4000000, 2,
-           {"sbase": _f(0, 0, 6), "sdata": _f(0, 6, 7), "op": _f(0, 13, 6), "th": _f(0, 21, 2),
-            "scope": _f(0, 23, 2),
+           {"sbase": _f(0, 0, 6), "sdata": _f(0, 6, 7), "op": _f(0, 13, 6), "scope": _f(0, 21, 2),
+            "th": _f(0, 23, 2),
             "offset": _f(1, 0, 24), "soffset": _f(1, 25, 7)}),
     _VOP1, _VOPC, _VOP2,
     Format("VOP3P", 0xFF000000, 0xCC000000, 2, _VOP3P_FIELDS, ("src0", "src1", "src2")),

@@ -30,7 +30,14 @@ The decoder (``hsapy.sim.isa.decoder.decode``) turns a code object's machine cod
     (``"SOP1"``, ``"SOP2"``, ``"SOPK"``, ``"SOPC"``, ``"SOPP"``, ``"SMEM"``, ``"VOP1"``, ``"VOP2"``,
     ``"VOPC"``, ``"VOP3"``, ``"VOP3SD"``, ``"VOP3P"``, ``"DS"``, ``"FLAT"``, ``"GLOBAL"``,
     ``"SCRATCH"``, ``"MUBUF"``, ``"VOPD"``); a DPP or SDWA form keeps its base encoding
-    (``"VOP1"``...) and sets ``fields["dpp"]`` / ``fields["dpp8"]``-present / ``fields["sdwa"] = 1``.
+    (``"VOP1"``...) and sets ``fields["dpp"] = 1`` (DPP16: ``dpp_ctrl``, ``row_mask``,
+    ``bank_mask``, ``bound_ctrl``, ``fi``, ``src0_neg``/``src0_abs``/``src1_neg``/``src1_abs``, the
+    VGPR in ``dpp_src0``), ``fields["dpp8"] = 1`` (``dpp8_sel``: lane selects, 3 bits each, lane 0
+    lowest; ``dpp8_src0``; fetch-inactive when ``src0`` is 234) or ``fields["sdwa"] = 1``
+    (``dst_sel``, ``dst_unused``, ``src0_sel``, ``src1_sel``, ``src*_sext``, ``src*_neg``/``abs``,
+    ``sdwa_clamp``, ``sdwa_omod``, ``sdwa_src0``; on VOPC ``sdwa_sd``/``sdwa_sdst``). Selects use
+    the ISA's numbering: 0-3 BYTE_0..3, 4-5 WORD_0..1, 6 DWORD. ``srcs`` already holds the
+    resolved operands (the DPP/SDWA source register, its modifiers).
     ``name`` is LLVM's mnemonic without ``_e32``/``_e64``/``_dpp``/``_sdwa``; ``suffix`` the
     suffix LLVM prints. ``dsts`` are the operands the instruction writes explicitly (in LLVM's
     order: e.g. ``v_add_co_u32 v2, vcc, v3, v4`` has dsts ``(v2, vcc)``); ``srcs`` the ones it
