@@ -5,6 +5,21 @@ same name, argument order, out-pointer conventions, ffi types and status codes a
 enum constants as attributes (like a dlopen'ed lib). Methods never raise for bad input: they
 return the status ROCr returns. See docs/internals.md for the contracts, and
 shared/reference/amdgpu-abi.md for the packet protocol the queues follow.
+
+Where the simulator has to choose, it follows ROCr's source (GpuAgent::QueueCreate,
+MemoryRegion::GetAccessInfo / AllocateImpl, hsa_amd_memory_async_copy) over hsa.h's prose:
+
+* queue sizes: not a power of two or below QUEUE_MIN_SIZE (64) -> INVALID_ARGUMENT, above
+  QUEUE_MAX_SIZE -> OUT_OF_RESOURCES; a queue on the CPU agent or a cooperative queue ->
+  INVALID_QUEUE_CREATION (the simulator has no GWS queues);
+* system-pool allocations are accessible by every agent (ROCr maps them to all GPUs although
+  the pool reports DISALLOWED_BY_DEFAULT); device-pool allocations by their GPU until
+  hsa_amd_agents_allow_access adds agents;
+* a malformed packet stops the queue with HSA_STATUS_ERROR_INVALID_PACKET_FORMAT (real hardware
+  would often fault or hang instead); an executor fault with its own status;
+* with a NULL queue error callback ROCr prints and aborts the process; the simulator logs a
+  warning on the "hsapy.sim" logger and stops only the queue;
+* arguments of the wrong C type raise TypeError, as cffi does for the real library.
 """
 from __future__ import annotations
 
