@@ -38,7 +38,7 @@ LIBLLVM_CANDIDATES = (
     "/usr/lib/llvm-19/lib/libLLVM.so",
 )
 # CPUs known to LLVM 19 (an unknown CPU name aborts the process inside LLVM: never pass others).
-CPUS = {"gfx942": "gfx9", "gfx90a": "gfx9", "gfx1201": "gfx12"}
+CPUS = {"gfx942": "gfx9", "gfx90a": "gfx9", "gfx1100": "gfx11", "gfx1201": "gfx12"}
 TABLE_DIR = ROOT / "hsapy" / "sim" / "isa" / "tables"
 
 _CDEF = """
@@ -472,7 +472,7 @@ def gen_flat(dis, family, fmt) -> dict[str, dict]:
     for seg in (0, 1, 2):
         for op in range(1 << fmt.fields["op"][2]):
             probe = {"seg": seg, "op": op, "vdst": 8, "data": 16, "addr": 32}
-            if seg or family == "gfx12":
+            if seg or family != "gfx9":
                 probe["saddr"] = off
             if seg == 1:
                 probe["sve"] = 1
@@ -485,7 +485,7 @@ def gen_flat(dis, family, fmt) -> dict[str, dict]:
             entry = {"name": name, "suffix": suffix, "ops": build_template(tokens, probe, {}, False)}
             # Atomics print (and write) vdst only in their returning form: glc/sc0 on gfx9,
             # th bit 0 (TH_ATOMIC_RETURN) on gfx12.
-            rtn_probe = {**probe, ("sc0" if family == "gfx9" else "th"): 1}
+            rtn_probe = {**probe, {"gfx9": "sc0", "gfx11": "glc"}.get(family, "th"): 1}
             n2, t2 = dis.words(fmt.pack(rtn_probe))
             if n2:
                 toks2, _ = split_operands(t2.partition(" ")[2])

@@ -98,10 +98,10 @@ def _compare(path: Path, llvm_cls, mnemonics: Counter) -> tuple[int, list[str]]:
 
 
 # gfx90a only has the prebuilt operator objects (when kernels/ ships them), so fewer files.
-MIN_FILES = {"gfx942": 4, "gfx1201": 4, "gfx90a": 1}
+MIN_FILES = {"gfx942": 4, "gfx1201": 4, "gfx1100": 3, "gfx90a": 1}
 
 
-@pytest.mark.parametrize("target", ["gfx942", "gfx1201", "gfx90a"])
+@pytest.mark.parametrize("target", ["gfx942", "gfx1201", "gfx1100", "gfx90a"])
 def test_hsapy_disassembly_matches_llvm_for_every_instruction(corpus, target, capsys):
     llvm_cls = _load_llvm()
     total, problems, mnemonics, files = 0, [], Counter(), 0

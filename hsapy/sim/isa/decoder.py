@@ -31,10 +31,13 @@ TARGETS: dict[str, tuple[str, str]] = {
     "gfx940": ("gfx9", "gfx942"),
     "gfx941": ("gfx9", "gfx942"),
     "gfx942": ("gfx9", "gfx942"),
+    "gfx1100": ("gfx11", "gfx1100"),
+    "gfx1101": ("gfx11", "gfx1100"),
+    "gfx1102": ("gfx11", "gfx1100"),
     "gfx1200": ("gfx12", "gfx1201"),
     "gfx1201": ("gfx12", "gfx1201"),
 }
-FAMILIES = {"gfx9": "gfx942", "gfx12": "gfx1201"}
+FAMILIES = {"gfx9": "gfx942", "gfx11": "gfx1100", "gfx12": "gfx1201"}
 
 SRC_FIELDS = ("src0", "src1", "src2", "ssrc0", "ssrc1", "src0x", "src0y")
 _SCALAR_FIELDS = ("sdst", "sdata", "soffset", "ssrc0", "ssrc1")
@@ -397,7 +400,10 @@ class _Decoder:
                 mods.append("idxen")
             if fields["offset"]:
                 mods.append(f"offset:{fields['offset']}")
-            mods.extend(self.cache_bits(fields, mubuf=True))
+            if self.family == "gfx11":
+                mods.extend(flag for flag in ("glc", "slc", "dlc") if fields.get(flag))
+            else:
+                mods.extend(self.cache_bits(fields, mubuf=True))
         if ext_kind == "dpp":
             mods.extend(self.dpp_mods(fields))
         elif ext_kind == "dpp8":
@@ -431,6 +437,8 @@ class _Decoder:
     def smem_mods(self, entry, fields) -> list[str]:
         if self.family == "gfx9":
             return ["glc"] if fields.get("glc") else []
+        if self.family == "gfx11":
+            return [flag for flag in ("glc", "dlc") if fields.get(flag)]
         mods = []
         if fields.get("th"):
             mods.append(f"th:{_SMEM_TH[fields['th']]}")
@@ -453,12 +461,16 @@ class _Decoder:
                 return op, f"{operand_text(op)} offset:{imm_text}"
             return Operand("imm", 0, 1, imm, ""), imm_text
         imm = fields["offset"]
-        if imm & 0x800000:
-            imm -= 0x1000000
+        bits = 21 if self.family == "gfx11" else 24
+        if imm >> (bits - 1) & 1:
+            imm -= 1 << bits
         imm_text = f"0x{imm:x}" if imm >= 0 else f"-0x{-imm:x}"
         if fields["soffset"] != 124:
             op = scalar_operand(self.family, fields["soffset"], 1)
             return op, f"{operand_text(op)} offset:{imm_text}" if imm else operand_text(op)
+        if imm == 0 and self.family == "gfx11":
+            # LLVM prints the (null) SGPR offset instead of a zero immediate on gfx11.
+            return Operand("special", 124, 1, None, "null"), "null"
         return Operand("imm", 0, 1, imm, ""), imm_text
 
     def cache_bits(self, fields, mubuf=False) -> list[str]:
@@ -533,7 +545,8 @@ class _Decoder:
         saddr = fields["saddr"]
         has_saddr = encoding != "FLAT" and saddr != off_code
         dsts, srcs, texts = [], [], []
-        returns = fields.get("sc0") if family == "gfx9" else fields.get("th", 0) & 1
+        returns = {"gfx9": fields.get("sc0"), "gfx11": fields.get("glc")}.get(
+            family, fields.get("th", 0) & 1)
         template = entry["ops_rtn"] if returns and "ops_rtn" in entry else entry["ops"]
         for item in template:
             name = item[0]
@@ -568,7 +581,7 @@ class _Decoder:
                 texts.append("off")
         mods = []
         raw_off = fields["offset"]
-        if family == "gfx9":
+        if family in ("gfx9", "gfx11"):
             off = raw_off
             if encoding != "FLAT" and off & 0x1000:
                 off -= 0x2000
@@ -581,6 +594,8 @@ class _Decoder:
             mods.append(f"offset:{off}")
         if family == "gfx9":
             mods.extend(self.cache_bits(fields))
+        elif family == "gfx11":
+            mods.extend(flag for flag in ("glc", "slc", "dlc") if fields.get(flag))
         else:
             th_names = entry.get("th", [])
             th = fields["th"]
@@ -704,6 +719,14 @@ def _sopp_special(family: str, name: str, imm: int) -> str:
         if not parts:
             parts = [f"vmcnt({vm})", f"expcnt({exp})", f"lgkmcnt({lgkm})"]
         return " ".join(parts)
+    if name == "s_waitcnt" and family == "gfx11":
+        # gfx11 s_waitcnt: expcnt [2:0], lgkmcnt [9:4], vmcnt [15:10].
+        counters = (("vmcnt", (imm >> 10) & 0x3F, 63), ("expcnt", imm & 7, 7),
+                    ("lgkmcnt", (imm >> 4) & 0x3F, 63))
+        parts = [f"{label}({value})" for label, value, full in counters if value != full]
+        if not parts:
+            parts = [f"{label}({value})" for label, value, _ in counters]
+        return " ".join(parts)
     if name.startswith("s_sendmsg"):
         return _sendmsg_text(family, imm)
     if name == "s_delay_alu":
@@ -721,7 +744,7 @@ def _sendmsg_text(family: str, imm: int) -> str:
                       15: "MSG_SYSMSG"},
              "gfx12": {1: "MSG_INTERRUPT", 3: "MSG_DEALLOC_VGPRS", 9: "MSG_GS_ALLOC_REQ",
                        4: "MSG_SAVEWAVE", 6: "MSG_HALT_WAVES"}}
-    table = names.get(family, {})
+    table = names.get("gfx12" if family == "gfx11" else family, {})
     if imm == msg and msg in table:
         return f"sendmsg({table[msg]})"
     if imm <= 64:

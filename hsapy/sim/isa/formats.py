@@ -165,7 +165,31 @@ GFX12_FORMATS: tuple[Format, ...] = (
             "addr": _f(2, 0, 8), "offset": _f(2, 8, 24)}),
 )
 
-FAMILY_FORMATS: dict[str, tuple[Format, ...]] = {"gfx9": GFX9_FORMATS, "gfx12": GFX12_FORMATS}
+# --- gfx11 (gfx1100..gfx1103): RDNA3 ISA guide. VALU, VOPD and DS as gfx12; SMEM and FLAT differ ---
+GFX11_FORMATS: tuple[Format, ...] = tuple(
+    fmt for fmt in GFX12_FORMATS if fmt.name not in ("SMEM", "FLAT", "DS")) + (
+    Format("SMEM", 0xFC000000, 0xF4000000, 2,
+           {"sbase": _f(0, 0, 6), "sdata": _f(0, 6, 7), "dlc": _f(0, 13, 1), "glc": _f(0, 14, 1),
+            "op": _f(0, 18, 8),
+            "offset": _f(1, 0, 21), "soffset": _f(1, 25, 7)}),
+    Format("DS", 0xFC000000, 0xD8000000, 2,
+           {"offset0": _f(0, 0, 8), "offset1": _f(0, 8, 8), "gds": _f(0, 17, 1), "op": _f(0, 18, 8),
+            "addr": _f(1, 0, 8), "data0": _f(1, 8, 8), "data1": _f(1, 16, 8), "vdst": _f(1, 24, 8)}),
+    # 64-bit FLAT/SCRATCH/GLOBAL as on gfx10, with SVE in bit 55.
+    Format("FLAT", 0xFC000000, 0xDC000000, 2,
+           {"offset": _f(0, 0, 13), "dlc": _f(0, 13, 1), "glc": _f(0, 14, 1), "slc": _f(0, 15, 1),
+            "seg": _f(0, 16, 2), "op": _f(0, 18, 7),
+            "addr": _f(1, 0, 8), "data": _f(1, 8, 8), "saddr": _f(1, 16, 7), "sve": _f(1, 23, 1),
+            "vdst": _f(1, 24, 8)}),
+    Format("MUBUF", 0xFC000000, 0xE0000000, 2,
+           {"offset": _f(0, 0, 12), "slc": _f(0, 12, 1), "dlc": _f(0, 13, 1), "glc": _f(0, 14, 1),
+            "op": _f(0, 18, 8),
+            "vaddr": _f(1, 0, 8), "vdata": _f(1, 8, 8), "srsrc": _f(1, 16, 5), "tfe": _f(1, 21, 1),
+            "offen": _f(1, 22, 1), "idxen": _f(1, 23, 1), "soffset": _f(1, 24, 8)}),
+)
+
+FAMILY_FORMATS: dict[str, tuple[Format, ...]] = {
+    "gfx9": GFX9_FORMATS, "gfx11": GFX11_FORMATS, "gfx12": GFX12_FORMATS}
 
 # FLAT seg field -> encoding name.
 FLAT_SEGMENTS = {0: "FLAT", 1: "SCRATCH", 2: "GLOBAL"}

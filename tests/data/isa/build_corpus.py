@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the decoder-oracle corpus: code objects for gfx942 and gfx1201.
+"""Build the decoder-oracle corpus: code objects for gfx942, gfx1201 and gfx1100.
 
 Sources (all in this directory unless noted):
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
-TARGETS = ("gfx942", "gfx1201")
+TARGETS = ("gfx942", "gfx1201", "gfx1100")
 
 
 def tools_available() -> str | None:
