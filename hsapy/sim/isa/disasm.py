@@ -28,23 +28,29 @@ class Function:
     end: int
 
 
-def format_instruction(inst: Instruction, labels: dict[int, str] | None = None) -> str:
-    """One line: ``  <address>: <raw words>  <text>``, plus the branch target as a comment."""
+def format_instruction(inst: Instruction, funcs: Iterable[Function] = ()) -> str:
+    """One line: ``  <address>: <raw words>  <text>``, plus a branch's target as a comment
+    (``// -> 0x1978 <vector_add+0x78>`` when the target lies in a known function)."""
     words = " ".join(f"{w:08X}" for w in inst.words)
     line = f"  {inst.offset:08x}: {words:<{_WORD_COLUMN}} {inst.text()}"
     for src in inst.srcs:
         if src.kind == "label":
             target = int(src.value)  # type: ignore[arg-type]
-            name = (labels or {}).get(target)
-            line += f"  // -> {target:#x}" + (f" <{name}>" if name else "")
+            line += f"  // -> {target:#x}"
+            for func in funcs:
+                if func.start <= target < func.end:
+                    delta = target - func.start
+                    line += f" <{func.name}+{delta:#x}>" if delta else f" <{func.name}>"
+                    break
     return line
 
 
 def format_listing(insts: Iterable[Instruction], title: str = "",
-                   labels: dict[int, str] | None = None) -> list[str]:
+                   funcs: Iterable[Function] = ()) -> list[str]:
     """Lines for a run of instructions, optionally under a ``<title>:`` header."""
+    funcs = list(funcs)
     lines = [f"{title}:"] if title else []
-    lines.extend(format_instruction(inst, labels) for inst in insts)
+    lines.extend(format_instruction(inst, funcs) for inst in insts)
     return lines
 
 
@@ -98,14 +104,14 @@ def disassemble(data: bytes, kernel: str | None = None, target: str | None = Non
     """The disassembly of a code object (every function, or one kernel) as text."""
     co, elf = load_code_object(data, target)
     arch = str(co.target)
-    funcs = functions(co, elf)
+    all_funcs = functions(co, elf)
+    funcs = all_funcs
     if kernel is not None:
-        funcs = [f for f in funcs if f.name == kernel]
+        funcs = [f for f in all_funcs if f.name == kernel]
         if not funcs:
             names = ", ".join(sorted(co.kernels)) or "none"
             raise HsapyValueError(f"no kernel {kernel!r} in this code object (kernels: {names})")
     segments = executable_segments(co, elf)
-    labels = {f.start: f.name for f in funcs}
     lines = [f"; {arch} code object, {len(funcs)} function(s); hsapy disassembly "
              f"(LLVM syntax)"]
     for func in funcs:
@@ -113,5 +119,5 @@ def disassemble(data: bytes, kernel: str | None = None, target: str | None = Non
         code = blob[func.start - base:func.end - base]
         insts = decode(code, arch, base_offset=func.start)
         lines.append("")
-        lines.extend(format_listing(insts, f"{func.start:016x} <{func.name}>", labels))
+        lines.extend(format_listing(insts, f"{func.start:016x} <{func.name}>", all_funcs))
     return "\n".join(lines) + "\n"
