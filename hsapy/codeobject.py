@@ -1138,7 +1138,9 @@ class CodeObject:
     def _parse_relocations(self) -> None:
         relocations = []
         for section in self.sections:
-            if section.type != SHT_RELA:
+            # Dynamic relocations only: a RELA section with a target section (sh_info) holds
+            # static relocations kept by --emit-relocs, which loaders skip (ROCr does too).
+            if section.type != SHT_RELA or section.info != 0:
                 continue
             entsize = section.entsize or _RELA_SIZE
             if entsize < _RELA_SIZE:
