@@ -994,8 +994,10 @@ def build_hip(source, target: str | Target = "gfx942", *, code_object_version: i
             else:
                 # Device-only HIP without ROCm's headers and device libraries: hsapy_hip.h
                 # provides the HIP names; -c --no-gpu-bundle-output yields a linked plain ELF.
+                # -fuse-cuid=none: no random __hip_cuid_* symbol, so builds are reproducible.
                 args += ["-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc",
-                         "-c", "--no-gpu-bundle-output", "-include", "hsapy_hip.h"]
+                         "-c", "--no-gpu-bundle-output", "-fuse-cuid=none",
+                         "-include", "hsapy_hip.h"]
             args += [f"--offload-arch={target}", f"-O{opt_level}",
                      f"-mcode-object-version={code_object_version}"]
             args += [f"-I{directory}" for directory in includes]
