@@ -89,6 +89,7 @@ class LLVMDisassembler:
         if self._dc == ffi.NULL:
             raise OSError(f"LLVMCreateDisasmCPU failed for {cpu}")
         self._out = ffi.new("char[1024]")
+        self.cpu = cpu
 
     def disasm(self, data: bytes, pc: int = 0) -> tuple[int, str]:
         """(size in bytes, text) of the first instruction of ``data``; size 0 if invalid."""
@@ -212,6 +213,10 @@ def build_template(tokens: list[str], probe: dict[str, int], imm_texts: dict[str
         if tok.startswith("hwreg("):
             template.append(["simm16", 1, "hwreg"])
             continue
+        if "simm16" in probe and tok == str(probe["simm16"]):
+            # SOPK branches (s_call_b64, s_cbranch_i_fork) print a decimal dword offset.
+            template.append(["simm16", 1, "label"])
+            continue
         matched = [f for f, text in imm_texts.items() if text == tok]
         if matched:
             template.append([matched[0], 1, "imm"])
@@ -257,6 +262,20 @@ def choose_const_class(dis: LLVMDisassembler, fmt: F.Format, probe: dict[str, in
         if ok:
             return cls
     return "?" + "|".join(p for _, _, p in observations)
+
+
+def choose_literal_class(dis, fmt, probe, position: int) -> str:
+    """The printer of an opcode's built-in literal (v_fmamk K, s_setreg_imm32 value)."""
+    observations = []
+    for value in LITERAL_VALUES:
+        n, text = dis.words(fmt.pack(probe) + [value])
+        toks, _ = split_operands(text.partition(" ")[2]) if n else ([], [])
+        if position < len(toks):
+            observations.append((value, toks[position]))
+    for cls in ("hex",) + CONST_ORDER:
+        if all(const_text(cls, Operand("literal", 0, 1, v, ""), 255) == t for v, t in observations):
+            return cls
+    return "?" + "|".join(t for _, t in observations)
 
 
 def probe_variants(family: str, fmt: F.Format) -> list[dict[str, int]]:
@@ -358,6 +377,8 @@ def add_const_classes(dis, family, fmt, entry, probe) -> None:
     for position, item in enumerate(entry["ops"]):
         if item[0] in SRC_FIELDS:
             classes[item[0]] = choose_const_class(dis, fmt, probe, item[0], position, allow_literal)
+        elif item[0] == "literal":
+            classes["literal"] = choose_literal_class(dis, fmt, probe, position)
     if classes:
         entry["const"] = classes
 
@@ -374,8 +395,24 @@ def gen_simple(dis, family, fmt) -> dict[str, dict]:
         add_const_classes(dis, family, fmt, entry, probe)
         if fmt.name == "DS":
             entry["ds_offsets"] = ds_offset_style(dis, fmt, probe)
+        if fmt.name == "MUBUF":
+            add_mubuf_modifiers(dis, fmt, entry, probe)
         table[str(op)] = entry
     return table
+
+
+def add_mubuf_modifiers(dis, fmt, entry, probe) -> None:
+    """Which cache bits and offsets a MUBUF opcode prints (cache-control ops print few)."""
+    printed = []
+    for bit in ("sc0", "sc1", "nt", "glc", "slc", "dlc"):
+        if bit in fmt.fields:
+            n, text = dis.words(fmt.pack({**probe, bit: 1}))
+            base_n, base = dis.words(fmt.pack(probe))
+            if n and text != base:
+                printed.append(bit)
+    entry["cache_bits"] = printed
+    n, text = dis.words(fmt.pack({**probe, "offset": 4}))
+    entry["has_offset"] = int(bool(n) and "offset:4" in text)
 
 
 def ds_offset_style(dis, fmt, probe) -> str:
@@ -385,6 +422,26 @@ def ds_offset_style(dis, fmt, probe) -> str:
     if "offset:" in text:
         return "single"
     return "none"
+
+
+def add_input_modifier_masks(dis, fmt, entry, probe) -> None:
+    """Which sources print VOP3 neg / abs bits (integer opcodes ignore them), probed one source
+    at a time (LLVM rejects modifier bits of sources an opcode does not have)."""
+    positions = [(pos, item[0]) for pos, item in enumerate(entry["ops"]) if item[0] in SRC_FIELDS]
+    for bits_field, marker, key in (("neg", "-", "neg_mask"), ("abs", "|", "abs_mask"),
+                                    ("neg", "sext(", "sext_mask")):
+        if bits_field not in fmt.fields:
+            continue
+        mask = 0
+        for pos, field in positions:
+            bit = 1 << int(field[-1])
+            n, text = dis.words(fmt.pack({**probe, bits_field: bit}) + [LITERAL_PROBE])
+            if not n:
+                continue
+            toks, _ = split_operands(text.partition(" ")[2])
+            if pos < len(toks) and toks[pos].startswith(marker):
+                mask |= bit
+        entry[key] = mask
 
 
 def gen_vop3(dis, family, fmt) -> dict[str, dict]:
@@ -412,12 +469,17 @@ def gen_vop3(dis, family, fmt) -> dict[str, dict]:
                 probe = sd_probe
         fmt_used = sd_fmt if entry.get("sd") else fmt
         add_const_classes(dis, family, fmt_used, entry, probe)
+        if fmt.name == "VOP3":
+            add_input_modifier_masks(dis, fmt_used, entry, probe)
+        if entry["name"].startswith(("v_mfma", "v_smfmac")):
+            entry["mai"] = 1  # VOP3P-MAI: cbsz/abid/blgp and AGPR selects instead of op_sel
         if not entry.get("sd"):
-            n, t2 = dis.words(fmt.pack({**probe, "op_sel": 0b1111 if fmt.name == "VOP3" else 0b111})
-                              + [LITERAL_PROBE])
-            m = re.search(r"op_sel:\[([0-9,]+)\]", t2) if n else None
-            if m:
-                entry["op_sel_n"] = len(m.group(1).split(","))
+            for bits in ((0b1111, 0b1000, 0b0001, 0b1001, 0b0011) if fmt.name == "VOP3" else (0b111,)):
+                n, t2 = dis.words(fmt.pack({**probe, "op_sel": bits}) + [LITERAL_PROBE])
+                m = re.search(r"op_sel:\[([0-9,]+)\]", t2) if n else None
+                if m:
+                    entry["op_sel_n"] = len(m.group(1).split(","))
+                    break
             if fmt.name == "VOP3P":
                 # op_sel_hi defaults to all ones for packed math, to zeros for v_fma_mix*:
                 # LLVM prints it only when it differs from the default.
@@ -433,6 +495,9 @@ def gen_vop3(dis, family, fmt) -> dict[str, dict]:
                 m = re.search(r"neg_lo:\[([0-9,]+)\]", t4) if n else None
                 if m:
                     entry["neg_n"] = len(m.group(1).split(","))
+                elif n and "-|" in t4:
+                    # v_fma_mix*: neg_lo/neg_hi are the sources' neg/abs input modifiers.
+                    entry["neg_abs_operands"] = 1
         table[str(op)] = entry
     return table
 
@@ -465,6 +530,17 @@ def gen_sopp(dis, family, fmt) -> dict[str, dict]:
     return table
 
 
+def _th_name(dis, fmt, probe, th: int, scope: int) -> str:
+    n, text = dis.words(fmt.pack({**probe, "th": th, "scope": scope}))
+    m = re.search(r"th:(\S+)", text) if n else None
+    return m.group(1) if m else ""
+
+
+def cpu_has_sve(cpu: str) -> bool:
+    """gfx90a has no scratch SVE bit (bit 13 is LDS there)."""
+    return cpu != "gfx90a"
+
+
 def gen_flat(dis, family, fmt) -> dict[str, dict]:
     """FLAT/GLOBAL/SCRATCH tables, keyed "seg:op"; gfx12 also the th/scope names per opcode."""
     table = {}
@@ -474,7 +550,7 @@ def gen_flat(dis, family, fmt) -> dict[str, dict]:
             probe = {"seg": seg, "op": op, "vdst": 8, "data": 16, "addr": 32}
             if seg or family != "gfx9":
                 probe["saddr"] = off
-            if seg == 1:
+            if seg == 1 and cpu_has_sve(dis.cpu):
                 probe["sve"] = 1
             n, text = dis.words(fmt.pack(probe))
             if not n:
@@ -493,12 +569,9 @@ def gen_flat(dis, family, fmt) -> dict[str, dict]:
                 if rtn_ops != entry["ops"]:
                     entry["ops_rtn"] = rtn_ops
             if family == "gfx12":
-                th_names = []
-                for th in range(8):
-                    n2, t2 = dis.words(fmt.pack({**probe, "th": th}))
-                    m = re.search(r"th:(\S+)", t2) if n2 else None
-                    th_names.append(m.group(1) if m else "")
-                entry["th"] = th_names
+                # th names depend on the scope (TH_LOAD_BYPASS with SCOPE_SYS, ...)
+                entry["th"] = [
+                    [_th_name(dis, fmt, probe, th, scope) for th in range(8)] for scope in range(4)]
             table[f"{seg}:{op}"] = entry
     return table
 

@@ -189,11 +189,18 @@ class _Decoder:
             fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
                               fmt.extra["sd_fields"]).extract(base)
             encoding = "VOP3SD"
+        if entry.get("mai"):
+            fields = F.MAI_FORMAT.extract(base)
         return self.generic(fmt, encoding, entry, fields, words, i, offset)
 
     # --- the common path: operands from the generated template --------------------------------
     def generic(self, fmt: F.Format, encoding: str, entry: dict, fields: dict[str, int],
                 words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        self.pc = offset
+        self._neg_abs_operands = bool(entry.get("neg_abs_operands"))
+        self._neg_mask = entry.get("neg_mask", 7)
+        self._abs_mask = entry.get("abs_mask", 7)
+        self._sext_mask = entry.get("sext_mask", 0)
         size = 4 * fmt.dwords
         ext = None          # DPP / SDWA dword
         ext_kind = ""
@@ -246,6 +253,12 @@ class _Decoder:
                     (srcs if seen_src else dsts).append(op)
                 continue
             count, file = item[1], item[2]
+            if entry.get("mai"):
+                # AGPR or VGPR from the MAI select bits (acc_cd: vdst and src2; acc: A and B).
+                if name in ("vdst", "src2"):
+                    file = "a" if fields["acc_cd"] else "v"
+                elif name in ("src0", "src1"):
+                    file = "a" if fields["acc"] >> int(name[-1]) & 1 else "v"
             op, text = self.operand(fmt, entry, name, count, file, fields, literal, ext_kind, consts)
             if op is None:  # an absent operand LLVM prints as "off"
                 texts.append(text)
@@ -272,11 +285,15 @@ class _Decoder:
 
     def operand(self, fmt, entry, name, count, file, fields, literal, ext_kind, consts):
         family = self.family
-        if name == "literal":
+        if name == "literal":  # built-in literal: v_fmamk/v_fmaak K (hex), s_setreg_imm32 value
             op = Operand("literal", 0, count, literal, "")
-            return op, operand_text(op, consts.get("src0", "b32"), LITERAL_CODE)
+            return op, operand_text(op, consts.get("literal", "hex"), LITERAL_CODE)
         if fmt.name == "SMEM" and name == "offset":
             return self.smem_offset(fields)
+        if file == "label":  # SOPK branch: PC-relative dword offset
+            value = fields[name]
+            rel = value - 0x10000 if value & 0x8000 else value
+            return Operand("label", 0, 1, self.pc + 4 + 4 * rel, ""), str(value)
         if file == "hwreg":
             value = fields[name]
             return Operand("imm", 0, 1, value, ""), self.hwreg_text(value)
@@ -307,7 +324,9 @@ class _Decoder:
             if neg or abs_:
                 op = Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_)
             text = operand_text(op, consts.get(name, "b32"), code)
-            text = with_modifiers(text, neg, abs_)
+            text = with_modifiers(text, neg, abs_, op.kind in ("const", "literal"))
+            if fmt.name == "VOP3" and self._sext_mask >> index & 1 and fields["neg"] >> index & 1:
+                text = f"sext({text})"  # the neg bit of an integer source (legacy SDWA-style)
             if ext_kind == "sdwa" and fields.get(f"src{index}_sext"):
                 text = f"sext({text})"
             return op, text
@@ -340,10 +359,13 @@ class _Decoder:
     def input_mods(self, fmt, fields, ext_kind, index, name) -> tuple[bool, bool]:
         if ext_kind in ("dpp", "sdwa") and fmt.name in ("VOP1", "VOP2", "VOPC") and index < 2:
             return bool(fields.get(f"src{index}_neg")), bool(fields.get(f"src{index}_abs"))
-        if fmt.name == "VOP3" and "abs" in fields:
-            return bool(fields["neg"] >> index & 1), bool(fields["abs"] >> index & 1)
-        if fmt.name == "VOP3" and "neg" in fields:  # VOP3SD: neg only
-            return bool(fields["neg"] >> index & 1), False
+        if fmt.name == "VOP3":
+            # Only sources that take modifiers print them (the generator probed LLVM).
+            neg_ok = self._neg_mask >> index & 1
+            abs_ok = "abs" in fields and self._abs_mask >> index & 1
+            return bool(neg_ok and fields["neg"] >> index & 1), bool(abs_ok and fields["abs"] >> index & 1)
+        if fmt.name == "VOP3P" and "neg_lo" in fields and self._neg_abs_operands:
+            return bool(fields["neg_lo"] >> index & 1), bool(fields["neg_hi"] >> index & 1)
         return False, False
 
     def modifiers(self, fmt, entry, fields, ext_kind, srcs) -> list[str]:
@@ -358,6 +380,8 @@ class _Decoder:
                 mods.append("clamp")
             if fields.get("omod"):
                 mods.append(("", "mul:2", "mul:4", "div:2")[fields["omod"]])
+        elif name == "VOP3P" and entry.get("mai"):
+            mods.extend(f"{key}:{fields[key]}" for key in ("cbsz", "abid", "blgp") if fields[key])
         elif name == "VOP3P":
             n = entry.get("op_sel_n", len([s for s in srcs if s.kind != "imm"]) or 3)
             hi_n = entry.get("op_sel_hi_n", n)
@@ -369,7 +393,7 @@ class _Decoder:
             default = entry.get("op_sel_hi_default", 7)
             if "op_sel_hi_n" in entry and any(b != (default >> k & 1) for k, b in enumerate(op_sel_hi)):
                 mods.append(f"op_sel_hi:[{','.join(map(str, op_sel_hi))}]")
-            neg_n = entry.get("neg_n", n)
+            neg_n = 0 if entry.get("neg_abs_operands") else entry.get("neg_n", n)
             if fields["neg_lo"] & ((1 << neg_n) - 1):
                 mods.append(f"neg_lo:[{','.join(str(fields['neg_lo'] >> k & 1) for k in range(neg_n))}]")
             if fields["neg_hi"] & ((1 << neg_n) - 1):
@@ -389,21 +413,24 @@ class _Decoder:
                     mods.append(f"offset:{_swizzle_text(off)}")
                 elif off:
                     mods.append(f"offset:{off}")
-            if fields.get("gds"):
+            if fields.get("gds") and self.family == "gfx11":  # no GDS on gfx90a/gfx940 (ignored)
                 mods.append("gds")
         elif name == "SMEM":
             mods.extend(self.smem_mods(entry, fields))
         elif name == "MUBUF":
-            if fields["offen"]:
-                mods.append("offen")
-            if fields["idxen"]:
-                mods.append("idxen")
-            if fields["offset"]:
+            if entry["ops"]:
+                if fields["idxen"]:
+                    mods.append("idxen")
+                if fields["offen"]:
+                    mods.append("offen")
+            if fields["offset"] and entry.get("has_offset", 1):
                 mods.append(f"offset:{fields['offset']}")
+            allowed = set(entry.get("cache_bits", ("sc0", "sc1", "nt", "glc", "slc", "dlc")))
             if self.family == "gfx11":
-                mods.extend(flag for flag in ("glc", "slc", "dlc") if fields.get(flag))
+                mods.extend(flag for flag in ("glc", "slc", "dlc") if fields.get(flag) and flag in allowed)
             else:
-                mods.extend(self.cache_bits(fields, mubuf=True))
+                mods.extend(self.cache_bits({k: v for k, v in fields.items()
+                                             if k not in ("sc0", "sc1", "nt") or k in allowed}))
         if ext_kind == "dpp":
             mods.extend(self.dpp_mods(fields))
         elif ext_kind == "dpp8":
@@ -440,8 +467,11 @@ class _Decoder:
         if self.family == "gfx11":
             return [flag for flag in ("glc", "dlc") if fields.get(flag)]
         mods = []
+        if not entry["ops"]:  # s_dcache_inv and friends print no cache policy
+            return mods
         if fields.get("th"):
-            mods.append(f"th:{_SMEM_TH[fields['th']]}")
+            bypass = fields["th"] == 3 and fields.get("scope") == 3
+            mods.append(f"th:{'TH_LOAD_BYPASS' if bypass else _SMEM_TH[fields['th']]}")
         if fields.get("scope"):
             mods.append(f"scope:{_SCOPES[fields['scope']]}")
         return mods
@@ -467,7 +497,9 @@ class _Decoder:
         imm_text = f"0x{imm:x}" if imm >= 0 else f"-0x{-imm:x}"
         if fields["soffset"] != 124:
             op = scalar_operand(self.family, fields["soffset"], 1)
-            return op, f"{operand_text(op)} offset:{imm_text}" if imm else operand_text(op)
+            if imm or self.family == "gfx12":
+                return op, f"{operand_text(op)} offset:{imm_text}"
+            return op, operand_text(op)
         if imm == 0 and self.family == "gfx11":
             # LLVM prints the (null) SGPR offset instead of a zero immediate on gfx11.
             return Operand("special", 124, 1, None, "null"), "null"
@@ -554,7 +586,11 @@ class _Decoder:
                 continue
             count = item[1]
             if name == "addr":
-                if encoding == "SCRATCH" and not fields.get("sve"):
+                # Scratch address VGPR: SVE bit on gfx940/gfx11/gfx12; on gfx90a, present
+                # exactly when there is no SGPR base.
+                vaddr_used = fields.get("sve") if self.family != "gfx9" or self.gfx940 \
+                    else saddr == off_code
+                if encoding == "SCRATCH" and not vaddr_used:
                     texts.append("off")
                     continue
                 width = 2 if encoding == "FLAT" or (encoding == "GLOBAL" and not has_saddr) else 1
@@ -584,9 +620,7 @@ class _Decoder:
         if family in ("gfx9", "gfx11"):
             off = raw_off
             if encoding != "FLAT" and off & 0x1000:
-                off -= 0x2000
-            elif encoding == "FLAT":
-                off &= 0xFFF
+                off -= 0x2000  # GLOBAL/SCRATCH: signed 13 bits; FLAT: unsigned
         else:
             off = raw_off - (1 << 24) if raw_off & 0x800000 else raw_off
         srcs.append(Operand("imm", 0, 1, off, ""))
@@ -597,12 +631,14 @@ class _Decoder:
         elif family == "gfx11":
             mods.extend(flag for flag in ("glc", "slc", "dlc") if fields.get(flag))
         else:
-            th_names = entry.get("th", [])
+            th_names = entry.get("th", [[]] * 4)[fields["scope"]]
             th = fields["th"]
             if th and th < len(th_names) and th_names[th]:
                 mods.append(f"th:{th_names[th]}")
             if fields["scope"]:
                 mods.append(f"scope:{_SCOPES[fields['scope']]}")
+        if not template:  # global_inv, global_wb, ...: cache policy only
+            mods = [m for m in mods if not m.startswith("offset:")]
         asm = entry["name"] + entry["suffix"]
         if texts:
             asm += " " + ", ".join(texts)
@@ -719,7 +755,7 @@ def _sopp_special(family: str, name: str, imm: int) -> str:
         if not parts:
             parts = [f"vmcnt({vm})", f"expcnt({exp})", f"lgkmcnt({lgkm})"]
         return " ".join(parts)
-    if name == "s_waitcnt" and family == "gfx11":
+    if name == "s_waitcnt" and family in ("gfx11", "gfx12"):
         # gfx11 s_waitcnt: expcnt [2:0], lgkmcnt [9:4], vmcnt [15:10].
         counters = (("vmcnt", (imm >> 10) & 0x3F, 63), ("expcnt", imm & 7, 7),
                     ("lgkmcnt", (imm >> 4) & 0x3F, 63))
@@ -772,8 +808,12 @@ def _delay_alu_text(imm: int) -> str:
 
 
 def _swizzle_text(offset: int) -> str:
-    """ds_swizzle_b32's offset as LLVM prints it (ISA guide, DS_SWIZZLE_B32 modes)."""
+    """ds_swizzle_b32's offset as LLVM prints it (ISA guide, DS_SWIZZLE_B32 modes): QUAD_PERM
+    when bit 15 is set and bits 14:8 are clear, BITMASK modes when bit 15 is clear, else a
+    plain number."""
     if offset & 0x8000:
+        if offset & 0x7F00:
+            return str(offset)
         lanes = ",".join(str(offset >> (2 * k) & 3) for k in range(4))
         return f"swizzle(QUAD_PERM,{lanes})"
     and_mask, or_mask, xor_mask = offset & 0x1F, (offset >> 5) & 0x1F, (offset >> 10) & 0x1F
@@ -785,11 +825,12 @@ def _swizzle_text(offset: int) -> str:
         group = (~and_mask & 0x1F) + 1
         if group & (group - 1) == 0 and group > 1 and or_mask < group:
             return f"swizzle(BROADCAST,{group},{or_mask})"
+    # lane bit = ((id & and) | or) ^ xor: 'p' keeps, 'i' inverts, '0'/'1' force.
     chars = []
     for bit in range(4, -1, -1):
         a, o, x = and_mask >> bit & 1, or_mask >> bit & 1, xor_mask >> bit & 1
-        if not a:
-            chars.append("1" if o else "0")
-        else:
+        if a and not o:
             chars.append("i" if x else "p")
+        else:
+            chars.append(str(o ^ x))
     return f'swizzle(BITMASK_PERM,"{"".join(chars)}")'

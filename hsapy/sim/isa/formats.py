@@ -139,6 +139,14 @@ GFX9_FORMATS: tuple[Format, ...] = (
             "soffset": _f(1, 24, 8)}),
 )
 
+# VOP3P-MAI (gfx90a/gfx940 MFMA and SMFMAC): the VOP3P opcode space with matrix controls in
+# place of op_sel/neg (CDNA3 guide, "VOP3P-MAI").
+MAI_FORMAT = Format("VOP3P", 0xFF800000, 0xD3800000, 2,
+                    {"vdst": _f(0, 0, 8), "cbsz": _f(0, 8, 3), "abid": _f(0, 11, 4),
+                     "acc_cd": _f(0, 15, 1), "op": _f(0, 16, 7),
+                     "src0": _f(1, 0, 9), "src1": _f(1, 9, 9), "src2": _f(1, 18, 9),
+                     "acc": _f(1, 27, 2), "blgp": _f(1, 29, 3)})
+
 # --- gfx12 (gfx1200, gfx1201): RDNA4 ISA guide ---------------------------------------------------
 GFX12_FORMATS: tuple[Format, ...] = (
     _SOP1, _SOPC, _SOPP, _SOPK, _SOP2,

@@ -34,7 +34,8 @@ _SPECIAL_COMMON = {
 }
 SPECIAL_NAMES: dict[str, dict[int, str]] = {
     "gfx9": {**_SPECIAL_COMMON, 102: "flat_scratch_lo", 103: "flat_scratch_hi",
-             104: "xnack_mask_lo", 105: "xnack_mask_hi", 124: "m0", 239: "src_pops_exiting_wave_id",
+             104: "xnack_mask_lo", 105: "xnack_mask_hi", 124: "m0", 125: "null",
+             239: "src_pops_exiting_wave_id",
              251: "src_vccz", 252: "src_execz", 254: "src_lds_direct"},
     "gfx12": {**_SPECIAL_COMMON, 124: "null", 125: "m0"},
 }
@@ -238,10 +239,11 @@ def operand_text(operand: Operand, cls: str = "b32", code: int = 0) -> str:
     return str(operand.value)
 
 
-def with_modifiers(text: str, neg: bool, abs_: bool) -> str:
-    """Apply VOP3/DPP/SDWA input modifiers the way LLVM prints them: ``-|v1|``."""
+def with_modifiers(text: str, neg: bool, abs_: bool, constant: bool = False) -> str:
+    """Apply VOP3/DPP/SDWA input modifiers the way LLVM prints them: ``-|v1|``, and
+    ``neg(0.5)`` for a negated constant (so that ``--1`` never appears)."""
     if abs_:
         text = f"|{text}|"
     if neg:
-        text = f"-{text}"
+        text = f"neg({text})" if constant and not abs_ else f"-{text}"
     return text
