@@ -43,14 +43,11 @@ CLANG_FLAGS = ("-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output", "-no
 
 
 def header_dir() -> Path:
-    """Where hsapy_hip.h lives: kernels/include (issue #6), else the test-only stand-in."""
+    """Where hsapy_hip.h lives: kernels/include (the toolchain's device header)."""
     include = HERE / "include"
     if (include / "hsapy_hip.h").is_file():
         return include
-    shim = REPO / "tests" / "unit" / "hip_shim"
-    if (shim / "hsapy_hip.h").is_file():
-        return shim
-    raise FileNotFoundError("hsapy_hip.h not found in kernels/include (or tests/unit/hip_shim)")
+    raise FileNotFoundError("hsapy_hip.h not found in kernels/include")
 
 
 def available_builder() -> str:
@@ -79,7 +76,8 @@ def _build_with_clang(source: Path, target: str) -> bytes:
         raise FileNotFoundError("clang-19 is not installed (Debian: apt-get install clang-19)")
     with tempfile.TemporaryDirectory(prefix="hsapy-kernels-") as tmp:
         out = Path(tmp) / "out.hsaco"
-        command = [clang, *CLANG_FLAGS, f"--offload-arch={target}", f"-I{header_dir()}",
+        command = [clang, *CLANG_FLAGS, f"--offload-arch={target}", "-include", "hsapy_hip.h",
+                   "-mcode-object-version=5", f"-I{header_dir()}",
                    f"-I{HERE}", str(source), "-o", str(out)]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
