@@ -82,12 +82,14 @@ def build_hip_bundle(targets: tuple[str, ...], compress: bool = False) -> bytes:
     return out.read_bytes()
 
 
-# The llvmlite kernel: reads its arguments and blockDim.x through the implicit-argument pointer.
+# The llvmlite kernel: reads its arguments and blockDim.x through the implicit-argument pointer,
+# and stores to dynamic LDS (so v5 metadata has hidden_dynamic_lds_size).
 LLVMLITE_IR = """
 target triple = "amdgcn-amd-amdhsa"
 target datalayout = "{datalayout}"
 declare i32 @llvm.amdgcn.workitem.id.x()
 declare ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
+@dynamic_lds = external addrspace(3) global [0 x float], align 4
 define amdgpu_kernel void @scale(ptr addrspace(1) %out, float %s, i64 %n, i8 %tiny) #0 {{
   %i = call i32 @llvm.amdgcn.workitem.id.x()
   %ip = call ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
@@ -101,6 +103,8 @@ define amdgpu_kernel void @scale(ptr addrspace(1) %out, float %s, i64 %n, i8 %ti
   %r = fmul float %f, %s
   %p = getelementptr float, ptr addrspace(1) %out, i32 %i
   store float %r, ptr addrspace(1) %p
+  %l = getelementptr float, ptr addrspace(3) @dynamic_lds, i32 %i
+  store float %r, ptr addrspace(3) %l
   ret void
 }}
 define amdgpu_kernel void @noop() #0 {{
