@@ -17,3 +17,14 @@ def __getattr__(name: str):
 
         return getattr(decoder, name)
     raise AttributeError(name)
+
+
+def _register_interpreter() -> None:
+    # The simulator imports this package once so that interpreters can register at import
+    # (docs/internals.md, "The executor seam"); the executor module imports only numpy.
+    from .executor import register
+
+    register()
+
+
+_register_interpreter()

@@ -1,0 +1,724 @@
+"""ALU semantics as data: vector (VOP1/VOP2/VOP3/VOPC/VOP3P) and scalar (SOP1/SOP2/SOPK/SOPC).
+
+Each table maps an LLVM mnemonic (without ``_e32``/``_e64``) to its destination type, source types
+and a numpy function over the typed sources. The types name how the ISA reads the register bits
+(AMD "Instinct MI300 ISA" and "RDNA4 ISA" reference guides, section "Vector ALU instructions" /
+"Scalar ALU instructions"); numpy's IEEE arithmetic gives NaN/inf/denormal behaviour (denormals
+are kept; the kernel descriptor's flush mode is applied by the executor).
+
+Transcendentals (v_rcp, v_rsq, v_sqrt, v_exp, v_log, v_sin, v_cos) are computed in float64 and
+rounded once: within the hardware's documented 1 ulp.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import numpy as np
+
+f32, f64, f16 = np.float32, np.float64, np.float16
+u32, i32, u64, i64 = np.uint32, np.int32, np.uint64, np.int64
+
+Spec = tuple[str, tuple[str, ...], Callable[..., np.ndarray]]
+
+
+def _sh32(b):
+    return np.asarray(b).astype(u32) & u32(31)
+
+
+def _sh64(b):
+    return (np.asarray(b).astype(u64) & u64(63))
+
+
+def _bfe_u32(a, b, c):
+    off = np.asarray(b) & u32(31)
+    width = np.asarray(c) & u32(31)
+    mask = ((np.ones_like(width, dtype=u64) << width.astype(u64)) - u64(1)).astype(u32)
+    return (a >> off) & mask
+
+
+def _bfe_i32(a, b, c):
+    off = (np.asarray(b).astype(u32) & u32(31)).astype(i32)
+    width = (np.asarray(c).astype(u32) & u32(31)).astype(i32)
+    shifted = (np.asarray(a).astype(i64) << (32 - off - width).astype(i64)) & 0xFFFFFFFF
+    value = shifted.astype(u32).view(i32).astype(i64) >> (32 - width).astype(i64)
+    return np.where(width == 0, 0, value).astype(i32)
+
+
+def _mul_hi_u32(a, b):
+    return ((a.astype(u64) * np.asarray(b).astype(u64)) >> u64(32)).astype(u32)
+
+
+def _mul_hi_i32(a, b):
+    return ((np.asarray(a).astype(i64) * np.asarray(b).astype(i64)) >> 32).astype(i32)
+
+
+def _u24(a):
+    return np.asarray(a).astype(u32) & u32(0xFFFFFF)
+
+
+def _i24(a):
+    return ((np.asarray(a).astype(u32) << u32(8)).view(i32) >> 8)
+
+
+def _alignbit(a, b, c):
+    wide = (np.asarray(a).astype(u64) << u64(32)) | np.asarray(b).astype(u64)
+    return (wide >> (np.asarray(c).astype(u64) & u64(31))).astype(u32)
+
+
+def _alignbyte(a, b, c):
+    wide = (np.asarray(a).astype(u64) << u64(32)) | np.asarray(b).astype(u64)
+    return (wide >> ((np.asarray(c).astype(u64) & u64(3)) * u64(8))).astype(u32)
+
+
+def _cvt_f32_to_i32(x):
+    x = np.asarray(x, f64)
+    out = np.trunc(np.nan_to_num(x, nan=0.0, posinf=2147483647.0, neginf=-2147483648.0))
+    return np.clip(out, -2147483648.0, 2147483647.0).astype(i32)
+
+
+def _cvt_f32_to_u32(x):
+    x = np.asarray(x, f64)
+    out = np.trunc(np.nan_to_num(x, nan=0.0, posinf=4294967295.0, neginf=0.0))
+    return np.clip(out, 0.0, 4294967295.0).astype(u32)
+
+
+def _rounded(ftype, fn):
+    """fn computed in float64 and rounded once to ``ftype``."""
+    return lambda a: fn(np.asarray(a, f64)).astype(ftype)
+
+
+def _fract(a):
+    # V_FRACT: x - floor(x), clamped below 1.0; NaN in, NaN out; +-inf gives NaN.
+    result = a - np.floor(a)
+    below_one = np.nextafter(np.asarray(1.0, a.dtype), np.asarray(0.0, a.dtype))
+    return np.where(np.isinf(a), np.asarray(np.nan, a.dtype), np.minimum(result, below_one))
+
+
+def _frexp_mant(a):
+    mant, _ = np.frexp(a)
+    return np.where(np.isfinite(a), mant, a).astype(a.dtype)
+
+
+def _frexp_exp(a):
+    _, exp = np.frexp(a)
+    return np.where(np.isfinite(a), exp, 0).astype(i32)
+
+
+def _ldexp(a, n):
+    n = np.clip(np.asarray(n).astype(i64), -100000, 100000)
+    return np.ldexp(np.asarray(a), n.astype(np.int32)).astype(np.asarray(a).dtype)
+
+
+def _med3(a, b, c):
+    return np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c))
+
+
+def _med3_int(a, b, c):
+    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+
+
+def _fma(ftype):
+    """Fused multiply-add rounded once (exact product in float64 for f32/f16; for f64 a
+    two-product correction keeps the single rounding)."""
+    if ftype is f64:
+        def fma64(a, b, c):
+            a = np.asarray(a, f64)
+            b = np.asarray(b, f64)
+            c = np.asarray(c, f64)
+            p = a * b
+            # error-free transformation of the product (Dekker split)
+            split = f64(134217729.0)
+            ah = a * split
+            ah = ah - (ah - a)
+            al = a - ah
+            bh = b * split
+            bh = bh - (bh - b)
+            bl = b - bh
+            err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+            s = p + c
+            bb = s - p
+            serr = (p - (s - bb)) + (c - bb)
+            out = s + (serr + err)
+            return np.where(np.isfinite(out), out, p + c)
+        return fma64
+
+    def fma_narrow(a, b, c):
+        # The product of two f32 is exact in f64; the sum rounds once in f64 and once to f32;
+        # double rounding can differ from a true fma by one ulp only in tie cases.
+        return (np.asarray(a, f64) * np.asarray(b, f64) + np.asarray(c, f64)).astype(ftype)
+    return fma_narrow
+
+
+def _exp_of(x):
+    bits = np.asarray(x).view(u32 if x.dtype == f32 else u64)
+    if x.dtype == f32:
+        return ((bits >> u32(23)) & u32(0xFF)).astype(i32)
+    return ((bits >> u64(52)) & u64(0x7FF)).astype(i32)
+
+
+def _div_scale(ftype):
+    """V_DIV_SCALE_F32/F64: pre-scale numerator or denominator so the Newton-Raphson sequence
+    neither overflows nor underflows; VCC tells V_DIV_FMAS to undo the scaling (ISA guide)."""
+    bias = 127 if ftype is f32 else 1023
+    mant_bits = 23 if ftype is f32 else 52
+    scale = 64 if ftype is f32 else 128
+    tiny = np.finfo(ftype).tiny
+
+    def div_scale(s0, s1, s2):
+        s0 = np.asarray(s0, ftype)
+        s1 = np.asarray(s1, ftype)
+        s2 = np.asarray(s2, ftype)
+        shape = np.broadcast_shapes(s0.shape, s1.shape, s2.shape)
+        s0, s1, s2 = (np.broadcast_to(v, shape) for v in (s0, s1, s2))
+        e1 = _exp_of(s1)
+        e2 = _exp_of(s2)
+        with np.errstate(all="ignore"):
+            inv = np.asarray(1.0, ftype) / s1
+            quot = s2 / s1
+        denorm1 = (np.abs(s1) < tiny) & (s1 != 0)
+        inv_denorm = (np.abs(inv) < tiny) & (inv != 0)
+        quot_denorm = (np.abs(quot) < tiny) & (quot != 0)
+        up = _ldexp(s0, np.full(shape, scale))
+        down = _ldexp(s0, np.full(shape, -scale))
+        out = s0.copy()
+        vcc = np.zeros(shape, bool)
+        zero = (s2 == 0) | (s1 == 0)
+        c1 = ~zero & ((e2 - e1) >= (bias - 31 if ftype is f32 else 768))
+        c2 = ~zero & ~c1 & denorm1
+        c3 = ~zero & ~c1 & ~c2 & inv_denorm & quot_denorm
+        c4 = ~zero & ~c1 & ~c2 & ~c3 & inv_denorm
+        c5 = ~zero & ~c1 & ~c2 & ~c3 & ~c4 & quot_denorm
+        c6 = ~zero & ~c1 & ~c2 & ~c3 & ~c4 & ~c5 & (e2 <= mant_bits)
+        vcc |= c1 | c3 | c5
+        out = np.where(c1 & (s0 == s1), up, out)
+        out = np.where(c2, up, out)
+        out = np.where(c3 & (s0 == s1), up, out)
+        out = np.where(c4, down, out)
+        out = np.where(c5 & (s0 == s2), up, out)
+        out = np.where(c6, up, out)
+        out = np.where(zero, np.asarray(np.nan, ftype), out)
+        return out.astype(ftype), vcc
+    return div_scale
+
+
+def _div_fmas(ftype):
+    """V_DIV_FMAS: fma, then (lanes with VCC) rescale by 2**+-scale by the sign of S2's
+    exponent (the quotient estimate), undoing V_DIV_SCALE."""
+    fma = _fma(ftype)
+    bias = 127 if ftype is f32 else 1023
+    scale = 64 if ftype is f32 else 128
+
+    def div_fmas(a, b, c, vcc):
+        result = np.asarray(fma(a, b, c), ftype)
+        exp_c = _exp_of(np.broadcast_to(np.asarray(c, ftype), result.shape))
+        factor = np.where(exp_c > bias, scale, -scale)
+        scaled = _ldexp(result, factor)
+        return np.where(vcc, scaled, result).astype(ftype)
+    return div_fmas
+
+
+def _div_fixup(ftype):
+    """V_DIV_FIXUP: special cases of num/den (S2/S1) on top of the quotient S0."""
+    def div_fixup(q, den, num):
+        q = np.asarray(q, ftype)
+        den = np.asarray(den, ftype)
+        num = np.asarray(num, ftype)
+        shape = np.broadcast_shapes(q.shape, den.shape, num.shape)
+        q, den, num = (np.broadcast_to(v, shape) for v in (q, den, num))
+        neg = np.signbit(den) ^ np.signbit(num)
+        inf = np.where(neg, -np.inf, np.inf).astype(ftype)
+        zero = np.where(neg, -0.0, 0.0).astype(ftype)
+        out = np.where(neg, -np.abs(q), np.abs(q)).astype(ftype)
+        out = np.where((np.abs(den) == np.inf) | (num == 0), zero, out)
+        out = np.where((den == 0) | (np.abs(num) == np.inf), inf, out)
+        both_zero = (den == 0) & (num == 0)
+        both_inf = (np.abs(den) == np.inf) & (np.abs(num) == np.inf)
+        out = np.where(both_zero | both_inf, np.asarray(np.nan, ftype), out)
+        out = np.where(np.isnan(den), den, out)
+        out = np.where(np.isnan(num), num, out)
+        return out.astype(ftype)
+    return div_fixup
+
+
+def _cvt_pkrtz(a, b):
+    def rtz16(x):
+        x = np.asarray(x, f32)
+        h = x.astype(f16)
+        # round toward zero: step back when rounding went away from zero
+        away = np.abs(h.astype(f32)) > np.abs(x)
+        toward = np.nextafter(h, np.asarray(0, f16))
+        return np.where(away & np.isfinite(x), toward, h).astype(f16)
+    lo = rtz16(a).view(np.uint16).astype(u32)
+    hi = rtz16(b).view(np.uint16).astype(u32)
+    return lo | (hi << u32(16))
+
+
+def _cvt_ubyte(n):
+    return lambda a: ((np.asarray(a).astype(u32) >> u32(8 * n)) & u32(0xFF)).astype(f32)
+
+
+def _sat_add_u32(a, b):
+    return np.minimum(a.astype(u64) + np.asarray(b).astype(u64), u64(0xFFFFFFFF)).astype(u32)
+
+
+# fmax/fmin: the IEEE-754 2008 maxNum/minNum the ISA implements (a NaN operand yields the other).
+_max = np.fmax
+_min = np.fmin
+
+
+def _float_ops(t: str, ftype) -> dict[str, Spec]:
+    ops: dict[str, Spec] = {
+        f"v_add_{t}": (t, (t, t), lambda a, b: a + b),
+        f"v_sub_{t}": (t, (t, t), lambda a, b: a - b),
+        f"v_subrev_{t}": (t, (t, t), lambda a, b: b - a),
+        f"v_mul_{t}": (t, (t, t), lambda a, b: a * b),
+        f"v_fma_{t}": (t, (t, t, t), _fma(ftype)),
+        f"v_fmac_{t}": (t, (t, t, t), _fma(ftype)),        # third source = the destination
+        f"v_fmaak_{t}": (t, (t, t, t), _fma(ftype)),
+        f"v_fmamk_{t}": (t, (t, t, t), _fma(ftype)),
+        f"v_max_{t}": (t, (t, t), _max),
+        f"v_min_{t}": (t, (t, t), _min),
+        f"v_max_num_{t}": (t, (t, t), _max),
+        f"v_min_num_{t}": (t, (t, t), _min),
+        f"v_maximum_{t}": (t, (t, t), np.maximum),
+        f"v_minimum_{t}": (t, (t, t), np.minimum),
+        f"v_max3_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),
+        f"v_min3_{t}": (t, (t, t, t), lambda a, b, c: _min(_min(a, b), c)),
+        f"v_max3_num_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),
+        f"v_min3_num_{t}": (t, (t, t, t), lambda a, b, c: _min(_min(a, b), c)),
+        f"v_med3_{t}": (t, (t, t, t), _med3),
+        f"v_med3_num_{t}": (t, (t, t, t), _med3),
+        f"v_rcp_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / a)),
+        f"v_rcp_iflag_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / a)),
+        f"v_rsq_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / np.sqrt(a))),
+        f"v_sqrt_{t}": (t, (t,), _rounded(ftype, np.sqrt)),
+        f"v_exp_{t}": (t, (t,), _rounded(ftype, np.exp2)),
+        f"v_log_{t}": (t, (t,), _rounded(ftype, np.log2)),
+        f"v_sin_{t}": (t, (t,), _rounded(ftype, lambda a: np.sin(2 * np.pi * a))),
+        f"v_cos_{t}": (t, (t,), _rounded(ftype, lambda a: np.cos(2 * np.pi * a))),
+        f"v_floor_{t}": (t, (t,), np.floor),
+        f"v_ceil_{t}": (t, (t,), np.ceil),
+        f"v_trunc_{t}": (t, (t,), np.trunc),
+        f"v_rndne_{t}": (t, (t,), np.rint),
+        f"v_fract_{t}": (t, (t,), _fract),
+        f"v_frexp_mant_{t}": (t, (t,), _frexp_mant),
+        f"v_frexp_exp_i32_{t}": ("i32", (t,), _frexp_exp),
+        f"v_frexp_exp_i16_{t}": ("i16", (t,), lambda a: _frexp_exp(a).astype(np.int16)),
+        f"v_ldexp_{t}": (t, (t, "i32"), _ldexp),
+        f"v_div_fixup_{t}": (t, (t, t, t), _div_fixup(ftype)),
+    }
+    if t == "f32":
+        ops["v_mac_f32"] = ("f32", ("f32", "f32", "f32"),
+                            lambda a, b, c: (a * b).astype(f32) + c)
+        ops["v_mad_f32"] = ("f32", ("f32", "f32", "f32"),
+                            lambda a, b, c: (a * b).astype(f32) + c)
+        ops["v_mul_legacy_f32"] = ("f32", ("f32", "f32"),
+                                   lambda a, b: np.where((a == 0) | (b == 0), f32(0), a * b))
+        ops["v_mul_dx9_zero_f32"] = ops["v_mul_legacy_f32"]
+        ops["v_exp_legacy_f32"] = ops["v_exp_f32"]
+        ops["v_log_legacy_f32"] = ops["v_log_f32"]
+    return ops
+
+
+VALU: dict[str, Spec] = {}
+VALU.update(_float_ops("f32", f32))
+VALU.update(_float_ops("f64", f64))
+VALU.update(_float_ops("f16", f16))
+VALU.update({
+    "v_mov_b32": ("b32", ("b32",), lambda a: a),
+    "v_mov_b64": ("b64", ("b64",), lambda a: a),
+    "v_mov_b16": ("b16", ("b16",), lambda a: a),
+    "v_not_b32": ("b32", ("b32",), np.invert),
+    "v_bfrev_b32": ("b32", ("b32",), lambda a: _bitreverse32(a)),
+    "v_add_u32": ("u32", ("u32", "u32"), lambda a, b: a + b),
+    "v_add_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a + b),
+    "v_sub_u32": ("u32", ("u32", "u32"), lambda a, b: a - b),
+    "v_sub_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a - b),
+    "v_subrev_u32": ("u32", ("u32", "u32"), lambda a, b: b - a),
+    "v_subrev_nc_u32": ("u32", ("u32", "u32"), lambda a, b: b - a),
+    "v_add_i32": ("i32", ("i32", "i32"), lambda a, b: a + b),
+    "v_add_nc_i32": ("i32", ("i32", "i32"), lambda a, b: a + b),
+    "v_sub_i32": ("i32", ("i32", "i32"), lambda a, b: a - b),
+    "v_sub_nc_i32": ("i32", ("i32", "i32"), lambda a, b: a - b),
+    "v_add_u16": ("u16", ("u16", "u16"), lambda a, b: a + b),
+    "v_add_nc_u16": ("u16", ("u16", "u16"), lambda a, b: a + b),
+    "v_sub_u16": ("u16", ("u16", "u16"), lambda a, b: a - b),
+    "v_mul_lo_u16": ("u16", ("u16", "u16"), lambda a, b: a * b),
+    "v_mul_lo_u32": ("u32", ("u32", "u32"), lambda a, b: a * b),
+    "v_mul_hi_u32": ("u32", ("u32", "u32"), _mul_hi_u32),
+    "v_mul_hi_i32": ("i32", ("i32", "i32"), _mul_hi_i32),
+    "v_mul_u32_u24": ("u32", ("u32", "u32"), lambda a, b: _u24(a) * _u24(b)),
+    "v_mul_hi_u32_u24": ("u32", ("u32", "u32"),
+                         lambda a, b: ((_u24(a).astype(u64) * _u24(b)) >> u64(32)).astype(u32)),
+    "v_mul_i32_i24": ("i32", ("i32", "i32"), lambda a, b: _i24(a) * _i24(b)),
+    "v_mul_hi_i32_i24": ("i32", ("i32", "i32"),
+                         lambda a, b: ((_i24(a).astype(i64) * _i24(b)) >> 32).astype(i32)),
+    "v_mad_u32_u24": ("u32", ("u32", "u32", "u32"), lambda a, b, c: _u24(a) * _u24(b) + c),
+    "v_mad_i32_i24": ("i32", ("i32", "i32", "i32"), lambda a, b, c: _i24(a) * _i24(b) + c),
+    "v_mad_u32_u16": ("u32", ("u32", "u32", "u32"),
+                      lambda a, b, c: (a & u32(0xFFFF)) * (b & u32(0xFFFF)) + c),
+    "v_and_b32": ("b32", ("b32", "b32"), lambda a, b: a & b),
+    "v_or_b32": ("b32", ("b32", "b32"), lambda a, b: a | b),
+    "v_xor_b32": ("b32", ("b32", "b32"), lambda a, b: a ^ b),
+    "v_xnor_b32": ("b32", ("b32", "b32"), lambda a, b: ~(a ^ b)),
+    "v_or3_b32": ("b32", ("b32", "b32", "b32"), lambda a, b, c: a | b | c),
+    "v_xor3_b32": ("b32", ("b32", "b32", "b32"), lambda a, b, c: a ^ b ^ c),
+    "v_and_or_b32": ("b32", ("b32", "b32", "b32"), lambda a, b, c: (a & b) | c),
+    "v_lshl_or_b32": ("b32", ("b32", "b32", "b32"), lambda a, b, c: (a << _sh32(b)) | c),
+    "v_lshl_add_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a << _sh32(b)) + c),
+    "v_add_lshl_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a + b) << _sh32(c)),
+    "v_add3_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: a + b + c),
+    "v_xad_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a ^ b) + c),
+    "v_lshlrev_b32": ("b32", ("b32", "b32"), lambda a, b: b << _sh32(a)),
+    "v_lshrrev_b32": ("b32", ("b32", "b32"), lambda a, b: b >> _sh32(a)),
+    "v_ashrrev_i32": ("i32", ("u32", "i32"), lambda a, b: b >> _sh32(a).astype(i32)),
+    "v_lshlrev_b16": ("b16", ("b16", "b16"), lambda a, b: b << (a & np.uint16(15))),
+    "v_lshrrev_b16": ("b16", ("b16", "b16"), lambda a, b: b >> (a & np.uint16(15))),
+    "v_ashrrev_i16": ("i16", ("u16", "i16"), lambda a, b: b >> (a & np.uint16(15)).astype(np.int16)),
+    "v_lshlrev_b64": ("b64", ("u32", "b64"), lambda a, b: b << _sh64(a)),
+    "v_lshrrev_b64": ("b64", ("u32", "b64"), lambda a, b: b >> _sh64(a)),
+    "v_ashrrev_i64": ("i64", ("u32", "i64"), lambda a, b: b >> _sh64(a).astype(i64)),
+    "v_lshl_add_u64": ("u64", ("u64", "u32", "u64"),
+                       lambda a, b, c: (a << (np.asarray(b).astype(u64) & u64(7))) + c),
+    "v_add_nc_u64": ("u64", ("u64", "u64"), lambda a, b: a + b),
+    "v_sub_nc_u64": ("u64", ("u64", "u64"), lambda a, b: a - b),
+    "v_mul_u64": ("u64", ("u64", "u64"), lambda a, b: a * b),
+    "v_bfe_u32": ("u32", ("u32", "u32", "u32"), _bfe_u32),
+    "v_bfe_i32": ("i32", ("i32", "u32", "u32"), _bfe_i32),
+    "v_bfi_b32": ("b32", ("b32", "b32", "b32"), lambda a, b, c: (a & b) | (~a & c)),
+    "v_bfm_b32": ("b32", ("b32", "b32"),
+                  lambda a, b: (((u64(1) << (np.asarray(a).astype(u64) & u64(31))) - u64(1))
+                                << (np.asarray(b).astype(u64) & u64(31))).astype(u32)),
+    "v_alignbit_b32": ("b32", ("b32", "b32", "b32"), _alignbit),
+    "v_alignbyte_b32": ("b32", ("b32", "b32", "b32"), _alignbyte),
+    "v_bcnt_u32_b32": ("u32", ("u32", "u32"), lambda a, b: np.bitwise_count(a).astype(u32) + b),
+    "v_max_u32": ("u32", ("u32", "u32"), np.maximum),
+    "v_min_u32": ("u32", ("u32", "u32"), np.minimum),
+    "v_max_i32": ("i32", ("i32", "i32"), np.maximum),
+    "v_min_i32": ("i32", ("i32", "i32"), np.minimum),
+    "v_max_u16": ("u16", ("u16", "u16"), np.maximum),
+    "v_min_u16": ("u16", ("u16", "u16"), np.minimum),
+    "v_max_i16": ("i16", ("i16", "i16"), np.maximum),
+    "v_min_i16": ("i16", ("i16", "i16"), np.minimum),
+    "v_max3_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: np.maximum(np.maximum(a, b), c)),
+    "v_min3_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: np.minimum(np.minimum(a, b), c)),
+    "v_max3_i32": ("i32", ("i32", "i32", "i32"), lambda a, b, c: np.maximum(np.maximum(a, b), c)),
+    "v_min3_i32": ("i32", ("i32", "i32", "i32"), lambda a, b, c: np.minimum(np.minimum(a, b), c)),
+    "v_med3_i32": ("i32", ("i32", "i32", "i32"), _med3_int),
+    "v_med3_u32": ("u32", ("u32", "u32", "u32"), _med3_int),
+    "v_sad_u32": ("u32", ("u32", "u32", "u32"),
+                  lambda a, b, c: np.where(a > b, a - b, b - a) + c),
+    "v_cvt_f32_u32": ("f32", ("u32",), lambda a: a.astype(f32)),
+    "v_cvt_f32_i32": ("f32", ("i32",), lambda a: a.astype(f32)),
+    "v_cvt_u32_f32": ("u32", ("f32",), _cvt_f32_to_u32),
+    "v_cvt_i32_f32": ("i32", ("f32",), _cvt_f32_to_i32),
+    "v_cvt_f64_f32": ("f64", ("f32",), lambda a: a.astype(f64)),
+    "v_cvt_f32_f64": ("f32", ("f64",), lambda a: a.astype(f32)),
+    "v_cvt_f64_i32": ("f64", ("i32",), lambda a: a.astype(f64)),
+    "v_cvt_f64_u32": ("f64", ("u32",), lambda a: a.astype(f64)),
+    "v_cvt_i32_f64": ("i32", ("f64",), _cvt_f32_to_i32),
+    "v_cvt_u32_f64": ("u32", ("f64",), _cvt_f32_to_u32),
+    "v_cvt_f16_f32": ("f16", ("f32",), lambda a: a.astype(f16)),
+    "v_cvt_f32_f16": ("f32", ("f16",), lambda a: a.astype(f32)),
+    "v_cvt_f16_u16": ("f16", ("u16",), lambda a: a.astype(f16)),
+    "v_cvt_f16_i16": ("f16", ("i16",), lambda a: a.astype(f16)),
+    "v_cvt_u16_f16": ("u16", ("f16",), lambda a: np.clip(np.nan_to_num(np.trunc(a.astype(f32))),
+                                                         0, 65535).astype(np.uint16)),
+    "v_cvt_i16_f16": ("i16", ("f16",), lambda a: np.clip(np.nan_to_num(np.trunc(a.astype(f32))),
+                                                         -32768, 32767).astype(np.int16)),
+    "v_cvt_pkrtz_f16_f32": ("b32", ("f32", "f32"), _cvt_pkrtz),
+    "v_cvt_f32_ubyte0": ("f32", ("b32",), _cvt_ubyte(0)),
+    "v_cvt_f32_ubyte1": ("f32", ("b32",), _cvt_ubyte(1)),
+    "v_cvt_f32_ubyte2": ("f32", ("b32",), _cvt_ubyte(2)),
+    "v_cvt_f32_ubyte3": ("f32", ("b32",), _cvt_ubyte(3)),
+    "v_cvt_rpi_i32_f32": ("i32", ("f32",), lambda a: _cvt_f32_to_i32(np.floor(a + f32(0.5)))),
+    "v_cvt_flr_i32_f32": ("i32", ("f32",), lambda a: _cvt_f32_to_i32(np.floor(a))),
+    "v_ffbh_u32": ("u32", ("u32",), lambda a: _ffbh(a)),
+    "v_clz_i32_u32": ("u32", ("u32",), lambda a: _ffbh(a)),
+    "v_ffbl_b32": ("u32", ("u32",), lambda a: _ffbl(a)),
+    "v_ctz_i32_b32": ("u32", ("u32",), lambda a: _ffbl(a)),
+    "v_perm_b32": ("b32", ("b32", "b32", "b32"), lambda a, b, c: _perm(a, b, c)),
+    "v_pack_b32_f16": ("b32", ("f16", "f16"),
+                       lambda a, b: a.view(np.uint16).astype(u32)
+                       | (b.view(np.uint16).astype(u32) << u32(16))),
+})
+
+
+def _bitreverse32(a):
+    a = np.asarray(a).astype(u32)
+    as_bytes = a[..., None].view(np.uint8)
+    bits = np.unpackbits(as_bytes, axis=-1, bitorder="little")[..., ::-1]
+    return np.packbits(bits, axis=-1, bitorder="little").view(u32)[..., 0]
+
+
+def _ffbh(a):
+    a = np.asarray(a).astype(u32)
+    with np.errstate(all="ignore"):
+        lead = 31 - np.floor(np.log2(np.maximum(a, 1).astype(f64))).astype(np.int64)
+    return np.where(a == 0, u32(0xFFFFFFFF), lead.astype(u32))
+
+
+def _ffbl(a):
+    a = np.asarray(a).astype(u32)
+    low = a & (~a + u32(1))
+    with np.errstate(all="ignore"):
+        index = np.floor(np.log2(np.maximum(low, 1).astype(f64))).astype(np.int64)
+    return np.where(a == 0, u32(0xFFFFFFFF), index.astype(u32))
+
+
+def _perm(a, b, c):
+    # V_PERM_B32: byte select from {S0, S1} by each byte of S2 (0-7 bytes, 8-11 sign
+    # replicate, 12 = 0x00, >= 13 = 0xFF).
+    src = (np.asarray(a).astype(u64) << u64(32)) | np.asarray(b).astype(u64)
+    c = np.asarray(c).astype(u32)
+    out = np.zeros(np.broadcast_shapes(src.shape, c.shape), u32)
+    for byte in range(4):
+        sel = (c >> u32(8 * byte)) & u32(0xFF)
+        value = ((src >> (sel.astype(u64) * u64(8) % u64(64))) & u64(0xFF)).astype(u32)
+        sign_byte = ((src >> ((u64(2) * (sel.astype(u64) - u64(8)) + u64(1)) * u64(8) - u64(1)))
+                     & u64(1)).astype(u32) * u32(0xFF)
+        value = np.where(sel >= 8, sign_byte, value)
+        value = np.where(sel == 12, u32(0), value)
+        value = np.where(sel >= 13, u32(0xFF), value)
+        out |= value << u32(8 * byte)
+    return out
+
+
+# --- compares ---------------------------------------------------------------------------------
+
+_CMP_RE = re.compile(r"^v_cmpx?_([a-z]+)_(f16|f32|f64|i16|u16|i32|u32|i64|u64)$")
+
+
+def _compare_fn(op: str, is_float: bool):
+    table = {
+        "f": lambda a, b: np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b)), bool),
+        "t": lambda a, b: np.ones(np.broadcast_shapes(np.shape(a), np.shape(b)), bool),
+        "tru": lambda a, b: np.ones(np.broadcast_shapes(np.shape(a), np.shape(b)), bool),
+        "lt": np.less, "eq": np.equal, "le": np.less_equal, "gt": np.greater,
+        "ge": np.greater_equal,
+        "ne": np.not_equal,
+        "lg": (lambda a, b: (a < b) | (a > b)) if is_float else np.not_equal,
+        "o": lambda a, b: ~(np.isnan(a) | np.isnan(b)),
+        "u": lambda a, b: np.isnan(a) | np.isnan(b),
+        "nge": lambda a, b: ~(a >= b), "nlg": lambda a, b: ~((a < b) | (a > b)),
+        "ngt": lambda a, b: ~(a > b), "nle": lambda a, b: ~(a <= b),
+        "neq": lambda a, b: ~(a == b), "nlt": lambda a, b: ~(a < b),
+    }
+    return table.get(op)
+
+
+def compare_spec(name: str):
+    """(source type, function -> bool lanes, writes_exec) for a v_cmp / v_cmpx mnemonic."""
+    if name.startswith(("v_cmp_class_", "v_cmpx_class_")):
+        ty = name.rsplit("_", 1)[1]
+        return ty, _class_fn, name.startswith("v_cmpx")
+    match = _CMP_RE.match(name)
+    if not match:
+        return None
+    op, ty = match.groups()
+    fn = _compare_fn(op, ty[0] == "f")
+    if fn is None:
+        return None
+    return ty, fn, name.startswith("v_cmpx")
+
+
+def _class_fn(a, mask):
+    a = np.asarray(a)
+    mask = np.asarray(mask).astype(u32)
+    tiny = np.finfo(a.dtype).tiny
+    isnan = np.isnan(a)
+    bits = a.view({2: np.uint16, 4: u32, 8: u64}[a.dtype.itemsize])
+    mant_top = {2: 9, 4: 22, 8: 51}[a.dtype.itemsize]
+    quiet = ((bits >> bits.dtype.type(mant_top)) & bits.dtype.type(1)).astype(bool)
+    neg = np.signbit(a)
+    mag = np.abs(a)
+    classes = [
+        isnan & ~quiet, isnan & quiet,
+        neg & np.isinf(a), neg & (mag >= tiny) & np.isfinite(a), neg & (mag < tiny) & (mag > 0),
+        neg & (a == 0), ~neg & (a == 0), ~neg & (mag < tiny) & (mag > 0),
+        ~neg & (mag >= tiny) & np.isfinite(a), ~neg & np.isinf(a),
+    ]
+    out = np.zeros(np.broadcast_shapes(a.shape, mask.shape), bool)
+    for bit, cls in enumerate(classes):
+        out |= cls & ((mask >> u32(bit)) & u32(1)).astype(bool)
+    return out
+
+
+# --- scalar ALU --------------------------------------------------------------------------------
+# name -> (dst type, src types, fn -> value, scc rule). The scc rule is None (SCC unchanged),
+# "nz" (SCC = result != 0) or a function of the sources returning bool per wave.
+
+def _carry_add(a, b):
+    return (a.astype(u64) + np.asarray(b).astype(u64)) > u64(0xFFFFFFFF)
+
+
+def _signed_overflow_add(a, b):
+    s = np.asarray(a).astype(i64) + np.asarray(b).astype(i64)
+    return (s > 0x7FFFFFFF) | (s < -0x80000000)
+
+
+def _signed_overflow_sub(a, b):
+    s = np.asarray(a).astype(i64) - np.asarray(b).astype(i64)
+    return (s > 0x7FFFFFFF) | (s < -0x80000000)
+
+
+SALU: dict[str, tuple] = {
+    "s_mov_b32": ("b32", ("b32",), lambda a: a, None),
+    "s_mov_b64": ("b64", ("b64",), lambda a: a, None),
+    "s_cmov_b32": ("b32", ("b32",), None, None),      # handled specially
+    "s_cmov_b64": ("b64", ("b64",), None, None),
+    "s_not_b32": ("b32", ("b32",), np.invert, "nz"),
+    "s_not_b64": ("b64", ("b64",), np.invert, "nz"),
+    "s_brev_b32": ("b32", ("b32",), _bitreverse32, None),
+    "s_bcnt1_i32_b32": ("u32", ("b32",), lambda a: np.bitwise_count(a).astype(u32), "nz"),
+    "s_bcnt1_i32_b64": ("u32", ("b64",), lambda a: np.bitwise_count(a).astype(u32), "nz"),
+    "s_ff1_i32_b32": ("u32", ("u32",), _ffbl, None),
+    "s_ctz_i32_b32": ("u32", ("u32",), _ffbl, None),
+    "s_ff1_i32_b64": ("u32", ("u64",), lambda a: _ffbl64(a), None),
+    "s_ctz_i32_b64": ("u32", ("u64",), lambda a: _ffbl64(a), None),
+    "s_flbit_i32_b32": ("u32", ("u32",), _ffbh, None),
+    "s_clz_i32_u32": ("u32", ("u32",), _ffbh, None),
+    "s_sext_i32_i8": ("i32", ("b32",), lambda a: (a.astype(u32) << u32(24)).view(i32) >> 24, None),
+    "s_sext_i32_i16": ("i32", ("b32",), lambda a: (a.astype(u32) << u32(16)).view(i32) >> 16, None),
+    "s_abs_i32": ("i32", ("i32",), lambda a: np.abs(a), "nz"),
+    "s_add_u32": ("u32", ("u32", "u32"), lambda a, b: a + b, _carry_add),
+    "s_add_co_u32": ("u32", ("u32", "u32"), lambda a, b: a + b, _carry_add),
+    "s_sub_u32": ("u32", ("u32", "u32"), lambda a, b: a - b, lambda a, b: b > a),
+    "s_sub_co_u32": ("u32", ("u32", "u32"), lambda a, b: a - b, lambda a, b: b > a),
+    "s_add_i32": ("i32", ("i32", "i32"), lambda a, b: a + b, _signed_overflow_add),
+    "s_add_co_i32": ("i32", ("i32", "i32"), lambda a, b: a + b, _signed_overflow_add),
+    "s_sub_i32": ("i32", ("i32", "i32"), lambda a, b: a - b, _signed_overflow_sub),
+    "s_sub_co_i32": ("i32", ("i32", "i32"), lambda a, b: a - b, _signed_overflow_sub),
+    "s_add_nc_u64": ("u64", ("u64", "u64"), lambda a, b: a + b, None),
+    "s_sub_nc_u64": ("u64", ("u64", "u64"), lambda a, b: a - b, None),
+    "s_mul_u64": ("u64", ("u64", "u64"), lambda a, b: a * b, None),
+    "s_mul_i32": ("i32", ("i32", "i32"), lambda a, b: a * b, None),
+    "s_mul_hi_u32": ("u32", ("u32", "u32"), _mul_hi_u32, None),
+    "s_mul_hi_i32": ("i32", ("i32", "i32"), _mul_hi_i32, None),
+    "s_and_b32": ("b32", ("b32", "b32"), lambda a, b: a & b, "nz"),
+    "s_and_b64": ("b64", ("b64", "b64"), lambda a, b: a & b, "nz"),
+    "s_or_b32": ("b32", ("b32", "b32"), lambda a, b: a | b, "nz"),
+    "s_or_b64": ("b64", ("b64", "b64"), lambda a, b: a | b, "nz"),
+    "s_xor_b32": ("b32", ("b32", "b32"), lambda a, b: a ^ b, "nz"),
+    "s_xor_b64": ("b64", ("b64", "b64"), lambda a, b: a ^ b, "nz"),
+    "s_andn2_b32": ("b32", ("b32", "b32"), lambda a, b: a & ~b, "nz"),
+    "s_andn2_b64": ("b64", ("b64", "b64"), lambda a, b: a & ~b, "nz"),
+    "s_and_not1_b32": ("b32", ("b32", "b32"), lambda a, b: a & ~b, "nz"),
+    "s_and_not1_b64": ("b64", ("b64", "b64"), lambda a, b: a & ~b, "nz"),
+    "s_orn2_b32": ("b32", ("b32", "b32"), lambda a, b: a | ~b, "nz"),
+    "s_orn2_b64": ("b64", ("b64", "b64"), lambda a, b: a | ~b, "nz"),
+    "s_or_not1_b32": ("b32", ("b32", "b32"), lambda a, b: a | ~b, "nz"),
+    "s_or_not1_b64": ("b64", ("b64", "b64"), lambda a, b: a | ~b, "nz"),
+    "s_nand_b32": ("b32", ("b32", "b32"), lambda a, b: ~(a & b), "nz"),
+    "s_nand_b64": ("b64", ("b64", "b64"), lambda a, b: ~(a & b), "nz"),
+    "s_nor_b32": ("b32", ("b32", "b32"), lambda a, b: ~(a | b), "nz"),
+    "s_nor_b64": ("b64", ("b64", "b64"), lambda a, b: ~(a | b), "nz"),
+    "s_xnor_b32": ("b32", ("b32", "b32"), lambda a, b: ~(a ^ b), "nz"),
+    "s_xnor_b64": ("b64", ("b64", "b64"), lambda a, b: ~(a ^ b), "nz"),
+    "s_lshl_b32": ("b32", ("b32", "b32"), lambda a, b: a << _sh32(b), "nz"),
+    "s_lshl_b64": ("b64", ("b64", "b32"), lambda a, b: a << _sh64(b), "nz"),
+    "s_lshr_b32": ("b32", ("b32", "b32"), lambda a, b: a >> _sh32(b), "nz"),
+    "s_lshr_b64": ("b64", ("b64", "b32"), lambda a, b: a >> _sh64(b), "nz"),
+    "s_ashr_i32": ("i32", ("i32", "b32"), lambda a, b: a >> _sh32(b).astype(i32), "nz"),
+    "s_ashr_i64": ("i64", ("i64", "b32"), lambda a, b: a >> _sh64(b).astype(i64), "nz"),
+    "s_lshl1_add_u32": ("u32", ("u32", "u32"), lambda a, b: (a << u32(1)) + b,
+                        lambda a, b: _carry_add(np.asarray(a).astype(u64) << u64(1), b)),
+    "s_lshl2_add_u32": ("u32", ("u32", "u32"), lambda a, b: (a << u32(2)) + b,
+                        lambda a, b: _carry_add(np.asarray(a).astype(u64) << u64(2), b)),
+    "s_lshl3_add_u32": ("u32", ("u32", "u32"), lambda a, b: (a << u32(3)) + b,
+                        lambda a, b: _carry_add(np.asarray(a).astype(u64) << u64(3), b)),
+    "s_lshl4_add_u32": ("u32", ("u32", "u32"), lambda a, b: (a << u32(4)) + b,
+                        lambda a, b: _carry_add(np.asarray(a).astype(u64) << u64(4), b)),
+    "s_bfe_u32": ("u32", ("u32", "u32"),
+                  lambda a, b: _bfe_u32(a, b & u32(31), (b >> u32(16)) & u32(0x7F)), "nz"),
+    "s_bfe_i32": ("i32", ("i32", "u32"),
+                  lambda a, b: _bfe_i32(a, b & u32(31), (b >> u32(16)) & u32(0x7F)), "nz"),
+    "s_bfm_b32": VALU["v_bfm_b32"] + (None,),
+    "s_min_i32": ("i32", ("i32", "i32"), np.minimum, lambda a, b: a < b),
+    "s_min_u32": ("u32", ("u32", "u32"), np.minimum, lambda a, b: a < b),
+    "s_max_i32": ("i32", ("i32", "i32"), np.maximum, lambda a, b: a > b),
+    "s_max_u32": ("u32", ("u32", "u32"), np.maximum, lambda a, b: a > b),
+    "s_absdiff_i32": ("i32", ("i32", "i32"), lambda a, b: np.abs(a - b), "nz"),
+    "s_pack_ll_b32_b16": ("b32", ("b32", "b32"),
+                          lambda a, b: (a & u32(0xFFFF)) | (b << u32(16)), None),
+    "s_pack_lh_b32_b16": ("b32", ("b32", "b32"),
+                          lambda a, b: (a & u32(0xFFFF)) | (b & u32(0xFFFF0000)), None),
+    "s_pack_hh_b32_b16": ("b32", ("b32", "b32"),
+                          lambda a, b: (a >> u32(16)) | (b & u32(0xFFFF0000)), None),
+    "s_pack_hl_b32_b16": ("b32", ("b32", "b32"),
+                          lambda a, b: (a >> u32(16)) | (b << u32(16)), None),
+    # gfx12 scalar float
+    "s_add_f32": ("f32", ("f32", "f32"), lambda a, b: a + b, None),
+    "s_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a - b, None),
+    "s_mul_f32": ("f32", ("f32", "f32"), lambda a, b: a * b, None),
+    "s_max_num_f32": ("f32", ("f32", "f32"), _max, None),
+    "s_min_num_f32": ("f32", ("f32", "f32"), _min, None),
+    "s_fmac_f32": ("f32", ("f32", "f32", "f32"), _fma(f32), None),
+    "s_fmamk_f32": ("f32", ("f32", "f32", "f32"), _fma(f32), None),
+    "s_fmaak_f32": ("f32", ("f32", "f32", "f32"), _fma(f32), None),
+    "s_cvt_f32_u32": ("f32", ("u32",), lambda a: a.astype(f32), None),
+    "s_cvt_f32_i32": ("f32", ("i32",), lambda a: a.astype(f32), None),
+    "s_cvt_u32_f32": ("u32", ("f32",), _cvt_f32_to_u32, None),
+    "s_cvt_i32_f32": ("i32", ("f32",), _cvt_f32_to_i32, None),
+    "s_rndne_f32": ("f32", ("f32",), np.rint, None),
+    "s_floor_f32": ("f32", ("f32",), np.floor, None),
+    "s_ceil_f32": ("f32", ("f32",), np.ceil, None),
+    "s_trunc_f32": ("f32", ("f32",), np.trunc, None),
+}
+
+
+def _ffbl64(a):
+    a = np.asarray(a).astype(u64)
+    low = a & (~a + u64(1))
+    with np.errstate(all="ignore"):
+        index = np.floor(np.log2(np.maximum(low, 1).astype(f64))).astype(np.int64)
+    # log2 of a power of two is exact in float64 for every 64-bit power
+    return np.where(a == 0, u32(0xFFFFFFFF), index.astype(u32))
+
+
+_SCMP_RE = re.compile(r"^s_cmpk?_([a-z]+)_(i32|u32|u64|f32|f16)$")
+
+
+def scalar_compare_spec(name: str):
+    """(source type, function) for s_cmp_* / s_cmpk_*."""
+    match = _SCMP_RE.match(name)
+    if not match:
+        return None
+    op, ty = match.groups()
+    fn = _compare_fn(op, ty[0] == "f")
+    if fn is None:
+        return None
+    return ty, fn
+
+
+# saveexec: name -> (new EXEC from (src, exec), width)
+SAVEEXEC = {
+    "and": lambda s, e: s & e,
+    "or": lambda s, e: s | e,
+    "xor": lambda s, e: s ^ e,
+    "andn2": lambda s, e: s & ~e,
+    "and_not1": lambda s, e: s & ~e,
+    "orn2": lambda s, e: s | ~e,
+    "or_not1": lambda s, e: s | ~e,
+    "nand": lambda s, e: ~(s & e),
+    "nor": lambda s, e: ~(s | e),
+    "xnor": lambda s, e: ~(s ^ e),
+    "andn1": lambda s, e: ~s & e,
+    "and_not0": lambda s, e: ~s & e,
+    "orn1": lambda s, e: ~s | e,
+    "or_not0": lambda s, e: ~s | e,
+}
+_SAVEEXEC_RE = re.compile(r"^s_([a-z_0-9]+?)_saveexec_b(32|64)$")
+_WREXEC_RE = re.compile(r"^s_(andn1|andn2|and_not0|and_not1)_wrexec_b(32|64)$")
+
+
+def saveexec_spec(name: str):
+    """(function, width, is_wrexec) for s_*_saveexec_* / s_*_wrexec_*."""
+    match = _SAVEEXEC_RE.match(name)
+    if match and match.group(1) in SAVEEXEC:
+        return SAVEEXEC[match.group(1)], int(match.group(2)), False
+    match = _WREXEC_RE.match(name)
+    if match:
+        return SAVEEXEC[match.group(1)], int(match.group(2)), True
+    return None

@@ -1,0 +1,854 @@
+"""Memory instructions: SMEM, global/flat/scratch, LDS (DS), atomics.
+
+Every access to simulated memory goes through ``SimMemory`` (``view`` / ``gather`` / ``scatter``),
+which raises ``SimMemoryFault`` outside an allocation; the executor turns that into a
+``SimFault`` with the faulting address. Only lanes in EXEC access memory.
+
+Atomics run in one serial order: waves in dispatch order, lanes in lane order; each lane's
+returned value is the memory value just before its own operation in that order.
+LDS is one byte array per workgroup (rows of ``machine.lds``); an LDS access beyond the
+workgroup's allocation reads 0 and drops writes, as the hardware's LDS range check does.
+Flat addresses in the shared / private apertures (hsapy.sim.queues) go to LDS / scratch.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from hsapy.sim.isa.instruction import Instruction
+from hsapy.sim.isa.operand_access import (NotImplementedOperand, scalar_reader, scalar_writer,
+                                          vector_reader)
+from hsapy.sim.isa.wave import Batch
+
+u32, u64 = np.uint32, np.uint64
+ADDRESS_MASK = (1 << 64) - 1
+
+
+def compile_memory(inst: Instruction, info: Any):
+    """Closure for a memory instruction (None-returning), or an unimplemented stub."""
+    from hsapy.sim.isa.semantics import _unimplemented
+
+    try:
+        if inst.encoding == "SMEM":
+            return _smem(inst, info)
+        if inst.encoding == "DS":
+            return _ds(inst, info)
+        if inst.encoding in ("GLOBAL", "FLAT", "SCRATCH"):
+            return _vmem(inst, info)
+    except NotImplementedOperand as exc:
+        return _unimplemented(inst, str(exc))
+    return _unimplemented(inst)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+def gather_dwords(m: Any, addrs: np.ndarray, ndw: int) -> np.ndarray:
+    """Load ``ndw`` dwords at each address: ``uint32[n, ndw]``; fault-checked by SimMemory."""
+    n = addrs.size
+    if n == 0:
+        return np.zeros((0, ndw), u32)
+    lo = int(addrs.min())
+    hi = int(addrs.max()) + 4 * ndw
+    rel = (addrs - u64(lo)).astype(np.intp)
+    try:
+        view = m.memory.view(lo, hi - lo, "read", agent=m.agent)
+    except Exception:
+        cols = [m.memory.gather(addrs + u64(4 * k), 4, np.uint32, agent=m.agent)
+                for k in range(ndw)]
+        return np.stack(cols, axis=1)
+    if not (rel & 3).any():
+        words = view.view(u32)
+        index = (rel >> 2)[:, None] + np.arange(ndw)
+        return words[index]
+    index = rel[:, None] + np.arange(4 * ndw)
+    return np.ascontiguousarray(view[index]).view(u32).reshape(n, ndw)
+
+
+def scatter_dwords(m: Any, addrs: np.ndarray, values: np.ndarray) -> None:
+    """Store ``values`` (``uint32[n, ndw]``) at each address; fault-checked by SimMemory."""
+    n, ndw = values.shape
+    if n == 0:
+        return
+    lo = int(addrs.min())
+    hi = int(addrs.max()) + 4 * ndw
+    rel = (addrs - u64(lo)).astype(np.intp)
+    try:
+        view = m.memory.view(lo, hi - lo, "write", agent=m.agent)
+    except Exception:
+        for k in range(ndw):  # fault-checks every address before the first write
+            m.memory.gather(addrs + u64(4 * k), 4, np.uint32, agent=m.agent)
+        for k in range(ndw):
+            m.memory.scatter(addrs + u64(4 * k), np.ascontiguousarray(values[:, k]),
+                             agent=m.agent)
+        return
+    if not (rel & 3).any():
+        words = view.view(u32)
+        words[(rel >> 2)[:, None] + np.arange(ndw)] = values
+        return
+    view[rel[:, None] + np.arange(4 * ndw)] = np.ascontiguousarray(values).view(np.uint8).reshape(n, -1)
+
+
+def gather_bytes(m: Any, addrs: np.ndarray, nbytes: int) -> np.ndarray:
+    """Load ``nbytes`` (1 or 2) at each address: ``uint8[n, nbytes]``."""
+    if addrs.size == 0:
+        return np.zeros((0, nbytes), np.uint8)
+    raw = m.memory.gather(addrs, nbytes, None, agent=m.agent)
+    return np.ascontiguousarray(raw).view(np.uint8).reshape(-1, nbytes)
+
+
+def scatter_bytes(m: Any, addrs: np.ndarray, values: np.ndarray, nbytes: int) -> None:
+    """Store the low ``nbytes`` of each uint32 value."""
+    if addrs.size == 0:
+        return
+    m.memory.scatter(addrs, values.astype(u32), nbytes, agent=m.agent)
+
+
+_LOAD_RE = re.compile(r"_(?:load|read)_(?:dword(x\d)?|b(\d+)|(u8|i8|u16|i16|ubyte|sbyte|ushort|sshort)"
+                      r"(?:_d16(_hi)?)?|(short|ubyte|sbyte|b16|u8|i8)_d16(_hi)?)$")
+
+
+def _width_of(name: str) -> tuple[int, str, bool]:
+    """(bytes, kind, d16_hi) of a load/store mnemonic: kind "u"/"s" for sub-dword, "d" dwords."""
+    tail = name.split("_", 2)[-1]
+    hi = tail.endswith("_d16_hi")
+    d16 = "_d16" in tail
+    tail = tail.replace("_d16_hi", "").replace("_d16", "")
+    for prefix in ("load_", "store_", "read_", "write_"):
+        if tail.startswith(prefix):
+            tail = tail[len(prefix):]
+    table = {
+        "dword": (4, "d"), "dwordx2": (8, "d"), "dwordx3": (12, "d"), "dwordx4": (16, "d"),
+        "b32": (4, "d"), "b64": (8, "d"), "b96": (12, "d"), "b128": (16, "d"),
+        "ubyte": (1, "u"), "u8": (1, "u"), "sbyte": (1, "s"), "i8": (1, "s"),
+        "ushort": (2, "u"), "u16": (2, "u"), "sshort": (2, "s"), "i16": (2, "s"),
+        "byte": (1, "u"), "short": (2, "u"), "b8": (1, "u"), "b16": (2, "u"),
+    }
+    if tail not in table:
+        raise NotImplementedOperand(f"memory width of {name}")
+    size, kind = table[tail]
+    if d16:
+        kind = kind + "16"
+    return size, kind, hi
+
+
+# --- SMEM ----------------------------------------------------------------------------------------
+
+def _smem(inst: Instruction, info: Any):
+    name = inst.name
+    if name in ("s_memtime", "s_memrealtime"):
+        write = scalar_writer(inst.dsts[0], "b64")
+        return lambda b, m: write(b, np.uint64(m.clock.now()))
+    if name.startswith(("s_dcache", "s_atc_probe", "s_prefetch")):
+        return lambda b, m: None
+    if not name.startswith(("s_load_", "s_buffer_load_")):
+        raise NotImplementedOperand(name)
+    buffer = name.startswith("s_buffer_")
+    dst = inst.dsts[0]
+    ndw = dst.count
+    base = scalar_reader(inst.srcs[0], "b64")
+    offsets = [scalar_reader(op, "u32") if op.kind != "imm" else None for op in inst.srcs[1:]]
+    imm = sum(int(op.value) for op in inst.srcs[1:] if op.kind == "imm")
+    dst_row = dst.index
+
+    def load(b: Batch, m: Any) -> None:
+        addr = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
+        if buffer:  # V# base address: bits 47:0 of the first two dwords
+            addr = addr & u64(0xFFFFFFFFFFFF)
+        total = addr + u64(imm & ADDRESS_MASK)
+        for reader in offsets:
+            if reader is not None:
+                total = total + np.asarray(reader(b)).astype(u64)
+        total = total & ~u64(3)  # scalar loads ignore the low two address bits
+        first = total[0]
+        if (total == first).all():
+            words = np.frombuffer(m.memory.read(int(first), 4 * ndw), u32)
+            b.S[:, dst_row:dst_row + ndw] = words
+            return
+        unique, inverse = np.unique(total, return_inverse=True)
+        rows = np.stack([np.frombuffer(m.memory.read(int(a), 4 * ndw), u32) for a in unique])
+        b.S[:, dst_row:dst_row + ndw] = rows[inverse.reshape(-1)]
+    if dst.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM destination {dst.kind}")
+    return load
+
+
+# --- global / flat / scratch ---------------------------------------------------------------------
+
+_ATOMIC_OPS: dict[str, tuple[str, Callable]] = {
+    "add": ("u", lambda old, v: old + v), "sub": ("u", lambda old, v: old - v),
+    "add_u32": ("u", lambda old, v: old + v), "sub_u32": ("u", lambda old, v: old - v),
+    "add_u64": ("u", lambda old, v: old + v), "sub_u64": ("u", lambda old, v: old - v),
+    "and": ("u", lambda old, v: old & v), "or": ("u", lambda old, v: old | v),
+    "xor": ("u", lambda old, v: old ^ v),
+    "and_b32": ("u", lambda old, v: old & v), "or_b32": ("u", lambda old, v: old | v),
+    "xor_b32": ("u", lambda old, v: old ^ v),
+    "and_b64": ("u", lambda old, v: old & v), "or_b64": ("u", lambda old, v: old | v),
+    "xor_b64": ("u", lambda old, v: old ^ v),
+    "swap": ("u", lambda old, v: v), "swap_b32": ("u", lambda old, v: v),
+    "swap_b64": ("u", lambda old, v: v),
+    "smin": ("s", np.minimum), "smax": ("s", np.maximum),
+    "umin": ("u", np.minimum), "umax": ("u", np.maximum),
+    "min_i32": ("s", np.minimum), "max_i32": ("s", np.maximum),
+    "min_u32": ("u", np.minimum), "max_u32": ("u", np.maximum),
+    "min_i64": ("s", np.minimum), "max_i64": ("s", np.maximum),
+    "min_u64": ("u", np.minimum), "max_u64": ("u", np.maximum),
+    "inc": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
+    "dec": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
+    "inc_u32": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
+    "dec_u32": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
+    "add_f32": ("f", lambda old, v: old + v), "add_f64": ("f", lambda old, v: old + v),
+    "fmin": ("f", np.fmin), "fmax": ("f", np.fmax),
+    "min_f32": ("f", np.fmin), "max_f32": ("f", np.fmax),
+    "min_num_f32": ("f", np.fmin), "max_num_f32": ("f", np.fmax),
+    "min_f64": ("f", np.fmin), "max_f64": ("f", np.fmax),
+    "min_num_f64": ("f", np.fmin), "max_num_f64": ("f", np.fmax),
+    "cmpswap": ("c", None), "cmpswap_b32": ("c", None), "cmpswap_b64": ("c", None),
+}
+
+
+def _atomic_kind(name: str) -> tuple[str, str, Callable | None, int]:
+    """(op, type kind, function, bytes) for ``*_atomic_<op>[_x2]``."""
+    op = name.split("_atomic_", 1)[1]
+    wide = op.endswith("_x2") or op.endswith("_b64") or op.endswith("_u64") \
+        or op.endswith("_i64") or op.endswith("_f64")
+    base = op[:-3] if op.endswith("_x2") else op
+    if base not in _ATOMIC_OPS:
+        raise NotImplementedOperand(f"atomic {op}")
+    kind, fn = _ATOMIC_OPS[base]
+    return base, kind, fn, 8 if wide else 4
+
+
+def _serial_rmw(read: Callable, write: Callable, addrs: np.ndarray, values: np.ndarray,
+                fn: Callable, cmp: np.ndarray | None) -> np.ndarray:
+    """Apply ``fn`` lane by lane in order (vectorised over lanes with distinct addresses); returns
+    the old value each lane saw. ``read(addrs) -> values``, ``write(addrs, values)``."""
+    n = addrs.size
+    old_out = np.empty_like(values)
+    if n == 0:
+        return old_out
+    order = np.argsort(addrs, kind="stable")
+    sorted_addrs = addrs[order]
+    starts = np.ones(n, bool)
+    starts[1:] = sorted_addrs[1:] != sorted_addrs[:-1]
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    rank = np.empty(n, np.intp)
+    rank[order] = np.arange(n) - group_start
+    max_rank = int(rank.max())
+    groups = int(starts.sum())
+    if max_rank > 64 and cmp is None and groups <= 64:
+        # few hot addresses: one accumulate per address, still in lane order
+        for g in np.flatnonzero(starts):
+            end = g + 1
+            while end < n and not starts[end]:
+                end += 1
+            lanes = order[g:end]
+            address = addrs[lanes[:1]]
+            current = read(address)[0]
+            vals = values[lanes]
+            olds = np.empty_like(vals)
+            if fn is not None and _is_add(fn):
+                running = np.concatenate([[current], vals]).astype(vals.dtype)
+                acc = np.add.accumulate(running)
+                olds[:] = acc[:-1]
+                final = acc[-1]
+            else:
+                for i, v in enumerate(vals):
+                    olds[i] = current
+                    current = fn(np.asarray(current), np.asarray(v))
+                final = current
+            old_out[lanes] = olds
+            write(address, np.asarray([final], vals.dtype))
+        return old_out
+    for r in range(max_rank + 1):
+        lanes = np.flatnonzero(rank == r)
+        address = addrs[lanes]
+        old = read(address)
+        if cmp is not None:  # cmpswap: store the data when memory equals the compare value
+            new = np.where(old == cmp[lanes], values[lanes], old)
+        else:
+            new = fn(old, values[lanes])
+        old_out[lanes] = old
+        write(address, np.asarray(new).astype(values.dtype))
+    return old_out
+
+
+def _is_add(fn: Callable) -> bool:
+    return getattr(fn, "_is_add", False)
+
+
+for _key in ("add", "add_u32", "add_u64", "add_f32", "add_f64"):
+    _ATOMIC_OPS[_key][1]._is_add = True  # type: ignore[attr-defined]
+
+
+def _vmem(inst: Instruction, info: Any):
+    name = inst.name
+    enc = inst.encoding
+    family = inst.family
+    srcs = list(inst.srcs)
+    offset = int(srcs[-1].value) if srcs and srcs[-1].kind == "imm" else 0
+    regs = [op for op in srcs if op.kind != "imm"]
+    # address parts
+    if enc == "SCRATCH":
+        vaddr = regs[0] if regs and inst.fields.get("sve", 0 if family != "gfx9" else 1) \
+            and regs[0].kind == "vgpr" and _has_vaddr(inst) else None
+        saddr_op = next((op for op in regs if op.kind in ("sgpr", "special", "ttmp")), None)
+        data_regs = [op for op in regs if op is not vaddr and op is not saddr_op]
+        return _scratch(inst, info, vaddr, saddr_op, data_regs, offset)
+    addr_op = regs[0]
+    saddr_op = next((op for op in regs[1:] if op.kind in ("sgpr", "special", "ttmp")), None)
+    data_regs = [op for op in regs[1:] if op is not saddr_op]
+    if saddr_op is not None:
+        vofs = vector_reader(addr_op, "u32")
+        sbase = scalar_reader(saddr_op, "b64")
+
+        def address(b: Batch) -> np.ndarray:
+            base = np.asarray(sbase(b)).astype(u64)[:, None]
+            return base + np.asarray(vofs(b)).astype(u64) + u64(offset & ADDRESS_MASK)
+    else:
+        vaddr64 = vector_reader(addr_op, "u64")
+
+        def address(b: Batch) -> np.ndarray:
+            return np.asarray(vaddr64(b)) + u64(offset & ADDRESS_MASK)
+    flat = enc == "FLAT"
+    if "_atomic_" in name:
+        return _global_atomic(inst, address, data_regs, flat)
+    if "_load_" in name or name.endswith("_load"):
+        return _global_load(inst, address, flat)
+    if "_store_" in name:
+        return _global_store(inst, address, data_regs[0], flat)
+    raise NotImplementedOperand(name)
+
+
+def _has_vaddr(inst: Instruction) -> bool:
+    return bool(inst.fields.get("sve", 0)) or (inst.family == "gfx9" and
+                                                inst.fields.get("saddr") == 0x7F)
+
+
+def _active_addresses(b: Batch, address: Callable) -> tuple[np.ndarray, np.ndarray | None]:
+    addrs = np.broadcast_to(address(b), b.exec.shape)
+    if b.exec_all:
+        return addrs.reshape(-1), None
+    return addrs[b.exec], b.exec
+
+
+def _split_apertures(m: Any, addrs: np.ndarray):
+    """For flat instructions: (is_lds, is_private) lane masks, or None when all are global."""
+    top = addrs >> u64(32)
+    lds = top == u64(m.shared_base >> 32)
+    private = top == u64(m.private_base >> 32)
+    if not lds.any() and not private.any():
+        return None
+    return lds, private
+
+
+def _global_load(inst: Instruction, address: Callable, flat: bool):
+    size, kind, hi = _width_of(inst.name)
+    dst = inst.dsts[0]
+    row = dst.index
+    ndw = max(1, size // 4)
+    agpr = dst.kind == "agpr"
+
+    def load(b: Batch, m: Any) -> None:
+        addrs, mask = _active_addresses(b, address)
+        regs = b.A if agpr else b.V
+        if flat:
+            split = _split_apertures(m, addrs)
+            if split is not None:
+                _flat_other_load(b, m, addrs, mask, split, size, kind, hi, regs, row)
+                return
+        if kind == "d":
+            words = gather_dwords(m, addrs, ndw)
+            _store_lanes(b, regs, row, words, mask)
+        else:
+            raw = gather_bytes(m, addrs, size)
+            _store_lanes(b, regs, row, _extend(raw, size, kind, hi, regs[row], mask, b), mask)
+    return load
+
+
+def _extend(raw: np.ndarray, size: int, kind: str, hi: bool, old: np.ndarray, mask, b) -> np.ndarray:
+    """Sub-dword load result as ``uint32[n, 1]`` (d16 forms merge into the other half)."""
+    value = raw.view(np.uint8 if size == 1 else np.uint16)[:, 0] if raw.ndim == 2 else raw
+    if kind.startswith("s"):
+        value = value.view(np.int8 if size == 1 else np.int16).astype(np.int32).view(u32)
+    else:
+        value = value.astype(u32)
+    if kind.endswith("16"):  # d16: write one half, keep the other
+        current = old.reshape(-1) if mask is None else old[mask]
+        value = value & u32(0xFFFF)
+        if hi:
+            value = (current & u32(0xFFFF)) | (value << u32(16))
+        else:
+            value = (current & u32(0xFFFF0000)) | value
+    return value[:, None]
+
+
+def _store_lanes(b: Batch, regs: np.ndarray, row: int, words: np.ndarray, mask) -> None:
+    ndw = words.shape[1]
+    for k in range(ndw):
+        if mask is None:
+            regs[row + k].reshape(-1)[:] = words[:, k]
+        else:
+            regs[row + k][mask] = words[:, k]
+
+
+def _lane_values(b: Batch, regs: np.ndarray, row: int, ndw: int, mask) -> np.ndarray:
+    if mask is None:
+        return np.stack([regs[row + k].reshape(-1) for k in range(ndw)], axis=1)
+    return np.stack([regs[row + k][mask] for k in range(ndw)], axis=1)
+
+
+def _global_store(inst: Instruction, address: Callable, data, flat: bool):
+    size, kind, hi = _width_of(inst.name)
+    ndw = max(1, size // 4)
+    row = data.index
+    agpr = data.kind == "agpr"
+
+    def store(b: Batch, m: Any) -> None:
+        addrs, mask = _active_addresses(b, address)
+        regs = b.A if agpr else b.V
+        values = _lane_values(b, regs, row, ndw, mask)
+        if flat:
+            split = _split_apertures(m, addrs)
+            if split is not None:
+                _flat_other_store(b, m, addrs, mask, split, size, hi, values)
+                return
+        if kind == "d":
+            scatter_dwords(m, addrs, values)
+        else:
+            word = values[:, 0] >> u32(16) if hi else values[:, 0]
+            scatter_bytes(m, addrs, word, size)
+    return store
+
+
+def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: bool):
+    op, kind, fn, size = _atomic_kind(inst.name)
+    data = data_regs[0]
+    returns = bool(inst.dsts)
+    dst_row = inst.dsts[0].index if returns else 0
+    cmpswap = kind == "c"
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+    dtype = {"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
+             "f": np.float32 if size == 4 else np.float64}[kind]
+
+    def atomic(b: Batch, m: Any) -> None:
+        addrs, mask = _active_addresses(b, address)
+        if flat and _split_apertures(m, addrs) is not None:
+            raise NotImplementedOperand("flat atomic to LDS/scratch")
+        words = _lane_values(b, b.V, data.index, data.count, mask)
+        values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
+        cmp = None
+        if cmpswap:
+            cmp = np.ascontiguousarray(words[:, ndw:2 * ndw]).view(utype).reshape(-1).view(dtype)
+
+        def read(a: np.ndarray) -> np.ndarray:
+            return np.ascontiguousarray(gather_dwords(m, a, ndw)).view(utype).reshape(-1).view(dtype)
+
+        def write(a: np.ndarray, v: np.ndarray) -> None:
+            scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw))
+        # fault-check every address before the first write
+        read(np.unique(addrs)) if addrs.size else None
+        old = _serial_rmw(read, write, addrs, values, fn, cmp)
+        if returns:
+            out = np.ascontiguousarray(old).view(u32).reshape(-1, ndw)
+            _store_lanes(b, b.V, dst_row, out, mask)
+    return atomic
+
+
+# --- flat to LDS / scratch -----------------------------------------------------------------------
+
+def _flat_other_load(b, m, addrs, mask, split, size, kind, hi, regs, row) -> None:
+    lds, private = split
+    ndw = max(1, size // 4)
+    out = np.zeros((addrs.size, ndw), u32)
+    glob = ~(lds | private)
+    if glob.any():
+        if kind == "d":
+            out[glob] = gather_dwords(m, addrs[glob], ndw)
+        else:
+            raw = gather_bytes(m, addrs[glob], size)
+            out[glob, 0] = _narrow(raw, size, kind)
+    lane_wg = _lane_wg(b, mask)
+    lane_ids = _lane_ids(b, mask)
+    for sel, load in ((lds, lambda a, s: lds_load(m, lane_wg[s], a, size)),
+                      (private, lambda a, s: scratch_load(m, b, lane_ids[s], a, size))):
+        if sel.any():
+            local = (addrs[sel] & u64(0xFFFFFFFF)).astype(np.int64)
+            words = load(local, sel)
+            out[sel] = words if kind == "d" else _narrow(words.view(np.uint8)[:, :size], size, kind)[:, None]
+    if kind.endswith("16"):
+        current = regs[row].reshape(-1) if mask is None else regs[row][mask]
+        value = out[:, 0] & u32(0xFFFF)
+        out[:, 0] = (current & u32(0xFFFF)) | (value << u32(16)) if hi else \
+            (current & u32(0xFFFF0000)) | value
+    _store_lanes(b, regs, row, out, mask)
+
+
+def _narrow(raw: np.ndarray, size: int, kind: str) -> np.ndarray:
+    value = np.ascontiguousarray(raw).view(np.uint8 if size == 1 else np.uint16).reshape(-1)
+    if kind.startswith("s"):
+        return value.view(np.int8 if size == 1 else np.int16).astype(np.int32).view(u32)
+    return value.astype(u32)
+
+
+def _flat_other_store(b, m, addrs, mask, split, size, hi, values) -> None:
+    lds, private = split
+    glob = ~(lds | private)
+    ndw = values.shape[1]
+    if glob.any():
+        if size >= 4:
+            scatter_dwords(m, addrs[glob], values[glob])
+        else:
+            word = values[glob, 0] >> u32(16) if hi else values[glob, 0]
+            scatter_bytes(m, addrs[glob], word, size)
+    lane_wg = _lane_wg(b, mask)
+    lane_ids = _lane_ids(b, mask)
+    if size < 4:
+        values = (values >> u32(16)) if hi else values
+    if lds.any():
+        lds_store(m, lane_wg[lds], (addrs[lds] & u64(0xFFFFFFFF)).astype(np.int64), values[lds], size)
+    if private.any():
+        scratch_store(m, b, lane_ids[private], (addrs[private] & u64(0xFFFFFFFF)).astype(np.int64),
+                      values[private], size)
+    del ndw
+
+
+def _lane_wg(b: Batch, mask) -> np.ndarray:
+    wg = np.broadcast_to(b.wg[:, None], b.exec.shape)
+    return wg.reshape(-1) if mask is None else wg[mask]
+
+
+def _lane_ids(b: Batch, mask) -> np.ndarray:
+    """(wave row in batch * lanes + lane) of each active lane: index into the scratch rows."""
+    ids = np.arange(b.exec.size).reshape(b.exec.shape)
+    return ids.reshape(-1) if mask is None else ids[mask]
+
+
+# --- scratch -------------------------------------------------------------------------------------
+
+def _ensure_scratch(m: Any, b: Batch) -> np.ndarray:
+    if b.scratch is None:
+        b.scratch = np.zeros((b.waves * b.lanes, max(4, m.private_size)), np.uint8)
+    return b.scratch
+
+
+def scratch_load(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+    """``uint32[n, ndw]`` (or the bytes for sub-dword) from each lane's private memory."""
+    scratch = _ensure_scratch(m, b)
+    nbytes = max(4, size)
+    _check_private(m, offsets, size)
+    cols = offsets[:, None] + np.arange(nbytes)
+    cols = np.minimum(cols, scratch.shape[1] - 1)
+    raw = scratch[lane_ids[:, None], cols]
+    return np.ascontiguousarray(raw).view(u32).reshape(len(lane_ids), -1)
+
+
+def scratch_store(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,
+                  size: int) -> None:
+    scratch = _ensure_scratch(m, b)
+    _check_private(m, offsets, size)
+    raw = np.ascontiguousarray(values.astype(u32)).view(np.uint8).reshape(len(lane_ids), -1)[:, :size]
+    scratch[lane_ids[:, None], offsets[:, None] + np.arange(size)] = raw
+
+
+def _check_private(m: Any, offsets: np.ndarray, size: int) -> None:
+    if offsets.size and (int(offsets.max()) + size > max(4, m.private_size) or int(offsets.min()) < 0):
+        from hsapy.sim.memory import SimMemoryFault
+
+        bad = int(offsets.max())
+        raise SimMemoryFault(m.private_base + bad, size, "private")
+
+
+def _scratch(inst: Instruction, info: Any, vaddr, saddr_op, data_regs, offset: int):
+    name = inst.name
+    size, kind, hi = _width_of(name)
+    ndw = max(1, size // 4)
+    vofs = vector_reader(vaddr, "u32") if vaddr is not None else None
+    sofs = scalar_reader(saddr_op, "u32") if saddr_op is not None else None
+
+    def offsets(b: Batch, mask) -> np.ndarray:
+        total = np.zeros(b.exec.shape, np.int64) + offset
+        if vofs is not None:
+            total = total + np.asarray(vofs(b)).astype(np.int64)
+        if sofs is not None:
+            total = total + np.asarray(sofs(b)).astype(np.int64).reshape(-1, 1)
+        total = np.broadcast_to(total, b.exec.shape)
+        return total.reshape(-1) if mask is None else total[mask]
+
+    if "_load_" in name:
+        row = inst.dsts[0].index
+
+        def load(b: Batch, m: Any) -> None:
+            mask = None if b.exec_all else b.exec
+            ids = _lane_ids(b, mask)
+            words = scratch_load(m, b, ids, offsets(b, mask), size)
+            if kind != "d":
+                words = _extend(words.view(np.uint8)[:, :size], size, kind, hi, b.V[row], mask, b)
+            _store_lanes(b, b.V, row, words[:, :ndw], mask)
+        return load
+    if "_store_" in name:
+        data = data_regs[0]
+
+        def store(b: Batch, m: Any) -> None:
+            mask = None if b.exec_all else b.exec
+            ids = _lane_ids(b, mask)
+            values = _lane_values(b, b.V, data.index, ndw, mask)
+            if size < 4 and hi:
+                values = values >> u32(16)
+            scratch_store(m, b, ids, offsets(b, mask), values, size)
+        return store
+    raise NotImplementedOperand(name)
+
+
+# --- LDS -----------------------------------------------------------------------------------------
+
+def lds_load(m: Any, wg: np.ndarray, addr: np.ndarray, size: int) -> np.ndarray:
+    """``uint32[n, max(1, size/4)]`` from each lane's workgroup LDS; out-of-range reads give 0."""
+    nbytes = max(4, size)
+    ndw = nbytes // 4
+    addr = addr.astype(np.int64)
+    ok = (addr >= 0) & (addr + size <= m.lds_size)
+    base = wg.astype(np.int64) * m.lds_stride + np.where(ok, addr, 0)
+    if not (base & 3).any() and size >= 4:
+        words = m.lds_words[(base >> 2)[:, None] + np.arange(ndw)]
+    else:
+        raw = m.lds[np.minimum(base[:, None] + np.arange(nbytes), m.lds.size - 1)]
+        if size < 4:
+            raw[:, size:] = 0
+        words = np.ascontiguousarray(raw).view(u32).reshape(-1, ndw)
+    if not ok.all():
+        words = np.where(ok[:, None], words, u32(0))
+    return words
+
+
+def lds_store(m: Any, wg: np.ndarray, addr: np.ndarray, values: np.ndarray, size: int) -> None:
+    """Store the low ``size`` bytes of each lane's words; out-of-range writes are dropped."""
+    addr = addr.astype(np.int64)
+    ok = (addr >= 0) & (addr + size <= m.lds_size)
+    if not ok.all():
+        wg, addr, values = wg[ok], addr[ok], values[ok]
+    base = wg.astype(np.int64) * m.lds_stride + addr
+    if size >= 4 and not (base & 3).any():
+        m.lds_words[(base >> 2)[:, None] + np.arange(size // 4)] = values[:, : size // 4]
+        return
+    raw = np.ascontiguousarray(values.astype(u32)).view(np.uint8).reshape(len(base), -1)[:, :size]
+    m.lds[base[:, None] + np.arange(size)] = raw
+
+
+_DS_WIDTH = {
+    "b32": 4, "b64": 8, "b96": 12, "b128": 16, "u8": 1, "i8": 1, "u16": 2, "i16": 2,
+    "b8": 1, "b16": 2,
+}
+
+
+def _ds(inst: Instruction, info: Any):
+    name = inst.name
+    f = inst.fields
+    single_offset = (int(f.get("offset1", 0)) << 8) | int(f.get("offset0", 0))
+    srcs = list(inst.srcs)
+    if name in ("ds_bpermute_b32", "ds_permute_b32"):
+        return _ds_permute(inst, single_offset)
+    if name == "ds_swizzle_b32":
+        return _ds_swizzle(inst, single_offset)
+    if name in ("ds_nop",):
+        return lambda b, m: None
+    addr_reader = vector_reader(srcs[0], "u32") if srcs and srcs[0].kind == "vgpr" else None
+    rest = srcs[1:]
+    op = name[3:]
+    two = op.startswith(("read2", "write2", "load_2addr", "store_2addr"))
+    if two:
+        st64 = "st64" in op
+        elem = 8 if op.endswith("b64") else 4
+        scale = elem * (64 if st64 else 1)
+        off0 = int(f.get("offset0", 0)) * scale
+        off1 = int(f.get("offset1", 0)) * scale
+        if op.startswith(("read2", "load_2addr")):
+            row = inst.dsts[0].index
+            ndw = elem // 4
+
+            def read2(b: Batch, m: Any) -> None:
+                mask = None if b.exec_all else b.exec
+                addr = _lanes(b, addr_reader, mask)
+                wg = _lane_wg(b, mask)
+                first = lds_load(m, wg, addr + off0, elem)
+                second = lds_load(m, wg, addr + off1, elem)
+                _store_lanes(b, b.V, row, np.concatenate([first, second], axis=1), mask)
+            return read2
+        data0, data1 = rest[0], rest[1]
+        ndw = elem // 4
+
+        def write2(b: Batch, m: Any) -> None:
+            mask = None if b.exec_all else b.exec
+            addr = _lanes(b, addr_reader, mask)
+            wg = _lane_wg(b, mask)
+            lds_store(m, wg, addr + off0, _lane_values(b, b.V, data0.index, ndw, mask), elem)
+            lds_store(m, wg, addr + off1, _lane_values(b, b.V, data1.index, ndw, mask), elem)
+        return write2
+    for prefix in ("read_", "load_"):
+        if op.startswith(prefix):
+            tail = op[len(prefix):]
+            hi = tail.endswith("_d16_hi")
+            d16 = "_d16" in tail
+            tail = tail.replace("_d16_hi", "").replace("_d16", "")
+            if tail not in _DS_WIDTH:
+                break
+            size = _DS_WIDTH[tail]
+            kind = ("s" if tail.startswith("i") else "u") if size < 4 else "d"
+            if d16:
+                kind += "16"
+            row = inst.dsts[0].index
+
+            def read(b: Batch, m: Any) -> None:
+                mask = None if b.exec_all else b.exec
+                addr = _lanes(b, addr_reader, mask) + single_offset
+                words = lds_load(m, _lane_wg(b, mask), addr, size)
+                if kind != "d":
+                    words = _extend(words.view(np.uint8)[:, :size], size, kind, hi, b.V[row], mask, b)
+                _store_lanes(b, b.V, row, words, mask)
+            return read
+    for prefix in ("write_", "store_"):
+        if op.startswith(prefix):
+            tail = op[len(prefix):]
+            hi = tail.endswith("_d16_hi")
+            tail = tail.replace("_d16_hi", "")
+            if tail not in _DS_WIDTH:
+                break
+            size = _DS_WIDTH[tail]
+            data = rest[0]
+            ndw = max(1, size // 4)
+
+            def write(b: Batch, m: Any) -> None:
+                mask = None if b.exec_all else b.exec
+                addr = _lanes(b, addr_reader, mask) + single_offset
+                values = _lane_values(b, b.V, data.index, ndw, mask)
+                if hi:
+                    values = values >> u32(16)
+                lds_store(m, _lane_wg(b, mask), addr, values, size)
+            return write
+    # LDS atomics: ds_<op>[_rtn]_<type>
+    return _ds_atomic(inst, addr_reader, rest, single_offset)
+
+
+_DS_ATOMIC_RE = re.compile(r"^ds_(.+?)(_rtn)?_(u32|i32|f32|b32|u64|i64|f64|b64)$")
+
+
+def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
+    match = _DS_ATOMIC_RE.match(inst.name)
+    if match is None:
+        raise NotImplementedOperand(inst.name)
+    op, rtn, ty = match.groups()
+    table = {"add": "add", "sub": "sub", "min": "min", "max": "max", "and": "and", "or": "or",
+             "xor": "xor", "inc": "inc", "dec": "dec", "wrxchg": "swap", "cmpst": "cmpst",
+             "cmpstore": "cmpstore", "min_num": "fmin", "max_num": "fmax", "rsub": "rsub"}
+    if op not in table:
+        raise NotImplementedOperand(inst.name)
+    size = 8 if ty.endswith("64") else 4
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+    dtype = {"u": utype, "b": utype, "i": np.int32 if size == 4 else np.int64,
+             "f": np.float32 if size == 4 else np.float64}[ty[0]]
+    kind = table[op]
+    fns = {
+        "add": lambda o, v: o + v, "sub": lambda o, v: o - v, "rsub": lambda o, v: v - o,
+        "and": lambda o, v: o & v, "or": lambda o, v: o | v, "xor": lambda o, v: o ^ v,
+        "swap": lambda o, v: v,
+        "min": np.fmin if ty[0] == "f" else np.minimum, "max": np.fmax if ty[0] == "f" else np.maximum,
+        "fmin": np.fmin, "fmax": np.fmax,
+        "inc": lambda o, v: np.where(o >= v, 0, o + 1).astype(o.dtype),
+        "dec": lambda o, v: np.where((o == 0) | (o > v), v, o - 1).astype(o.dtype),
+    }
+    cmpswap = kind in ("cmpst", "cmpstore")
+    fn = fns.get(kind)
+    data_ops = [op_ for op_ in rest if op_.kind == "vgpr"]
+    returns = bool(inst.dsts)
+    dst_row = inst.dsts[0].index if returns else 0
+
+    def atomic(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        addr = _lanes(b, addr_reader, mask) + offset
+        wg = _lane_wg(b, mask)
+        keys = wg.astype(np.int64) * m.lds_stride + addr  # unique per (workgroup, address)
+        values = _lane_values(b, b.V, data_ops[0].index, ndw, mask)
+        values = np.ascontiguousarray(values).view(utype).reshape(-1).view(dtype)
+        cmp = None
+        if cmpswap:
+            # ds_cmpst: data0 is the compare value, data1 the new value (gfx9 ISA "DS_CMPST")
+            second = _lane_values(b, b.V, data_ops[1].index, ndw, mask)
+            second = np.ascontiguousarray(second).view(utype).reshape(-1).view(dtype)
+            cmp, values = values, second
+        wg_of = dict(zip(keys.tolist(), wg.tolist())) if keys.size < 0 else None
+        del wg_of
+
+        def read(k: np.ndarray) -> np.ndarray:
+            words = lds_load(m, k // m.lds_stride, k % m.lds_stride, size)
+            return np.ascontiguousarray(words).view(utype).reshape(-1).view(dtype)
+
+        def write(k: np.ndarray, v: np.ndarray) -> None:
+            words = np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw)
+            lds_store(m, k // m.lds_stride, k % m.lds_stride, words, size)
+        old = _serial_rmw(read, write, keys, values, fn, cmp)
+        if returns:
+            _store_lanes(b, b.V, dst_row, np.ascontiguousarray(old).view(u32).reshape(-1, ndw), mask)
+    if kind == "add" or kind == "fmin":
+        pass
+    if fn is not None and kind == "add":
+        fn._is_add = True  # type: ignore[attr-defined]
+    return atomic
+
+
+def _lanes(b: Batch, reader, mask) -> np.ndarray:
+    if reader is None:
+        values = np.zeros(b.exec.shape, np.int64)
+    else:
+        values = np.broadcast_to(np.asarray(reader(b)).astype(np.int64), b.exec.shape)
+    return values.reshape(-1) if mask is None else values[mask]
+
+
+def _ds_permute(inst: Instruction, offset: int):
+    """ds_bpermute_b32 (pull: dst[i] = src[addr_i / 4]) / ds_permute_b32 (push); lanes index
+    modulo the wave size; an inactive source lane reads 0 (gfx9 ISA "DS_BPERMUTE_B32")."""
+    addr = vector_reader(inst.srcs[0], "u32")
+    data = vector_reader(inst.srcs[1], "u32")
+    row = inst.dsts[0].index
+    pull = inst.name == "ds_bpermute_b32"
+
+    def permute(b: Batch, m: Any) -> None:
+        lanes = b.lanes
+        index = ((np.broadcast_to(addr(b), b.exec.shape).astype(np.int64) + offset) >> 2) % lanes
+        src = np.where(b.exec, np.broadcast_to(data(b), b.exec.shape), u32(0))
+        rows = np.arange(b.waves)[:, None]
+        if pull:
+            result = src[rows, index]
+        else:
+            result = np.zeros(b.exec.shape, u32)
+            sel = b.exec
+            result[np.broadcast_to(rows, b.exec.shape)[sel], index[sel]] = src[sel]
+        np.copyto(b.V[row], result, where=b.exec)
+    return permute
+
+
+def _ds_swizzle(inst: Instruction, offset: int):
+    """ds_swizzle_b32: offset[15] = 1 -> quad-permute mode (2 bits per lane of a quad), else
+    bitmask mode over groups of 32 lanes: and_mask [4:0], or_mask [9:5], xor_mask [14:10]."""
+    data = vector_reader(inst.srcs[1] if len(inst.srcs) > 1 else inst.srcs[0], "u32") \
+        if False else vector_reader(inst.srcs[-1], "u32")
+    row = inst.dsts[0].index
+
+    def swizzle(b: Batch, m: Any) -> None:
+        lanes = np.arange(b.lanes)
+        if offset & 0x8000:
+            quad = lanes & ~3
+            sel = (offset >> (2 * (lanes & 3))) & 3
+            source = quad + sel
+        else:
+            and_mask = offset & 0x1F
+            or_mask = (offset >> 5) & 0x1F
+            xor_mask = (offset >> 10) & 0x1F
+            group = lanes & ~31
+            source = group + ((((lanes & 31) & and_mask) | or_mask) ^ xor_mask)
+        src = np.where(b.exec, np.broadcast_to(data(b), b.exec.shape), u32(0))
+        result = src[:, source]
+        np.copyto(b.V[row], result, where=b.exec)
+    return swizzle

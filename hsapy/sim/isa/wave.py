@@ -1,0 +1,135 @@
+"""Wave state for the ISA interpreter: a batch of waves that share one program counter.
+
+A :class:`Batch` holds the architectural state of ``W`` waves of ``L`` lanes each, laid out so
+that one instruction runs as one numpy operation over the whole batch:
+
+- ``S``: scalar registers, ``uint32[W, 128]`` indexed by the hardware operand code (s0..s105,
+  vcc_lo/hi at 106/107, ttmp0..15 at 108..123, m0 at 124 on gfx9 / 125 on gfx12). Pairs are read
+  through the ``uint64`` view ``S64`` (64-bit SGPR operands are even-aligned).
+- ``V``: vector registers, ``uint32[NV, W, L]`` (register-major, so one register of every lane
+  of every wave is one contiguous array); ``A`` the same for gfx90a/gfx942 AGPRs.
+- ``exec``: the EXEC lane mask as ``bool[W, L]``; the EXEC SGPRs are derived from it on read.
+- ``scc``: ``bool[W]``.
+- ``wg``: the batch-local workgroup index of each wave (rows of the LDS array), ``wave_id`` the
+  wave's index in the dispatch chunk.
+
+All waves of a batch execute the same instruction; a scalar branch that goes both ways splits
+the batch (:meth:`Batch.take`), and batches that meet at one PC merge (:func:`merge`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Batch", "merge", "pack_mask", "unpack_mask", "NSREG"]
+
+NSREG = 128
+VCC_LO = 106
+EXEC_LO = 126
+TTMP0 = 108
+
+
+def pack_mask(mask: np.ndarray) -> np.ndarray:
+    """Lane mask ``bool[W, L]`` -> ``uint64[W]`` (bit i = lane i)."""
+    width = mask.shape[1]
+    packed = np.packbits(mask, axis=1, bitorder="little")
+    if width == 64:
+        return np.ascontiguousarray(packed).view("<u8")[:, 0]
+    padded = np.zeros((mask.shape[0], 8), np.uint8)
+    padded[:, : packed.shape[1]] = packed
+    return padded.view("<u8")[:, 0]
+
+
+def unpack_mask(bits: np.ndarray, lanes: int) -> np.ndarray:
+    """``uint64[W]`` (or a scalar) -> lane mask ``bool[W, L]``."""
+    words = np.ascontiguousarray(np.asarray(bits, dtype="<u8").reshape(-1))
+    raw = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    return raw[:, :lanes].astype(bool)
+
+
+class Batch:
+    """The state of a set of waves that execute in lock-step (see the module docstring)."""
+
+    __slots__ = ("pc", "S", "S64", "V", "A", "exec", "scc", "wg", "wave_id", "lanes",
+                 "exec_all", "_active", "scratch", "status")
+
+    def __init__(self, pc: int, S: np.ndarray, V: np.ndarray, A: np.ndarray | None,
+                 exec_mask: np.ndarray, scc: np.ndarray, wg: np.ndarray, wave_id: np.ndarray,
+                 scratch: np.ndarray | None = None) -> None:
+        self.pc = pc
+        self.S = S
+        self.S64 = S.view(np.uint64)
+        self.V = V
+        self.A = A
+        self.exec = exec_mask
+        self.scc = scc
+        self.wg = wg
+        self.wave_id = wave_id
+        self.lanes = exec_mask.shape[1]
+        self.scratch = scratch
+        self.status = 0
+        self.exec_changed()
+
+    @property
+    def waves(self) -> int:
+        """Number of waves in the batch."""
+        return self.S.shape[0]
+
+    def exec_changed(self) -> None:
+        """Recompute the cached facts about EXEC after it was written."""
+        self.exec_all = bool(self.exec.all())
+        self._active = -1
+
+    @property
+    def active_lanes(self) -> int:
+        """Number of set EXEC bits over the batch (cached until EXEC changes)."""
+        if self._active < 0:
+            self._active = self.exec.size if self.exec_all else int(np.count_nonzero(self.exec))
+        return self._active
+
+    # --- EXEC and VCC as scalar values ---------------------------------------------------------
+    def exec_bits(self) -> np.ndarray:
+        """EXEC as ``uint64[W]``."""
+        return pack_mask(self.exec)
+
+    def set_exec_bits(self, bits: np.ndarray) -> None:
+        """Write EXEC from ``uint64[W]`` (or a scalar)."""
+        mask = unpack_mask(np.broadcast_to(np.asarray(bits, np.uint64), (self.waves,)), self.lanes)
+        self.exec = mask
+        self.exec_changed()
+
+    def set_exec(self, mask: np.ndarray) -> None:
+        """Write EXEC from a lane mask ``bool[W, L]``."""
+        self.exec = np.ascontiguousarray(mask, dtype=bool)
+        self.exec_changed()
+
+    # --- splitting and merging ----------------------------------------------------------------
+    def take(self, waves: np.ndarray, pc: int) -> "Batch":
+        """A new batch holding copies of the selected waves (boolean or index array) at ``pc``."""
+        A = None if self.A is None else self.A[:, waves]
+        scratch = None if self.scratch is None else self.scratch[waves]
+        return Batch(pc, self.S[waves], self.V[:, waves], A, self.exec[waves], self.scc[waves],
+                     self.wg[waves], self.wave_id[waves], scratch)
+
+
+def merge(batches: list[Batch]) -> Batch:
+    """One batch from several at the same PC (waves kept in dispatch order)."""
+    if len(batches) == 1:
+        return batches[0]
+    order = np.argsort(np.concatenate([b.wave_id for b in batches]), kind="stable")
+    A = None
+    if batches[0].A is not None:
+        A = np.concatenate([b.A for b in batches], axis=1)[:, order]
+    scratch = None
+    if any(b.scratch is not None for b in batches):
+        scratch = np.concatenate([b.scratch for b in batches])[order]
+    return Batch(
+        batches[0].pc,
+        np.concatenate([b.S for b in batches])[order],
+        np.concatenate([b.V for b in batches], axis=1)[:, order],
+        A,
+        np.concatenate([b.exec for b in batches])[order],
+        np.concatenate([b.scc for b in batches])[order],
+        np.concatenate([b.wg for b in batches])[order],
+        np.concatenate([b.wave_id for b in batches])[order],
+        scratch,
+    )
