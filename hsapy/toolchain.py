@@ -338,7 +338,7 @@ def _load_probes() -> dict[str, list]:
 
 
 def _probe(argv: Sequence[str], identity_path: str, args: Sequence[str],
-           env: dict[str, str] | None = None) -> tuple[int, str]:
+           env: dict[str, str] | None = None, label: str | None = None) -> tuple[int, str]:
     """Run ``argv + args`` once per tool identity and remember (returncode, output)."""
     key = f"{_identity(identity_path)}|{shlex.join(argv)}|{shlex.join(args)}"
     if key in _probe_memo:
@@ -348,7 +348,7 @@ def _probe(argv: Sequence[str], identity_path: str, args: Sequence[str],
         _probe_memo[key] = (int(stored[0]), str(stored[1]))
         return _probe_memo[key]
     command = list(argv) + list(args)
-    _emit("probe", shlex.join(command), command)
+    _emit("probe", label or shlex.join(command), command)
     try:
         proc = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=_PROBE_TIMEOUT_S, env=env, errors="replace")
@@ -609,7 +609,8 @@ def _check_processor(target: Target) -> None:
     import llvmlite
 
     code, output = _probe((sys.executable, "-c", _PROCESSOR_PROBE), llvmlite.__file__,
-                          [target.processor])
+                          [target.processor],
+                          label=f"does llvmlite's LLVM know {target.processor}? (child process)")
     machine = output.strip().splitlines()[-1] if output.strip() else ""
     if code != 0 or not machine.isdigit() or int(machine) == 0:
         raise HsapyValueError(
@@ -813,8 +814,10 @@ def assemble(asm_text: str, target: str | Target = "gfx942", *, code_object_vers
                 if features:
                     args.insert(2, f"-mattr={features}")
             else:
-                args = ["-x", "assembler", f"--target={AMDGPU_TRIPLE}",
-                        f"-mcpu={target.processor}", "-c", "-o", str(obj), str(source)]
+                args = ["-x", "assembler", f"--target={AMDGPU_TRIPLE}", f"-mcpu={target}",
+                        "-c", "-o", str(obj), str(source)]
+                if "+wavefrontsize64" in features:
+                    args.insert(3, "-mwavefrontsize64")
             _run_tool(assembler, args, f"assemble for {target}")
             data = obj.read_bytes()
         _check_machine(data, target)
