@@ -44,6 +44,15 @@ _SCALAR_FIELDS = ("sdst", "sdata", "soffset", "ssrc0", "ssrc1")
 _SEL_NAMES = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
 _DST_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
 _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
+# Opcodes the tables know but hsapy does not decode (their operand syntax is special and no
+# compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
+UNSUPPORTED = frozenset({
+    "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
+    "s_set_gpr_idx_on", "s_sendmsghalt", "s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64",
+    "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
+    "s_buffer_prefetch_data", "v_mov_b16", "v_dot2_f16_f16", "v_dot2_bf16_bf16",
+    "v_dot2_f32_bf16", "s_version",
+})
 _SMEM_TH = ("TH_LOAD_RT", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU")  # gfx12 SMEM cache policy
 _FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),
                    "exec_lo": (126, 1), "exec_hi": (127, 1), "m0": (124, 1), "scc": (253, 1)}
@@ -184,6 +193,8 @@ class _Decoder:
         if entry is None:
             raise self.fail(words, i, offset, f"{fmt.name} opcode {fields['op']} is not in the "
                                                f"{self.cpu} table")
+        if entry["name"] in UNSUPPORTED:
+            raise self.fail(words, i, offset, f"{entry['name']} is not supported by hsapy's decoder")
         encoding = fmt.name
         if entry.get("sd"):
             fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
@@ -540,6 +551,8 @@ class _Decoder:
         if entry is None:
             raise self.fail(words, i, offset, f"SOPP opcode {fields['op']} is not in the {self.cpu} table")
         name, kind = entry["name"], entry["sopp"]
+        if name in UNSUPPORTED:
+            raise self.fail(words, i, offset, f"{name} is not supported by hsapy's decoder")
         imm = fields["simm16"]
         srcs: tuple[Operand, ...] = ()
         text = name
@@ -573,6 +586,9 @@ class _Decoder:
                                                f"the {self.cpu} table")
         encoding = F.FLAT_SEGMENTS[seg]
         family = self.family
+        if family == "gfx9" and not self.gfx940 and fields.get("sve"):
+            # gfx90a: bit 13 is LDS (load to LDS through M0), which hsapy does not model.
+            raise self.fail(words, i, offset, f"{entry['name']} with the lds bit is not supported")
         off_code = 0x7F if family == "gfx9" else 124
         saddr = fields["saddr"]
         has_saddr = encoding != "FLAT" and saddr != off_code
@@ -765,6 +781,8 @@ def _sopp_special(family: str, name: str, imm: int) -> str:
         return " ".join(parts)
     if name.startswith("s_sendmsg"):
         return _sendmsg_text(family, imm)
+    if name in ("s_wait_alu", "s_waitcnt_depctr"):
+        return _depctr_text(imm)
     if name == "s_delay_alu":
         return _delay_alu_text(imm)
     if imm <= 64:
@@ -834,3 +852,21 @@ def _swizzle_text(offset: int) -> str:
         else:
             chars.append(str(o ^ x))
     return f'swizzle(BITMASK_PERM,"{"".join(chars)}")'
+
+
+# DEPCTR fields (RDNA3/4 guides, S_WAITCNT_DEPCTR / S_WAIT_ALU): name, low bit, width, in LLVM's
+# printing order; a field at its all-ones default is omitted.
+_DEPCTR = (("depctr_hold_cnt", 7, 1), ("depctr_sa_sdst", 0, 1), ("depctr_va_vdst", 12, 4),
+           ("depctr_va_sdst", 9, 3), ("depctr_va_ssrc", 8, 1), ("depctr_va_vcc", 1, 1),
+           ("depctr_vm_vsrc", 2, 3))
+
+
+def _depctr_text(imm: int) -> str:
+    if imm & 0x60:  # bits 6:5 are not fields: LLVM prints such values in hex
+        return f"0x{imm:x}"
+    parts = []
+    for name, lo, width in _DEPCTR:
+        value = (imm >> lo) & ((1 << width) - 1)
+        if value != (1 << width) - 1:
+            parts.append(f"{name}({value})")
+    return " ".join(parts) if parts else f"0x{imm:x}"

@@ -1,0 +1,137 @@
+"""Decoder oracle over the whole opcode tables: every opcode hsapy's tables know is encoded with
+random (seeded) operands and modifiers, and hsapy's disassembly must equal libLLVM-19's.
+
+The corpus oracle (test_disasm_oracle.py) covers what compilers emit; this one covers the
+rest of each table. Samples LLVM itself rejects, or prints with a warning (misaligned register
+tuples), are not valid code and are not counted. Opcodes hsapy declines on purpose
+(``decoder.UNSUPPORTED``) must raise DecodeError, never decode to something else.
+"""
+from __future__ import annotations
+
+import importlib.util
+import random
+import struct
+from pathlib import Path
+
+import pytest
+
+from hsapy.sim.isa import DecodeError, decode
+from hsapy.sim.isa import formats as F
+from hsapy.sim.isa.decoder import UNSUPPORTED, _resolve, _tables
+
+REPO = Path(__file__).resolve().parent.parent.parent
+SAMPLES_PER_OPCODE = 3
+MODIFIER_FIELDS = (("clamp", 1), ("omod", 2), ("neg", 3), ("abs", 3), ("op_sel", 4), ("offset0", 8),
+                   ("offset1", 8), ("sc0", 1), ("sc1", 1), ("nt", 1), ("glc", 1), ("slc", 1),
+                   ("dlc", 1), ("th", 3), ("scope", 2), ("offen", 1), ("idxen", 1), ("neg_lo", 3),
+                   ("neg_hi", 3), ("cbsz", 3), ("abid", 4), ("blgp", 3))
+SCALAR_SPECIALS = (106, 126, 124, 125, 253, 235)
+INLINE_CODES = (128, 129, 192, 193, 208, 240, 241, 242, 243, 244, 245, 246, 247, 248)
+
+
+def _llvm(cpu: str):
+    spec = importlib.util.spec_from_file_location("gen_isa_tables", REPO / "tools" / "gen_isa_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    try:
+        return module.LLVMDisassembler(cpu)
+    except OSError as exc:
+        pytest.skip(f"libLLVM-19 not loadable: {exc}")
+
+
+def _aligned(rng: random.Random, limit: int, count: int) -> int:
+    step = 1 if count == 1 else (2 if count == 2 else 4)
+    return rng.randrange(0, limit, step)
+
+
+def _source(rng: random.Random, count: int, literal_ok: bool, vector_ok: bool) -> int:
+    roll = rng.random()
+    if roll < 0.35 and vector_ok:
+        return 256 + _aligned(rng, 200, min(count, 2))
+    if roll < 0.6:
+        return _aligned(rng, 96, count)
+    if roll < 0.8:
+        return rng.choice(INLINE_CODES)
+    if roll < 0.9 and literal_ok:
+        return 255
+    return rng.choice(SCALAR_SPECIALS)
+
+
+def _sample(rng: random.Random, family: str, fmt: F.Format, key: str, entry: dict) -> list[int]:
+    values: dict[str, int] = {}
+    if fmt.name == "FLAT":
+        seg, op = key.split(":")
+        values.update(seg=int(seg), op=int(op))
+    elif fmt.name == "SOPP":
+        values.update(op=int(key), simm16=rng.randrange(1 << 16))
+    else:
+        values["op"] = int(key)
+    literal_ok = family != "gfx9" or fmt.name in ("SOP1", "SOP2", "SOPC", "VOP1", "VOP2", "VOPC")
+    for name, count, kind in (item for item in entry.get("ops", []) if item[0] in fmt.fields):
+        width = fmt.fields[name][2]
+        if kind in ("imm", "hwreg", "label"):
+            values[name] = rng.randrange(1 << width)
+        elif name.startswith(("src", "ssrc")):
+            values[name] = _source(rng, count, literal_ok, name.startswith("src"))
+        elif name == "sbase":
+            values[name] = rng.randrange(0, 40, 2 if count == 4 else 1)
+        elif name == "srsrc":
+            values[name] = rng.randrange(20)
+        elif kind == "s":
+            values[name] = _aligned(rng, 90, count)
+        else:
+            values[name] = rng.randrange(0, 200, 2 if count >= 2 else 1)
+    for name, width in MODIFIER_FIELDS:
+        if name in fmt.fields and rng.random() < 0.3:
+            values[name] = rng.randrange(1 << min(width, fmt.fields[name][2]))
+    if fmt.name == "VOP3P":
+        values.setdefault("op_sel_hi", 3)
+    if fmt.name in ("FLAT", "MUBUF", "SMEM"):
+        values["offset"] = rng.choice([0, 4, 16, rng.randrange(1 << fmt.fields["offset"][2])])
+    if "saddr" in fmt.fields:
+        values["saddr"] = rng.choice([0x7F if family == "gfx9" else 124, rng.randrange(0, 40, 2)])
+    if "sve" in fmt.fields:
+        values["sve"] = rng.randrange(2)
+    if fmt.name == "SMEM" and "soffset" in fmt.fields:
+        values["soffset"] = rng.choice([0 if family == "gfx9" else 124, 7])
+    if "imm" in fmt.fields:
+        values["imm"] = 1
+    literal = rng.choice([rng.randrange(1 << 32), 0x3F800000, 0xFFFFFFFF, 5, 0x4000, 0x3118])
+    return fmt.pack(values) + [literal, rng.randrange(1 << 32), 0, 0]
+
+
+@pytest.mark.parametrize("cpu", ["gfx942", "gfx90a", "gfx1201", "gfx1100"])
+def test_every_table_opcode_disassembles_like_llvm(cpu, capsys):
+    dis = _llvm(cpu)
+    family, _ = _resolve(cpu)
+    tables = _tables(cpu)
+    rng = random.Random(f"hsapy-{cpu}")
+    checked, declined, problems = 0, 0, []
+    for fmt in F.FAMILY_FORMATS[family]:
+        if fmt.name == "VOPD":
+            continue  # VOPD pairs are covered by the corpus and tests/data/isa/formats_*.s
+        for key, entry in sorted(tables.get(fmt.name, {}).items()):
+            for _ in range(SAMPLES_PER_OPCODE):
+                words = _sample(rng, family, fmt, key, entry)
+                data = struct.pack(f"<{len(words)}I", *words)
+                size, reference = dis.disasm(data)
+                if not size or "/*" in reference or "Warning" in reference:
+                    continue  # not valid code
+                try:
+                    inst = decode(data[:size], cpu)[0]
+                except DecodeError as exc:
+                    if entry["name"] in UNSUPPORTED or "not supported" in str(exc):
+                        declined += 1
+                        continue
+                    problems.append(f"{fmt.name}:{key} {reference!r}: DecodeError {exc}")
+                    continue
+                checked += 1
+                if inst.size != size or inst.text() != reference:
+                    raw = " ".join(f"{w:08X}" for w in words[:size // 4])
+                    problems.append(f"{fmt.name}:{key} [{raw}] LLVM {reference!r} != hsapy "
+                                    f"{inst.text()!r} ({inst.size} bytes)")
+    with capsys.disabled():
+        print(f"\n[table oracle] {cpu}: {checked} random instructions agree, {declined} declined "
+              f"(unsupported), {len(problems)} disagreements")
+    assert checked > 2500
+    assert not problems, "\n".join(problems[:30])
