@@ -221,3 +221,17 @@ def test_llvm_readelf_accepts_the_code_object(cache, tmp_path, target, flags):
     assert f"{flags}" in proc.stdout
     assert "amdhsa.kernels" in proc.stdout and "store_one.kd" in proc.stdout
     assert "warning" not in proc.stderr.lower()
+
+
+def test_pip_only_machine_links_with_ziglang(cache, monkeypatch, tmp_path):
+    # No ROCm, no LLVM on PATH: llvmlite + the ziglang wheel still make a code object.
+    pytest.importorskip("ziglang", reason="the ziglang wheel (pip install ziglang) is absent")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
+    monkeypatch.delenv("HSAPY_LD_LLD", raising=False)
+    recorder = Recorder()
+    with toolchain.observe(recorder):
+        data = toolchain.build_ir(STORE_IR, "gfx942")
+    assert elf_header(data)["flags"] & 0xFF == MACHINE["gfx942"]
+    found = [event.message for event in recorder.events if event.kind == "found"]
+    assert found and "from ziglang" in found[0]
