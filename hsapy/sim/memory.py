@@ -208,6 +208,18 @@ class SimMemory:
             raise SimMemoryFault(first, itemsize, kind)
         return idx
 
+    def _single(self, addrs: np.ndarray, itemsize: int, agent: int | None) -> Allocation | None:
+        """The one allocation holding every access, when there is one the agent may touch
+        (the common case, checked with two reductions instead of a per-lane search)."""
+        if addrs.size == 0:
+            return None
+        alloc = self.find(int(addrs.min()))
+        if alloc is None or int(addrs.max()) + itemsize > alloc.end:
+            return None
+        if agent is not None and not self.may_access(alloc, agent):
+            return None
+        return alloc
+
     def _check_agent(self, addrs: np.ndarray, idx: np.ndarray, itemsize: int,
                      agent: int | None) -> np.ndarray:
         """The distinct table indices touched; faults when ``agent`` may not access one."""
@@ -229,11 +241,23 @@ class SimMemory:
         ``itemsize`` the loaded value is zero-extended (unsigned dtype) or sign-extended (signed).
         """
         addrs = np.asarray(addresses, dtype=np.uint64).reshape(-1)
+        alloc = self._single(addrs, itemsize, agent)
+        if alloc is not None and itemsize in _UNSIGNED:
+            offsets = (addrs - np.uint64(alloc.address)).astype(np.intp)
+            if not (offsets & (itemsize - 1)).any():       # naturally aligned: typed load
+                loaded = _typed(alloc, itemsize)[offsets // itemsize]
+                if dtype is None:
+                    return loaded
+                target = np.dtype(dtype)
+                if target.itemsize == itemsize:
+                    return loaded.view(target)
+                return _to_dtype(loaded.view(np.uint8), itemsize, target)
         idx = self._locate(addrs, itemsize, "read")
-        raw = np.empty((addrs.size, itemsize), dtype=np.uint8)
         allocations = self._table[1]
+        touched = self._check_agent(addrs, idx, itemsize, agent)
+        raw = np.empty((addrs.size, itemsize), dtype=np.uint8)
         lanes = np.arange(itemsize, dtype=np.intp)
-        for table_index in self._check_agent(addrs, idx, itemsize, agent):
+        for table_index in touched:
             alloc = allocations[int(table_index)]
             sel = idx == table_index
             offsets = (addrs[sel] - np.uint64(alloc.address)).astype(np.intp)
@@ -251,15 +275,28 @@ class SimMemory:
         size = width if itemsize is None else int(itemsize)
         if vals.size != addrs.size:
             raise ValueError("scatter needs one value per address")
+        alloc = self._single(addrs, size, agent)
+        if alloc is not None and size == width and size in _UNSIGNED:
+            offsets = (addrs - np.uint64(alloc.address)).astype(np.intp)
+            if not (offsets & (size - 1)).any():            # naturally aligned: typed store
+                _typed(alloc, size)[offsets // size] = vals.view(_UNSIGNED[size])
+                return
         idx = self._locate(addrs, size, "write")
-        raw = vals.view(np.uint8).reshape(-1, width)[:, :size]  # little-endian: low bytes first
         allocations = self._table[1]
+        touched = self._check_agent(addrs, idx, size, agent)
+        raw = vals.view(np.uint8).reshape(-1, width)[:, :size]  # little-endian: low bytes first
         lanes = np.arange(size, dtype=np.intp)
-        for table_index in self._check_agent(addrs, idx, size, agent):
+        for table_index in touched:
             alloc = allocations[int(table_index)]
             sel = idx == table_index
             offsets = (addrs[sel] - np.uint64(alloc.address)).astype(np.intp)
             alloc.backing[offsets[:, None] + lanes] = raw[sel]
+
+
+def _typed(alloc: Allocation, itemsize: int) -> np.ndarray:
+    """The allocation's backing as unsigned words of ``itemsize`` bytes (whole words only)."""
+    usable = alloc.size - alloc.size % itemsize
+    return alloc.backing[:usable].view(_UNSIGNED[itemsize])
 
 
 def _to_dtype(raw: np.ndarray, itemsize: int, dtype: Any) -> np.ndarray:
