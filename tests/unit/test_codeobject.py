@@ -126,18 +126,10 @@ def test_metadata_arguments_match_readelf_notes(variant):
 
 
 def _objdump_bytes(path: Path, section: str) -> dict[int, int]:
-    """address -> byte from `llvm-objdump-19 -s -j section`."""
-    out = _llvm("llvm-objdump-19", "-s", "-j", section, str(path))
-    result: dict[int, int] = {}
-    for line in out.splitlines():
-        match = re.match(r"^ ([0-9a-f]+) ((?:[0-9a-f]{2,8} ?){1,4})", line)
-        if not match:
-            continue
-        address = int(match.group(1), 16)
-        hexdigits = match.group(2).replace(" ", "")
-        for i in range(0, len(hexdigits), 2):
-            result[address + i // 2] = int(hexdigits[i:i + 2], 16)
-    return result
+    try:
+        return build.objdump_bytes(path, section)
+    except build.ToolMissing as exc:
+        pytest.skip(str(exc))
 
 
 def test_descriptor_bytes_match_objdump(variant):

@@ -276,6 +276,22 @@ def readelf_metadata(path: Path) -> dict:
     return value
 
 
+def objdump_bytes(path: Path, section: str) -> dict[int, int]:
+    """address -> byte of ``section`` as ``llvm-objdump-19 -s -j section`` prints it."""
+    result = subprocess.run([tool("llvm-objdump-19"), "-s", "-j", section, str(path)],
+                            capture_output=True, text=True, timeout=60, check=True)
+    out: dict[int, int] = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"^ ([0-9a-f]+) ((?:[0-9a-f]{2,8} ?){1,4})", line)
+        if not match:
+            continue
+        address = int(match.group(1), 16)
+        digits = match.group(2).replace(" ", "")
+        for i in range(0, len(digits), 2):
+            out[address + i // 2] = int(digits[i:i + 2], 16)
+    return out
+
+
 def main(argv: list[str]) -> int:
     """Write every variant into argv[1] (for a look with llvm-readelf-19)."""
     out = Path(argv[1] if len(argv) > 1 else "hsapy-codeobjects")
