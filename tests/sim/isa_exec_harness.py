@@ -146,7 +146,7 @@ class Device:
 
     def kernargs(self, kernel: LoadedKernel, args: list, grid, block) -> int:
         info = kernel.code_object.kernels[kernel.name]
-        size = max(info.kernarg_segment_size, 8)
+        size = max(info.kernarg_segment_size, 8) + 256  # hardware may read past the end
         blob = bytearray(size)
         explicit = [a for a in info.args if not a.is_hidden]
         assert len(explicit) == len(args), (len(explicit), len(args))

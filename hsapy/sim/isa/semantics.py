@@ -346,7 +346,7 @@ def valu_parts(inst: Instruction, info: Any):
     if name in ("v_div_fmas_f32", "v_div_fmas_f64"):
         return _vdiv_fmas(inst, info)
     if name in ("v_cndmask_b32", "v_cndmask_b16"):
-        return _vcndmask(inst)
+        return _vcndmask(inst, info)
     if name in ("v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32"):
         return _vlane(inst)
     if name in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
@@ -359,12 +359,14 @@ def valu_parts(inst: Instruction, info: Any):
         return _vpk(inst)
     if name in alu.VALU:
         return _vgeneric(inst, alu.VALU[name], info)
+    if name.startswith("v_s_") and ("v_" + name[4:]) in alu.VALU:
+        return _vscalar_trans(inst, alu.VALU["v_" + name[4:]])
     if name.startswith("v_dual_"):
         base = "v_" + name[len("v_dual_"):]
         if base in alu.VALU:
             return _vgeneric(inst, alu.VALU[base], info)
         if base == "v_cndmask_b32":
-            return _vcndmask(inst)
+            return _vcndmask(inst, info)
     return None, None
 
 
@@ -423,6 +425,15 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
             pass  # saturating integer clamp: not emitted by LLVM for these kernels
         return result
     return compute, write
+
+
+def _vscalar_trans(inst: Instruction, spec: alu.Spec):
+    """gfx12 v_s_exp_f32 / v_s_rcp_f32 / ...: a VALU transcendental on one scalar per wave,
+    written to an SGPR (RDNA4 ISA, "VOP3 scalar transcendental")."""
+    dst_ty, src_tys, fn = spec
+    readers = [scalar_reader(op, ty) for op, ty in zip(inst.srcs, src_tys)]
+    write = scalar_writer(inst.dsts[0], dst_ty)
+    return (lambda b, m: np.asarray(fn(*(r(b) for r in readers)))), write
 
 
 def _vcmp(inst: Instruction, spec: tuple, info: Any):
@@ -526,13 +537,18 @@ def _vdiv_fmas(inst: Instruction, info: Any):
     return (lambda b, m: fn(readers[0](b), readers[1](b), readers[2](b), vcc(b))), write
 
 
-def _vcndmask(inst: Instruction):
+def _vcndmask(inst: Instruction, info: Any):
     ty = "b16" if inst.name.endswith("b16") else "b32"
     if inst.fields.get("abs") or inst.fields.get("neg"):
         ty = "f16" if ty == "b16" else "f32"
     a = vector_reader(inst.srcs[0], ty)
     c = vector_reader(inst.srcs[1], ty)
-    sel = lane_mask_reader(inst.srcs[2])
+    if len(inst.srcs) > 2:
+        sel = lane_mask_reader(inst.srcs[2])
+    else:  # VOPD v_dual_cndmask_b32 reads VCC implicitly
+        wide = info.wave_size == 64
+        sel = lane_mask_reader(Operand("special", 106, 2 if wide else 1, None,
+                                       "vcc" if wide else "vcc_lo"))
     write = vector_writer(inst.dsts[0], ty)
     return (lambda b, m: np.where(sel(b), c(b), a(b))), write
 

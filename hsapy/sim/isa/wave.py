@@ -105,10 +105,18 @@ class Batch:
     # --- splitting and merging ----------------------------------------------------------------
     def take(self, waves: np.ndarray, pc: int) -> "Batch":
         """A new batch holding copies of the selected waves (boolean or index array) at ``pc``."""
-        A = None if self.A is None else self.A[:, waves]
-        scratch = None if self.scratch is None else self.scratch[waves]
-        return Batch(pc, self.S[waves], self.V[:, waves], A, self.exec[waves], self.scc[waves],
-                     self.wg[waves], self.wave_id[waves], scratch)
+        A = None if self.A is None else np.ascontiguousarray(self.A[:, waves])
+        scratch = None
+        if self.scratch is not None:
+            lanes = np.repeat(np.asarray(waves) if np.asarray(waves).dtype != bool
+                              else np.flatnonzero(waves), self.lanes) * self.lanes \
+                + np.tile(np.arange(self.lanes), int(np.count_nonzero(waves))
+                          if np.asarray(waves).dtype == bool else len(waves))
+            scratch = self.scratch[lanes]
+        # advanced indexing in the middle axis can give a non-C-contiguous result: copy
+        return Batch(pc, self.S[waves], np.ascontiguousarray(self.V[:, waves]), A,
+                     self.exec[waves], self.scc[waves], self.wg[waves], self.wave_id[waves],
+                     scratch)
 
 
 def merge(batches: list[Batch]) -> Batch:
@@ -118,14 +126,18 @@ def merge(batches: list[Batch]) -> Batch:
     order = np.argsort(np.concatenate([b.wave_id for b in batches]), kind="stable")
     A = None
     if batches[0].A is not None:
-        A = np.concatenate([b.A for b in batches], axis=1)[:, order]
+        A = np.ascontiguousarray(np.concatenate([b.A for b in batches], axis=1)[:, order])
     scratch = None
     if any(b.scratch is not None for b in batches):
-        scratch = np.concatenate([b.scratch for b in batches])[order]
+        size = max(b.scratch.shape[1] for b in batches if b.scratch is not None)
+        rows = [b.scratch if b.scratch is not None else np.zeros((b.waves * b.lanes, size), np.uint8)
+                for b in batches]
+        lanes = batches[0].lanes
+        scratch = np.concatenate(rows).reshape(-1, lanes, size)[order].reshape(-1, size)
     return Batch(
         batches[0].pc,
         np.concatenate([b.S for b in batches])[order],
-        np.concatenate([b.V for b in batches], axis=1)[:, order],
+        np.ascontiguousarray(np.concatenate([b.V for b in batches], axis=1)[:, order]),
         A,
         np.concatenate([b.exec for b in batches])[order],
         np.concatenate([b.scc for b in batches])[order],
