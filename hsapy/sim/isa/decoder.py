@@ -48,7 +48,7 @@ _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 # compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
 UNSUPPORTED = frozenset({
     "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
-    "s_set_gpr_idx_on", "s_sendmsghalt", "s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64",
+    "s_set_gpr_idx_on", "s_sendmsghalt",
     "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
     "s_buffer_prefetch_data", "v_mov_b16", "v_dot2_f16_f16", "v_dot2_bf16_bf16",
     "v_dot2_f32_bf16", "s_version",
@@ -312,6 +312,10 @@ class _Decoder:
             value = fields[name]
             op = Operand("imm", 0, 1, value, "")
             return op, f"0x{value:x}"
+        if file == "msg":
+            msg = fields[name]
+            text = self.tables.get("SENDMSG", {}).get("rtn", {}).get(str(msg), str(msg))
+            return Operand("imm", 0, 1, msg, ""), text
         if name in SRC_FIELDS:
             code = fields[name]
             index = SRC_FIELDS.index(name) if name.startswith("src") else 0
@@ -573,9 +577,16 @@ class _Decoder:
             elif kind == "unsigned_omit0":
                 text = name if imm == 0 else f"{name} {imm}"
             else:
-                text = f"{name} {_sopp_special(self.family, name, imm)}"
+                text = f"{name} {self.sopp_special(name, imm)}"
         return Instruction(offset, 4, (words[i],), self.family, "SOPP", fields["op"], name, "",
                            (), srcs, fields, asm=text)
+
+    def sopp_special(self, name: str, imm: int) -> str:
+        """Immediates with their own syntax: messages (from the generated SENDMSG table),
+        counters, delays."""
+        if name.startswith("s_sendmsg"):
+            return self.tables.get("SENDMSG", {}).get("sopp", {}).get(str(imm), str(imm))
+        return _sopp_special(self.family, name, imm)
 
     # --- FLAT / GLOBAL / SCRATCH -----------------------------------------------------------------
     def flat(self, fmt, fields, words, i, offset) -> Instruction:
@@ -779,8 +790,6 @@ def _sopp_special(family: str, name: str, imm: int) -> str:
         if not parts:
             parts = [f"{label}({value})" for label, value, _ in counters]
         return " ".join(parts)
-    if name.startswith("s_sendmsg"):
-        return _sendmsg_text(family, imm)
     if name in ("s_wait_alu", "s_waitcnt_depctr"):
         return _depctr_text(imm)
     if name == "s_delay_alu":
@@ -788,22 +797,6 @@ def _sopp_special(family: str, name: str, imm: int) -> str:
     if imm <= 64:
         return str(imm)
     return f"0x{imm:x}"
-
-
-def _sendmsg_text(family: str, imm: int) -> str:
-    msg = imm & 0xFF if family != "gfx9" else imm & 0xF
-    names = {"gfx9": {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE",
-                      5: "MSG_STALL_WAVE_GEN", 6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE",
-                      8: "MSG_EARLY_PRIM_DEALLOC", 9: "MSG_GS_ALLOC_REQ", 10: "MSG_GET_DOORBELL",
-                      15: "MSG_SYSMSG"},
-             "gfx12": {1: "MSG_INTERRUPT", 3: "MSG_DEALLOC_VGPRS", 9: "MSG_GS_ALLOC_REQ",
-                       4: "MSG_SAVEWAVE", 6: "MSG_HALT_WAVES"}}
-    table = names.get("gfx12" if family == "gfx11" else family, {})
-    if imm == msg and msg in table:
-        return f"sendmsg({table[msg]})"
-    if imm <= 64:
-        return str(imm)
-    return str(imm)
 
 
 _DELAY_IDS = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1",

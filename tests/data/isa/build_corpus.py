@@ -9,7 +9,9 @@ Sources (all in this directory unless noted):
   atomics, divergent control flow, DPP, VOPD on gfx12, s_memtime).
 - ``formats_<target>.s``: hand-written assembly for encodings compilers rarely emit (SDWA, DPP
   controls, VOP3P modifiers, MUBUF, scratch with an SGPR base, ...), assembled with llvm-mc-19.
-- ``kernels/*.hip`` (the operator suite) when present.
+- ``kernels/*.hip`` (the operator suite) and ``kernels/prebuilt/*.hsaco`` when present.
+- The llvmlite kernels of ``asm/`` (``hsapy.asm.kernels`` and ``hsapy.asm.operators``) when
+  importable: a newer LLVM (llvmlite's) generates them, so they widen the corpus.
 
 clang-19 HIP device code is compiled with ``-nogpulib -nogpuinc`` and the tiny ``device.h`` (or the
 operator suite's own header), linked to a shared object (``--no-gpu-bundle-output``).
@@ -68,6 +70,23 @@ def _asm_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
     return jobs
 
 
+def _asm_objects(outdir: Path) -> list[Path]:
+    """Code objects of hsapy.asm's llvmlite kernels (none when hsapy.asm is not available)."""
+    try:
+        from hsapy.asm import kernels, operators
+    except ImportError:
+        return []
+    out = []
+    for target in TARGETS:
+        blobs = [(f"asm_{name}", kernels.build(name, target, cache=False)) for name in kernels.names()]
+        blobs += [(f"asm_op_{op}", operators.build(op, target)) for op in operators.KERNELS]
+        for stem, blob in blobs:
+            path = outdir / f"{stem}_{target}.co"
+            path.write_bytes(blob)
+            out.append(path)
+    return out
+
+
 def build_corpus(outdir: Path, jobs: int = 2) -> list[Path]:
     """Build every corpus code object into ``outdir``; returns their paths (sorted)."""
     outdir.mkdir(parents=True, exist_ok=True)
@@ -82,6 +101,7 @@ def build_corpus(outdir: Path, jobs: int = 2) -> list[Path]:
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         built = list(pool.map(run, work))
+    built += _asm_objects(outdir)
     # Prebuilt code objects shipped with the operator suite and asm/, if any.
     for folder in (REPO / "kernels", REPO / "asm"):
         if folder.is_dir():
