@@ -146,7 +146,9 @@ def _emit(kind: str, message: str, argv: Sequence[str] = ()) -> None:
 # Targets
 
 
-_PROCESSOR_RE = re.compile(r"^gfx[0-9]{1,2}[0-9a-f]{2}(-generic)?$")
+# gfx942, gfx1201, gfx90a ... and the generic targets (gfx9-generic, gfx9-4-generic,
+# gfx10-3-generic, gfx11-generic, gfx12-generic; LLVM AMDGPUUsage, "Generic Processor Versioning").
+_PROCESSOR_RE = re.compile(r"^gfx(?P<major>[0-9]{1,2})([0-9a-f]{2}|(-[0-9])?-generic)$")
 _FEATURE_RE = re.compile(r"^(xnack|sramecc)[+-]$")
 
 
@@ -184,9 +186,13 @@ class Target:
 
     @property
     def major(self) -> int:
-        """The generation: 9 for gfx9xx, 10/11/12 for gfx10xx/11xx/12xx."""
-        digits = self.processor[3:].split("-")[0]
-        return int(digits[:-2])
+        """The generation: 9 for gfx9xx, 10/11/12 for gfx10xx/11xx/12xx (and their generics)."""
+        return int(_PROCESSOR_RE.match(self.processor).group("major"))
+
+    @property
+    def is_generic(self) -> bool:
+        """A generic target (``gfx11-generic`` ...): needs code object v6."""
+        return self.processor.endswith("-generic")
 
     @property
     def wavefront_sizes(self) -> tuple[int, ...]:
@@ -220,12 +226,14 @@ class Target:
         return ",".join(items)
 
 
-def _check_code_object_version(code_object_version: int) -> int:
+def _check_code_object_version(code_object_version: int, target: Target | None = None) -> int:
     if code_object_version not in CODE_OBJECT_VERSIONS:
         raise HsapyValueError(
             f"code_object_version must be 4, 5 or 6, got {code_object_version!r} "
             "(5 is what ROCm 5.x-6.x loaders expect; 6 needs ROCm 6.2 or newer)"
         )
+    if target is not None and target.is_generic and code_object_version < 6:
+        raise HsapyValueError(f"generic target {target} needs code_object_version=6")
     return code_object_version
 
 
@@ -408,19 +416,54 @@ def _not_found(name: str, searched: str, need: str = "") -> ToolNotFoundError:
     return ToolNotFoundError(name, f"{name}{need} not found: {where}; searched {searched}")
 
 
-def find_tool(name: str, *, min_major: int | None = None) -> ToolInfo:
+def _candidates(name: str, searched: list[str]) -> Iterator[ToolInfo]:
+    """Every working ``name`` in search order (probing each lazily); ``searched`` collects the
+    places looked at, for the not-found message."""
+    rocm_candidate = _rocm_path() / ("bin" if name == "hipcc" else "llvm/bin") / name
+    searched.append(str(rocm_candidate.parent))
+    if rocm_candidate.is_file():
+        tool = _make_tool(name, (str(rocm_candidate),), str(rocm_candidate), "ROCM_PATH")
+        if tool is not None:
+            yield tool
+
+    searched.append("PATH")
+    on_path = []
+    for candidate in _path_candidates(name):
+        tool = _make_tool(name, (candidate,), candidate, "PATH")
+        if tool is not None:
+            on_path.append(tool)
+    # Newest first; an unversioned name sorts by its probed version like any other (the
+    # unversioned llvm-* of a Debian system can be an old LLVM that lacks gfx942/gfx1201).
+    on_path.sort(key=lambda tool: tool.major or 0, reverse=True)
+    yield from on_path
+
+    if name == "ld.lld":
+        searched.append("the ziglang wheel")
+        zig = _ziglang_argv()
+        if zig is not None:
+            tool = _make_tool(name, zig[0], zig[1], "ziglang")
+            if tool is not None:
+                yield tool
+
+
+def find_tool(name: str, *, min_major: int | None = None,
+              accept: Callable[[ToolInfo], bool] | None = None,
+              requirement: str = "") -> ToolInfo:
     """Find ``name`` (``ld.lld``, ``clang``, ``llvm-mc``, ``hipcc``, ``llvm-readelf`` ...).
 
     Order: the ``HSAPY_<TOOL>`` override, ``$ROCM_PATH/llvm/bin`` (``$ROCM_PATH/bin`` for hipcc),
     ``name`` and ``name-N`` on PATH with the newest version first, and for ``ld.lld`` the ziglang
-    wheel. ``min_major`` skips older LLVM releases. Raises :class:`ToolNotFoundError`.
+    wheel. ``min_major`` skips older LLVM releases; ``accept`` can reject a candidate (e.g. one
+    that lacks a target), ``requirement`` then says what was needed in the error. Raises
+    :class:`ToolNotFoundError`.
     """
-    need = f" (LLVM {min_major} or newer)" if min_major else ""
+    if min_major is not None:
+        requirement = requirement or f"LLVM {min_major} or newer"
 
-    def acceptable(tool: ToolInfo | None) -> bool:
-        if tool is None:
+    def acceptable(tool: ToolInfo) -> bool:
+        if min_major is not None and tool.major is not None and tool.major < min_major:
             return False
-        return min_major is None or tool.major is None or tool.major >= min_major
+        return accept is None or accept(tool)
 
     override_var = _OVERRIDE_VARS.get(name)
     override = os.environ.get(override_var, "") if override_var else ""
@@ -430,43 +473,19 @@ def find_tool(name: str, *, min_major: int | None = None) -> ToolInfo:
             tool = _make_tool(name, zig[0], zig[1], "ziglang") if zig else None
         else:
             tool = _make_tool(name, (override,), override, override_var)
-        if tool is None:
-            raise ToolNotFoundError(
-                name, f"{name} not found: {override_var}={override} is not a working {name}"
-            )
+        if tool is None or not acceptable(tool):
+            what = f"a working {name}" + (f" ({requirement})" if requirement else "")
+            raise ToolNotFoundError(name, f"{name} not found: {override_var}={override} is not "
+                                          f"{what}")
         _emit("found", tool.describe())
         return tool
 
-    rocm = _rocm_path()
-    rocm_candidate = rocm / ("bin" if name == "hipcc" else "llvm/bin") / name
-    searched = [str(rocm_candidate.parent)]
-    if rocm_candidate.is_file():
-        tool = _make_tool(name, (str(rocm_candidate),), str(rocm_candidate), "ROCM_PATH")
+    searched: list[str] = []
+    for tool in _candidates(name, searched):
         if acceptable(tool):
             _emit("found", tool.describe())
             return tool
-
-    searched.append("PATH")
-    on_path = []
-    for candidate in _path_candidates(name):
-        tool = _make_tool(name, (candidate,), candidate, "PATH")
-        if tool is not None:
-            on_path.append(tool)
-    # Newest first; an unversioned name sorts by its probed version like any other.
-    on_path.sort(key=lambda tool: tool.major or 0, reverse=True)
-    for tool in on_path:
-        if acceptable(tool):
-            _emit("found", tool.describe())
-            return tool
-
-    if name == "ld.lld":
-        searched.append("the ziglang wheel")
-        zig = _ziglang_argv()
-        if zig is not None:
-            tool = _make_tool(name, zig[0], zig[1], "ziglang")
-            if acceptable(tool):
-                _emit("found", tool.describe())
-                return tool
+    need = f" ({requirement})" if requirement else ""
     raise _not_found(name, ", ".join(searched), need)
 
 
@@ -666,7 +685,7 @@ def emit_assembly(ir, target: str | Target = "gfx942", *, code_object_version: i
                   wavefront_size: int | None = None, opt_level: int = 2) -> str:
     """LLVM IR (text or ``llvmlite.ir.Module``) -> AMDGPU assembly text through llvmlite."""
     target = Target.parse(target)
-    _check_code_object_version(code_object_version)
+    _check_code_object_version(code_object_version, target)
     text = _ir_text(ir)
     machine, module = _prepare_module(text, target, code_object_version, wavefront_size, opt_level)
     _emit("llvm", f"llvmlite: emit assembly for {target} (O{opt_level}, code object "
@@ -681,7 +700,7 @@ def compile_ir(ir, target: str | Target = "gfx942", *, code_object_version: int 
                wavefront_size: int | None = None, opt_level: int = 2) -> bytes:
     """LLVM IR -> relocatable AMDGPU object (ELF ``ET_REL``) through llvmlite."""
     target = Target.parse(target)
-    _check_code_object_version(code_object_version)
+    _check_code_object_version(code_object_version, target)
     text = _ir_text(ir)
     machine, module = _prepare_module(text, target, code_object_version, wavefront_size, opt_level)
     _emit("llvm", f"llvmlite: emit object for {target} (O{opt_level}, code object "
@@ -744,7 +763,7 @@ def build_ir(ir, target: str | Target = "gfx942", *, code_object_version: int = 
     The result is cached by IR, target, options and tool versions.
     """
     target = Target.parse(target)
-    _check_code_object_version(code_object_version)
+    _check_code_object_version(code_object_version, target)
     wave = target.check_wavefront_size(wavefront_size)
     text = _ir_text(ir)
     linker = linker or find_tool("ld.lld")
@@ -790,7 +809,7 @@ def assemble(asm_text: str, target: str | Target = "gfx942", *, code_object_vers
     A ``.amdhsa_code_object_version`` directive is added when the text has none.
     """
     target = Target.parse(target)
-    _check_code_object_version(code_object_version)
+    _check_code_object_version(code_object_version, target)
     features = target.llvm_features(wavefront_size)
     if ".amdhsa_code_object_version" not in asm_text:
         asm_text = f"\t.amdhsa_code_object_version {code_object_version}\n{asm_text}"
@@ -874,6 +893,8 @@ def _hip_supports(tool: ToolInfo, target: Target) -> bool:
 
 
 def _hip_compiler(target: Target, compiler: str) -> ToolInfo:
+    """hipcc when it supports ``target`` (and ``compiler`` allows it), else the first clang
+    that does."""
     if compiler not in ("auto", "hipcc", "clang"):
         raise HsapyValueError(f"compiler must be 'auto', 'hipcc' or 'clang', got {compiler!r}")
     if compiler in ("auto", "hipcc"):
@@ -889,14 +910,10 @@ def _hip_compiler(target: Target, compiler: str) -> ToolInfo:
                 raise HsapyValueError(f"hipcc ({hipcc.version}) does not support {target}; "
                                       "use compiler='clang' with clang-19")
             _emit("note", f"hipcc ({hipcc.version}) does not support {target}; using clang")
-    clang = find_tool("clang")
-    if not _hip_supports(clang, target):
-        # An older clang was found first (e.g. a ROCm install); look for a newer one on PATH.
-        raise HsapyValueError(
-            f"{clang.describe()} does not support {target}; install clang-19 (Debian clang-19) "
-            "or set HSAPY_CLANG to a newer clang"
-        )
-    return clang
+    # An older clang (a ROCm install, an unversioned clang) may lack the target: take the first
+    # one that accepts it.
+    return find_tool("clang", accept=lambda tool: _hip_supports(tool, target),
+                     requirement=f"one that supports --offload-arch={target}")
 
 
 def _is_bundle(data: bytes) -> bool:
@@ -966,7 +983,7 @@ def build_hip(source, target: str | Target = "gfx942", *, code_object_version: i
     compile raises :class:`BuildError` with the full log and the command line.
     """
     target = Target.parse(target)
-    _check_code_object_version(code_object_version)
+    _check_code_object_version(code_object_version, target)
     text, path = _hip_source(source)
     header_dir = hip_include_dir()
     includes = [header_dir]

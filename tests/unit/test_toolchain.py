@@ -235,3 +235,22 @@ def test_pip_only_machine_links_with_ziglang(cache, monkeypatch, tmp_path):
     assert elf_header(data)["flags"] & 0xFF == MACHINE["gfx942"]
     found = [event.message for event in recorder.events if event.kind == "found"]
     assert found and "from ziglang" in found[0]
+
+
+# EF_AMDGPU_MACH_AMDGCN_GFX*_GENERIC (LLVM's ELF.h) and the generic version 1 in bits 31:24.
+GENERIC_MACHINE = {"gfx9-generic": 0x51, "gfx11-generic": 0x54, "gfx12-generic": 0x59}
+
+
+@pytest.mark.parametrize("target", sorted(GENERIC_MACHINE))
+def test_generic_targets_build_as_code_object_v6(cache, target):
+    data = toolchain.build_ir(STORE_IR, target, code_object_version=6)
+    header = elf_header(data)
+    assert header["abi_version"] == ABI_VERSION[6]
+    assert header["flags"] & 0xFF == GENERIC_MACHINE[target]
+    assert header["flags"] >> 24 == 1
+
+
+def test_generic_target_needs_v6():
+    with pytest.raises(HsapyValueError, match="needs code_object_version=6"):
+        toolchain.build_ir(STORE_IR, "gfx11-generic")
+    assert toolchain.Target.parse("gfx10-3-generic").major == 10

@@ -222,7 +222,8 @@ def test_missing_compiler_is_a_one_line_error(cache, monkeypatch, tmp_path):
         toolchain.build_hip(HEADER_KERNEL, "gfx942")
     message = str(info.value)
     assert "\n" not in message
-    assert message.startswith("clang not found") and "clang-19" in message
+    assert message.startswith("clang (one that supports --offload-arch=gfx942) not found")
+    assert "clang-19" in message
 
 
 def test_missing_assembler_names_the_packages(cache, monkeypatch, tmp_path):
@@ -233,3 +234,25 @@ def test_missing_assembler_names_the_packages(cache, monkeypatch, tmp_path):
     message = str(info.value)
     assert "\n" not in message
     assert "llvm-mc" in message and "llvm-19" in message and "clang-19" in message
+
+
+@needs_clang
+def test_a_newer_clang_without_the_target_is_skipped(cache, monkeypatch, tmp_path):
+    # clang-99 sorts first (newest) but rejects every --offload-arch: clang-19 must be chosen.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "clang-99"
+    fake.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "clang version 99.0.0"; '
+                    'exit 0; fi\necho "unsupported" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    (bin_dir / "clang-19").symlink_to(CLANG)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
+    recorder = Recorder()
+    with toolchain.observe(recorder):
+        data = toolchain.build_hip(HEADER_KERNEL, "gfx1201", compiler="clang")
+    assert elf_header(data)["flags"] & 0xFF == MACHINE["gfx1201"]
+    probes = [event.argv[0] for event in recorder.events if event.kind == "probe"]
+    assert str(fake) in probes
+    runs = [event.argv[0] for event in recorder.events if event.kind == "run"]
+    assert runs == [str(bin_dir / "clang-19")]
