@@ -49,6 +49,7 @@ __all__ = [
     "cache_dir",
     "compile_ir",
     "emit_assembly",
+    "find_device_libs",
     "find_tool",
     "hip_include_dir",
     "link",
@@ -971,16 +972,59 @@ def _hip_source(source) -> tuple[str, Path | None]:
     return source, None
 
 
+# Where ROCm's device libraries (ocml, ockl, oclc_* bitcode) live: a ROCm install, or the
+# Debian package rocm-device-libs.
+_DEVICE_LIB_DIRS = ("{rocm}/amdgcn/bitcode", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode",
+                    "/usr/lib/aarch64-linux-gnu/amdgcn/bitcode", "/usr/share/amdgcn/bitcode")
+
+
+def _device_lib_isa_file(target: Target) -> str:
+    # oclc_isa_version_<digits>.bc names the processor without "gfx" (90a, 942, 1201).
+    return f"oclc_isa_version_{target.processor[3:]}.bc"
+
+
+def find_device_libs(target: Target | str) -> Path:
+    """The directory of ROCm's device-library bitcode that covers ``target``.
+
+    Raises :class:`ToolNotFoundError` (one line, naming the package) when none is installed or
+    the installed one predates the target.
+    """
+    target = Target.parse(target)
+    searched = []
+    found_without_target = None
+    for pattern in _DEVICE_LIB_DIRS:
+        directory = Path(pattern.format(rocm=_rocm_path()))
+        searched.append(str(directory))
+        if not (directory / "ocml.bc").is_file():
+            continue
+        if (directory / _device_lib_isa_file(target)).is_file():
+            return directory
+        found_without_target = found_without_target or directory
+    if found_without_target is not None:
+        raise ToolNotFoundError(
+            "rocm-device-libs",
+            f"the device libraries in {found_without_target} have no bitcode for {target} "
+            f"({_device_lib_isa_file(target)}); install a newer rocm-device-libs or ROCm",
+        )
+    raise ToolNotFoundError(
+        "rocm-device-libs",
+        "ROCm device libraries (ocml.bc) not found: install the Debian package rocm-device-libs "
+        f"or ROCm (no pip package provides them); searched {', '.join(searched)}",
+    )
+
+
 def build_hip(source, target: str | Target = "gfx942", *, code_object_version: int = 5,
               include_dirs: Sequence[str | Path] = (), defines: dict[str, str] | None = None,
               extra_args: Sequence[str] = (), compiler: str = "auto", opt_level: int = 3,
-              cache: bool = True) -> bytes:
+              device_libs: bool | str | Path = False, cache: bool = True) -> bytes:
     """A HIP source (path or text) -> loadable code object bytes for ``target``.
 
     ``hipcc --genco`` (with ``HIP_PLATFORM=amd``) when it supports the target, otherwise clang in
     HIP device-only mode with ``-nogpulib -nogpuinc`` and hsapy's device header
-    (``-include hsapy_hip.h``). Bundles are unpacked; plain ELF is returned as is. A failing
-    compile raises :class:`BuildError` with the full log and the command line.
+    (``-include hsapy_hip.h``). ``device_libs=True`` (or a directory) links ROCm's device-library
+    bitcode instead of ``-nogpulib``, for sources that call ``__ocml_*``/``__ockl_*`` functions.
+    Bundles are unpacked; plain ELF is returned as is. A failing compile raises
+    :class:`BuildError` with the full log and the command line.
     """
     target = Target.parse(target)
     _check_code_object_version(code_object_version, target)
@@ -992,6 +1036,13 @@ def build_hip(source, target: str | Target = "gfx942", *, code_object_version: i
     includes.extend(Path(directory) for directory in include_dirs)
     define_args = [f"-D{key}={value}" for key, value in sorted((defines or {}).items())]
     tool = _hip_compiler(target, compiler)
+    library_dir: Path | None = None
+    if device_libs is True:
+        library_dir = find_device_libs(target)
+    elif device_libs:
+        library_dir = Path(device_libs)
+        if not (library_dir / "ocml.bc").is_file():
+            raise HsapyValueError(f"{library_dir} holds no ROCm device libraries (ocml.bc)")
     parts = {
         "source": _sha256(text),
         "headers": _headers_digest(includes),
@@ -999,6 +1050,7 @@ def build_hip(source, target: str | Target = "gfx942", *, code_object_version: i
         "options": {"cov": code_object_version, "defines": define_args,
                     "extra": list(extra_args), "opt": opt_level},
         "tools": {tool.name: tool.version, "path": tool.path},
+        "device_libs": _identity(str(library_dir / "ocml.bc")) if library_dir else None,
     }
     name = path.name if path is not None else "HIP source"
 
@@ -1015,7 +1067,9 @@ def build_hip(source, target: str | Target = "gfx942", *, code_object_version: i
                 # Device-only HIP without ROCm's headers and device libraries: hsapy_hip.h
                 # provides the HIP names; -c --no-gpu-bundle-output yields a linked plain ELF.
                 # -fuse-cuid=none: no random __hip_cuid_* symbol, so builds are reproducible.
-                args += ["-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc",
+                libraries = (["-nogpulib"] if library_dir is None
+                             else [f"--rocm-device-lib-path={library_dir}"])
+                args += ["-x", "hip", "--cuda-device-only", *libraries, "-nogpuinc",
                          "-c", "--no-gpu-bundle-output", "-fuse-cuid=none",
                          "-include", "hsapy_hip.h"]
             args += [f"--offload-arch={target}", f"-O{opt_level}",

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="extra include directory for HIP sources (repeatable)")
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                         help="preprocessor definition for HIP sources (repeatable)")
+    parser.add_argument("--device-libs", action="store_true",
+                        help="link ROCm's device-library bitcode (ocml/ockl) into a HIP build "
+                             "instead of -nogpulib (Debian rocm-device-libs or a ROCm install)")
     parser.add_argument("--no-cache", action="store_true",
                         help="build even when the cache holds the result (and do not store it)")
     parser.add_argument("--verbose", "-v", action="store_true",
@@ -74,7 +77,8 @@ def _build(args: argparse.Namespace) -> tuple[bytes, str]:
         data = toolchain.build_hip(path, target, code_object_version=args.code_object_version,
                                    include_dirs=args.include_dirs,
                                    defines=_defines(args.defines), extra_args=extra,
-                                   compiler=args.compiler, cache=cache)
+                                   compiler=args.compiler, device_libs=args.device_libs,
+                                   cache=cache)
         return data, path.stem
     data = toolchain.build_file(path, args.target, code_object_version=args.code_object_version,
                                 wavefront_size=args.wavefront_size, cache=cache)

@@ -256,3 +256,40 @@ def test_a_newer_clang_without_the_target_is_skipped(cache, monkeypatch, tmp_pat
     assert str(fake) in probes
     runs = [event.argv[0] for event in recorder.events if event.kind == "run"]
     assert runs == [str(bin_dir / "clang-19")]
+
+
+OCML_KERNEL = r"""
+extern "C" __device__ float __ocml_tanh_f32(float);
+extern "C" __global__ void tanh_kernel(float* p) { p[threadIdx.x] = __ocml_tanh_f32(p[threadIdx.x]); }
+"""
+
+
+def device_libs_for(target: str):
+    try:
+        return toolchain.find_device_libs(target)
+    except toolchain.ToolNotFoundError as exc:
+        pytest.skip(f"no ROCm device libraries for {target}: {exc}")
+
+
+@needs_clang
+def test_device_libraries_resolve_ocml_calls(cache):
+    device_libs_for("gfx90a")
+    data = toolchain.build_hip(OCML_KERNEL, "gfx90a", compiler="clang", device_libs=True)
+    assert b"tanh_kernel.kd" in data
+    # without them the call stays undefined and the link fails with the linker's message
+    with pytest.raises(toolchain.BuildError, match="__ocml_tanh_f32"):
+        toolchain.build_hip(OCML_KERNEL, "gfx90a", compiler="clang")
+
+
+def test_device_libraries_without_the_target_is_a_one_line_error(monkeypatch, tmp_path):
+    library = tmp_path / "rocm" / "amdgcn" / "bitcode"
+    library.mkdir(parents=True)
+    (library / "ocml.bc").write_bytes(b"BC")
+    (library / "oclc_isa_version_90a.bc").write_bytes(b"BC")
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
+    assert toolchain.find_device_libs("gfx90a") == library
+    with pytest.raises(toolchain.ToolNotFoundError) as info:
+        toolchain.find_device_libs("gfx1201")
+    message = str(info.value)
+    assert "\n" not in message and "oclc_isa_version_1201.bc" in message
+    assert "rocm-device-libs" in message
