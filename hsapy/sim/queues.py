@@ -111,7 +111,8 @@ class SimQueue:
         self.headers[:] = PACKET_INVALID                                  # hsa.h: type INVALID
         self.struct_bytes = memory.view(self.address, AMD_QUEUE_BYTES)
         self.words = self.struct_bytes.view(np.uint64)
-        self.doorbell: SimSignal = lib.signals.create(0, kind=-1)
+        # The doorbell starts below every index: nothing is announced until the first ring.
+        self.doorbell: SimSignal = lib.signals.create(-1, kind=-1)
         # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id
         struct.pack_into("<IIQQIIQ", self.struct_bytes, 0, queue_type, 1, self.ring_address,
                          self.doorbell.handle, size, 0, queue_id)
@@ -204,7 +205,7 @@ class SimQueue:
             while not self._stop:
                 index = self.read_index
                 slot = index & self.mask
-                if not self._wait_for_packet(slot):
+                if not self._wait_for_packet(index):
                     return
                 base = slot * PACKET_BYTES
                 packet = self.ring[base:base + PACKET_BYTES].tobytes()
@@ -224,18 +225,23 @@ class SimQueue:
             self._fail(HSA_STATUS_ERROR_EXCEPTION,
                        "internal simulator error:\n" + traceback.format_exc())
 
-    def _wait_for_packet(self, slot: int) -> bool:
-        """Wait while the slot's header type is INVALID; False when asked to stop.
+    def _wait_for_packet(self, index: int) -> bool:
+        """Wait until packet ``index`` is published and announced; False when asked to stop.
 
-        The doorbell store notifies the doorbell's condition; the header is checked while
-        holding it, so a publish between check and wait cannot be missed.
+        Published: its header type is not INVALID. Announced: the doorbell has been rung with a
+        value >= index (the highest value ever rung counts, since concurrent producers may ring
+        out of order). Like the hardware, a packet whose doorbell was never rung is not fetched.
+        Both are checked while holding the doorbell's lock, which every doorbell store takes
+        before notifying, so a publish between check and wait cannot be missed.
         """
         headers = self.headers
-        cond = self.doorbell.cond
-        if headers[slot] & 0xFF != PACKET_INVALID:
+        slot = index & self.mask
+        doorbell = self.doorbell
+        cond = doorbell.cond
+        if headers[slot] & 0xFF != PACKET_INVALID and doorbell.high_water >= index:
             return not self._stop
         with cond:
-            while headers[slot] & 0xFF == PACKET_INVALID:
+            while headers[slot] & 0xFF == PACKET_INVALID or doorbell.high_water < index:
                 if self._stop:
                     return False
                 cond.wait(_PROCESSOR_POLL_S)

@@ -53,7 +53,7 @@ def condition_holds(condition: int, value: int, compare: int) -> bool:
 class SimSignal:
     """One signal. ``handle`` is its slot address; ``words`` an int64 view of the slot."""
 
-    __slots__ = ("handle", "words", "cond", "watchers", "is_valid", "__weakref__")
+    __slots__ = ("handle", "words", "cond", "watchers", "is_valid", "high_water", "__weakref__")
 
     def __init__(self, handle: int, words: np.ndarray, kind: int, initial_value: int) -> None:
         self.handle = handle
@@ -61,12 +61,18 @@ class SimSignal:
         self.cond = threading.Condition(threading.Lock())
         self.watchers: set[threading.Event] = set()
         self.is_valid = True
+        # Largest value ever stored: a doorbell's "rung up to" index (producers may ring out of
+        # order, so the processor must not trust only the last value).
+        self.high_water = to_int64(initial_value)
         words[:] = 0
         words[WORD_KIND] = kind
         words[WORD_VALUE] = to_int64(initial_value)
 
     # All mutations hold ``cond`` and end in _changed(), so waiters never miss an update.
     def _changed(self) -> None:
+        value = int(self.words[WORD_VALUE])
+        if value > self.high_water:
+            self.high_water = value
         self.cond.notify_all()
         for event in tuple(self.watchers):
             event.set()

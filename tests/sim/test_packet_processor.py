@@ -141,6 +141,22 @@ def test_invalid_header_stalls_until_published(lib):
     assert P.wait_lt(lib, done) == 0
 
 
+def test_packet_waits_for_its_doorbell(lib):
+    """A published packet is not fetched until the doorbell announces its index (as on the
+    hardware, where the doorbell write moves the packet processor's write pointer)."""
+    agent = P.gpu(lib, "gfx942")
+    queue = P.create_queue(lib, agent)
+    kernel = empty_kernel(lib, agent, "gfx942")
+    first, second = P.signal(lib, 1), P.signal(lib, 1)
+    P.publish(lib, queue, P.dispatch(kernel, completion=first), ring=False)
+    assert P.wait_lt(lib, first, timeout_s=0.1) == 1
+    P.publish(lib, queue, P.dispatch(kernel, completion=second), ring=False)
+    lib.hsa_signal_store_screlease(queue.doorbell_signal, 1)     # announces packets 0 and 1
+    lib.hsa_signal_store_screlease(queue.doorbell_signal, 0)     # a late, smaller ring
+    assert P.wait_lt(lib, second) == 0
+    assert P.wait_lt(lib, first) == 0
+
+
 def test_ten_times_the_queue_size_wraps_around(lib, target):
     agent = P.gpu(lib, target)
     queue = P.create_queue(lib, agent, size=64)
