@@ -12,6 +12,7 @@ import json
 import struct
 import threading
 from functools import lru_cache
+from types import MappingProxyType
 from pathlib import Path
 from typing import Any
 
@@ -277,10 +278,7 @@ class _Decoder:
             if op is None:  # an absent operand LLVM prints as "off"
                 texts.append(text)
                 continue
-            is_src = name not in ("vdst", "sdst", "sdata") or _sdst_is_source(entry["name"], name)
-            if fmt.name == "SMEM" and name == "sdata" and _smem_writes_memory(entry["name"]):
-                is_src = True
-            if is_src:
+            if _is_source(entry["name"], name):
                 seen_src = True
                 srcs.append(op)
             else:
@@ -291,11 +289,11 @@ class _Decoder:
         if texts:
             asm += " " + ", ".join(texts)
         if mods:
-            asm += (" " if texts else " ") + " ".join(mods)
+            asm += " " + " ".join(mods)
         nwords = size // 4
         return Instruction(offset, size, tuple(words[i:i + nwords]), self.family, encoding,
                            fields[fmt.opcode_field], entry["name"], suffix, tuple(dsts), tuple(srcs),
-                           fields, asm=asm)
+                           MappingProxyType(fields), asm=asm)
 
     def operand(self, fmt, entry, name, count, file, fields, literal, ext_kind, consts):
         family = self.family
@@ -585,7 +583,7 @@ class _Decoder:
             else:
                 text = f"{name} {self.sopp_special(name, imm)}"
         return Instruction(offset, 4, (words[i],), self.family, "SOPP", fields["op"], name, "",
-                           (), srcs, fields, asm=text)
+                           (), srcs, MappingProxyType(fields), asm=text)
 
     def sopp_special(self, name: str, imm: int) -> str:
         """Immediates with their own syntax: messages (from the generated SENDMSG table),
@@ -679,7 +677,7 @@ class _Decoder:
             asm += " " + " ".join(mods)
         return Instruction(offset, 4 * fmt.dwords, tuple(words[i:i + fmt.dwords]), family, encoding,
                            fields["op"], entry["name"], entry["suffix"], tuple(dsts), tuple(srcs),
-                           fields, asm=asm)
+                           MappingProxyType(fields), asm=asm)
 
     # --- VOPD (gfx11/gfx12 dual issue) -----------------------------------------------------------
     def vopd(self, fmt, fields, words, i, offset) -> Instruction:
@@ -725,10 +723,11 @@ class _Decoder:
         (ex_, dx, sx, tx), (ey_, dy, sy, ty) = halves
         nwords = size // 4
         raw = tuple(words[i:i + nwords])
+        shared = MappingProxyType(values)
         y_inst = Instruction(offset, size, raw, self.family, "VOPD", fields["opy"], ey_["name"], "",
-                             tuple(dy), tuple(sy), values, asm=ty)
+                             tuple(dy), tuple(sy), shared, asm=ty)
         return Instruction(offset, size, raw, self.family, "VOPD", fields["opx"], ex_["name"], "",
-                           tuple(dx), tuple(sx), values, pair=y_inst, asm=f"{tx} :: {ty}")
+                           tuple(dx), tuple(sx), shared, pair=y_inst, asm=f"{tx} :: {ty}")
 
 
 class _Declined(Exception):
@@ -742,13 +741,20 @@ def _fixed_operand(text: str) -> Operand | None:
     return None
 
 
-def _sdst_is_source(name: str, field: str) -> bool:
-    # SOPK compares read their SDST field (s_cmpk_eq_u32 s0, 0x10); s_setreg writes hardware.
-    return field == "sdst" and (name.startswith("s_cmpk_") or name.startswith("s_setreg"))
+def _is_source(mnemonic: str, field: str) -> bool:
+    """Whether an encoding field's operand is read (``srcs``) rather than written (``dsts``).
 
-
-def _smem_writes_memory(name: str) -> bool:
-    return "store" in name or "atomic" in name and "_rtn" not in name and False
+    Destination fields are written, except: SOPK compares read SDST (``s_cmpk_eq_u32 s0, 0x10``);
+    scalar stores and atomics read SDATA (an atomic with glc also returns into it: the executor
+    knows from the opcode); MUBUF VDATA is written only by loads.
+    """
+    if field == "sdst":
+        return mnemonic.startswith(("s_cmpk_", "s_setreg"))
+    if field == "sdata":
+        return "store" in mnemonic or "atomic" in mnemonic
+    if field == "vdata":
+        return "load" not in mnemonic
+    return field != "vdst"
 
 
 def _dpp_ctrl_text(ctrl: int, family: str) -> str:

@@ -42,10 +42,14 @@ The decoder (``hsapy.sim.isa.decoder.decode``) turns a code object's machine cod
     suffix LLVM prints. ``dsts`` are the operands the instruction writes explicitly (in LLVM's
     order: e.g. ``v_add_co_u32 v2, vcc, v3, v4`` has dsts ``(v2, vcc)``); ``srcs`` the ones it
     reads explicitly, in LLVM's order (stores: address, data; SMEM: base, offset; SOPP: the
-    immediate or label). Implicit operands (EXEC, VCC of ``v_cndmask_b32_e32`` is explicit in
+    immediate or label; scalar stores/atomics: SDATA; MUBUF stores/atomics: VDATA; DS/FLAT
+    atomics: the data, with the returned value in ``dsts`` only in the returning form).
+    Implicit operands (EXEC, VCC of ``v_cndmask_b32_e32`` is explicit in
     LLVM's text and therefore in ``srcs``; SCC) are not listed unless LLVM prints them. For
     SOPK compares (``s_cmpk_*``) the SDST field is a source.
-    ``fields`` holds every raw field of the encoding (and of its DPP/SDWA dword) by name.
+    ``fields`` holds every raw field of the encoding (and of its DPP/SDWA dword) by name, read-only
+    (a ``MappingProxyType``); it does not take part in equality or hashing. FLAT-family offsets
+    are raw in ``fields["offset"]`` and sign-extended in the trailing ``imm`` source.
 
     VOPD (gfx11/gfx12 dual issue) decodes to ONE instruction: its own name/dsts/srcs are the X
     half; ``pair`` is an :class:`Instruction` for the Y half (same offset/words, encoding
@@ -89,7 +93,7 @@ class Instruction:
     suffix: str
     dsts: tuple[Operand, ...]
     srcs: tuple[Operand, ...]
-    fields: Mapping[str, int]
+    fields: Mapping[str, int] = field(compare=False)
     pair: Optional["Instruction"] = field(default=None, compare=False)
     asm: str = field(default="", compare=False, repr=False)
 
