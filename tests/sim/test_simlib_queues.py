@@ -157,3 +157,15 @@ def test_shut_down_destroys_live_queues():
     sim.hsa_shut_down()
     assert not thread.is_alive()
     assert sim.queues == {}
+
+
+def test_runtime_can_be_reopened_after_the_last_shut_down():
+    sim = SimLib(ffi, executor="builtin")
+    for _ in range(2):
+        assert sim.hsa_init() == SUCCESS
+        queue = create_queue(sim, gpu(sim, "gfx942"))
+        signal = ffi.new("hsa_signal_t *")
+        assert sim.hsa_signal_create(1, 0, ffi.NULL, signal) == SUCCESS
+        assert sim.hsa_queue_destroy(queue) == SUCCESS
+        assert sim.hsa_shut_down() == SUCCESS
+        assert sim.memory.allocations() == []
