@@ -38,10 +38,12 @@ from hsapy.sim.targets import GpuProfile
 
 __all__ = ["InterpreterExecutor", "KernelDescriptor", "register", "Program", "ExecutionStats"]
 
-# A batch's vector registers above this many bytes are split into chunks of whole workgroups.
-CHUNK_BYTES = 384 << 20
+# Waves run in chunks of whole workgroups whose state is about this many bytes: small enough
+# that a register of the chunk stays in the CPU caches between instructions (measured: 2 MiB
+# runs vector add 3-5x faster than one batch of the whole grid).
+CHUNK_BYTES = 2 << 20
 # Hang protection: a dispatch that executes more batch-instructions than this stops with an error.
-MAX_BATCH_STEPS = 50_000_000
+MAX_BATCH_STEPS = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -272,29 +274,36 @@ class InterpreterExecutor:
         wave_in_wg = np.arange(wg_of_wave.size) - first_wave[wg_of_wave]
         W = wg_of_wave.size
         L = wave_size
-        lid = wave_in_wg[:, None] * L + np.arange(L)[None, :]
-        sx = size_x[wg_of_wave][:, None]
-        sy = size_y[wg_of_wave][:, None]
-        live = lid < items[wg_of_wave][:, None]
-        tx = lid % sx
-        ty = (lid // sx) % sy
-        tz = lid // (sx * sy)
         V = np.zeros((program.vgprs, W, L), np.uint32)
         A = np.zeros((program.agprs, W, L), np.uint32) if program.agprs else None
+        # Work-item ids per distinct workgroup shape (full, or partial at the grid's edges),
+        # computed once per shape and gathered into the waves: lanes are numbered x fastest.
+        shapes, shape_of_wg = np.unique(np.stack([size_x, size_y, size_z], axis=1), axis=0,
+                                        return_inverse=True)
+        shape_of_wg = shape_of_wg.reshape(-1)
+        most = int(waves_per_wg.max())
+        id_table = np.zeros((len(shapes), 3, most, L), np.uint32)
+        live_table = np.zeros((len(shapes), most, L), bool)
+        for k, (sx, sy, sz) in enumerate(shapes.tolist()):
+            lid = np.arange(most * L).reshape(most, L)
+            live_table[k] = lid < sx * sy * sz
+            id_table[k, 0] = lid % sx
+            id_table[k, 1] = (lid // sx) % sy
+            id_table[k, 2] = lid // (sx * sy)
+        id_table *= live_table[:, None]
+        wave_shape = shape_of_wg[wg_of_wave]
+        live = live_table[wave_shape, wave_in_wg]
         vgpr_ids = (kd.rsrc2 >> 11) & 3
         if profile.packed_work_item_ids:
-            packed = tx.astype(np.uint32)
+            packed = id_table[:, 0].copy()
             if vgpr_ids >= 1:
-                packed |= ty.astype(np.uint32) << np.uint32(10)
+                packed |= id_table[:, 1] << np.uint32(10)
             if vgpr_ids >= 2:
-                packed |= tz.astype(np.uint32) << np.uint32(20)
-            V[0] = np.where(live, packed, 0)
+                packed |= id_table[:, 2] << np.uint32(20)
+            V[0] = packed[wave_shape, wave_in_wg]
         else:
-            V[0] = np.where(live, tx, 0)
-            if vgpr_ids >= 1 and program.vgprs > 1:
-                V[1] = np.where(live, ty, 0)
-            if vgpr_ids >= 2 and program.vgprs > 2:
-                V[2] = np.where(live, tz, 0)
+            for axis in range(min(vgpr_ids + 1, program.vgprs)):
+                V[axis] = id_table[wave_shape, axis, wave_in_wg]
         S = np.zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)
         gx = wg_x[wg_of_wave].astype(np.uint32)

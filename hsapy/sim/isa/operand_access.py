@@ -167,9 +167,11 @@ def vector_reader(op: Operand, ty: str, half: int = 0) -> Reader:
         if width == 64:
             def read64(b: Batch):
                 regs = b.A if agpr else b.V
-                lo = regs[index].astype(np.uint64)
-                hi = regs[index + 1].astype(np.uint64)
-                return (lo | (hi << np.uint64(32))).view(dtype)
+                out = np.empty(regs.shape[1:], np.uint64)
+                halves = out.view(np.uint32).reshape(out.shape + (2,))
+                halves[..., 0] = regs[index]   # little-endian: low dword first
+                halves[..., 1] = regs[index + 1]
+                return out.view(dtype)
             return _mods(read64, op, ty)
         shift = 16 if half else 0
         mask = (1 << width) - 1
@@ -233,9 +235,10 @@ def vector_writer(op: Operand, ty: str, half: int = 0) -> Callable[[Batch, np.nd
         return write32
     if width == 64:
         def write64(b: Batch, value) -> None:
-            bits = np.asarray(value).astype(DTYPES[ty], copy=False).view(np.uint64)
-            store(b, index, (bits & np.uint64(0xFFFFFFFF)).astype(np.uint32))
-            store(b, index + 1, (bits >> np.uint64(32)).astype(np.uint32))
+            bits = np.ascontiguousarray(np.asarray(value).astype(DTYPES[ty], copy=False))
+            halves = bits.view(np.uint32).reshape(bits.shape + (2,))
+            store(b, index, halves[..., 0])
+            store(b, index + 1, halves[..., 1])
         return write64
     # 16-bit results: gfx9 zeroes the high half unless op_sel/d16_hi says otherwise; gfx12
     # (true16 off) keeps the other half. We keep the other half for op_sel writes and zero it

@@ -60,6 +60,8 @@ def gather_dwords(m: Any, addrs: np.ndarray, ndw: int) -> np.ndarray:
         return np.stack(cols, axis=1)
     if not (rel & 3).any():
         words = view.view(u32)
+        if ndw == 1:
+            return np.take(words, rel >> 2)[:, None]
         index = (rel >> 2)[:, None] + np.arange(ndw)
         return words[index]
     index = rel[:, None] + np.arange(4 * ndw)
@@ -85,7 +87,10 @@ def scatter_dwords(m: Any, addrs: np.ndarray, values: np.ndarray) -> None:
         return
     if not (rel & 3).any():
         words = view.view(u32)
-        words[(rel >> 2)[:, None] + np.arange(ndw)] = values
+        if ndw == 1:
+            words[rel >> 2] = values[:, 0]
+        else:
+            words[(rel >> 2)[:, None] + np.arange(ndw)] = values
         return
     view[rel[:, None] + np.arange(4 * ndw)] = np.ascontiguousarray(values).view(np.uint8).reshape(n, -1)
 
