@@ -18,10 +18,16 @@ needs_readelf = pytest.mark.skipif(READELF is None,
                                    reason="llvm-readelf-19 (Debian llvm-19) is not installed")
 
 
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    """One cache for this module: tool probes run once (results differ by key anyway)."""
+    return tmp_path_factory.mktemp("hsapy-cache")
+
+
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HSAPY_CACHE_DIR", str(tmp_path / "cache"))
-    return {**os.environ, "HSAPY_CACHE_DIR": str(tmp_path / "cache")}
+def env(shared_cache, monkeypatch):
+    monkeypatch.setenv("HSAPY_CACHE_DIR", str(shared_cache))
+    return {**os.environ, "HSAPY_CACHE_DIR": str(shared_cache)}
 
 
 def hsapy_build(args: list[str], env: dict) -> subprocess.CompletedProcess:
@@ -57,6 +63,7 @@ def test_build_asm_vector_add(env, tmp_path, target, flags, linker):
 
 
 def test_second_build_is_a_cache_hit_with_no_commands(env, tmp_path):
+    env = {**env, "HSAPY_CACHE_DIR": str(tmp_path / "fresh-cache")}
     args = ["asm:empty", "--target", "gfx1201", "-o", str(tmp_path / "e.hsaco"), "--verbose"]
     first = hsapy_build(args, env)
     assert first.returncode == 0, first.stderr
