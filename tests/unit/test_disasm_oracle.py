@@ -78,10 +78,12 @@ def corpus(tmp_path_factory) -> list[Path]:
 
 def _compare(path: Path, llvm_cls, mnemonics: Counter) -> tuple[int, list[str]]:
     target, sections = _executable_sections(path.read_bytes())
-    dis = llvm_cls({"gfx940": "gfx942", "gfx1200": "gfx1201"}.get(target, target))
+    wave64 = path.stem.endswith("_w64")  # gfx11/gfx12 code built with -mwavefrontsize64
+    dis = llvm_cls({"gfx940": "gfx942", "gfx1200": "gfx1201"}.get(target, target),
+                   "+wavefrontsize64" if wave64 else "")
     count, problems = 0, []
     for name, addr, code in sections:
-        insts = decode(code, target, base_offset=addr)
+        insts = decode(code, target, base_offset=addr, wavefront_size=64 if wave64 else None)
         position = 0
         for inst in insts:
             size, reference = dis.disasm(code[position:position + 16], addr + position)

@@ -29,12 +29,12 @@ SCALAR_SPECIALS = (106, 126, 124, 125, 253, 235)
 INLINE_CODES = (128, 129, 192, 193, 208, 240, 241, 242, 243, 244, 245, 246, 247, 248)
 
 
-def _llvm(cpu: str):
+def _llvm(table: str):
     spec = importlib.util.spec_from_file_location("gen_isa_tables", REPO / "tools" / "gen_isa_tables.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     try:
-        return module.LLVMDisassembler(cpu)
+        return module.LLVMDisassembler(*module.TABLE_VARIANTS[table])
     except OSError as exc:
         pytest.skip(f"libLLVM-19 not loadable: {exc}")
 
@@ -100,10 +100,12 @@ def _sample(rng: random.Random, family: str, fmt: F.Format, key: str, entry: dic
     return fmt.pack(values) + [literal, rng.randrange(1 << 32), 0, 0]
 
 
-@pytest.mark.parametrize("cpu", ["gfx942", "gfx90a", "gfx1201", "gfx1100"])
+@pytest.mark.parametrize("cpu", ["gfx942", "gfx90a", "gfx1201", "gfx1100", "gfx1201_w64"])
 def test_every_table_opcode_disassembles_like_llvm(cpu, capsys):
     dis = _llvm(cpu)
-    family, _ = _resolve(cpu)
+    target, _, wave = cpu.partition("_w")
+    wavefront_size = int(wave) if wave else None
+    family, _ = _resolve(target)
     tables = _tables(cpu)
     rng = random.Random(f"hsapy-{cpu}")
     checked, declined, problems = 0, 0, []
@@ -118,7 +120,7 @@ def test_every_table_opcode_disassembles_like_llvm(cpu, capsys):
                 if not size or "/*" in reference or "Warning" in reference:
                     continue  # not valid code
                 try:
-                    inst = decode(data[:size], cpu)[0]
+                    inst = decode(data[:size], target, wavefront_size=wavefront_size)[0]
                 except DecodeError as exc:
                     if entry["name"] in UNSUPPORTED or "not supported" in str(exc):
                         declined += 1

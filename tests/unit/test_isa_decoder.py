@@ -169,3 +169,21 @@ def test_decode_is_cached_per_bytes_and_target():
                                            ("gfx1201", "gfx12"), ("gfx942:xnack-", "gfx9")])
 def test_family_of(target, family):
     assert family_of(target) == family
+
+
+def test_wave64_gfx12_code_names_64_bit_lane_masks():
+    # v_cmp_gt_i32_e32 ..., s2, v0 and v_add_co_u32 v2, <carry>, s4, v0 (gfx1201)
+    cmp32 = _one("gfx1201", 0x7C880002)
+    assert cmp32.text() == "v_cmp_gt_i32_e32 vcc_lo, s2, v0"
+    assert cmp32.dsts == (Operand("special", 106, 1, None, "vcc_lo"),)
+    cmp64 = decode(_code(0x7C880002), "gfx1201", wavefront_size=64)[0]
+    assert cmp64.text() == "v_cmp_gt_i32_e32 vcc, s2, v0"
+    assert cmp64.dsts == (Operand("special", 106, 2, None, "vcc"),)
+    add64 = decode(_code(0xD7006A02, 0x00020004), "gfx1201", wavefront_size=64)[0]
+    assert add64.text() == "v_add_co_u32 v2, vcc, s4, v0"
+    assert add64.dsts[1].count == 2
+
+
+def test_wave32_is_rejected_on_gfx9():
+    with pytest.raises(ValueError, match="wavefront size 32"):
+        decode(_code(0xBF810000), "gfx942", wavefront_size=32)

@@ -75,6 +75,15 @@ def _resolve(target: str) -> tuple[str, str]:
         f"(families {', '.join(sorted(FAMILIES))})")
 
 
+def _table_for_wave(family: str, table: str, wavefront_size: int | None) -> str:
+    if wavefront_size in (None, 64 if family == "gfx9" else 32):
+        return table
+    if wavefront_size == 64:
+        return f"{table}_w64"
+    raise HsapyValueError(f"wavefront size {wavefront_size} is not valid for {family} "
+                          f"(gfx9: 64; gfx11/gfx12: 32 or 64)")
+
+
 @lru_cache(maxsize=None)
 def _tables(cpu: str) -> dict[str, Any]:
     with open(TABLE_DIR / f"{cpu}.json", encoding="utf-8") as fh:
@@ -85,13 +94,18 @@ _CACHE: dict[tuple[bytes, str, int], list[Instruction]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def decode(code: bytes, family_or_target: str, base_offset: int = 0) -> list[Instruction]:
+def decode(code: bytes, family_or_target: str, base_offset: int = 0,
+           wavefront_size: int | None = None) -> list[Instruction]:
     """Decode ``code`` (a whole range of machine code) into instructions.
 
     ``base_offset`` is added to every instruction's ``offset`` (and to branch targets).
-    Results are cached per (sha1 of the bytes, target, base_offset).
+    ``wavefront_size`` matters on gfx11/gfx12, whose default is 32: wave64 code names 64-bit
+    lane masks (``vcc``, ``s[0:1]``) where wave32 code names 32-bit ones (``vcc_lo``, ``s0``);
+    take it from the kernel (``decode_kernel`` does). gfx9 is always wave64.
+    Results are cached per (sha1 of the bytes, table, base_offset).
     """
     family, cpu = _resolve(family_or_target)
+    cpu = _table_for_wave(family, cpu, wavefront_size)
     key = (hashlib.sha1(bytes(code)).digest(), cpu, base_offset)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
@@ -128,9 +142,11 @@ def decode_kernel(code_object: Any, kernel_name: str) -> list[Instruction]:
     if not size:
         span = next((f for f in functions(co, data) if f.start == entry), None)
         size = span.end - entry if span else 0
+    wave = int(getattr(co.kernels[kernel_name], "wavefront_size", 0) or 0) or None
     for base, blob in executable_segments(co, data):
         if base <= entry and entry + size <= base + len(blob) and size:
-            return decode(blob[entry - base:entry - base + size], str(co.target), base_offset=entry)
+            return decode(blob[entry - base:entry - base + size], str(co.target), base_offset=entry,
+                          wavefront_size=wave)
     raise HsapyValueError(f"kernel {kernel_name!r}: code at {entry:#x} (+{size}) is not inside an "
                           f"executable segment of the code object")
 
@@ -153,6 +169,7 @@ class _Decoder:
         self.target = target
         self.tables = _tables(cpu)
         self.gfx940 = cpu == "gfx942"
+        self.wave64 = family == "gfx9" or cpu.endswith("_w64")
 
     def run(self, code: bytes, base: int) -> list[Instruction]:
         if len(code) % 4:
@@ -238,9 +255,10 @@ class _Decoder:
             suffix = "_sdwa" if ext_kind == "sdwa" else ("_e64_dpp" if fmt.name in ("VOP3", "VOP3P")
                                                          and suffix == "_e64" else "_dpp")
         literal = None
+        not_sources = {item[0] for item in entry["ops"] if len(item) > 2 and item[2] == "msg"}
         needs_literal = bool(entry.get("literal")) or any(
             fields.get(name) == LITERAL_CODE for name in fmt.literal_srcs
-            if not (ext_kind and name == "src0"))
+            if not (ext_kind and name == "src0") and name not in not_sources)
         if needs_literal:
             literal = words[i + size // 4]
             fields = {**fields, "literal": literal}

@@ -29,6 +29,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
 TARGETS = ("gfx942", "gfx1201", "gfx1100")
+# gfx11/gfx12 also run wave64 code (64-bit lane masks): the corpus sources are built that way too,
+# as <name>_<target>_w64.co.
+WAVE64_TARGETS = ("gfx1201", "gfx1100")
 
 
 def tools_available() -> str | None:
@@ -55,6 +58,9 @@ def _hip_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
                    "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O3", "-std=c++17",
                    *flags, "-o", str(out), str(src)]
             jobs.append((cmd, out))
+            if target in WAVE64_TARGETS and prefix == "":
+                out64 = outdir / f"{src.stem}_{target}_w64.co"
+                jobs.append((cmd[:-3] + ["-mwavefrontsize64", "-o", str(out64), str(src)], out64))
     return jobs
 
 
