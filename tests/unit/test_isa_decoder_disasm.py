@@ -131,3 +131,22 @@ def test_cli_disasm_reads_an_offload_bundle(tmp_path, capsys):
     assert main(["disasm", str(bundle), "--target", "gfx1201"]) == 0
     out = capsys.readouterr().out
     assert "gfx1201 code object" in out and "<scale>:" in out and "global_store_b32" in out
+
+
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 not installed (Debian clang-19)")
+def test_wave64_gfx1201_kernel_decodes_with_64_bit_lane_masks(tmp_path):
+    src = tmp_path / "k.hip"
+    src.write_text('#define __global__ __attribute__((global))\n'
+                   'extern "C" __global__ void clip(float* p, int n) {\n'
+                   '  unsigned i = __builtin_amdgcn_workitem_id_x();\n'
+                   '  if ((int)i < n) p[i] = p[i] > 1.0f ? 1.0f : p[i];\n}\n')
+    out = tmp_path / "k.co"
+    subprocess.run(["clang-19", "-x", "hip", "--offload-arch=gfx1201", "-mwavefrontsize64",
+                    "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O2",
+                    "-o", str(out), str(src)], check=True, capture_output=True, timeout=120)
+    data = out.read_bytes()
+    assert CodeObject.from_bytes(data).kernels["clip"].wavefront_size == 64
+    insts = decode_kernel(data, "clip")
+    masks = [op for inst in insts for op in inst.dsts + inst.srcs if op.name.startswith("vcc")]
+    assert masks and all(op.name == "vcc" and op.count == 2 for op in masks)
+    assert "vcc_lo" not in disassemble(data)

@@ -117,7 +117,9 @@ def disassemble(data: bytes, kernel: str | None = None, target: str | None = Non
     for func in funcs:
         base, blob = next((b, c) for b, c in segments if b <= func.start < b + len(c))
         code = blob[func.start - base:func.end - base]
-        insts = decode(code, arch, base_offset=func.start)
+        kernel_info = co.kernels.get(func.name)
+        wave = int(getattr(kernel_info, "wavefront_size", 0) or 0) or None
+        insts = decode(code, arch, base_offset=func.start, wavefront_size=wave)
         lines.append("")
         lines.extend(format_listing(insts, f"{func.start:016x} <{func.name}>", all_funcs))
     return "\n".join(lines) + "\n"
