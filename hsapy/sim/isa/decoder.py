@@ -724,9 +724,9 @@ class _Decoder:
                     texts.append(item[1])
                     continue
                 count = item[1]
-                if name == "literal":
+                if name == "literal":  # the K of v_dual_fmaak/fmamk: raw hex
                     op = Operand("literal", 0, 1, literal, "")
-                    text = operand_text(op, "b32", LITERAL_CODE)
+                    text = operand_text(op, entry.get("const", {}).get("literal", "hex"), LITERAL_CODE)
                 elif name in ("src0x", "src0y"):
                     code = values[name]
                     op = Operand("literal", 0, 1, literal, "") if code == LITERAL_CODE \
