@@ -11,6 +11,7 @@ import hashlib
 import json
 import struct
 import threading
+from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 from pathlib import Path
@@ -228,180 +229,206 @@ class _Decoder:
     # --- the common path: operands from the generated template --------------------------------
     def generic(self, fmt: F.Format, encoding: str, entry: dict, fields: dict[str, int],
                 words: tuple[int, ...], i: int, offset: int) -> Instruction:
-        self.pc = offset
-        self._neg_abs_operands = bool(entry.get("neg_abs_operands"))
-        self._neg_mask = entry.get("neg_mask", 7)
-        self._abs_mask = entry.get("abs_mask", 7)
-        self._sext_mask = entry.get("sext_mask", 0)
-        size = 4 * fmt.dwords
-        ext = None          # DPP / SDWA dword
-        ext_kind = ""
-        suffix = entry["suffix"]
-        if fmt.name in ("VOP1", "VOP2", "VOPC") or (self.family != "gfx9" and fmt.name in ("VOP3", "VOP3P")):
-            code0 = fields.get("src0", -1)
-            if code0 == DPP16_CODE:
-                ext_kind = "dpp"
-            elif self.family == "gfx9" and code0 == SDWA_CODE and fmt.name != "VOP3":
-                ext_kind = "sdwa"
-            elif self.family != "gfx9" and code0 in (DPP8_CODE, DPP8FI_CODE):
-                ext_kind = "dpp8"
-        if ext_kind:
-            ext = words[i + fmt.dwords]
-            size += 4
-            layout = {"dpp": F.DPP16_FIELDS, "dpp8": F.DPP8_FIELDS, "sdwa": F.SDWA_FIELDS}[ext_kind]
-            ext_fields = {name: (ext >> lo) & ((1 << width) - 1) for name, (_, lo, width) in layout.items()}
-            fields = {**fields, **{f"{ext_kind}_{k}" if k in fields else k: v
-                                   for k, v in ext_fields.items()}, ext_kind: 1}
-            suffix = "_sdwa" if ext_kind == "sdwa" else ("_e64_dpp" if fmt.name in ("VOP3", "VOP3P")
-                                                         and suffix == "_e64" else "_dpp")
+        ext_kind, fields, suffix = self.extension(fmt, entry, fields, words[i + fmt.dwords])
+        size = 4 * (fmt.dwords + (1 if ext_kind else 0))
         literal = None
-        not_sources = {item[0] for item in entry["ops"] if len(item) > 2 and item[2] == "msg"}
-        needs_literal = bool(entry.get("literal")) or any(
-            fields.get(name) == LITERAL_CODE for name in fmt.literal_srcs
-            if not (ext_kind and name == "src0") and name not in not_sources)
-        if needs_literal:
+        if self.needs_literal(fmt, entry, fields, ext_kind):
             literal = words[i + size // 4]
             fields = {**fields, "literal": literal}
             size += 4
+        ctx = _Context(fmt, entry, fields, ext_kind, literal, offset)
         dsts: list[Operand] = []
         srcs: list[Operand] = []
         texts: list[str] = []
-        seen_src = False
-        consts = entry.get("const", {})
         for item in entry["ops"]:
             name = item[0]
             if name == "=":
-                text = item[1]
-                if ext_kind == "sdwa" and fmt.name == "VOPC" and text == "vcc" and not srcs:
-                    # VOPC SDWA names its scalar destination (bit 15 set) instead of VCC.
-                    if fields.get("sdwa_sd"):
-                        op = scalar_operand(self.family, fields["sdwa_sdst"], 2)
-                        text = operand_text(op)
-                    else:
-                        op = Operand("special", 106, 2, None, "vcc")
-                else:
-                    op = _fixed_operand(text)
+                op, text = self.fixed_operand(ctx, item[1], before_sources=not srcs)
                 texts.append(text)
                 if op is not None:
-                    (srcs if seen_src else dsts).append(op)
+                    (srcs if srcs else dsts).append(op)
                 continue
-            count, file = item[1], item[2]
-            if entry.get("mai"):
-                # AGPR or VGPR from the MAI select bits (acc_cd: vdst and src2; acc: A and B).
-                if name in ("vdst", "src2"):
-                    file = "a" if fields["acc_cd"] else "v"
-                elif name in ("src0", "src1"):
-                    file = "a" if fields["acc"] >> int(name[-1]) & 1 else "v"
-            op, text = self.operand(fmt, entry, name, count, file, fields, literal, ext_kind, consts)
-            if op is None:  # an absent operand LLVM prints as "off"
-                texts.append(text)
-                continue
-            if _is_source(entry["name"], name):
-                seen_src = True
-                srcs.append(op)
-            else:
-                dsts.append(op)
+            op, text = self.operand(ctx, name, item[1], self.register_file(ctx, name, item[2]))
             texts.append(text)
+            if op is None:  # an absent operand LLVM prints as "off"
+                continue
+            (srcs if _is_source(entry["name"], name) else dsts).append(op)
         mods = self.modifiers(fmt, entry, fields, ext_kind, srcs)
         asm = entry["name"] + suffix
         if texts:
             asm += " " + ", ".join(texts)
         if mods:
             asm += " " + " ".join(mods)
-        nwords = size // 4
-        return Instruction(offset, size, tuple(words[i:i + nwords]), self.family, encoding,
+        return Instruction(offset, size, tuple(words[i:i + size // 4]), self.family, encoding,
                            fields[fmt.opcode_field], entry["name"], suffix, tuple(dsts), tuple(srcs),
                            MappingProxyType(fields), asm=asm)
 
-    def operand(self, fmt, entry, name, count, file, fields, literal, ext_kind, consts):
-        family = self.family
+    def extension(self, fmt: F.Format, entry: dict, fields: dict[str, int],
+                  ext: int) -> tuple[str, dict[str, int], str]:
+        """DPP16 / DPP8 / SDWA: the kind ("" if none), fields with the extension dword's merged in
+        (colliding names prefixed: ``dpp_src0``), and the printed suffix."""
+        vop3 = fmt.name in ("VOP3", "VOP3P")
+        if not (fmt.name in ("VOP1", "VOP2", "VOPC") or (self.family != "gfx9" and vop3)):
+            return "", fields, entry["suffix"]
+        code0 = fields.get("src0", -1)
+        if code0 == DPP16_CODE:
+            kind, layout = "dpp", F.DPP16_FIELDS
+        elif self.family == "gfx9" and code0 == SDWA_CODE:
+            kind, layout = "sdwa", F.SDWA_FIELDS
+        elif self.family != "gfx9" and code0 in (DPP8_CODE, DPP8FI_CODE):
+            kind, layout = "dpp8", F.DPP8_FIELDS
+        else:
+            return "", fields, entry["suffix"]
+        merged = dict(fields)
+        for name, (_, lo, width) in layout.items():
+            merged[f"{kind}_{name}" if name in fields else name] = (ext >> lo) & ((1 << width) - 1)
+        merged[kind] = 1
+        if kind == "sdwa":
+            suffix = "_sdwa"
+        elif vop3 and entry["suffix"] == "_e64":
+            suffix = "_e64_dpp"
+        else:
+            suffix = "_dpp"
+        return kind, merged, suffix
+
+    @staticmethod
+    def needs_literal(fmt: F.Format, entry: dict, fields: dict[str, int], ext_kind: str) -> bool:
+        """A 32-bit literal follows: a built-in constant (v_fmamk K) or a source coded 255."""
+        if entry.get("literal"):
+            return True
+        not_sources = {item[0] for item in entry["ops"] if len(item) > 2 and item[2] == "msg"}
+        for name in fmt.literal_srcs:
+            if (ext_kind and name == "src0") or name in not_sources:
+                continue
+            if fields.get(name) == LITERAL_CODE:
+                return True
+        return False
+
+    def fixed_operand(self, ctx: "_Context", text: str,
+                      before_sources: bool) -> tuple[Operand | None, str]:
+        """An operand LLVM always prints the same way (``vcc`` of VOPC/v_cndmask, ``off``)."""
+        if ctx.ext_kind == "sdwa" and ctx.fmt.name == "VOPC" and text == "vcc" and before_sources:
+            # VOPC SDWA names its scalar destination (bit 15 set) instead of VCC.
+            if ctx.fields.get("sdwa_sd"):
+                op = scalar_operand(self.family, ctx.fields["sdwa_sdst"], 2)
+                return op, operand_text(op)
+            return Operand("special", 106, 2, None, "vcc"), text
+        return _fixed_operand(text), text
+
+    @staticmethod
+    def register_file(ctx: "_Context", name: str, file: str) -> str:
+        """The template's register file, except MFMA, where select bits choose AGPR or VGPR
+        (acc_cd: vdst and src2; acc: A and B)."""
+        if not ctx.entry.get("mai"):
+            return file
+        if name in ("vdst", "src2"):
+            return "a" if ctx.fields["acc_cd"] else "v"
+        if name in ("src0", "src1"):
+            return "a" if ctx.fields["acc"] >> int(name[-1]) & 1 else "v"
+        return file
+
+    def operand(self, ctx: "_Context", name: str, count: int,
+                file: str) -> tuple[Operand | None, str]:
+        """One templated operand and its LLVM text (None for an absent operand printed "off")."""
+        fields, family = ctx.fields, self.family
         if name == "literal":  # built-in literal: v_fmamk/v_fmaak K (hex), s_setreg_imm32 value
-            op = Operand("literal", 0, count, literal, "")
-            return op, operand_text(op, consts.get("literal", "hex"), LITERAL_CODE)
-        if fmt.name == "SMEM" and name == "offset":
+            op = Operand("literal", 0, count, ctx.literal, "")
+            return op, operand_text(op, ctx.consts.get("literal", "hex"), LITERAL_CODE)
+        if ctx.fmt.name == "SMEM" and name == "offset":
             return self.smem_offset(fields)
         if file == "label":  # SOPK branch: PC-relative dword offset
             value = fields[name]
             rel = value - 0x10000 if value & 0x8000 else value
-            return Operand("label", 0, 1, self.pc + 4 + 4 * rel, ""), str(value)
+            return Operand("label", 0, 1, ctx.offset + 4 + 4 * rel, ""), str(value)
         if file == "hwreg":
             value = fields[name]
             return Operand("imm", 0, 1, value, ""), self.hwreg_text(value)
         if file == "imm":
             value = fields[name]
-            op = Operand("imm", 0, 1, value, "")
-            return op, f"0x{value:x}"
-        if file == "msg":
+            return Operand("imm", 0, 1, value, ""), f"0x{value:x}"
+        if file == "msg":  # s_sendmsg_rtn_*: SSRC0 is a message id
             msg = fields[name]
             text = self.tables.get("SENDMSG", {}).get("rtn", {}).get(str(msg), str(msg))
             return Operand("imm", 0, 1, msg, ""), text
         if name in SRC_FIELDS:
-            code = fields[name]
-            index = SRC_FIELDS.index(name) if name.startswith("src") else 0
-            if ext_kind and name == "src0":
-                if ext_kind == "sdwa" and fields.get("src0_sgpr"):
-                    op = scalar_operand(family, fields["sdwa_src0" if "sdwa_src0" in fields else "src0"], count)
-                else:
-                    op = Operand("vgpr", fields["dpp_src0" if ext_kind == "dpp" else f"{ext_kind}_src0"],
-                                 count, None, "")
-            elif code == LITERAL_CODE:
-                op = Operand("literal", 0, count, literal, "")
-            elif name.startswith("ssrc"):
-                op = scalar_operand(family, code, count)
-            else:
-                op = source_operand(family, code, count)
-                if file == "a" and op.kind == "vgpr":
-                    op = Operand("agpr", op.index, count, None, "")
-            if op.kind in ("const", "literal") and consts.get(name, "b32").startswith("?"):
-                # The generator found no printer matching LLVM for this operand's constants.
-                raise _Declined(f"{entry['name']} with a constant {name} is not supported")
-            neg, abs_ = self.input_mods(fmt, fields, ext_kind, index, name)
-            if ext_kind == "sdwa" and name == "src1" and fields.get("src1_sgpr"):
-                op = scalar_operand(family, code & 0xFF if code < 256 else code - 256, count)
-            if neg or abs_:
-                op = Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_)
-            text = operand_text(op, consts.get(name, "b32"), code)
-            text = with_modifiers(text, neg, abs_, op.kind in ("const", "literal"))
-            if fmt.name == "VOP3" and self._sext_mask >> index & 1 and fields["neg"] >> index & 1:
-                text = f"sext({text})"  # the neg bit of an integer source (legacy SDWA-style)
-            if ext_kind == "sdwa" and fields.get(f"src{index}_sext"):
-                text = f"sext({text})"
-            return op, text
+            return self.source(ctx, name, count, file)
         value = fields[name]
-        if fmt.name == "MUBUF" and name == "vaddr":
+        if ctx.fmt.name == "MUBUF" and name == "vaddr":
             if not (fields["offen"] or fields["idxen"]):
                 return None, "off"
             count = 2 if fields["offen"] and fields["idxen"] else 1
-        if ext_kind in ("dpp", "sdwa") and name == "vsrc1":
-            op = Operand("vgpr", value, count, None, "")
-            if ext_kind == "sdwa" and fields.get("src1_sgpr"):
-                op = scalar_operand(family, value, count)
-            neg, abs_ = bool(fields.get("src1_neg")), bool(fields.get("src1_abs"))
-            text = with_modifiers(operand_text(op, consts.get("src1", "b32"), value), neg, abs_)
-            if ext_kind == "sdwa" and fields.get("src1_sext"):
-                text = f"sext({text})"
-            return Operand(op.kind, op.index, op.count, None, "", neg, abs_), text
+        if ctx.ext_kind in ("dpp", "sdwa") and name == "vsrc1":
+            return self.extension_src1(ctx, value, count)
         if name == "sbase":
             op = Operand("sgpr", value * 2, count, None, "")
         elif name == "srsrc":
             op = Operand("sgpr", value * 4, count, None, "")
         elif file == "s" or name in _SCALAR_FIELDS:
             op = scalar_operand(family, value, count)
-        elif file == "a" or (fmt.name == "DS" and fields.get("acc")):
+        elif file == "a" or (ctx.fmt.name == "DS" and fields.get("acc")):
             op = Operand("agpr", value, count, None, "")
         else:
             op = Operand("vgpr", value, count, None, "")
         return op, operand_text(op, "b32", value)
 
-    def input_mods(self, fmt, fields, ext_kind, index, name) -> tuple[bool, bool]:
-        if ext_kind in ("dpp", "sdwa") and fmt.name in ("VOP1", "VOP2", "VOPC") and index < 2:
+    def source(self, ctx: "_Context", name: str, count: int, file: str) -> tuple[Operand, str]:
+        """A 9-bit SRC / 8-bit SSRC operand with its input modifiers."""
+        fields, family = ctx.fields, self.family
+        code = fields[name]
+        index = SRC_FIELDS.index(name) if name.startswith("src") else 0
+        if ctx.ext_kind and name == "src0":
+            if ctx.ext_kind == "sdwa" and fields.get("src0_sgpr"):
+                op = scalar_operand(family, fields["sdwa_src0"], count)
+            else:
+                op = Operand("vgpr", fields[f"{ctx.ext_kind}_src0"], count, None, "")
+        elif code == LITERAL_CODE:
+            op = Operand("literal", 0, count, ctx.literal, "")
+        elif name.startswith("ssrc"):
+            op = scalar_operand(family, code, count)
+        else:
+            op = source_operand(family, code, count)
+            if file == "a" and op.kind == "vgpr":
+                op = Operand("agpr", op.index, count, None, "")
+        cls = ctx.consts.get(name, "b32")
+        if op.kind in ("const", "literal") and cls.startswith("?"):
+            # The generator found no printer matching LLVM for this operand's constants.
+            raise _Declined(f"{ctx.entry['name']} with a constant {name} is not supported")
+        neg, abs_ = self.input_mods(ctx, index)
+        if neg or abs_:
+            op = Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_)
+        text = with_modifiers(operand_text(op, cls, code), neg, abs_, op.kind in ("const", "literal"))
+        if ctx.fmt.name == "VOP3" and ctx.entry.get("sext_mask", 0) >> index & 1 \
+                and fields["neg"] >> index & 1:
+            text = f"sext({text})"  # the neg bit of an integer source (legacy SDWA-style)
+        if ctx.ext_kind == "sdwa" and fields.get(f"src{index}_sext"):
+            text = f"sext({text})"
+        return op, text
+
+    def extension_src1(self, ctx: "_Context", value: int, count: int) -> tuple[Operand, str]:
+        """VSRC1 of a DPP/SDWA instruction: modifiers come from the extension dword."""
+        fields = ctx.fields
+        op = Operand("vgpr", value, count, None, "")
+        if ctx.ext_kind == "sdwa" and fields.get("src1_sgpr"):
+            op = scalar_operand(self.family, value, count)
+        neg, abs_ = bool(fields.get("src1_neg")), bool(fields.get("src1_abs"))
+        text = with_modifiers(operand_text(op, ctx.consts.get("src1", "b32"), value), neg, abs_)
+        if ctx.ext_kind == "sdwa" and fields.get("src1_sext"):
+            text = f"sext({text})"
+        return Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_), text
+
+    def input_mods(self, ctx: "_Context", index: int) -> tuple[bool, bool]:
+        """(neg, abs) of source ``index`` for the encodings that have input modifiers."""
+        fmt, fields, entry = ctx.fmt, ctx.fields, ctx.entry
+        if ctx.ext_kind in ("dpp", "sdwa") and fmt.name in ("VOP1", "VOP2", "VOPC") and index < 2:
             return bool(fields.get(f"src{index}_neg")), bool(fields.get(f"src{index}_abs"))
         if fmt.name == "VOP3":
             # Only sources that take modifiers print them (the generator probed LLVM).
-            neg_ok = self._neg_mask >> index & 1
-            abs_ok = "abs" in fields and self._abs_mask >> index & 1
-            return bool(neg_ok and fields["neg"] >> index & 1), bool(abs_ok and fields["abs"] >> index & 1)
-        if fmt.name == "VOP3P" and "neg_lo" in fields and self._neg_abs_operands:
+            neg_ok = entry.get("neg_mask", 7) >> index & 1
+            abs_ok = "abs" in fields and entry.get("abs_mask", 7) >> index & 1
+            neg = bool(neg_ok and fields["neg"] >> index & 1)
+            return neg, bool(abs_ok and fields["abs"] >> index & 1)
+        if fmt.name == "VOP3P" and "neg_lo" in fields and entry.get("neg_abs_operands"):
+            # v_fma_mix*: neg_lo/neg_hi are the sources' neg/abs.
             return bool(fields["neg_lo"] >> index & 1), bool(fields["neg_hi"] >> index & 1)
         return False, False
 
@@ -746,6 +773,22 @@ class _Decoder:
                              tuple(dy), tuple(sy), shared, asm=ty)
         return Instruction(offset, size, raw, self.family, "VOPD", fields["opx"], ex_["name"], "",
                            tuple(dx), tuple(sx), shared, pair=y_inst, asm=f"{tx} :: {ty}")
+
+
+@dataclass
+class _Context:
+    """What operand decoding needs to know about the instruction being decoded."""
+
+    fmt: F.Format
+    entry: dict
+    fields: dict[str, int]
+    ext_kind: str
+    literal: int | None
+    offset: int
+
+    @property
+    def consts(self) -> dict[str, str]:
+        return self.entry.get("const", {})
 
 
 class _Declined(Exception):
