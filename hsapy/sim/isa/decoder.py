@@ -213,7 +213,8 @@ class _Decoder:
             raise self.fail(words, i, offset, f"{fmt.name} opcode {fields['op']} is not in the "
                                                f"{self.cpu} table")
         if entry["name"] in UNSUPPORTED:
-            raise self.fail(words, i, offset, f"{entry['name']} is not supported by hsapy's decoder")
+            raise self.fail(words, i, offset,
+                            f"{entry['name']} is not supported by hsapy's decoder")
         encoding = fmt.name
         if entry.get("sd"):
             fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
@@ -260,8 +261,8 @@ class _Decoder:
         if mods:
             asm += " " + " ".join(mods)
         return Instruction(offset, size, tuple(words[i:i + size // 4]), self.family, encoding,
-                           fields[fmt.opcode_field], entry["name"], suffix, tuple(dsts), tuple(srcs),
-                           MappingProxyType(fields), asm=asm)
+                           fields[fmt.opcode_field], entry["name"], suffix, tuple(dsts),
+                           tuple(srcs), MappingProxyType(fields), asm=asm)
 
     def extension(self, fmt: F.Format, entry: dict, fields: dict[str, int],
                   ext: int) -> tuple[str, dict[str, int], str]:
@@ -396,7 +397,8 @@ class _Decoder:
         neg, abs_ = self.input_mods(ctx, index)
         if neg or abs_:
             op = Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_)
-        text = with_modifiers(operand_text(op, cls, code), neg, abs_, op.kind in ("const", "literal"))
+        constant = op.kind in ("const", "literal")
+        text = with_modifiers(operand_text(op, cls, code), neg, abs_, constant)
         if ctx.fmt.name == "VOP3" and ctx.entry.get("sext_mask", 0) >> index & 1 \
                 and fields["neg"] >> index & 1:
             text = f"sext({text})"  # the neg bit of an integer source (legacy SDWA-style)
@@ -438,32 +440,17 @@ class _Decoder:
         if name == "VOP3":
             n = entry.get("op_sel_n", 0)
             if n and fields.get("op_sel"):
-                bits = [fields["op_sel"] >> k & 1 for k in range(n - 1)] + [fields["op_sel"] >> 3 & 1]
-                mods.append(f"op_sel:[{','.join(map(str, bits))}]")
+                # op_sel lists the sources' bits, then the destination's (bit 3).
+                bits = _bits(fields["op_sel"], n - 1) + [fields["op_sel"] >> 3 & 1]
+                mods.append(_bit_list("op_sel", bits))
             if fields.get("clamp"):
                 mods.append("clamp")
             if fields.get("omod"):
-                mods.append(("", "mul:2", "mul:4", "div:2")[fields["omod"]])
+                mods.append(_OMOD[fields["omod"]])
         elif name == "VOP3P" and entry.get("mai"):
             mods.extend(f"{key}:{fields[key]}" for key in ("cbsz", "abid", "blgp") if fields[key])
         elif name == "VOP3P":
-            n = entry.get("op_sel_n", len([s for s in srcs if s.kind != "imm"]) or 3)
-            hi_n = entry.get("op_sel_hi_n", n)
-            op_sel = [fields["op_sel"] >> k & 1 for k in range(n)]
-            hi_all = fields["op_sel_hi"] | fields["op_sel_hi2"] << 2
-            op_sel_hi = [hi_all >> k & 1 for k in range(hi_n)]
-            if any(op_sel):
-                mods.append(f"op_sel:[{','.join(map(str, op_sel))}]")
-            default = entry.get("op_sel_hi_default", 7)
-            if "op_sel_hi_n" in entry and any(b != (default >> k & 1) for k, b in enumerate(op_sel_hi)):
-                mods.append(f"op_sel_hi:[{','.join(map(str, op_sel_hi))}]")
-            neg_n = 0 if entry.get("neg_abs_operands") else entry.get("neg_n", n)
-            if fields["neg_lo"] & ((1 << neg_n) - 1):
-                mods.append(f"neg_lo:[{','.join(str(fields['neg_lo'] >> k & 1) for k in range(neg_n))}]")
-            if fields["neg_hi"] & ((1 << neg_n) - 1):
-                mods.append(f"neg_hi:[{','.join(str(fields['neg_hi'] >> k & 1) for k in range(neg_n))}]")
-            if fields.get("clamp"):
-                mods.append("clamp")
+            mods.extend(self.vop3p_mods(entry, fields, srcs))
         elif name == "DS":
             style = entry.get("ds_offsets", "single")
             if style == "pair":
@@ -491,7 +478,8 @@ class _Decoder:
                 mods.append(f"offset:{fields['offset']}")
             allowed = set(entry.get("cache_bits", ("sc0", "sc1", "nt", "glc", "slc", "dlc")))
             if self.family == "gfx11":
-                mods.extend(flag for flag in ("glc", "slc", "dlc") if fields.get(flag) and flag in allowed)
+                mods.extend(flag for flag in ("glc", "slc", "dlc")
+                            if fields.get(flag) and flag in allowed)
             else:
                 mods.extend(self.cache_bits({k: v for k, v in fields.items()
                                              if k not in ("sc0", "sc1", "nt") or k in allowed}))
@@ -508,7 +496,7 @@ class _Decoder:
             if fields.get("sdwa_clamp") and name != "VOPC":
                 mods.append("clamp")
             if fields.get("sdwa_omod") and name != "VOPC":
-                mods.append(("", "mul:2", "mul:4", "div:2")[fields["sdwa_omod"]])
+                mods.append(_OMOD[fields["sdwa_omod"]])
             if name != "VOPC":
                 mods.append(f"dst_sel:{_SEL_NAMES[fields['dst_sel']]}")
                 mods.append(f"dst_unused:{_DST_UNUSED[fields['dst_unused']]}")
@@ -518,12 +506,33 @@ class _Decoder:
         return mods
 
     def hwreg_text(self, simm16: int) -> str:
-        """``hwreg(NAME[, offset, size])``: id 5:0, offset 10:6, size-1 15:11 (ISA guide S_GETREG)."""
+        """``hwreg(NAME[, offset, size])``: id 5:0, offset 10:6, size-1 15:11 (S_GETREG_B32)."""
         hw_id, offset, size = simm16 & 0x3F, (simm16 >> 6) & 0x1F, ((simm16 >> 11) & 0x1F) + 1
         name = self.tables.get("HWREG", {}).get(str(hw_id), str(hw_id))
         if offset == 0 and size == 32:
             return f"hwreg({name})"
         return f"hwreg({name}, {offset}, {size})"
+
+    @staticmethod
+    def vop3p_mods(entry: dict, fields: dict[str, int], srcs: list[Operand]) -> list[str]:
+        """op_sel, op_sel_hi (printed when not the opcode's default), neg_lo/neg_hi, clamp."""
+        mods = []
+        n = entry.get("op_sel_n", len([s for s in srcs if s.kind != "imm"]) or 3)
+        op_sel = _bits(fields["op_sel"], n)
+        if any(op_sel):
+            mods.append(_bit_list("op_sel", op_sel))
+        if "op_sel_hi_n" in entry:
+            op_sel_hi = _bits(fields["op_sel_hi"] | fields["op_sel_hi2"] << 2, entry["op_sel_hi_n"])
+            default = _bits(entry.get("op_sel_hi_default", 7), entry["op_sel_hi_n"])
+            if op_sel_hi != default:
+                mods.append(_bit_list("op_sel_hi", op_sel_hi))
+        neg_n = 0 if entry.get("neg_abs_operands") else entry.get("neg_n", n)
+        for key in ("neg_lo", "neg_hi"):
+            if fields[key] & ((1 << neg_n) - 1):
+                mods.append(_bit_list(key, _bits(fields[key], neg_n)))
+        if fields.get("clamp"):
+            mods.append("clamp")
+        return mods
 
     def smem_mods(self, entry, fields) -> list[str]:
         if self.family == "gfx9":
@@ -602,7 +611,8 @@ class _Decoder:
     def sopp(self, fmt, fields, words, i, offset) -> Instruction:
         entry = self.tables["SOPP"].get(str(fields["op"]))
         if entry is None:
-            raise self.fail(words, i, offset, f"SOPP opcode {fields['op']} is not in the {self.cpu} table")
+            raise self.fail(words, i, offset,
+                            f"SOPP opcode {fields['op']} is not in the {self.cpu} table")
         name, kind = entry["name"], entry["sopp"]
         if name in UNSUPPORTED:
             raise self.fail(words, i, offset, f"{name} is not supported by hsapy's decoder")
@@ -753,7 +763,8 @@ class _Decoder:
                 count = item[1]
                 if name == "literal":  # the K of v_dual_fmaak/fmamk: raw hex
                     op = Operand("literal", 0, 1, literal, "")
-                    text = operand_text(op, entry.get("const", {}).get("literal", "hex"), LITERAL_CODE)
+                    cls = entry.get("const", {}).get("literal", "hex")
+                    text = operand_text(op, cls, LITERAL_CODE)
                 elif name in ("src0x", "src0y"):
                     code = values[name]
                     op = Operand("literal", 0, 1, literal, "") if code == LITERAL_CODE \
@@ -789,6 +800,18 @@ class _Context:
     @property
     def consts(self) -> dict[str, str]:
         return self.entry.get("const", {})
+
+
+_OMOD = ("", "mul:2", "mul:4", "div:2")  # VOP3 output modifier
+
+
+def _bits(value: int, count: int) -> list[int]:
+    """The low ``count`` bits of ``value``, bit 0 first."""
+    return [value >> k & 1 for k in range(count)]
+
+
+def _bit_list(name: str, bits: list[int]) -> str:
+    return f"{name}:[{','.join(map(str, bits))}]"
 
 
 class _Declined(Exception):
