@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from hsapy.sim.isa import formats as F  # noqa: E402
 from hsapy.sim.isa.instruction import Operand  # noqa: E402
-from hsapy.sim.isa.operands import CONST_CLASSES, const_text  # noqa: E402
+from hsapy.sim.isa.operands import const_text  # noqa: E402
 
 LIBLLVM_CANDIDATES = (
     "/usr/lib/llvm-19/lib/libLLVM.so.1",

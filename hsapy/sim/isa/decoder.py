@@ -22,7 +22,7 @@ from hsapy.errors import HsapyValueError
 from . import formats as F
 from .instruction import DecodeError, Instruction, Operand
 from .operands import (DPP8_CODE, DPP8FI_CODE, DPP16_CODE, LITERAL_CODE, SDWA_CODE,
-                       operand_text, reg_range, scalar_operand, source_operand, with_modifiers)
+                       operand_text, scalar_operand, source_operand, with_modifiers)
 
 TABLE_DIR = Path(__file__).parent / "tables"
 
@@ -578,7 +578,7 @@ class _Decoder:
             return Operand("special", 124, 1, None, "null"), "null"
         return Operand("imm", 0, 1, imm, ""), imm_text
 
-    def cache_bits(self, fields, mubuf=False) -> list[str]:
+    def cache_bits(self, fields) -> list[str]:
         out = []
         if self.gfx940:
             if fields.get("sc0"):
