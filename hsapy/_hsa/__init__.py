@@ -27,7 +27,8 @@ _LIB_NAMES = ("libhsa-runtime64.so.1", "libhsa-runtime64.so")
 def rocr_candidates() -> list[str]:
     """Paths tried for the real runtime, in DESIGN.md's order.
 
-    HSAPY_HSA_LIB (a file), $ROCM_PATH/lib, /opt/rocm/lib, then the system loader by name.
+    HSAPY_HSA_LIB (a file), $ROCM_PATH/lib, /opt/rocm/lib, then the system loader by name. When
+    HSAPY_HSA_LIB is set, :func:`load_rocr` tries only that file.
     """
     tried: list[str] = []
     explicit = os.environ.get("HSAPY_HSA_LIB")
@@ -47,7 +48,15 @@ def load_rocr():
     fails to load; both list the paths tried and name HSAPY_HSA_LIB.
     """
     tried = rocr_candidates()
+    explicit = os.environ.get("HSAPY_HSA_LIB")
+    if explicit and not Path(explicit).exists():
+        raise LibraryNotFoundError(
+            f"HSAPY_HSA_LIB names {explicit}, which does not exist. Point HSAPY_HSA_LIB at "
+            "libhsa-runtime64.so (e.g. /opt/rocm/lib/libhsa-runtime64.so.1), unset it to search "
+            f"the default paths ({', '.join(tried[1:])}), or use the simulator (HSAPY_BACKEND=sim).")
     failures: list[str] = []
+    if explicit:
+        tried = [explicit]  # an explicit choice is never silently replaced by another library
     for path in tried:
         is_bare_name = "/" not in path
         if not is_bare_name and not Path(path).exists():

@@ -1,0 +1,235 @@
+"""Agents: the CPUs and GPUs the runtime reports, with their properties read from a table."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hsapy._hsa import check
+
+__all__ = ["Agent", "AGENT_INFO"]
+
+HSA_STATUS_SUCCESS = 0
+HSA_DEVICE_TYPE_NAMES = {0: "CPU", 1: "GPU", 2: "DSP"}
+HSA_ISA_INFO_NAME_LENGTH = 0
+HSA_ISA_INFO_NAME = 1
+
+
+@dataclass(frozen=True)
+class InfoField:
+    """One agent property: hsa_agent_info_t / hsa_amd_agent_info_t value and its C type."""
+
+    attribute: int
+    ctype: str          # "char[64]", "uint16_t[3]", "hsa_dim3_t", or a scalar C type
+    gpu_only: bool = False
+
+
+# Attribute values and C types from hsa.h / hsa_ext_amd.h (ROCm 5.2.3).
+AGENT_INFO: dict[str, InfoField] = {
+    "name": InfoField(0, "char[64]"),
+    "vendor_name": InfoField(1, "char[64]"),
+    "feature": InfoField(2, "uint32_t"),
+    "profile": InfoField(4, "uint32_t"),
+    "wavefront_size": InfoField(6, "uint32_t", gpu_only=True),
+    "workgroup_max_dim": InfoField(7, "uint16_t[3]", gpu_only=True),
+    "workgroup_max_size": InfoField(8, "uint32_t", gpu_only=True),
+    "grid_max_dim": InfoField(9, "hsa_dim3_t", gpu_only=True),
+    "grid_max_size": InfoField(10, "uint32_t", gpu_only=True),
+    "queues_max": InfoField(12, "uint32_t", gpu_only=True),
+    "queue_min_size": InfoField(13, "uint32_t", gpu_only=True),
+    "queue_max_size": InfoField(14, "uint32_t", gpu_only=True),
+    "node": InfoField(16, "uint32_t"),
+    "device_type": InfoField(17, "uint32_t"),
+    "chip_id": InfoField(0xA000, "uint32_t", gpu_only=True),
+    "cacheline_size": InfoField(0xA001, "uint32_t"),
+    "compute_unit_count": InfoField(0xA002, "uint32_t"),
+    "max_clock_mhz": InfoField(0xA003, "uint32_t"),
+    "product_name": InfoField(0xA009, "char[64]"),
+    "max_waves_per_cu": InfoField(0xA00A, "uint32_t", gpu_only=True),
+    "uuid": InfoField(0xA011, "char[21]"),
+}
+
+
+def _read(lib: Any, ffi: Any, handle: int, field: InfoField) -> Any:
+    """One hsa_agent_get_info call; None when the runtime does not answer this attribute."""
+    if field.ctype.startswith("char["):
+        out = ffi.new(field.ctype)
+    elif field.ctype == "uint16_t[3]":
+        out = ffi.new("uint16_t[3]")
+    else:
+        out = ffi.new(field.ctype + " *")
+    if lib.hsa_agent_get_info({"handle": handle}, field.attribute, out) != HSA_STATUS_SUCCESS:
+        return None
+    if field.ctype.startswith("char["):
+        return ffi.string(out).decode(errors="replace")
+    if field.ctype == "uint16_t[3]":
+        return tuple(out)
+    if field.ctype == "hsa_dim3_t":
+        return (out.x, out.y, out.z)
+    return out[0]
+
+
+class Agent:
+    """An HSA agent (CPU or GPU). Take agents from ``Runtime.agents`` / ``gpu_agents``.
+
+    Properties come from :data:`AGENT_INFO` (read once); ``info[name]`` holds them all and
+    :meth:`as_dict` returns them with the memory pools, as ``hsapy info`` prints them.
+    """
+
+    def __init__(self, runtime: Any, handle: int) -> None:
+        self.runtime = runtime
+        self.handle = int(handle)
+        lib, ffi = runtime.lib, runtime.ffi
+        device = _read(lib, ffi, self.handle, AGENT_INFO["device_type"])
+        self.is_gpu = device == 1
+        self.info: dict[str, Any] = {}
+        for key, field in AGENT_INFO.items():
+            if field.gpu_only and not self.is_gpu:
+                continue
+            self.info[key] = _read(lib, ffi, self.handle, field)
+        self.isa_names = self._isa_names() if self.is_gpu else []
+        self._pools: list[Any] | None = None
+
+    # Frequently used properties, named as a reader of hsa.h expects.
+    @property
+    def name(self) -> str:
+        return self.info["name"]
+
+    @property
+    def device_type(self) -> str:
+        return HSA_DEVICE_TYPE_NAMES.get(self.info["device_type"], "unknown")
+
+    @property
+    def wavefront_size(self) -> int:
+        return self.info.get("wavefront_size") or 0
+
+    @property
+    def workgroup_max_dim(self) -> tuple[int, int, int]:
+        return self.info.get("workgroup_max_dim") or (0, 0, 0)
+
+    @property
+    def workgroup_max_size(self) -> int:
+        return self.info.get("workgroup_max_size") or 0
+
+    @property
+    def grid_max_dim(self) -> tuple[int, int, int]:
+        return self.info.get("grid_max_dim") or (0, 0, 0)
+
+    @property
+    def grid_max_size(self) -> int:
+        return self.info.get("grid_max_size") or 0
+
+    @property
+    def compute_unit_count(self) -> int:
+        return self.info.get("compute_unit_count") or 0
+
+    @property
+    def queue_min_size(self) -> int:
+        return self.info.get("queue_min_size") or 0
+
+    @property
+    def queue_max_size(self) -> int:
+        return self.info.get("queue_max_size") or 0
+
+    @property
+    def lds_size(self) -> int:
+        """Bytes of LDS (group segment) a workgroup may use: the agent's group pool size."""
+        for pool in self.memory_pools:
+            if pool.segment == "group":
+                return pool.size
+        return 0
+
+    @property
+    def target(self) -> str:
+        """The gfx name of the agent's first ISA, e.g. ``gfx942`` (empty for CPUs)."""
+        if not self.isa_names:
+            return ""
+        return self.isa_names[0].split("--")[-1].split(":")[0]
+
+    def _isa_names(self) -> list[str]:
+        lib, ffi = self.runtime.lib, self.runtime.ffi
+        names: list[str] = []
+
+        def on_isa(isa: Any, _data: Any) -> int:
+            length = ffi.new("uint32_t *")
+            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length) != HSA_STATUS_SUCCESS:
+                return HSA_STATUS_SUCCESS
+            text = ffi.new("char[]", length[0] + 1)
+            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, text) == HSA_STATUS_SUCCESS:
+                names.append(ffi.string(text).decode())
+            return HSA_STATUS_SUCCESS
+
+        callback = ffi.callback("hsa_status_t(hsa_isa_t, void *)", on_isa)
+        check(lib.hsa_agent_iterate_isas({"handle": self.handle}, callback, ffi.NULL),
+              "hsa_agent_iterate_isas", lib)
+        return names
+
+    @property
+    def memory_pools(self) -> list[Any]:
+        """The agent's memory pools (hsa_amd_agent_iterate_memory_pools), in runtime order."""
+        if self._pools is None:
+            from hsapy.memory import MemoryPool
+
+            lib, ffi = self.runtime.lib, self.runtime.ffi
+            handles: list[int] = []
+
+            def on_pool(pool: Any, _data: Any) -> int:
+                handles.append(int(pool.handle))
+                return HSA_STATUS_SUCCESS
+
+            callback = ffi.callback("hsa_status_t(hsa_amd_memory_pool_t, void *)", on_pool)
+            check(lib.hsa_amd_agent_iterate_memory_pools({"handle": self.handle}, callback,
+                                                         ffi.NULL),
+                  "hsa_amd_agent_iterate_memory_pools", lib)
+            self._pools = [MemoryPool(self, h) for h in handles]
+        return self._pools
+
+    def _first_pool(self, predicate: Any, what: str) -> Any:
+        for pool in self.memory_pools:
+            if predicate(pool):
+                return pool
+        from hsapy.errors import HsapyValueError
+
+        raise HsapyValueError(f"agent {self.name} has no {what} memory pool")
+
+    @property
+    def kernarg_pool(self) -> Any:
+        """A pool for kernarg segments: this agent's, else the system (CPU) kernarg pool."""
+        for pool in self.memory_pools:
+            if pool.is_kernarg and pool.is_allocation_allowed:
+                return pool
+        return self.runtime.kernarg_pool
+
+    @property
+    def device_pool(self) -> Any:
+        """The agent's coarse-grained global pool (VRAM on a GPU)."""
+        return self._first_pool(lambda p: p.segment == "global" and p.is_coarse_grained
+                                and p.is_allocation_allowed, "coarse-grained global")
+
+    @property
+    def fine_grained_pool(self) -> Any:
+        """A fine-grained global pool of this agent (host-visible)."""
+        return self._first_pool(lambda p: p.segment == "global" and p.is_fine_grained
+                                and p.is_allocation_allowed, "fine-grained global")
+
+    def create_queue(self, size: int = 256, type: str = "multi", **options: Any) -> Any:
+        """Create an AQL queue on this agent (see :class:`hsapy.queue.Queue`)."""
+        from hsapy.queue import Queue
+
+        return Queue(self, size=size, type=type, **options)
+
+    def as_dict(self) -> dict[str, Any]:
+        """All properties, ISA names and pools: what ``hsapy info --json`` prints."""
+        out = {"handle": self.handle, "device_type": self.device_type, **self.info}
+        out["device_type"] = self.device_type
+        out["isa_names"] = list(self.isa_names)
+        out["memory_pools"] = [pool.as_dict() for pool in self.memory_pools]
+        return out
+
+    def __repr__(self) -> str:
+        return f"<Agent {self.name} ({self.device_type}) handle={self.handle:#x}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Agent) and other.handle == self.handle
+
+    def __hash__(self) -> int:
+        return hash(self.handle)

@@ -1,0 +1,299 @@
+"""Memory pools and buffers (hsa_amd_memory_pool_*).
+
+A :class:`Buffer` is one allocation from a :class:`MemoryPool`. Where the host may touch it
+(fine-grained or kernarg memory) ``buffer.numpy()`` is a zero-copy view; coarse-grained device
+memory is reached with copies through a host staging buffer and ``hsa_amd_memory_async_copy``.
+"""
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any, Iterable
+
+import numpy as np
+
+from hsapy._hsa import check
+from hsapy._lifetime import HandleState
+from hsapy.errors import HsapyTypeError, HsapyValueError
+
+__all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
+
+HSA_STATUS_SUCCESS = 0
+SEGMENT_NAMES = {0: "global", 1: "readonly", 2: "private", 3: "group"}
+# hsa_amd_memory_pool_global_flag_t (hsa_ext_amd.h)
+GLOBAL_FLAG_KERNARG_INIT = 1
+GLOBAL_FLAG_FINE_GRAINED = 2
+GLOBAL_FLAG_COARSE_GRAINED = 4
+
+# hsa_amd_memory_pool_info_t value and C type per property.
+POOL_INFO: dict[str, tuple[int, str]] = {
+    "segment": (0, "uint32_t"),
+    "global_flags": (1, "uint32_t"),
+    "size": (2, "size_t"),
+    "alloc_allowed": (5, "bool"),
+    "granule": (6, "size_t"),
+    "alignment": (7, "size_t"),
+    "accessible_by_all": (15, "bool"),
+}
+
+
+class MemoryPool:
+    """One memory pool of an agent. Take pools from ``agent.memory_pools`` (or the shortcuts
+    ``agent.device_pool`` / ``agent.kernarg_pool`` / ``runtime.system_pool``)."""
+
+    def __init__(self, agent: Any, handle: int) -> None:
+        self.agent = agent
+        self.runtime = agent.runtime
+        self.handle = int(handle)
+        lib, ffi = self.runtime.lib, self.runtime.ffi
+        self.info: dict[str, Any] = {}
+        for key, (attribute, ctype) in POOL_INFO.items():
+            out = ffi.new(ctype + " *")
+            status = lib.hsa_amd_memory_pool_get_info({"handle": self.handle}, attribute, out)
+            self.info[key] = out[0] if status == HSA_STATUS_SUCCESS else None
+
+    @property
+    def segment(self) -> str:
+        return SEGMENT_NAMES.get(self.info["segment"], "unknown")
+
+    @property
+    def size(self) -> int:
+        return self.info["size"] or 0
+
+    @property
+    def granule(self) -> int:
+        return self.info["granule"] or 0
+
+    @property
+    def alignment(self) -> int:
+        return self.info["alignment"] or 0
+
+    @property
+    def is_allocation_allowed(self) -> bool:
+        return bool(self.info["alloc_allowed"])
+
+    @property
+    def is_accessible_by_all(self) -> bool:
+        return bool(self.info["accessible_by_all"])
+
+    def _flag(self, flag: int) -> bool:
+        return self.segment == "global" and bool((self.info["global_flags"] or 0) & flag)
+
+    @property
+    def is_kernarg(self) -> bool:
+        return self._flag(GLOBAL_FLAG_KERNARG_INIT)
+
+    @property
+    def is_fine_grained(self) -> bool:
+        return self._flag(GLOBAL_FLAG_FINE_GRAINED)
+
+    @property
+    def is_coarse_grained(self) -> bool:
+        return self._flag(GLOBAL_FLAG_COARSE_GRAINED)
+
+    @property
+    def is_host_accessible(self) -> bool:
+        """Whether the host may read and write this pool's memory directly.
+
+        System (CPU-agent) pools and fine-grained pools are; coarse-grained device memory is not
+        (on hardware it may be behind a small BAR; hsapy copies through a staging buffer)."""
+        return (not self.agent.is_gpu) or self.is_fine_grained or self.is_kernarg
+
+    def allocate(self, nbytes: int) -> Buffer:
+        """Allocate ``nbytes`` (rounded up to the pool's granule by the runtime)."""
+        if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool):
+            raise HsapyTypeError(f"MemoryPool.allocate: nbytes must be an int, not {nbytes!r}")
+        if nbytes <= 0:
+            raise HsapyValueError(f"MemoryPool.allocate: nbytes must be > 0, got {nbytes}")
+        if not self.is_allocation_allowed:
+            raise HsapyValueError(
+                f"the {self.segment} pool {self.handle:#x} of {self.agent.name} does not allow "
+                "runtime allocation; use agent.device_pool, agent.kernarg_pool or runtime.system_pool")
+        if nbytes > self.size:
+            raise HsapyValueError(
+                f"MemoryPool.allocate: {nbytes} bytes exceed the pool's size of {self.size} bytes")
+        lib, ffi = self.runtime.lib, self.runtime.ffi
+        out = ffi.new("void **")
+        check(lib.hsa_amd_memory_pool_allocate({"handle": self.handle}, int(nbytes), 0, out),
+              "hsa_amd_memory_pool_allocate", lib)
+        return Buffer(self, int(ffi.cast("uintptr_t", out[0])), int(nbytes))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "handle": self.handle, "segment": self.segment, "size": self.size,
+            "granule": self.granule, "alignment": self.alignment,
+            "fine_grained": self.is_fine_grained, "coarse_grained": self.is_coarse_grained,
+            "kernarg": self.is_kernarg, "alloc_allowed": self.is_allocation_allowed,
+            "accessible_by_all": self.is_accessible_by_all,
+        }
+
+    def __repr__(self) -> str:
+        kinds = [k for k, v in (("kernarg", self.is_kernarg), ("fine", self.is_fine_grained),
+                                ("coarse", self.is_coarse_grained)) if v]
+        return f"<MemoryPool {self.segment} {'/'.join(kinds)} of {self.agent.name} size={self.size}>"
+
+
+def _pool_free(lib: Any, ffi: Any, address: int, runtime_state: Any):
+    def release() -> None:
+        if runtime_state.closed:
+            return  # hsa_shut_down already returned every allocation to the runtime
+        status = lib.hsa_amd_memory_pool_free(ffi.cast("void *", address))
+        if status != HSA_STATUS_SUCCESS:
+            raise RuntimeError(f"hsa_amd_memory_pool_free returned {status:#x}")
+    return release
+
+
+class Buffer:
+    """One allocation from a memory pool: ``address``, ``size``, ``pool``.
+
+    The memory stays allocated while the Buffer or any numpy view of it is alive: ``close()``
+    frees at once when no view exists, otherwise when the last view is collected.
+    """
+
+    def __init__(self, pool: MemoryPool, address: int, size: int) -> None:
+        self.pool = pool  # children hold their parents
+        self.runtime = pool.runtime
+        self.address = address
+        self.size = size
+        ffi = self.runtime.ffi
+        # The freeing destructor hangs on a cdata that every numpy view references, so memory is
+        # only returned to the pool once the Buffer is closed AND no view is left.
+        self._holder = _Owner(ffi, ffi.gc(ffi.cast("uint8_t *", address), _ReleaseOnce(
+            _pool_free(self.runtime.lib, ffi, address, self.runtime._state))))
+        self._state = HandleState("Buffer", self._holder.release)
+        self.runtime._track(self._state)
+        weakref.finalize(self, self._state.close)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._state.closed
+
+    @property
+    def is_host_accessible(self) -> bool:
+        return self.pool.is_host_accessible
+
+    def close(self) -> None:
+        """Free the allocation (idempotent; deferred while numpy views are alive)."""
+        self._state.close()
+
+    @property
+    def _owner(self) -> Any:
+        return self._holder.cdata
+
+    def __enter__(self) -> Buffer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __int__(self) -> int:
+        return self.address
+
+    def _check_open(self) -> None:
+        if self._state.closed:
+            raise HsapyValueError(f"buffer {self.address:#x} is closed")
+
+    def numpy(self, dtype: Any = np.uint8, shape: Any = None) -> np.ndarray:
+        """A zero-copy numpy view (host-accessible memory only)."""
+        self._check_open()
+        if not self.is_host_accessible:
+            raise HsapyValueError(
+                f"buffer {self.address:#x} is in coarse-grained device memory of "
+                f"{self.pool.agent.name}: the host may not touch it. Use copy_from()/copy_to(), "
+                "or allocate from agent.fine_grained_pool / runtime.system_pool")
+        dtype = np.dtype(dtype)
+        count = self.size // dtype.itemsize
+        array = np.frombuffer(self.runtime.ffi.buffer(self._owner, count * dtype.itemsize), dtype)
+        return array if shape is None else array.reshape(shape)
+
+    def copy_from(self, source: Any, timeout: float = 10.0) -> None:
+        """Copy a numpy array (or bytes) into the buffer, from offset 0."""
+        self._check_open()
+        data = np.ascontiguousarray(source).view(np.uint8).reshape(-1)
+        if data.size > self.size:
+            raise HsapyValueError(f"copy_from: {data.size} bytes do not fit in a {self.size}-byte buffer")
+        ffi = self.runtime.ffi
+        if self.is_host_accessible:
+            ffi.memmove(self._owner, ffi.from_buffer(data), data.size)
+            return
+        with self.runtime.system_pool.allocate(max(data.size, 1)) as staging:
+            ffi.memmove(staging._owner, ffi.from_buffer(data), data.size)
+            self.runtime.copy(self, staging, data.size, timeout=timeout)
+
+    def copy_to(self, out: np.ndarray | None = None, dtype: Any = np.uint8,
+                timeout: float = 10.0) -> np.ndarray:
+        """Copy the buffer into a new (or the given) numpy array."""
+        self._check_open()
+        if out is None:
+            out = np.empty(self.size // np.dtype(dtype).itemsize, dtype)
+        target = out.view(np.uint8).reshape(-1)
+        nbytes = min(target.size, self.size)
+        ffi = self.runtime.ffi
+        if self.is_host_accessible:
+            ffi.memmove(ffi.from_buffer(target), self._owner, nbytes)
+            return out
+        with self.runtime.system_pool.allocate(max(nbytes, 1)) as staging:
+            self.runtime.copy(staging, self, nbytes, timeout=timeout)
+            ffi.memmove(ffi.from_buffer(target), staging._owner, nbytes)
+        return out
+
+    def fill(self, value: int, timeout: float = 10.0) -> None:
+        """Set every 32-bit word to ``value`` (hsa_amd_memory_fill; size must be a multiple of 4)."""
+        self._check_open()
+        if self.size % 4:
+            raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple of 4")
+        lib = self.runtime.lib
+        check(lib.hsa_amd_memory_fill(self.runtime.ffi.cast("void *", self.address),
+                                      value & 0xFFFFFFFF, self.size // 4),
+              "hsa_amd_memory_fill", lib)
+
+    def allow_access(self, agents: Iterable[Any]) -> None:
+        """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""
+        self._check_open()
+        agents = list(agents)
+        ffi, lib = self.runtime.ffi, self.runtime.lib
+        handles = ffi.new("hsa_agent_t[]", [{"handle": a.handle} for a in agents])
+        check(lib.hsa_amd_agents_allow_access(len(agents), handles, ffi.NULL,
+                                              ffi.cast("void *", self.address)),
+              "hsa_amd_agents_allow_access", lib)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else f"{self.size} bytes"
+        return f"<Buffer {self.address:#x} {state} in {self.pool!r}>"
+
+
+class _Owner:
+    """Holds the owning cdata of a Buffer; what its HandleState releases (no Buffer reference)."""
+
+    __slots__ = ("ffi", "cdata")
+
+    def __init__(self, ffi: Any, cdata: Any) -> None:
+        self.ffi = ffi
+        self.cdata = cdata
+
+    def release(self) -> None:
+        cdata, self.cdata = self.cdata, None
+        # 2 references: the local name and getrefcount's argument; more means a live numpy
+        # view, and then the ffi.gc destructor frees the memory when the last view goes.
+        if cdata is not None and sys.getrefcount(cdata) <= 2:
+            self.ffi.release(cdata)
+
+
+class _ReleaseOnce:
+    """ffi.gc destructor wrapper: releases once, warns instead of raising."""
+
+    __slots__ = ("release",)
+
+    def __init__(self, release: Any) -> None:
+        self.release = release
+
+    def __call__(self, _cdata: Any) -> None:
+        release, self.release = self.release, None
+        if release is None:
+            return
+        try:
+            release()
+        except Exception as exc:
+            import warnings
+
+            warnings.warn(f"hsapy: freeing a buffer failed: {exc}", ResourceWarning, stacklevel=2)

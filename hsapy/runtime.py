@@ -1,0 +1,257 @@
+"""The Runtime: one initialized HSA runtime (real ROCr or the simulator) and its agents.
+
+``Runtime(backend="auto")`` uses ROCr when ``libhsa-runtime64`` loads, ``hsa_init`` succeeds and
+a GPU agent exists; otherwise the simulator. ``rt.backend`` and ``rt.backend_reason`` say which
+was chosen and why. ``HSAPY_BACKEND`` sets the default backend.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from hsapy._hsa import check, ffi, load_rocr
+from hsapy._lifetime import HandleState
+from hsapy.errors import HsapyError, HsapyValueError
+
+__all__ = ["Runtime", "BACKENDS"]
+
+BACKENDS = ("auto", "rocr", "sim")
+HSA_STATUS_SUCCESS = 0
+# hsa_system_info_t (hsa.h)
+HSA_SYSTEM_INFO_VERSION_MAJOR = 0
+HSA_SYSTEM_INFO_VERSION_MINOR = 1
+HSA_SYSTEM_INFO_TIMESTAMP = 2
+HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY = 3
+HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT = 4
+
+
+def _open_rocr() -> Any:
+    lib = load_rocr()
+    check(lib.hsa_init(), "hsa_init", lib)
+    return lib
+
+
+def _open_sim(targets: Any, executor: Any) -> Any:
+    from hsapy.sim import SimLib
+
+    lib = SimLib(ffi, targets=targets, executor=executor)
+    check(lib.hsa_init(), "hsa_init", lib)
+    return lib
+
+
+def _iterate_agents(lib: Any) -> list[int]:
+    handles: list[int] = []
+
+    def on_agent(agent: Any, _data: Any) -> int:
+        handles.append(int(agent.handle))
+        return HSA_STATUS_SUCCESS
+
+    callback = ffi.callback("hsa_status_t(hsa_agent_t, void *)", on_agent)
+    check(lib.hsa_iterate_agents(callback, ffi.NULL), "hsa_iterate_agents", lib)
+    return handles
+
+
+def _shut_down(lib: Any):
+    def release() -> None:
+        status = lib.hsa_shut_down()
+        if status != HSA_STATUS_SUCCESS:
+            raise RuntimeError(f"hsa_shut_down returned {status:#x}")
+    return release
+
+
+class Runtime:
+    """An initialized HSA runtime. Use as a context manager; ``close()`` is idempotent.
+
+    ``backend``: "auto" (default, or ``HSAPY_BACKEND``), "rocr" or "sim". ``targets`` chooses the
+    simulator's GPU agents (e.g. ``["gfx942"]``; default gfx942 + gfx1201 or
+    ``HSAPY_SIM_TARGETS``); ``executor`` selects the simulator's executor ("null" consumes
+    dispatches without running them).
+    """
+
+    def __init__(self, backend: str | None = None, targets: Any = None,
+                 executor: Any = None) -> None:
+        backend = backend or os.environ.get("HSAPY_BACKEND") or "auto"
+        if backend not in BACKENDS:
+            raise HsapyValueError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} "
+                                  "(or set HSAPY_BACKEND)")
+        self.ffi = ffi
+        if backend == "rocr":
+            lib, reason = _open_rocr(), "requested"
+        elif backend == "sim":
+            lib, reason = _open_sim(targets, executor), "requested"
+        else:
+            lib, backend, reason = self._auto(targets, executor)
+        self.lib = lib
+        self.backend = backend
+        self.backend_reason = reason
+        self._state = HandleState("Runtime", _shut_down(lib))
+        weakref.finalize(self, self._state.close)
+        from hsapy.agent import Agent
+
+        self.agents = [Agent(self, h) for h in _iterate_agents(lib)]
+        self.gpu_agents = [a for a in self.agents if a.is_gpu]
+        self.cpu_agents = [a for a in self.agents if not a.is_gpu]
+        self.system_info = self._read_system_info()
+        self.timestamp_frequency = self.system_info["timestamp_frequency"] or 1
+        self._signal_pool: Any = None
+        self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
+
+    def _track(self, state: HandleState) -> None:
+        """Remember a child's handle state so that close() releases it before hsa_shut_down."""
+        self._children.add(state)
+
+    @staticmethod
+    def _auto(targets: Any, executor: Any) -> tuple[Any, str, str]:
+        try:
+            lib = _open_rocr()
+        except HsapyError as exc:
+            reason = str(exc).splitlines()[0]
+            return _open_sim(targets, executor), "sim", f"ROCr unavailable ({reason})"
+        if any(_is_gpu(lib, h) for h in _iterate_agents(lib)):
+            return lib, "rocr", "ROCr reports a GPU agent"
+        lib.hsa_shut_down()
+        return _open_sim(targets, executor), "sim", "ROCr reports no GPU agent"
+
+    def _read_system_info(self) -> dict[str, Any]:
+        fields = {
+            "version_major": (HSA_SYSTEM_INFO_VERSION_MAJOR, "uint16_t"),
+            "version_minor": (HSA_SYSTEM_INFO_VERSION_MINOR, "uint16_t"),
+            "timestamp_frequency": (HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, "uint64_t"),
+            "signal_max_wait": (HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT, "uint64_t"),
+        }
+        info: dict[str, Any] = {}
+        for key, (attribute, ctype) in fields.items():
+            out = ffi.new(ctype + " *")
+            ok = self.lib.hsa_system_get_info(attribute, out) == HSA_STATUS_SUCCESS
+            info[key] = out[0] if ok else None
+        return info
+
+    def timestamp(self) -> int:
+        """The system timestamp (HSA_SYSTEM_INFO_TIMESTAMP), in ticks of timestamp_frequency."""
+        out = ffi.new("uint64_t *")
+        check(self.lib.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, out),
+              "hsa_system_get_info", self.lib)
+        return out[0]
+
+    # -- lifetime ----------------------------------------------------------------------------
+    @property
+    def is_closed(self) -> bool:
+        return self._state.closed
+
+    def close(self) -> None:
+        """Shut the runtime down (idempotent). Open queues, buffers and signals are released first."""
+        if self._state.closed:
+            return
+        if self._signal_pool is not None:
+            self._signal_pool.close()
+        # Queues first (their processors may still touch memory and signals), then the rest.
+        children = sorted(self._children, key=lambda state: state.kind != "Queue")
+        for state in children:
+            state.close()
+        self._state.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        names = ", ".join(a.name for a in self.gpu_agents) or "no GPU"
+        return f"<Runtime backend={self.backend} ({names})>"
+
+    # -- agents and pools --------------------------------------------------------------------
+    def gpu(self, target: str | None = None) -> Any:
+        """The first GPU agent (whose target is ``target``, e.g. "gfx942", when given)."""
+        for agent in self.gpu_agents:
+            if target is None or agent.target == target or agent.name == target:
+                return agent
+        have = ", ".join(a.target for a in self.gpu_agents) or "none"
+        raise HsapyValueError(f"no GPU agent {target or ''} in this runtime (GPU agents: {have}); "
+                              "on the simulator choose targets with HSAPY_SIM_TARGETS")
+
+    @property
+    def system_pool(self) -> Any:
+        """The CPU agent's fine-grained global pool (host memory every agent may access)."""
+        for agent in self.cpu_agents:
+            for pool in agent.memory_pools:
+                if pool.segment == "global" and pool.is_fine_grained and pool.is_allocation_allowed:
+                    return pool
+        raise HsapyValueError("the runtime reports no fine-grained system memory pool")
+
+    @property
+    def kernarg_pool(self) -> Any:
+        """The system pool flagged KERNARG_INIT (where kernarg segments live)."""
+        for agent in self.cpu_agents:
+            for pool in agent.memory_pools:
+                if pool.is_kernarg and pool.is_allocation_allowed:
+                    return pool
+        return self.system_pool
+
+    # -- signals -----------------------------------------------------------------------------
+    def create_signal(self, initial_value: int = 1) -> Any:
+        """A new signal (hsa_signal_create with no consumer restriction)."""
+        from hsapy.signal import Signal
+
+        out = ffi.new("hsa_signal_t *")
+        check(self.lib.hsa_signal_create(initial_value, 0, ffi.NULL, out),
+              "hsa_signal_create", self.lib)
+        return Signal(self, out.handle)
+
+    @property
+    def signal_pool(self) -> Any:
+        """The runtime's shared SignalPool."""
+        if self._signal_pool is None:
+            from hsapy.signal import SignalPool
+
+            self._signal_pool = SignalPool(self)
+        return self._signal_pool
+
+    # -- copies ------------------------------------------------------------------------------
+    def copy(self, dst: Any, src: Any, nbytes: int, deps: Any = (), completion: Any = None,
+             timeout: float | None = 10.0) -> Any:
+        """Copy ``nbytes`` from buffer ``src`` to ``dst`` with hsa_amd_memory_async_copy.
+
+        Waits for the ``deps`` signals first (in the copy engine). With ``completion`` given
+        the copy is asynchronous and that signal is decremented when done; otherwise a pooled
+        signal is used and this waits (``timeout`` seconds).
+        """
+        if nbytes > dst.size or nbytes > src.size:
+            raise HsapyValueError(f"copy of {nbytes} bytes does not fit (dst {dst.size}, src {src.size})")
+        dst_agent = self._copy_agent(dst)
+        src_agent = self._copy_agent(src)
+        deps = list(deps)
+        dep_array = ffi.new("hsa_signal_t[]", [{"handle": s.handle} for s in deps]) if deps else ffi.NULL
+        pool = self.signal_pool
+        signal = completion if completion is not None else pool.acquire(1)
+        try:
+            check(self.lib.hsa_amd_memory_async_copy(
+                ffi.cast("void *", dst.address), {"handle": dst_agent.handle},
+                ffi.cast("void *", src.address), {"handle": src_agent.handle},
+                nbytes, len(deps), dep_array, signal.cdata), "hsa_amd_memory_async_copy", self.lib)
+            if completion is None:
+                signal.wait(2, 1, timeout=timeout if timeout is not None else 10.0)
+        finally:
+            if completion is None:
+                pool.release(signal)
+        return completion
+
+    def _copy_agent(self, buffer: Any) -> Any:
+        # The copy engine of the GPU side does the work; host buffers are named by a GPU agent
+        # that may access them (ROCr wants the agent owning each pointer's pool).
+        return buffer.pool.agent
+
+    # -- code objects ------------------------------------------------------------------------
+    def load(self, code_object: Any, agent: Any = None) -> Any:
+        """Load a code object (bytes, path, offload bundle or CodeObject) for ``agent``
+        (default: the first GPU agent) through the runtime's loader; returns an Executable."""
+        from hsapy.executable import Executable
+
+        return Executable(self, code_object, agent if agent is not None else self.gpu())
+
+
+def _is_gpu(lib: Any, handle: int) -> bool:
+    out = ffi.new("uint32_t *")
+    ok = lib.hsa_agent_get_info({"handle": handle}, 17, out) == HSA_STATUS_SUCCESS  # DEVICE
+    return ok and out[0] == 1

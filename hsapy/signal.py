@@ -1,0 +1,203 @@
+"""Signals: the int64 completion and synchronisation objects of HSA.
+
+A :class:`Signal` wraps one ``hsa_signal_t``. Every wait has a timeout: :meth:`Signal.wait`
+raises :class:`~hsapy.errors.WaitTimeoutError` when the condition does not hold in time.
+Signals for dispatches come from a :class:`SignalPool`, never one per dispatch.
+"""
+from __future__ import annotations
+
+import enum
+import time
+import weakref
+from typing import Any, Callable
+
+from hsapy._lifetime import HandleState
+from hsapy.errors import HsapyValueError, WaitTimeoutError
+
+__all__ = ["Signal", "SignalPool", "Condition", "WaitState"]
+
+
+class Condition(enum.IntEnum):
+    """hsa_signal_condition_t (hsa.h)."""
+
+    EQ = 0
+    NE = 1
+    LT = 2
+    GTE = 3
+
+
+class WaitState(enum.IntEnum):
+    """hsa_wait_state_t (hsa.h)."""
+
+    BLOCKED = 0
+    ACTIVE = 1
+
+
+_HOLDS = {
+    Condition.EQ: lambda v, x: v == x,
+    Condition.NE: lambda v, x: v != x,
+    Condition.LT: lambda v, x: v < x,
+    Condition.GTE: lambda v, x: v >= x,
+}
+
+# Longest single runtime wait; between slices the caller's ``abort`` hook may raise (e.g. when
+# the queue feeding this signal stopped with an error), so a dead queue never looks like a hang.
+_WAIT_SLICE_S = 0.05
+
+
+def _destroy(lib: Any, handle: int) -> Callable[[], None]:
+    def release() -> None:
+        status = lib.hsa_signal_destroy({"handle": handle})
+        if status != 0:
+            raise RuntimeError(f"hsa_signal_destroy returned {status:#x}")
+    return release
+
+
+class Signal:
+    """One HSA signal. Create with ``Runtime.create_signal`` or take one from a SignalPool."""
+
+    __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "handle", "_state", "__weakref__")
+
+    def __init__(self, runtime: Any, handle: int) -> None:
+        self._runtime = runtime  # children hold their parents
+        self._lib = runtime.lib
+        self._ffi = runtime.ffi
+        self.handle = int(handle)
+        self._ptr = self._ffi.new("hsa_signal_t *", {"handle": self.handle})
+        self._cdata = self._ptr[0]   # passed by value on every call; built once
+        self._state = HandleState("Signal", _destroy(self._lib, self.handle))
+        runtime._track(self._state)
+        weakref.finalize(self, self._state.close)
+
+    @property
+    def cdata(self) -> Any:
+        """The ``hsa_signal_t`` struct to pass to C calls."""
+        return self._cdata
+
+    @property
+    def is_closed(self) -> bool:
+        return self._state.closed
+
+    def close(self) -> None:
+        """Destroy the signal (idempotent)."""
+        self._state.close()
+
+    def __enter__(self) -> Signal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else f"value={self.load()}"
+        return f"<Signal {self.handle:#x} {state}>"
+
+    # -- loads and stores in the memory orders HSA offers ---------------------------------------
+    def load(self, relaxed: bool = False) -> int:
+        """Current value (scacquire, or relaxed)."""
+        if relaxed:
+            return self._lib.hsa_signal_load_relaxed(self._cdata)
+        return self._lib.hsa_signal_load_scacquire(self._cdata)
+
+    def store(self, value: int, relaxed: bool = False, silent: bool = False) -> None:
+        """Store ``value`` (screlease, or relaxed); ``silent`` does not wake waiters."""
+        lib = self._lib
+        if silent:
+            fn = lib.hsa_signal_silent_store_relaxed if relaxed else lib.hsa_signal_silent_store_screlease
+        else:
+            fn = lib.hsa_signal_store_relaxed if relaxed else lib.hsa_signal_store_screlease
+        fn(self._cdata, value)
+
+    def add(self, value: int, relaxed: bool = False) -> None:
+        fn = self._lib.hsa_signal_add_relaxed if relaxed else self._lib.hsa_signal_add_scacq_screl
+        fn(self._cdata, value)
+
+    def subtract(self, value: int, relaxed: bool = False) -> None:
+        lib = self._lib
+        fn = lib.hsa_signal_subtract_relaxed if relaxed else lib.hsa_signal_subtract_scacq_screl
+        fn(self._cdata, value)
+
+    def exchange(self, value: int, relaxed: bool = False) -> int:
+        """Store ``value`` and return the previous one."""
+        lib = self._lib
+        fn = lib.hsa_signal_exchange_relaxed if relaxed else lib.hsa_signal_exchange_scacq_screl
+        return fn(self._cdata, value)
+
+    def cas(self, expected: int, value: int, relaxed: bool = False) -> int:
+        """Compare-and-swap; returns the observed value (== expected when it swapped)."""
+        lib = self._lib
+        fn = lib.hsa_signal_cas_relaxed if relaxed else lib.hsa_signal_cas_scacq_screl
+        return fn(self._cdata, expected, value)
+
+    def bitwise_and(self, value: int) -> None:
+        self._lib.hsa_signal_and_scacq_screl(self._cdata, value)
+
+    def bitwise_or(self, value: int) -> None:
+        self._lib.hsa_signal_or_scacq_screl(self._cdata, value)
+
+    def bitwise_xor(self, value: int) -> None:
+        self._lib.hsa_signal_xor_scacq_screl(self._cdata, value)
+
+    # -- waiting -----------------------------------------------------------------------------
+    def wait(self, condition: Condition | int = Condition.LT, value: int = 1,
+             timeout: float = 10.0, wait_state: WaitState | int = WaitState.BLOCKED,
+             abort: Callable[[], None] | None = None) -> int:
+        """Wait until ``signal <condition> value``; return the value observed.
+
+        ``timeout`` is in seconds. hsa_signal_wait_* takes its timeout as a hint in timestamp
+        ticks and may return early (hsa.h), so this loops until the condition holds or the
+        deadline passes, then raises WaitTimeoutError. ``abort`` is called between slices and may
+        raise (the dispatch path passes the queue's error check).
+        """
+        condition = Condition(condition)
+        if timeout is None or timeout < 0:
+            raise HsapyValueError("Signal.wait needs a timeout in seconds (>= 0); every wait has one")
+        holds = _HOLDS[condition]
+        lib, cdata = self._lib, self._cdata
+        ticks_per_s = self._runtime.timestamp_frequency
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            slice_s = min(max(remaining, 0.0), _WAIT_SLICE_S)
+            observed = lib.hsa_signal_wait_scacquire(cdata, int(condition), value,
+                                                     int(slice_s * ticks_per_s) + 1, int(wait_state))
+            if holds(observed, value):
+                return observed
+            if abort is not None:
+                abort()
+            if remaining <= 0:
+                raise WaitTimeoutError(
+                    f"signal {self.handle:#x}: waited {timeout:g} s for value {condition.name} "
+                    f"{value}, last value {observed}. The work it tracks has not finished: check "
+                    "the queue (queue.check()) or raise the timeout.")
+
+
+class SignalPool:
+    """Reusable signals (DESIGN.md: never create a signal per dispatch)."""
+
+    def __init__(self, runtime: Any) -> None:
+        self._runtime = runtime
+        self._free: list[Signal] = []
+        self.created = 0
+
+    def acquire(self, initial_value: int = 1) -> Signal:
+        """A signal set to ``initial_value``; give it back with :meth:`release`."""
+        if self._free:
+            signal = self._free.pop()
+            signal.store(initial_value, relaxed=True)
+            return signal
+        self.created += 1
+        return self._runtime.create_signal(initial_value)
+
+    def release(self, signal: Signal) -> None:
+        if not signal.is_closed:
+            self._free.append(signal)
+
+    def __len__(self) -> int:
+        return len(self._free)
+
+    def close(self) -> None:
+        """Destroy the pooled (free) signals."""
+        free, self._free = self._free, []
+        for signal in free:
+            signal.close()

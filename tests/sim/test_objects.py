@@ -1,0 +1,218 @@
+"""The pythonic object model over `lib`: runtime, agents, pools, buffers, signals, queues.
+
+Parametrized over backends through the `runtime` fixture (rocr is skipped without a GPU)."""
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hsapy import errors
+from hsapy._lifetime import live_counts
+from hsapy.runtime import Runtime
+from hsapy.signal import Condition
+
+
+def test_runtime_reports_backend_and_gpu_agents(runtime):
+    assert runtime.backend in ("sim", "rocr")
+    assert runtime.gpu_agents and runtime.cpu_agents
+    assert runtime.timestamp_frequency > 0
+
+
+def test_simulator_has_gfx942_and_gfx1201_by_default(sim_runtime):
+    targets = [agent.target for agent in sim_runtime.gpu_agents]
+    assert targets == ["gfx942", "gfx1201"]
+    mi300, rx9070 = sim_runtime.gpu_agents
+    assert (mi300.wavefront_size, rx9070.wavefront_size) == (64, 32)
+    assert (mi300.compute_unit_count, rx9070.compute_unit_count) == (304, 64)
+    assert mi300.lds_size == rx9070.lds_size == 64 * 1024
+
+
+def test_sim_targets_choose_agents():
+    with Runtime(backend="sim", targets=["gfx1201"]) as rt:
+        assert [agent.target for agent in rt.gpu_agents] == ["gfx1201"]
+
+
+def test_unknown_backend_names_the_choices():
+    with pytest.raises(errors.HsapyValueError, match="auto, rocr, sim"):
+        Runtime(backend="cuda")
+
+
+def test_auto_backend_says_why_it_chose(monkeypatch):
+    monkeypatch.delenv("HSAPY_BACKEND", raising=False)
+    with Runtime() as rt:
+        assert rt.backend_reason
+        if rt.backend == "sim":
+            assert "ROCr" in rt.backend_reason
+
+
+def test_agent_properties_are_consistent(runtime):
+    agent = runtime.gpu_agents[0]
+    assert agent.workgroup_max_size <= agent.workgroup_max_dim[0] * agent.workgroup_max_dim[1]
+    assert agent.queue_min_size <= agent.queue_max_size
+    assert agent.isa_names and agent.target.startswith("gfx")
+    as_dict = agent.as_dict()
+    assert as_dict["name"] == agent.name and as_dict["memory_pools"]
+
+
+def test_device_buffer_round_trips_through_copies(runtime):
+    agent = runtime.gpu_agents[0]
+    data = np.arange(4096, dtype=np.float32) * 0.5
+    with agent.device_pool.allocate(data.nbytes) as buffer:
+        buffer.copy_from(data)
+        assert np.array_equal(buffer.copy_to(dtype=np.float32), data)
+
+
+def test_device_memory_refuses_a_host_view(runtime):
+    with runtime.gpu_agents[0].device_pool.allocate(256) as buffer:
+        with pytest.raises(errors.HsapyValueError, match="coarse-grained"):
+            buffer.numpy()
+
+
+def test_host_buffer_view_and_fill(runtime):
+    with runtime.system_pool.allocate(64) as buffer:
+        buffer.fill(0xDEADBEEF)
+        assert (buffer.numpy(np.uint32) == 0xDEADBEEF).all()
+        buffer.numpy(np.uint32)[3] = 5
+        assert buffer.copy_to(dtype=np.uint32)[3] == 5
+
+
+def test_view_keeps_memory_alive_after_close(runtime):
+    buffer = runtime.system_pool.allocate(64)
+    view = buffer.numpy(np.uint32)
+    buffer.close()
+    view[:] = 9  # memory is freed only when the last view goes
+    assert view.sum() == 9 * 16
+
+
+@pytest.mark.parametrize("nbytes, error", [(0, errors.HsapyValueError), (-1, errors.HsapyValueError),
+                                           (1.5, errors.HsapyTypeError)])
+def test_bad_allocation_sizes(runtime, nbytes, error):
+    with pytest.raises(error):
+        runtime.system_pool.allocate(nbytes)
+
+
+def test_signal_operations(runtime):
+    with runtime.create_signal(10) as signal:
+        signal.add(5)
+        signal.subtract(3)
+        assert signal.load() == 12
+        assert signal.exchange(7) == 12
+        assert signal.cas(7, 1) == 7 and signal.load() == 1
+        signal.bitwise_or(6)
+        assert signal.load(relaxed=True) == 7
+        signal.store(0)
+        assert signal.wait(Condition.EQ, 0, timeout=1.0) == 0
+
+
+def test_signal_wait_times_out_with_a_clear_error(runtime):
+    with runtime.create_signal(1) as signal:
+        with pytest.raises(errors.WaitTimeoutError, match="waited 0.05 s"):
+            signal.wait(Condition.LT, 1, timeout=0.05)
+
+
+def test_signal_pool_reuses_signals(runtime):
+    pool = runtime.signal_pool
+    first = pool.acquire(1)
+    pool.release(first)
+    second = pool.acquire(3)
+    assert second is first and second.load() == 3
+    pool.release(second)
+
+
+@pytest.mark.parametrize("size", [3, 100, 1 << 30])
+def test_queue_size_is_validated_before_the_runtime(runtime, size):
+    with pytest.raises(errors.HsapyValueError, match="power of two"):
+        runtime.gpu_agents[0].create_queue(size=size)
+
+
+def test_queue_ring_and_indices(runtime):
+    agent = runtime.gpu_agents[0]
+    with agent.create_queue(size=agent.queue_min_size) as queue:
+        assert queue.ring.shape == (queue.size, 64)
+        # every free slot reads as INVALID (type 1), never 0 (vendor-specific)
+        assert (queue.ring[:, 0] == 1).all()
+        assert queue.load_write_index() == queue.load_read_index() == 0
+        assert queue.add_write_index(3) == 0 and queue.load_write_index() == 3
+        assert queue.slot_address(queue.size + 1) == queue.base_address + 64
+        queue.check()  # no error reported
+
+
+def test_queue_on_cpu_agent_is_refused(runtime):
+    with pytest.raises(errors.HsapyValueError, match="not a GPU agent"):
+        runtime.cpu_agents[0].create_queue(size=64)
+
+
+def test_close_is_idempotent_everywhere(runtime):
+    agent = runtime.gpu_agents[0]
+    objects = [runtime.create_signal(0), runtime.system_pool.allocate(64),
+               agent.create_queue(size=agent.queue_min_size)]
+    for obj in objects:
+        obj.close()
+        obj.close()
+        assert obj.is_closed
+
+
+def test_runtime_close_releases_children():
+    before = live_counts()
+    rt = Runtime(backend="sim")
+    rt.create_signal(1)
+    rt.system_pool.allocate(128)
+    rt.gpu_agents[0].create_queue(size=64)
+    rt.close()
+    rt.close()
+    assert live_counts() == before
+
+
+def test_no_leaks_for_10000_signals_and_1000_buffers(sim_runtime):
+    gc.collect()
+    before = live_counts()
+    for _ in range(10_000):
+        sim_runtime.create_signal(1).close()
+    pool = sim_runtime.system_pool
+    for i in range(1_000):
+        buffer = pool.allocate(4096)
+        if i % 2:
+            buffer.close()
+        else:
+            del buffer  # collected without close(): the finalizer releases it
+    gc.collect()
+    assert live_counts() == before
+
+
+def test_info_without_a_gpu_exits_2_with_one_paragraph():
+    if _rocr_has_gpu():
+        pytest.skip("this machine has an AMD GPU: hsapy info --backend rocr succeeds")
+    result = subprocess.run([sys.executable, "-m", "hsapy", "info", "--backend", "rocr"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "HSA_STATUS_ERROR_OUT_OF_RESOURCES" in result.stderr or "not found" in result.stderr
+    assert "--backend sim" in result.stderr and "/dev/kfd" in result.stderr
+    assert result.stderr.strip().count("\n") == 0  # one paragraph
+
+
+def test_info_json_on_the_simulator_lists_agents_and_pools():
+    import json
+
+    result = subprocess.run([sys.executable, "-m", "hsapy", "info", "--backend", "sim", "--json"],
+                            capture_output=True, text=True, timeout=60, check=True)
+    document = json.loads(result.stdout)
+    assert document["simulated"] is True
+    names = [agent["name"] for agent in document["agents"]]
+    assert names[1:] == ["gfx942", "gfx1201"] and document["agents"][0]["device_type"] == "CPU"
+    gpu = document["agents"][1]
+    assert gpu["wavefront_size"] == 64 and gpu["compute_unit_count"] == 304
+    assert any(pool["coarse_grained"] for pool in gpu["memory_pools"])
+    assert any(pool["kernarg"] for pool in document["agents"][0]["memory_pools"])
+
+
+def _rocr_has_gpu() -> bool:
+    try:
+        with Runtime(backend="rocr") as rt:
+            return bool(rt.gpu_agents)
+    except errors.HsapyError:
+        return False
