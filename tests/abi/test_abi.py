@@ -1,0 +1,166 @@
+"""The cdef against the real ROCm 5.2.3 headers and library (Debian libhsa-runtime-dev,
+libhsa-runtime64-1).
+
+Everything is enumerated from the cdef itself, never from a hand-kept list: (a) a C probe
+compiled against hsa.h / hsa_ext_amd.h prints sizeof/offsetof of every struct and field and the
+value of every enum constant, compared with cffi's layout; (b) every function resolves in the
+real libhsa-runtime64.so.1; (c) hsa_init without a GPU raises the documented exception.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hsapy._hsa import CDEF, ffi
+
+HEADERS = Path("/usr/include/hsa")
+REAL_LIB = "libhsa-runtime64.so.1"
+# Declarations newer than the 5.2.3 headers would be listed here with the reason they are
+# skipped; the cdef is generated from 5.2.3, so there are none today.
+NEWER_THAN_HEADERS: dict[str, str] = {}
+
+needs_headers = pytest.mark.skipif(not (HEADERS / "hsa_ext_amd.h").exists(),
+                                   reason="libhsa-runtime-dev (hsa.h) not installed")
+needs_cc = pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None,
+                              reason="no C compiler (gcc)")
+
+
+def _cdef_typedefs() -> list[str]:
+    typedefs, _structs, _unions = ffi.list_types()
+    return sorted(typedefs)
+
+
+def _struct_typedefs() -> list[str]:
+    return [name for name in _cdef_typedefs() if ffi.typeof(name).kind == "struct"]
+
+
+def _enum_constants() -> dict[str, int]:
+    constants: dict[str, int] = {}
+    for name in _cdef_typedefs():
+        ctype = ffi.typeof(name)
+        if ctype.kind == "enum":
+            constants.update(ctype.relements)  # name -> value (aliases with equal values too)
+    return constants
+
+
+def _fields(struct: str) -> list[tuple[str, int]]:
+    """(field path, cffi offset), flattening anonymous unions/structs the way C names them."""
+    out: list[tuple[str, int]] = []
+
+    def walk(ctype, base: int) -> None:
+        for name, field in ctype.fields:
+            if not name and field.type.kind in ("struct", "union"):
+                walk(field.type, base + field.offset)
+            else:
+                out.append((name, base + field.offset))
+
+    walk(ffi.typeof(struct), 0)
+    return out
+
+
+def _function_names() -> list[str]:
+    """Every function the cdef declares (tools/gen_cdef.py writes one declaration per line)."""
+    names = []
+    for line in CDEF.strip().splitlines():
+        if line.startswith("typedef"):
+            continue
+        match = re.match(r"[\w\s\*]+?\b(\w+)\s*\(", line)
+        assert match, f"unexpected cdef line: {line}"
+        names.append(match.group(1))
+    return names
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory) -> dict[str, int]:
+    """Compile and run a C program that prints every layout fact of the cdef, as the headers say."""
+    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "hsa.h"',
+             '#include "hsa_ext_amd.h"', "int main(void) {"]
+    for struct in _struct_typedefs():
+        lines.append(f'printf("sizeof {struct} %zu\\n", sizeof({struct}));')
+        for field, _ in _fields(struct):
+            lines.append(f'printf("offsetof {struct}.{field} %zu\\n", offsetof({struct}, {field}));')
+    for name in _cdef_typedefs():
+        if ffi.typeof(name).kind in ("primitive", "enum"):
+            lines.append(f'printf("sizeof {name} %zu\\n", sizeof({name}));')
+    for constant in _enum_constants():
+        lines.append(f'printf("enum {constant} %lld\\n", (long long){constant});')
+    lines.append("return 0; }")
+    work = tmp_path_factory.mktemp("abi")
+    source, binary = work / "probe.c", work / "probe"
+    source.write_text("\n".join(lines))
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    subprocess.run([compiler, "-std=c11", f"-I{HEADERS}", str(source), "-o", str(binary)],
+                   check=True, capture_output=True, text=True)
+    output = subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout
+    facts = {}
+    for line in output.splitlines():
+        kind, key, value = line.split()
+        facts[f"{kind} {key}"] = int(value)
+    return facts
+
+
+@needs_headers
+@needs_cc
+@pytest.mark.parametrize("struct", _struct_typedefs())
+def test_struct_size_and_field_offsets_match_the_header(probe, struct):
+    if struct in NEWER_THAN_HEADERS:
+        pytest.skip(NEWER_THAN_HEADERS[struct])
+    assert probe[f"sizeof {struct}"] == ffi.sizeof(struct)
+    for field, offset in _fields(struct):
+        assert probe[f"offsetof {struct}.{field}"] == offset, f"{struct}.{field}"
+
+
+@needs_headers
+@needs_cc
+def test_every_enum_constant_matches_the_header(probe):
+    constants = _enum_constants()
+    assert len(constants) > 250  # the cdef carries the info enums, statuses, packet types, ...
+    wrong = {name: (value, probe[f"enum {name}"]) for name, value in constants.items()
+             if probe[f"enum {name}"] != value}
+    assert not wrong
+
+
+@needs_headers
+@needs_cc
+def test_scalar_and_enum_typedef_sizes_match(probe):
+    for name in _cdef_typedefs():
+        if ffi.typeof(name).kind in ("primitive", "enum"):
+            assert probe[f"sizeof {name}"] == ffi.sizeof(name), name
+
+
+def _real_lib():
+    try:
+        return ffi.dlopen(REAL_LIB)
+    except OSError:
+        pytest.skip("libhsa-runtime64-1 not installed")
+
+
+@pytest.mark.parametrize("function", _function_names())
+def test_function_resolves_in_the_real_library(function):
+    if function in NEWER_THAN_HEADERS:
+        pytest.skip(NEWER_THAN_HEADERS[function])
+    lib = _real_lib()
+    assert getattr(lib, function) is not None
+
+
+def test_the_cdef_declares_the_functions_hsapy_needs():
+    names = set(_function_names())
+    for needed in ("hsa_init", "hsa_queue_create", "hsa_signal_wait_scacquire",
+                   "hsa_queue_add_write_index_scacq_screl", "hsa_amd_memory_async_copy",
+                   "hsa_executable_load_agent_code_object", "hsa_amd_profiling_get_dispatch_time"):
+        assert needed in names
+
+
+def test_real_hsa_init_without_a_gpu_raises_out_of_resources():
+    from hsapy._hsa import check
+    from hsapy.errors import OutOfResourcesError
+
+    if Path("/dev/kfd").exists():
+        pytest.skip("/dev/kfd exists: this machine may have an AMD GPU")
+    lib = _real_lib()
+    with pytest.raises(OutOfResourcesError, match="HSA_STATUS_ERROR_OUT_OF_RESOURCES"):
+        check(lib.hsa_init(), "hsa_init", lib)
