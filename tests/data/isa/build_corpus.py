@@ -3,10 +3,12 @@
 
 Sources (all in this directory unless noted):
 
-- ``arith.hip``, ``memory.hip``, ``control.hip``: HIP device code chosen so that LLVM emits a wide
-  variety of instructions (fp32/fp64/fp16/packed arithmetic, conversions, 64-bit integers,
-  division/exp/sqrt sequences, every load/store width, LDS read2/write2, bpermute/swizzle,
-  atomics, divergent control flow, DPP, VOPD on gfx12, s_memtime).
+- ``arith.hip``, ``memory.hip``, ``control.hip``, ``intrinsics.hip``: HIP device code chosen so
+  that LLVM emits a wide variety of instructions (fp32/fp64/fp16/packed arithmetic, conversions,
+  64-bit integers, division/exp/sqrt sequences, every load/store width, LDS read2/write2,
+  bpermute/swizzle, atomics, divergent control flow, DPP, VOPD on gfx12, s_memtime, ballots,
+  permutes, dot products, bit-field and SAD ops, med3/frexp/ldexp).
+- ``*.ll``: LLVM IR (float atomics with scopes, 64-bit cmpxchg, a uniform loop), clang-19 -x ir.
 - ``formats_<target>.s``: hand-written assembly for encodings compilers rarely emit (SDWA, DPP
   controls, VOP3P modifiers, MUBUF, scratch with an SGPR base, ...), assembled with llvm-mc-19.
 - ``kernels/*.hip`` (the operator suite) and ``kernels/prebuilt/*.hsaco`` when present.
@@ -64,6 +66,17 @@ def _hip_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
     return jobs
 
 
+def _ir_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
+    jobs = []
+    for src in sorted(HERE.glob("*.ll")):
+        for target in TARGETS:
+            out = outdir / f"{src.stem}_{target}.co"
+            cmd = ["clang-19", "-x", "ir", "--target=amdgcn-amd-amdhsa", f"-mcpu={target}", "-O2",
+                   "-nogpulib", "-o", str(out), str(src)]
+            jobs.append((cmd, out))
+    return jobs
+
+
 def _asm_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
     jobs = []
     for target in TARGETS:
@@ -96,7 +109,7 @@ def _asm_objects(outdir: Path) -> list[Path]:
 def build_corpus(outdir: Path, jobs: int = 2) -> list[Path]:
     """Build every corpus code object into ``outdir``; returns their paths (sorted)."""
     outdir.mkdir(parents=True, exist_ok=True)
-    work = _hip_jobs(outdir) + _asm_jobs(outdir)
+    work = _hip_jobs(outdir) + _ir_jobs(outdir) + _asm_jobs(outdir)
 
     def run(job: tuple[list[str], Path]) -> Path:
         cmd, out = job
