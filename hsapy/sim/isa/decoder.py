@@ -11,6 +11,7 @@ import hashlib
 import json
 import struct
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
@@ -91,7 +92,10 @@ def _tables(cpu: str) -> dict[str, Any]:
         return json.load(fh)["tables"]
 
 
-_CACHE: dict[tuple[bytes, str, int], list[Instruction]] = {}
+# Decoded code, most recently used last; bounded so that long sessions loading many code
+# objects do not grow without limit (a code object is decoded once while it is in use).
+_CACHE: OrderedDict[tuple[bytes, str, int], list[Instruction]] = OrderedDict()
+_CACHE_SIZE = 128
 _CACHE_LOCK = threading.Lock()
 
 
@@ -110,11 +114,14 @@ def decode(code: bytes, family_or_target: str, base_offset: int = 0,
     key = (hashlib.sha1(bytes(code)).digest(), cpu, base_offset)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
     out = _Decoder(family, cpu, str(family_or_target)).run(bytes(code), base_offset)
     with _CACHE_LOCK:
         _CACHE[key] = out
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return out
 
 
