@@ -15,6 +15,24 @@ from LLVM's behaviour, not copying its code; the decoder needs no LLVM at run ti
 
 Needs /usr/lib/llvm-19/lib/libLLVM.so.1 (Debian package llvm-19) and cffi. Output is sorted
 and deterministic: rerunning on the same LLVM gives the same bytes.
+
+Table format (read by hsapy/sim/isa/decoder.py): ``tables[<format>][<opcode>]`` (FLAT:
+``"<seg>:<opcode>"``; VOPD: ``["x"|"y"][<opcode>]``) is an entry with
+
+- ``name``, ``suffix``: LLVM's mnemonic split into base name and ``_e32``/``_e64``/... suffix;
+- ``ops``: the printed operands in order, each ``[field, register count, kind]`` with kind
+  ``v``/``s``/``a`` (register file as printed), ``imm``, ``hwreg``, ``label``, ``msg``,
+  ``lit`` (a built-in literal), or ``["=", text]`` for text LLVM always prints (``vcc``, ``off``);
+  ``ops_rtn``: the operands of an atomic's returning form;
+- ``const``: per source field, the constant printer (operands.CONST_CLASSES) matching LLVM;
+- optional facts: ``literal`` (a literal dword always follows), ``sd`` (VOP3 with a scalar
+  destination), ``mai`` (MFMA), ``op_sel_n``/``op_sel_hi_n``/``op_sel_hi_default``/``neg_n``
+  (VOP3P list lengths and defaults), ``neg_mask``/``abs_mask``/``sext_mask`` (VOP3 sources that
+  print modifiers), ``neg_abs_operands`` (v_fma_mix*), ``ds_offsets`` (``single``/``pair``),
+  ``cache_bits``/``has_offset`` (MUBUF), ``th`` (gfx12 cache-policy names per scope),
+  ``sopp`` (how a SOPP immediate prints).
+
+Plus ``HWREG`` (hardware register names) and ``SENDMSG`` (message names), both LLVM's spelling.
 """
 from __future__ import annotations
 
@@ -118,7 +136,6 @@ class LLVMDisassembler:
 
 BARE_MODIFIERS = {"glc", "slc", "dlc", "scc", "sc0", "sc1", "nt", "gds", "clamp", "offen", "idxen",
                   "lds", "tfe", "lwe", "row_mirror", "row_half_mirror", "addr64", "high"}
-SUFFIXES = ("_e32", "_e64", "_dpp", "_sdwa", "_e64_dpp")
 _REG = re.compile(r"^(v|s|a|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
 
 
@@ -206,7 +223,7 @@ def expected_index(field: str, value: int) -> int:
 
 def build_template(tokens: list[str], probe: dict[str, int], imm_texts: dict[str, str],
                    has_literal: bool) -> list[list]:
-    """Map printed operands to encoding fields: ``[field, count]`` or ``["=", text]``."""
+    """Map printed operands to encoding fields (see "Table format" in the module docstring)."""
     by_index = {}
     for field, value in probe.items():
         if field in ("op", "opx", "opy", "seg", "imm", "soe", "sve") or field.startswith("op_sel"):
