@@ -43,6 +43,8 @@ TARGETS: dict[str, tuple[str, str]] = {
 FAMILIES = {"gfx9": "gfx942", "gfx11": "gfx1100", "gfx12": "gfx1201"}
 
 SRC_FIELDS = ("src0", "src1", "src2", "ssrc0", "ssrc1", "src0x", "src0y")
+# gfx90a/gfx940 memory instructions: the acc bit moves the data (never the address) to AGPRs.
+_ACC_FIELDS = {"DS": ("vdst", "data0", "data1"), "MUBUF": ("vdata",)}
 _SCALAR_FIELDS = ("sdst", "sdata", "soffset", "ssrc0", "ssrc1")
 _SEL_NAMES = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
 _DST_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
@@ -373,7 +375,7 @@ class _Decoder:
             op = Operand("sgpr", value * 4, count, None, "")
         elif file == "s" or name in _SCALAR_FIELDS:
             op = scalar_operand(family, value, count)
-        elif file == "a" or (ctx.fmt.name == "DS" and fields.get("acc")):
+        elif file == "a" or (fields.get("acc") and name in _ACC_FIELDS.get(ctx.fmt.name, ())):
             op = Operand("agpr", value, count, None, "")
         else:
             op = Operand("vgpr", value, count, None, "")

@@ -79,7 +79,7 @@ def _ir_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
 
 def _asm_jobs(outdir: Path) -> list[tuple[list[str], Path]]:
     jobs = []
-    for target in TARGETS:
+    for target in TARGETS + ("gfx90a",):
         src = HERE / f"formats_{target}.s"
         if src.exists():
             out = outdir / f"formats_{target}.co"
