@@ -472,6 +472,30 @@ def add_input_modifier_masks(dis, fmt, entry, probe) -> None:
         entry[key] = mask
 
 
+def op_sel_positions(dis, fmt, probe, length: int) -> list[int]:
+    """Which op_sel bit each position of LLVM's printed op_sel list shows (-1: none). Usually
+    the sources' bits then bit 3 (the destination); v_permlane16 prints bits 0 and 1."""
+    positions = [-1] * length
+    for bit in range(4):
+        n, text = dis.words(fmt.pack({**probe, "op_sel": 1 << bit}) + [LITERAL_PROBE])
+        m = re.search(r"op_sel:\[([0-9,]+)\]", text) if n else None
+        if m:
+            for pos, flag in enumerate(m.group(1).split(",")):
+                if flag == "1" and pos < length:
+                    positions[pos] = bit
+    return positions
+
+
+def add_output_modifier_support(dis, fmt, entry, probe) -> None:
+    """Opcodes that ignore the clamp / omod bits (LLVM prints nothing for them)."""
+    for field, marker, key in (("clamp", "clamp", "no_clamp"), ("omod", "mul:2", "no_omod")):
+        if field not in fmt.fields:
+            continue
+        n, text = dis.words(fmt.pack({**probe, field: 1}) + [LITERAL_PROBE])
+        if n and marker not in text:
+            entry[key] = 1
+
+
 def gen_vop3(dis, family, fmt) -> dict[str, dict]:
     """VOP3 / VOP3P: also detect VOP3SD (scalar dst in bits 14:8) and op_sel list lengths."""
     table = {}
@@ -499,8 +523,14 @@ def gen_vop3(dis, family, fmt) -> dict[str, dict]:
         add_const_classes(dis, family, fmt_used, entry, probe)
         if fmt.name == "VOP3":
             add_input_modifier_masks(dis, fmt_used, entry, probe)
+        add_output_modifier_support(dis, fmt_used, entry, probe)
         if entry["name"].startswith(("v_mfma", "v_smfmac")):
             entry["mai"] = 1  # VOP3P-MAI: cbsz/abid/blgp and AGPR selects instead of op_sel
+            mai = F.MAI_FORMAT
+            mai_probe = {k: v for k, v in probe.items() if k in mai.fields}
+            n, text = dis.words(mai.pack({**mai_probe, "blgp": 1}) + [LITERAL_PROBE])
+            if n and "neg:[" in text:
+                entry["blgp_as_neg"] = 1  # f64 MFMA: the blgp bits negate A, B, C
         if not entry.get("sd"):
             for bits in ((0b1111, 0b1000, 0b0001, 0b1001, 0b0011) if fmt.name == "VOP3" else (0b111,)):
                 n, t2 = dis.words(fmt.pack({**probe, "op_sel": bits}) + [LITERAL_PROBE])
@@ -508,6 +538,11 @@ def gen_vop3(dis, family, fmt) -> dict[str, dict]:
                 if m:
                     entry["op_sel_n"] = len(m.group(1).split(","))
                     break
+                if n and "byte_sel:" in t2:
+                    entry["byte_sel"] = 1  # op_sel bits spelled byte_sel (fp8 conversions)
+                    break
+            if fmt.name == "VOP3" and "op_sel_n" in entry:
+                entry["op_sel_bits"] = op_sel_positions(dis, fmt, probe, entry["op_sel_n"])
             if fmt.name == "VOP3P":
                 # op_sel_hi defaults to all ones for packed math, to zeros for v_fma_mix*:
                 # LLVM prints it only when it differs from the default.

@@ -84,6 +84,11 @@ def _sample(rng: random.Random, family: str, fmt: F.Format, key: str, entry: dic
     for name, width in MODIFIER_FIELDS:
         if name in fmt.fields and rng.random() < 0.3:
             values[name] = rng.randrange(1 << min(width, fmt.fields[name][2]))
+    # Any other field of the format (reserved bits, operands the opcode may not have) too:
+    # LLVM rejects what is not valid, and what it accepts must decode the same.
+    for name, (_, _, width) in fmt.fields.items():
+        if name not in values and name not in ("op", "seg") and rng.random() < 0.15:
+            values[name] = rng.randrange(1 << width)
     if fmt.name == "VOP3P":
         values.setdefault("op_sel_hi", 3)
     if fmt.name in ("FLAT", "MUBUF", "SMEM"):

@@ -56,7 +56,7 @@ UNSUPPORTED = frozenset({
     "s_set_gpr_idx_on", "s_sendmsghalt",
     "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
     "s_buffer_prefetch_data", "v_mov_b16", "v_dot2_f16_f16", "v_dot2_bf16_bf16",
-    "v_dot2_f32_bf16", "s_version",
+    "v_dot2_f32_bf16", "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
 })
 _SMEM_TH = ("TH_LOAD_RT", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU")  # gfx12 SMEM cache policy
 _FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),
@@ -231,6 +231,10 @@ class _Decoder:
             encoding = "VOP3SD"
         if entry.get("mai"):
             fields = F.MAI_FORMAT.extract(base)
+        if entry.get("byte_sel") and fields.get("op_sel"):
+            raise self.fail(words, i, offset, f"{entry['name']} with byte_sel is not supported")
+        if fmt.name == "MUBUF" and (fields.get("lds") or fields.get("tfe")):
+            raise self.fail(words, i, offset, f"{entry['name']} with lds/tfe is not supported")
         try:
             return self.generic(fmt, encoding, entry, fields, words, i, offset)
         except _Declined as exc:
@@ -331,6 +335,8 @@ class _Decoder:
         (acc_cd: vdst and src2; acc: A and B)."""
         if not ctx.entry.get("mai"):
             return file
+        if name == "src2" and ctx.entry["name"].startswith("v_smfmac"):
+            return "v"  # SMFMAC's third source is the sparsity index, always a VGPR
         if name in ("vdst", "src2"):
             return "a" if ctx.fields["acc_cd"] else "v"
         if name in ("src0", "src1"):
@@ -449,15 +455,22 @@ class _Decoder:
         if name == "VOP3":
             n = entry.get("op_sel_n", 0)
             if n and fields.get("op_sel"):
-                # op_sel lists the sources' bits, then the destination's (bit 3).
-                bits = _bits(fields["op_sel"], n - 1) + [fields["op_sel"] >> 3 & 1]
-                mods.append(_bit_list("op_sel", bits))
-            if fields.get("clamp"):
+                # Usually the sources' bits then the destination's (bit 3); the generator
+                # recorded which bit each printed position shows.
+                positions = entry.get("op_sel_bits", list(range(n - 1)) + [3])
+                bits = [fields["op_sel"] >> b & 1 if b >= 0 else 0 for b in positions]
+                if any(bits):
+                    mods.append(_bit_list("op_sel", bits))
+            if fields.get("clamp") and not entry.get("no_clamp"):
                 mods.append("clamp")
-            if fields.get("omod"):
+            if fields.get("omod") and not entry.get("no_omod"):
                 mods.append(_OMOD[fields["omod"]])
         elif name == "VOP3P" and entry.get("mai"):
-            mods.extend(f"{key}:{fields[key]}" for key in ("cbsz", "abid", "blgp") if fields[key])
+            mods.extend(f"{key}:{fields[key]}" for key in ("cbsz", "abid") if fields[key])
+            if fields["blgp"] and entry.get("blgp_as_neg"):
+                mods.append(_bit_list("neg", _bits(fields["blgp"], 3)))
+            elif fields["blgp"]:
+                mods.append(f"blgp:{fields['blgp']}")
         elif name == "VOP3P":
             mods.extend(self.vop3p_mods(entry, fields, srcs))
         elif name == "DS":
@@ -539,7 +552,7 @@ class _Decoder:
         for key in ("neg_lo", "neg_hi"):
             if fields[key] & ((1 << neg_n) - 1):
                 mods.append(_bit_list(key, _bits(fields[key], neg_n)))
-        if fields.get("clamp"):
+        if fields.get("clamp") and not entry.get("no_clamp"):
             mods.append("clamp")
         return mods
 
@@ -645,7 +658,10 @@ class _Decoder:
             elif kind == "unsigned_omit0":
                 text = name if imm == 0 else f"{name} {imm}"
             else:
-                text = f"{name} {self.sopp_special(name, imm)}"
+                try:
+                    text = f"{name} {self.sopp_special(name, imm)}"
+                except _Declined as exc:
+                    raise self.fail(words, i, offset, str(exc)) from None
         return Instruction(offset, 4, (words[i],), self.family, "SOPP", fields["op"], name, "",
                            (), srcs, MappingProxyType(fields), asm=text)
 
@@ -653,6 +669,10 @@ class _Decoder:
         """Immediates with their own syntax: messages (from the generated SENDMSG table),
         counters, delays."""
         if name.startswith("s_sendmsg"):
+            if imm >= 1024:
+                # The tables cover the message/operation/stream bits; LLVM's printing of values
+                # with higher bits set is irregular and no compiler emits them.
+                raise _Declined(f"{name} with immediate {imm:#x} is not supported")
             return self.tables.get("SENDMSG", {}).get("sopp", {}).get(str(imm), str(imm))
         return _sopp_special(self.family, name, imm)
 
