@@ -129,7 +129,8 @@ def _vopd_samples(dis, family: str, vopd: dict, rng: random.Random,
     return checked, problems
 
 
-@pytest.mark.parametrize("cpu", ["gfx942", "gfx90a", "gfx1201", "gfx1100", "gfx1201_w64"])
+@pytest.mark.parametrize("cpu", ["gfx942", "gfx90a", "gfx1201", "gfx1100", "gfx1201_w64",
+                                 "gfx1100_w64"])
 def test_every_table_opcode_disassembles_like_llvm(cpu, capsys):
     dis = _llvm(cpu)
     target, _, wave = cpu.partition("_w")

@@ -284,6 +284,8 @@ class _Decoder:
         vop3 = fmt.name in ("VOP3", "VOP3P")
         if not (fmt.name in ("VOP1", "VOP2", "VOPC") or (self.family != "gfx9" and vop3)):
             return "", fields, entry["suffix"]
+        if not any(item[0] == "src0" for item in entry["ops"]):
+            return "", fields, entry["suffix"]  # v_nop, v_pipeflush: SRC0 is ignored
         code0 = fields.get("src0", -1)
         if code0 == DPP16_CODE:
             kind, layout = "dpp", F.DPP16_FIELDS
@@ -310,10 +312,10 @@ class _Decoder:
         """A 32-bit literal follows: a built-in constant (v_fmamk K) or a source coded 255."""
         if entry.get("literal"):
             return True
-        not_sources = {item[0] for item in entry["ops"] if len(item) > 2 and item[2] == "msg"}
+        sources = {item[0] for item in entry["ops"] if len(item) > 2 and item[2] != "msg"}
         for name in fmt.literal_srcs:
-            if (ext_kind and name == "src0") or name in not_sources:
-                continue
+            if (ext_kind and name == "src0") or name not in sources:
+                continue  # a field the opcode does not use (or that is not a source code)
             if fields.get(name) == LITERAL_CODE:
                 return True
         return False
