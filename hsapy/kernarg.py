@@ -123,6 +123,10 @@ HIDDEN_KINDS: dict[str, Callable[[Dispatch], int]] = {
     "hidden_global_offset_z": lambda d: 0,
 }
 
+# Real kernels use a few hundred bytes (HIP caps explicit arguments at 4 KiB); a larger segment
+# comes from corrupt metadata, and the packing template would be that large.
+MAX_KERNARG_SIZE = 1 << 20
+
 _UNSIGNED_FORMATS = {1: "B", 2: "H", 4: "I", 8: "Q"}
 _SIGNED_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 
@@ -293,6 +297,11 @@ class KernargLayout:
                        for a in info.args if a.is_hidden)
         size = max(info.kernarg_segment_size, max((a.offset + a.size for a in info.args),
                                                   default=0))
+        if size > MAX_KERNARG_SIZE:
+            raise KernelArgumentValueError(
+                f"kernel {info.name}: a {size}-byte kernarg segment is larger than hsapy packs "
+                f"({MAX_KERNARG_SIZE} bytes); the code object's metadata is probably corrupt"
+            )
         return cls(info.name, size, max(info.kernarg_segment_align, 1), slots, hidden,
                    info.code_object_version, info)
 

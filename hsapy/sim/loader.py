@@ -84,6 +84,9 @@ _SYM_VARIABLE_ADDRESS = 21
 _SYM_KERNEL_OBJECT = 22
 _SYM_INDIRECT_FUNCTION_OBJECT = 23
 
+# Host memory backs simulated device memory: refuse absurd spans (a corrupt p_memsz) up front.
+_MAX_LOAD_SIZE = 1 << 30
+
 # ROCr reports 16 for every v3+ kernel ("the minimum HSA required alignment"), not the metadata.
 _ROCR_KERNARG_ALIGNMENT = 16
 
@@ -352,6 +355,11 @@ class LoaderMixin:
             return self._loader_fail(_INVALID_CODE_OBJECT, "the code object has no PT_LOAD segment"), None
         first = min(s.vaddr for s in co.segments)
         size = co.load_size - first
+        if size > _MAX_LOAD_SIZE:
+            return self._loader_fail(
+                _OUT_OF_RESOURCES,
+                f"the code object's segments span {size} bytes; the simulator maps at most "
+                f"{_MAX_LOAD_SIZE} bytes per code object"), None
         pool = next((p for p in sim_agent.pools if p.kind == "device"), None)
         try:
             allocation = self.memory.allocate(
