@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from hsapy._hsa import check
+from hsapy._lifetime import HandleState
 from hsapy.codeobject import (
     CodeObject,
     KernelDescriptor,
@@ -116,7 +117,7 @@ def _read_input(code_object: Any) -> tuple[bytes | None, CodeObject | None, str]
 
 
 class _ExecutableState:
-    """What the finalizer needs: never references the Executable itself."""
+    """The handles the release needs: never references the Executable itself."""
 
     def __init__(self, lib: Any, ffi: Any) -> None:
         self.lib = lib
@@ -138,10 +139,10 @@ class _ExecutableState:
                 status = getattr(self.lib, function)({"handle": handle})
                 if status != HSA_STATUS_SUCCESS:
                     warnings.warn(f"{function} returned {status:#x} while closing an executable",
-                                  RuntimeWarning, stacklevel=2)
+                                  ResourceWarning, stacklevel=2)
             except Exception as exc:  # cleanup never raises
                 warnings.warn(f"{function} failed while closing an executable: {exc}",
-                              RuntimeWarning, stacklevel=2)
+                              ResourceWarning, stacklevel=2)
         self.executable = 0
         self.reader = 0
         self.buffer = None
@@ -173,11 +174,16 @@ class Executable:
         self.code_object = parsed
         self.description = description
         self._kernels: dict[str, Kernel] = {}
-        state = _ExecutableState(lib, ffi)
-        self._state = state
-        self._finalizer = weakref.finalize(self, state.close)
+        handles = _ExecutableState(lib, ffi)
+        self._handles = handles
+        # One HandleState (hsapy/_lifetime.py): the runtime releases it before hsa_shut_down.
+        self._state = HandleState("Executable", handles.close)
+        track = getattr(runtime, "_track", None)
+        if track is not None:
+            track(self._state)
+        self._finalizer = weakref.finalize(self, self._state.close)
         try:
-            self._load(lib, ffi, state, data)
+            self._load(lib, ffi, handles, data)
         except BaseException:
             self.close()
             raise
@@ -228,7 +234,7 @@ class Executable:
     @property
     def handle(self) -> int:
         """The hsa_executable_t handle."""
-        return self._state.executable
+        return self._handles.executable
 
     @property
     def kernel_names(self) -> list[str]:
@@ -241,7 +247,7 @@ class Executable:
     def _require_open(self) -> _ExecutableState:
         if self._state.closed:
             raise HsapyValueError("this executable is closed")
-        return self._state
+        return self._handles
 
     def _symbol(self, name: str) -> int:
         state = self._require_open()
@@ -254,7 +260,7 @@ class Executable:
         return int(symbol[0].handle)
 
     def _symbol_info(self, symbol: int, attribute: int, ctype: str) -> int:
-        state = self._state
+        state = self._handles
         out = state.ffi.new(ctype + " *")
         status = state.lib.hsa_executable_symbol_get_info({"handle": symbol}, attribute, out)
         check(status, "hsa_executable_symbol_get_info", state.lib)

@@ -190,3 +190,39 @@ def test_executable_is_an_executable(runtime):
     assert "kernel_object=0x" in repr(exe.kernel("endpgm"))
     exe.close()
     assert "closed" in repr(exe)
+
+
+# -- through hsapy.Runtime (the public way in), on every backend ----------------------------
+
+
+def test_runtime_load_gives_kernels_with_runtime_values(backend):
+    from hsapy.runtime import Runtime
+
+    with Runtime(backend=backend) as rt:
+        for agent in rt.gpu_agents:
+            data = built(build.build_hip, agent.target, 5)
+            with rt.load(data, agent) as exe:
+                kernel = exe.kernel("dims")
+                assert kernel.kernarg_size == 272
+                assert kernel.kernarg_align >= 8
+                assert kernel.wavefront_size == (32 if agent.target == "gfx1201" else 64)
+                assert kernel.layout.hidden_kinds[0] == "hidden_block_count_x"
+                if backend == "sim":
+                    record = rt.lib.kernel_objects[kernel.kernel_object]
+                    assert record.agent_handle == agent.handle
+
+
+def test_runtime_close_releases_open_executables():
+    from hsapy._lifetime import live_counts
+    from hsapy.runtime import Runtime
+
+    rt = Runtime(backend="sim", targets=["gfx942"])
+    exe = rt.load(built(build.build_asm, "gfx942", 5))     # default agent: the first GPU
+    assert exe.kernel("endpgm").kernel_object in rt.lib.kernel_objects
+    assert live_counts().get("Executable", 0) >= 1
+    lib = rt.lib
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                       # no warning: closed before shut-down
+        rt.close()
+    assert exe.is_closed and lib.kernel_objects == {}
+    exe.close()                                              # still idempotent
