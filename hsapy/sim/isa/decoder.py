@@ -53,7 +53,7 @@ _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 # compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
 UNSUPPORTED = frozenset({
     "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
-    "s_set_gpr_idx_on", "s_sendmsghalt",
+    "s_set_gpr_idx_on", "s_set_gpr_idx_mode", "s_sendmsghalt",
     "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
     "s_buffer_prefetch_data", "v_mov_b16", "v_dot2_f16_f16", "v_dot2_bf16_bf16",
     "v_dot2_f32_bf16", "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
