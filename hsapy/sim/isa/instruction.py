@@ -19,7 +19,10 @@ The decoder (``hsapy.sim.isa.decoder.decode``) turns a code object's machine cod
     - ``literal``: ``value`` is the raw 32-bit literal dword (for 64-bit float operands it is the
       high half of the double; for 64-bit integer operands it is zero-extended, as the hardware
       does).
-    - ``imm``: an immediate field (SOPK simm16, SMEM/DS/FLAT offsets, ...): ``value`` int.
+    - ``imm``: an immediate field: ``value`` int. SMEM and FLAT/GLOBAL/SCRATCH offsets are
+      already sign-extended where the format makes them signed; SOPK/SOPP ``simm16`` is the raw
+      16-bit field (the executor sign-extends it for the opcodes that take it signed); DS
+      offsets stay in ``fields`` (``offset0``/``offset1``).
     - ``label``: a branch target; ``value`` is the target byte offset (same origin as
       ``Instruction.offset``).
     - ``neg``/``abs``: VOP3/VOP3P/DPP/SDWA input modifiers of a source.
