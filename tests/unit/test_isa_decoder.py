@@ -187,3 +187,9 @@ def test_wave64_gfx12_code_names_64_bit_lane_masks():
 def test_wave32_is_rejected_on_gfx9():
     with pytest.raises(ValueError, match="wavefront size 32"):
         decode(_code(0xBF810000), "gfx942", wavefront_size=32)
+
+
+def test_reserved_operand_code_is_a_decode_error():
+    # v_mov_b32_e32 v1, <code 209>: 209..239 are reserved source codes on gfx942
+    with pytest.raises(DecodeError, match="reserved"):
+        decode(_code(0x7E0202D1), "gfx942")

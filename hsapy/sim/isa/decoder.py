@@ -23,7 +23,8 @@ from hsapy.errors import HsapyValueError
 from . import formats as F
 from .instruction import DecodeError, Instruction, Operand
 from .operands import (DPP8_CODE, DPP8FI_CODE, DPP16_CODE, LITERAL_CODE, SDWA_CODE,
-                       operand_text, scalar_operand, source_operand, with_modifiers)
+                       ReservedOperand, operand_text, scalar_operand, source_operand,
+                       with_modifiers)
 
 TABLE_DIR = Path(__file__).parent / "tables"
 
@@ -204,6 +205,12 @@ class _Decoder:
         return DecodeError(self.target, offset, tuple(words[i:i + 2]), nearest, detail)
 
     def one(self, words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        try:
+            return self.dispatch(words, i, offset)
+        except (_Declined, ReservedOperand) as exc:
+            raise self.fail(words, i, offset, str(exc)) from None
+
+    def dispatch(self, words: tuple[int, ...], i: int, offset: int) -> Instruction:
         w0 = words[i]
         fmt = F.identify(self.family, w0)
         if fmt is None:
@@ -235,10 +242,7 @@ class _Decoder:
             raise self.fail(words, i, offset, f"{entry['name']} with byte_sel is not supported")
         if fmt.name == "MUBUF" and (fields.get("lds") or fields.get("tfe")):
             raise self.fail(words, i, offset, f"{entry['name']} with lds/tfe is not supported")
-        try:
-            return self.generic(fmt, encoding, entry, fields, words, i, offset)
-        except _Declined as exc:
-            raise self.fail(words, i, offset, str(exc)) from None
+        return self.generic(fmt, encoding, entry, fields, words, i, offset)
 
     # --- the common path: operands from the generated template --------------------------------
     def generic(self, fmt: F.Format, encoding: str, entry: dict, fields: dict[str, int],
@@ -660,10 +664,7 @@ class _Decoder:
             elif kind == "unsigned_omit0":
                 text = name if imm == 0 else f"{name} {imm}"
             else:
-                try:
-                    text = f"{name} {self.sopp_special(name, imm)}"
-                except _Declined as exc:
-                    raise self.fail(words, i, offset, str(exc)) from None
+                text = f"{name} {self.sopp_special(name, imm)}"
         return Instruction(offset, 4, (words[i],), self.family, "SOPP", fields["op"], name, "",
                            (), srcs, MappingProxyType(fields), asm=text)
 

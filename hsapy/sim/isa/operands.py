@@ -54,6 +54,10 @@ DPP8_CODE = 233      # gfx11/gfx12: 233 = DPP8, 234 = DPP8 with fetch-inactive
 DPP8FI_CODE = 234
 
 
+class ReservedOperand(ValueError):
+    """An operand field holds a code the ISA reserves (the decoder reports a DecodeError)."""
+
+
 def reg_range(prefix: str, first: int, count: int) -> str:
     """``v5`` / ``v[4:7]`` / ``s[0:1]`` / ``ttmp[4:5]`` as LLVM prints register tuples."""
     if count == 1:
@@ -77,7 +81,7 @@ def scalar_operand(family: str, code: int, count: int) -> Operand:
         return Operand("const", 0, count, INV_2PI, "")
     name = SPECIAL_NAMES[family].get(code)
     if name is None:
-        return Operand("special", code, count, None, f"reserved{code}")
+        raise ReservedOperand(f"operand code {code} is reserved on {family}")
     if count == 2 and name in _PAIR_NAMES:
         name = _PAIR_NAMES[name]
     return Operand("special", code, count, None, name)
