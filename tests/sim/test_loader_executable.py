@@ -226,3 +226,15 @@ def test_runtime_close_releases_open_executables():
         rt.close()
     assert exe.is_closed and lib.kernel_objects == {}
     exe.close()                                              # still idempotent
+
+
+def test_hipcc_genco_bundle_loads_on_a_gfx90a_agent():
+    from hsapy.runtime import Runtime
+
+    bundle = built(build.build_hipcc, "gfx90a")
+    with Runtime(backend="sim", targets=["gfx90a"]) as rt:
+        with rt.load(bundle) as exe:
+            kernel = exe.kernel("add_one")
+            assert exe.code_object.version == 4
+            assert kernel.kernel_object in rt.lib.kernel_objects
+            assert kernel.layout.signature.startswith("add_one(a: ptr @0, n: 4-byte value @8")

@@ -305,6 +305,24 @@ def test_bundle_entries_and_extraction():
         assert "dims" in co.kernels
 
 
+def test_hipcc_genco_bundle_is_read_and_agrees_with_readelf():
+    """``hipcc --genco`` (ROCm 5.2.3) writes an offload bundle holding a v4 code object."""
+    try:
+        bundle = build.build_hipcc("gfx90a")
+    except build.ToolMissing as exc:
+        pytest.skip(str(exc))
+    assert bundle.startswith(b"__CLANG_OFFLOAD_BUNDLE__")
+    entries = [e for e in bundle_entries(bundle) if e.target is not None]
+    assert [e.id for e in entries] == ["hipv4-amdgcn-amd-amdhsa--gfx90a"]
+    data = extract_for_target(bundle, "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-")
+    co = CodeObject.from_bytes(data)
+    assert co.target.name == "gfx90a" and co.version == 4
+    meta = build.readelf_metadata(build.write_temp(data, "hipcc-entry.hsaco"))
+    expected = meta["amdhsa.kernels"][0]
+    assert [(a.offset, a.size, a.value_kind) for a in co.kernels["add_one"].args] == [
+        (a[".offset"], a[".size"], a[".value_kind"]) for a in expected[".args"]]
+
+
 def test_bundle_for_another_target_names_both():
     try:
         data = build.build_hip_bundle(("gfx942", "gfx1201"))

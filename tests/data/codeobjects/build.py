@@ -82,6 +82,32 @@ def build_hip_bundle(targets: tuple[str, ...], compress: bool = False) -> bytes:
     return out.read_bytes()
 
 
+HIPCC_SOURCE = """
+#include <hip/hip_runtime.h>
+extern "C" __global__ void add_one(float* a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] += 1.0f;
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def build_hipcc(target: str = "gfx90a") -> bytes:
+    """``hipcc --genco`` output (a clang offload bundle; ROCm 5.2.3's hipcc writes v4)."""
+    hipcc = shutil.which("hipcc")
+    if hipcc is None:
+        raise ToolMissing("hipcc is not installed (Debian: hipcc)")
+    src = _workdir() / "hipcc_add_one.hip"
+    src.write_text(HIPCC_SOURCE)
+    out = _workdir() / f"hipcc_{target}.co"
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    result = subprocess.run([hipcc, "--genco", f"--offload-arch={target}", str(src), "-o", str(out)],
+                            capture_output=True, text=True, timeout=300, env=env)
+    if result.returncode != 0:
+        raise RuntimeError(f"hipcc failed:\n{result.stderr}")
+    return out.read_bytes()
+
+
 # The llvmlite kernel: reads its arguments and blockDim.x through the implicit-argument pointer,
 # and stores to dynamic LDS (so v5 metadata has hidden_dynamic_lds_size).
 LLVMLITE_IR = """
