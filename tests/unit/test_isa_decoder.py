@@ -193,3 +193,19 @@ def test_reserved_operand_code_is_a_decode_error():
     # v_mov_b32_e32 v1, <code 209>: 209..239 are reserved source codes on gfx942
     with pytest.raises(DecodeError, match="reserved"):
         decode(_code(0x7E0202D1), "gfx942")
+
+
+@pytest.mark.parametrize("ctrl,text", [(0x1B, "quad_perm:[3,2,1,0]"), (0x111, "row_shr:1"),
+                                       (0x138, "wave_shr:1"), (0x143, "row_bcast:31"),
+                                       (0x155, "row_newbcast:5")])
+def test_dpp_controls_on_gfx942(ctrl, text):
+    inst = _one("gfx942", 0x7E0A02FA, 0xFF000007 | ctrl << 8)
+    assert inst.text() == f"v_mov_b32_dpp v5, v7 {text} row_mask:0xf bank_mask:0xf"
+    assert inst.fields["dpp_ctrl"] == ctrl and inst.srcs[0] == Operand("vgpr", 7, 1, None, "")
+
+
+def test_reserved_dpp_control_is_a_decode_error():
+    with pytest.raises(DecodeError, match="DPP control"):
+        decode(_code(0x7E0A02FA, 0xFF000007 | 0x131 << 8), "gfx942")
+    with pytest.raises(DecodeError, match="DPP control"):
+        decode(_code(0x7E0A02FA, 0xFF000007 | 0x130 << 8), "gfx1201")  # wave_shl: gfx9 only

@@ -874,28 +874,32 @@ def _is_source(mnemonic: str, field: str) -> bool:
 
 
 def _dpp_ctrl_text(ctrl: int, family: str) -> str:
-    """DPP16 control field as LLVM prints it (ISA guide, "DPP_CTRL enumeration")."""
+    """DPP16 control field as LLVM prints it (ISA guide, "DPP_CTRL enumeration"); reserved
+    values raise (LLVM marks them invalid)."""
     if ctrl <= 0xFF:
         return "quad_perm:[" + ",".join(str(ctrl >> (2 * k) & 3) for k in range(4)) + "]"
+    low = ctrl & 0xF
     if 0x101 <= ctrl <= 0x10F:
-        return f"row_shl:{ctrl & 0xF}"
+        return f"row_shl:{low}"
     if 0x111 <= ctrl <= 0x11F:
-        return f"row_shr:{ctrl & 0xF}"
+        return f"row_shr:{low}"
     if 0x121 <= ctrl <= 0x12F:
-        return f"row_ror:{ctrl & 0xF}"
-    named = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
-             0x140: "row_mirror", 0x141: "row_half_mirror", 0x142: "row_bcast:15",
-             0x143: "row_bcast:31"}
-    if family != "gfx9":
-        if 0x150 <= ctrl <= 0x15F:
-            return f"row_share:{ctrl & 0xF}"
-        if 0x160 <= ctrl <= 0x16F:
-            return f"row_xmask:{ctrl & 0xF}"
-        if ctrl in (0x140, 0x141):
+        return f"row_ror:{low}"
+    if ctrl in (0x140, 0x141):
+        return ("row_mirror", "row_half_mirror")[ctrl - 0x140]
+    if family == "gfx9":
+        named = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1",
+                 0x13C: "wave_ror:1", 0x142: "row_bcast:15", 0x143: "row_bcast:31"}
+        if ctrl in named:
             return named[ctrl]
-    elif ctrl in named:
-        return named[ctrl]
-    return f"0x{ctrl:x}"
+        if 0x150 <= ctrl <= 0x15F:  # gfx90a/gfx940
+            return f"row_newbcast:{low}"
+    else:
+        if 0x150 <= ctrl <= 0x15F:
+            return f"row_share:{low}"
+        if 0x160 <= ctrl <= 0x16F:
+            return f"row_xmask:{low}"
+    raise _Declined(f"DPP control {ctrl:#x} is reserved on {family}")
 
 
 def _sopp_special(family: str, name: str, imm: int) -> str:
