@@ -237,4 +237,4 @@ def test_hipcc_genco_bundle_loads_on_a_gfx90a_agent():
             kernel = exe.kernel("add_one")
             assert exe.code_object.version == 4
             assert kernel.kernel_object in rt.lib.kernel_objects
-            assert kernel.layout.signature.startswith("add_one(a: ptr @0, n: 4-byte value @8")
+            assert kernel.layout.signature == "add_one(arg0: ptr @0, arg1: 4-byte value @8)"
