@@ -516,6 +516,19 @@ class Bitfields(Mapping[str, int]):
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Bitfields are read-only")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy/deepcopy/pickle rebuild from the raw value (the instance is read-only).
+        return (Bitfields, (self.register, self.value, self.fields))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Bitfields):
+            return NotImplemented
+        return (self.register, self.value, self.fields) == (other.register, other.value,
+                                                            other.fields)
+
+    def __hash__(self) -> int:
+        return hash((self.register, self.value))
+
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v}" for k, v in self._values.items() if v)
         return f"{self.register}({self.value:#x}: {inner})"

@@ -505,3 +505,18 @@ def test_target_compatibility(agent, code_object, ok):
 def test_bad_target_strings_raise_value_errors(bad):
     with pytest.raises(HsapyValueError):
         Target.parse(bad)
+
+
+def test_descriptor_bitfields_copy_and_pickle():
+    import copy
+    import pickle
+
+    descriptor = CodeObject.from_bytes(_built("asm-gfx942-v5")).kernels["endpgm"].descriptor
+    assert copy.deepcopy(descriptor) == descriptor
+    rsrc2 = pickle.loads(pickle.dumps(descriptor.compute_pgm_rsrc2))
+    assert rsrc2 == descriptor.compute_pgm_rsrc2
+    assert rsrc2.enable_sgpr_workgroup_id_x == rsrc2["enable_sgpr_workgroup_id_x"]
+    with pytest.raises(AttributeError):
+        rsrc2.user_sgpr_count = 3
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        rsrc2.nope
