@@ -51,6 +51,8 @@ VARIANTS = {
     "llvmlite-gfx1201-v5": (build.build_llvmlite, ("gfx1201", 5)),
     "llvmlite-gfx1201-v6": (build.build_llvmlite, ("gfx1201", 6)),
     "llvmlite-gfx942-v5-O0": (build.build_llvmlite, ("gfx942", 5, False)),
+    "llvmlite-gfx1100-v5": (build.build_llvmlite, ("gfx1100", 5)),
+    "hip-gfx90a-v5": (build.build_hip, ("gfx90a", 5)),
     "asm-gfx942-v5": (build.build_asm, ("gfx942", 5)),
 }
 
@@ -163,6 +165,9 @@ DIRECTIVES = {
     "forward_progress": ("compute_pgm_rsrc1", "fwd_progress"),
     "round_robin_scheduling": ("compute_pgm_rsrc1", "enable_wg_rr_en"),
     "enable_private_segment": ("compute_pgm_rsrc2", "enable_private_segment"),
+    # the same bit's name on targets without architected flat scratch (gfx90a)
+    "system_sgpr_private_segment_wavefront_offset": ("compute_pgm_rsrc2",
+                                                     "enable_private_segment"),
     "system_sgpr_workgroup_id_x": ("compute_pgm_rsrc2", "enable_sgpr_workgroup_id_x"),
     "system_sgpr_workgroup_id_y": ("compute_pgm_rsrc2", "enable_sgpr_workgroup_id_y"),
     "system_sgpr_workgroup_id_z": ("compute_pgm_rsrc2", "enable_sgpr_workgroup_id_z"),
@@ -211,6 +216,10 @@ def test_descriptor_fields_match_llvm_disassembler(variant):
         directives = dict(re.findall(r"\.amdhsa_(\w+) (-?\d+)", text))
         assert directives, text
         d = info.descriptor
+        # rsrc3 fields LLVM prints as comments on gfx10+ ("; INST_PREF_SIZE 1").
+        for field, value in re.findall(r"^\s*; ([A-Z_0-9]+) (\d+)$", text, re.M):
+            assert d.compute_pgm_rsrc3[field.lower()] == int(value), field
+            checked += 1
         for directive, value in directives.items():
             value = int(value)
             if directive == "next_free_vgpr":
@@ -218,10 +227,11 @@ def test_descriptor_fields_match_llvm_disassembler(variant):
             elif directive == "accum_offset":
                 assert d.accum_offset == value
             elif directive == "next_free_sgpr":
-                if d.allocated_sgprs is not None and directives.get("reserve_vcc") == "0" \
-                        and directives.get("reserve_xnack_mask") == "0":
+                reserved = ("reserve_vcc", "reserve_xnack_mask", "reserve_flat_scratch")
+                if d.allocated_sgprs is not None and all(
+                        directives.get(r, "0") == "0" for r in reserved):
                     assert d.allocated_sgprs == value
-            elif directive in ("reserve_vcc", "reserve_xnack_mask"):
+            elif directive in ("reserve_vcc", "reserve_xnack_mask", "reserve_flat_scratch"):
                 continue  # folded into the granulated SGPR count; not stored on their own
             else:
                 register, field = DIRECTIVES[directive]
