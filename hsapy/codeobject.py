@@ -105,6 +105,19 @@ MACHINES: dict[int, str] = {
 }
 MACHINE_BY_NAME: dict[str, int] = {name: mach for mach, name in MACHINES.items()}
 
+# Generic targets (code object v6) and the processors that run them (LLVM AMDGPUUsage,
+# "Generic Processors"). e_flags bits 31:24 hold the generic version.
+GENERIC_TARGETS: dict[str, tuple[str, ...]] = {
+    "gfx9-generic": ("gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"),
+    "gfx9-4-generic": ("gfx940", "gfx941", "gfx942", "gfx950"),
+    "gfx10-1-generic": ("gfx1010", "gfx1011", "gfx1012", "gfx1013"),
+    "gfx10-3-generic": ("gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035",
+                        "gfx1036"),
+    "gfx11-generic": ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
+                      "gfx1152", "gfx1153"),
+    "gfx12-generic": ("gfx1200", "gfx1201"),
+}
+
 # e_flags bits 9:8 (xnack) and 11:10 (sramecc) for code object v4+ (EF_AMDGPU_FEATURE_*_V4).
 FEATURE_SETTINGS: dict[int, str] = {0: "unsupported", 1: "any", 2: "off", 3: "on"}
 
@@ -331,13 +344,21 @@ class Target:
             raise HsapyValueError(f"target {text!r} does not name a gfx processor (e.g. gfx942)")
         return cls(name, settings["xnack"], settings["sramecc"])
 
+    @property
+    def is_generic(self) -> bool:
+        """True for a generic target (``gfx12-generic``: runs on every member processor)."""
+        return self.name in GENERIC_TARGETS
+
     def accepts(self, code_object_target: "Target") -> bool:
         """True when a code object for ``code_object_target`` runs on an agent with this target.
 
-        The processor names must be equal; a setting of "any" on either side matches everything,
-        "on"/"off" must agree (ROCr's isa compatibility rule).
+        The processor names must be equal (or the code object's generic target must include the
+        agent's processor); a setting of "any" on either side matches everything, "on"/"off"
+        must agree (ROCr's isa compatibility rule).
         """
-        if self.name != code_object_target.name:
+        same = self.name == code_object_target.name
+        member = self.name in GENERIC_TARGETS.get(code_object_target.name, ())
+        if not (same or member):
             return False
         for mine, theirs in ((self.xnack, code_object_target.xnack),
                              (self.sramecc, code_object_target.sramecc)):
@@ -458,6 +479,8 @@ KERNARG_PRELOAD = _fields(("kernarg_preload_spec_length", 0, 7), ("kernarg_prelo
 def target_family(name: str) -> str:
     """ISA family of a processor name: "gfx6".."gfx12" (major version), e.g. gfx942 -> gfx9."""
     digits = name[3:].split("-")[0]
+    if name.endswith("-generic"):   # gfx9-4-generic -> gfx9, gfx10-3-generic -> gfx10
+        return "gfx" + digits
     if len(digits) >= 4:
         return "gfx" + digits[:2]
     return "gfx" + digits[:1]

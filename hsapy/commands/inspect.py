@@ -14,7 +14,10 @@ HELP = "show a code object's target, kernels, descriptors, resources and argumen
 
 # Oldest LLVM whose disassembler knows a processor (conservative; LLVM's disassembler aborts the
 # process on an unknown CPU, so an older llvm-objdump is never used for a newer target).
-_MIN_LLVM = (("gfx950", 20), ("gfx12", 18), ("gfx115", 18), ("gfx94", 17), ("gfx11", 16))
+_MIN_LLVM = (("gfx9-4-generic", 20), ("gfx950", 20), ("gfx1153", 20), ("gfx9-generic", 19),
+             ("gfx10-1-generic", 19), ("gfx10-3-generic", 19), ("gfx11-generic", 19),
+             ("gfx12-generic", 19), ("gfx1152", 19), ("gfx12", 18), ("gfx115", 18),
+             ("gfx94", 17), ("gfx11", 16))
 _DEFAULT_MIN_LLVM = 15
 
 

@@ -335,7 +335,8 @@ class LoaderMixin:
     def _loader_check_isa(self, target: Target, sim_agent: Any) -> int:
         full_name = f"amdgcn-amd-amdhsa--{target}"
         isa_named = getattr(self, "_isa_named", None)
-        if isa_named is not None and isa_named(full_name) is None:
+        # Generic targets are not agent ISAs; ROCr (6.1+) accepts them for member processors.
+        if isa_named is not None and not target.is_generic and isa_named(full_name) is None:
             return self._loader_fail(_INVALID_ISA_NAME,
                               f"the code object's ISA {full_name} is not known to the runtime")
         if sim_agent.isa is None:  # the CPU agent supports no GPU ISA

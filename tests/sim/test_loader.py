@@ -336,3 +336,15 @@ def test_loaded_assembly_kernel_runs_through_a_queue(lib, target):
     done = P.signal(lib, 1)
     P.publish(lib, queue, P.dispatch(kernel_object, completion=done))
     assert P.wait_lt(lib, done) == 0
+
+
+def test_generic_code_object_loads_and_runs_on_a_member_agent(lib):
+    data = built(build.build_asm, "gfx12-generic", 6)
+    assert load(lib, executable(lib), P.gpu(lib, "gfx942"), data) == INCOMPATIBLE_ARGUMENTS
+    exe, agent = loaded(lib, data, "gfx1201")
+    kernel_object = info(lib, symbol(lib, exe, agent, "endpgm.kd")[1], SYM_KERNEL_OBJECT,
+                         "uint64_t")
+    queue = P.create_queue(lib, agent)
+    done = P.signal(lib, 1)
+    P.publish(lib, queue, P.dispatch(kernel_object, completion=done))
+    assert P.wait_lt(lib, done) == 0

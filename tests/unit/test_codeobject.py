@@ -511,6 +511,29 @@ def test_target_compatibility(agent, code_object, ok):
     assert Target.parse(agent).accepts(Target.parse(code_object)) is ok
 
 
+@pytest.mark.parametrize("agent, ok", [
+    ("gfx1201", True), ("gfx1200", True), ("gfx1100", False), ("gfx942", False),
+])
+def test_generic_code_object_runs_on_member_processors(agent, ok):
+    data = _built_generic("gfx12-generic")
+    co = CodeObject.from_bytes(data)
+    assert co.version == 6 and co.target.name == "gfx12-generic" and co.target.is_generic
+    assert co.e_flags >> 24 == 1                           # generic version 1
+    assert co.kernels["endpgm"].descriptor.wavefront_size == 32
+    if ok:
+        assert extract_for_target(data, agent) == data
+    else:
+        with pytest.raises(TargetMismatchError, match=f"gfx12-generic but the agent is {agent}"):
+            extract_for_target(data, agent)
+
+
+def _built_generic(target: str) -> bytes:
+    try:
+        return build.build_asm(target, 6)
+    except build.ToolMissing as exc:
+        pytest.skip(str(exc))
+
+
 @pytest.mark.parametrize("bad", ["", "942", "gfx942:foo+", "gfx942:xnack"])
 def test_bad_target_strings_raise_value_errors(bad):
     with pytest.raises(HsapyValueError):
