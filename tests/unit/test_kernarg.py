@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hsapy.codeobject import CodeObject
 from hsapy.errors import HsapyTypeError, HsapyValueError
@@ -289,3 +291,30 @@ def test_rows_list_explicit_and_hidden_arguments_in_offset_order():
     assert [r["offset"] for r in rows] == sorted(r["offset"] for r in rows)
     assert rows[0]["name"] == "out" and not rows[0]["hidden"]
     assert rows[2]["kind"] == "hidden_block_count_x" and rows[2]["type"] == "dispatch"
+
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pointers=st.lists(st.integers(0, (1 << 64) - 1), min_size=3, max_size=3),
+    n=st.integers(-(1 << 31), (1 << 31) - 1),
+    s=st.floats(allow_nan=False, width=64),
+    q=st.integers(-128, 127),
+    r=st.integers(-(1 << 15), (1 << 15) - 1),
+    w=st.integers(-(1 << 63), (1 << 63) - 1),
+    u=st.integers(0, 255),
+    grid=st.integers(1, 1 << 20),
+    workgroup=st.integers(1, 1024),
+)
+def test_typed_packing_round_trips(pointers, n, s, q, r, w, u, grid, workgroup):
+    layout = KernargLayout.from_kernel(kernel("mixed"), types=MIXED_TYPES)
+    data = layout.pack([*pointers, n, s, q, r, w, u], grid, workgroup)
+    assert list(struct.unpack_from("<3Q", data, 0)) == pointers
+    assert struct.unpack_from("<i", data, 24)[0] == n
+    assert struct.unpack_from("<d", data, 32)[0] == s
+    assert struct.unpack_from("<bxhxxxxq", data, 40) == (q, r, w)
+    assert data[56] == u
+    assert struct.unpack_from("<I", data, 64)[0] == grid // workgroup        # block count x
+    assert struct.unpack_from("<H", data, 76)[0] == workgroup                # group size x
+    assert struct.unpack_from("<H", data, 82)[0] == grid % workgroup         # remainder x
+
