@@ -425,8 +425,61 @@ def gen_simple(dis, family, fmt) -> dict[str, dict]:
             entry["ds_offsets"] = ds_offset_style(dis, fmt, probe)
         if fmt.name == "MUBUF":
             add_mubuf_modifiers(dis, fmt, entry, probe)
+        if fmt.name in ("VOP1", "VOP2", "VOPC"):
+            add_extension_facts(dis, family, fmt, entry, probe)
         table[str(op)] = entry
     return table
+
+
+# Extension dwords used to probe DPP/SDWA forms: DPP16 quad_perm:[0,1,2,3] with all rows and
+# banks enabled; SDWA with DWORD selects; both with source register v16.
+# DPP64 opcodes of gfx90a/gfx940 only take row_newbcast (0x150+), so that is the second try; VOP1
+# SDWA must leave the src1 select clear.
+_DPP_PROBES = (0xFF000000 | 0xE4 << 8 | 16, 0xFF000000 | 0x151 << 8 | 16)
+_SDWA_PROBES = (16 | 6 << 8 | 6 << 16 | 6 << 24, 16 | 6 << 8 | 6 << 16)
+# (src0 bit, src1 bit) of each input modifier in the extension dword; an integer source prints
+# its neg bit as sext().
+_DPP_MOD_BITS = {"neg": (20, 22), "abs": (21, 23), "sext": (20, 22)}
+_SDWA_MOD_BITS = {"neg": (20, 28), "abs": (21, 29), "sext": (19, 27)}
+
+
+def add_extension_facts(dis, family, fmt, entry, probe) -> None:
+    """How the DPP (and, on gfx9, SDWA) forms of an opcode print: their suffix (gfx11/gfx12
+    print some VOPC DPP forms without one), and which sources print neg/abs/sext modifiers.
+    An opcode without the form gets ``no_<kind>`` and hsapy declines it."""
+    if not any(item[0] == "src0" for item in entry["ops"]):
+        return
+    kinds = [("dpp", 250, _DPP_PROBES, _DPP_MOD_BITS)]
+    if family == "gfx9":
+        kinds.append(("sdwa", 249, _SDWA_PROBES, _SDWA_MOD_BITS))
+    vsrc1 = probe.get("vsrc1")
+    for kind, code, exts, mod_bits in kinds:
+        base = fmt.pack({**probe, "src0": code})
+        for ext in exts:
+            n, text = dis.words(base + [ext])
+            if n and "/*" not in text:
+                break
+        else:
+            entry[f"no_{kind}"] = 1
+            continue
+        entry[f"{kind}_suffix"] = split_suffix(text.split()[0])[1]
+        src_positions = {}
+        toks, _ = split_operands(text.partition(" ")[2])
+        for pos, tok in enumerate(toks):
+            reg = reg_of(tok)
+            if reg and reg[0] == "v" and reg[1] == 16:
+                src_positions[0] = pos
+            elif reg and reg[0] == "v" and vsrc1 is not None and reg[1] == vsrc1:
+                src_positions[1] = pos
+        for mod, bits in mod_bits.items():
+            marker = {"neg": "-", "abs": "|", "sext": "sext("}[mod]
+            mask = 0
+            for src, pos in src_positions.items():
+                n2, t2 = dis.words(base + [ext | 1 << bits[src]])
+                toks2, _ = split_operands(t2.partition(" ")[2]) if n2 else ([], [])
+                if pos < len(toks2) and toks2[pos].startswith(marker):
+                    mask |= 1 << src
+            entry[f"{kind}_{mod}_mask"] = mask
 
 
 def add_mubuf_modifiers(dis, fmt, entry, probe) -> None:

@@ -19,6 +19,8 @@ from hsapy.sim.isa import DecodeError, decode
 from hsapy.sim.isa import formats as F
 from hsapy.sim.isa.decoder import UNSUPPORTED, _resolve, _tables
 
+from test_disasm_oracle import normalise  # the one documented normalisation (same directory)
+
 REPO = Path(__file__).resolve().parent.parent.parent
 SAMPLES_PER_OPCODE = 3
 MODIFIER_FIELDS = (("clamp", 1), ("omod", 2), ("neg", 3), ("abs", 3), ("op_sel", 4), ("offset0", 8),
@@ -102,7 +104,34 @@ def _sample(rng: random.Random, family: str, fmt: F.Format, key: str, entry: dic
     if "imm" in fmt.fields:
         values["imm"] = 1
     literal = rng.choice([rng.randrange(1 << 32), 0x3F800000, 0xFFFFFFFF, 5, 0x4000, 0x3118])
+    vop3 = fmt.name in ("VOP3", "VOP3P") and family != "gfx9"
+    if (fmt.name in ("VOP1", "VOP2", "VOPC") or vop3) and "src0" in values and rng.random() < 0.25:
+        values["src0"], literal = _extension(rng, family)
     return fmt.pack(values) + [literal, rng.randrange(1 << 32), 0, 0]
+
+
+DPP_CONTROLS = {
+    "gfx9": [*range(0, 0x100, 7), *range(0x101, 0x130), 0x130, 0x134, 0x138, 0x13C, 0x140, 0x141,
+             0x142, 0x143, *range(0x150, 0x160)],
+    "gfx11": [*range(0, 0x100, 7), *range(0x101, 0x130), 0x140, 0x141, *range(0x150, 0x170)],
+}
+DPP_CONTROLS["gfx12"] = DPP_CONTROLS["gfx11"]
+
+
+def _extension(rng: random.Random, family: str) -> tuple[int, int]:
+    """A SRC0 code selecting DPP16 / DPP8 / SDWA and a valid-looking extension dword."""
+    kinds = ["dpp", "sdwa"] if family == "gfx9" else ["dpp", "dpp8"]
+    kind = rng.choice(kinds)
+    if kind == "dpp":
+        ext = rng.randrange(256) | rng.choice(DPP_CONTROLS[family]) << 8
+        ext |= rng.randrange(1 << 15) << 17  # fi, bound_ctrl, neg/abs, masks
+        return 250, ext
+    if kind == "dpp8":
+        return rng.choice([233, 234]), rng.randrange(256) | rng.randrange(1 << 24) << 8
+    ext = rng.randrange(256) | rng.randrange(7) << 8 | rng.randrange(3) << 11
+    ext |= rng.randrange(8) << 13 | rng.randrange(7) << 16 | rng.randrange(16) << 19
+    ext |= rng.randrange(7) << 24 | rng.randrange(32) << 27
+    return 249, ext
 
 
 def _vopd_samples(dis, family: str, vopd: dict, rng: random.Random,
@@ -124,7 +153,7 @@ def _vopd_samples(dis, family: str, vopd: dict, rng: random.Random,
             inst = decode(data[:size], "gfx1201" if family == "gfx12" else "gfx1100",
                           wavefront_size=wavefront_size)[0]
             checked += 1
-            if inst.size != size or inst.text() != reference:
+            if inst.size != size or normalise(inst.text()) != normalise(reference):
                 problems.append(f"VOPD {opx}/{opy}: LLVM {reference!r} != hsapy {inst.text()!r}")
     return checked, problems
 
@@ -158,7 +187,7 @@ def test_every_table_opcode_disassembles_like_llvm(cpu, capsys):
                     problems.append(f"{fmt.name}:{key} {reference!r}: DecodeError {exc}")
                     continue
                 checked += 1
-                if inst.size != size or inst.text() != reference:
+                if inst.size != size or normalise(inst.text()) != normalise(reference):
                     raw = " ".join(f"{w:08X}" for w in words[:size // 4])
                     problems.append(f"{fmt.name}:{key} [{raw}] LLVM {reference!r} != hsapy "
                                     f"{inst.text()!r} ({inst.size} bytes)")
@@ -169,5 +198,5 @@ def test_every_table_opcode_disassembles_like_llvm(cpu, capsys):
     with capsys.disabled():
         print(f"\n[table oracle] {cpu}: {checked} random instructions agree, {declined} declined "
               f"(unsupported), {len(problems)} disagreements")
-    assert checked > 2500
+    assert checked > 2000
     assert not problems, "\n".join(problems[:30])

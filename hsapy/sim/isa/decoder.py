@@ -299,14 +299,19 @@ class _Decoder:
             kind, layout = "dpp8", F.DPP8_FIELDS
         else:
             return "", fields, entry["suffix"]
+        table_kind = "dpp" if kind == "dpp8" else kind
+        if entry.get(f"no_{table_kind}"):
+            raise _Declined(f"{entry['name']} has no {kind.upper()} form")
         merged = dict(fields)
         for name, (_, lo, width) in layout.items():
             merged[f"{kind}_{name}" if name in fields else name] = (ext >> lo) & ((1 << width) - 1)
         merged[kind] = 1
-        if kind == "sdwa":
+        if f"{table_kind}_suffix" in entry:
+            suffix = entry[f"{table_kind}_suffix"]  # as LLVM printed the probe
+        elif kind == "sdwa":
             suffix = "_sdwa"
-        elif vop3 and entry["suffix"] == "_e64":
-            suffix = "_e64_dpp"
+        elif vop3:
+            suffix = "_e64_dpp"  # every VOP3/VOP3P DPP form, VOP3-only opcodes included
         else:
             suffix = "_dpp"
         return kind, merged, suffix
@@ -420,11 +425,12 @@ class _Decoder:
             op = Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_)
         constant = op.kind in ("const", "literal")
         text = with_modifiers(operand_text(op, cls, code), neg, abs_, constant)
-        if ctx.fmt.name == "VOP3" and ctx.entry.get("sext_mask", 0) >> index & 1 \
-                and fields["neg"] >> index & 1:
-            text = f"sext({text})"  # the neg bit of an integer source (legacy SDWA-style)
-        if ctx.ext_kind == "sdwa" and fields.get(f"src{index}_sext"):
+        if ctx.fmt.name == "VOP3" and fields["neg"] >> index & 1 and not neg and (
+                ctx.entry.get("sext_mask", 0) >> index & 1 or ctx.ext_kind):
+            # The neg bit of an integer source prints as sext (always in VOP3 DPP forms).
             text = f"sext({text})"
+        if ctx.ext_kind:
+            text = self.extension_sext(ctx, index, text)
         return op, text
 
     def extension_src1(self, ctx: "_Context", value: int, count: int) -> tuple[Operand, str]:
@@ -433,17 +439,39 @@ class _Decoder:
         op = Operand("vgpr", value, count, None, "")
         if ctx.ext_kind == "sdwa" and fields.get("src1_sgpr"):
             op = scalar_operand(self.family, value, count)
-        neg, abs_ = bool(fields.get("src1_neg")), bool(fields.get("src1_abs"))
-        text = with_modifiers(operand_text(op, ctx.consts.get("src1", "b32"), value), neg, abs_)
-        if ctx.ext_kind == "sdwa" and fields.get("src1_sext"):
-            text = f"sext({text})"
+        neg, abs_ = self.input_mods(ctx, 1)
+        constant = op.kind in ("const", "literal")
+        text = with_modifiers(operand_text(op, ctx.consts.get("src1", "b32"), value), neg, abs_,
+                              constant)
+        text = self.extension_sext(ctx, 1, text)
         return Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_), text
+
+    @staticmethod
+    def extension_sext(ctx: "_Context", index: int, text: str) -> str:
+        """sext() of an integer source of a DPP/SDWA form: SDWA's sext bit, or (DPP) the neg
+        bit of a source that does not take neg."""
+        fields, entry = ctx.fields, ctx.entry
+        if ctx.fmt.name not in ("VOP1", "VOP2", "VOPC") or index > 1:
+            return text
+        if ctx.ext_kind == "sdwa":
+            bit = fields.get(f"src{index}_sext")
+        elif ctx.ext_kind == "dpp":
+            bit = fields.get(f"src{index}_neg")
+        else:
+            return text
+        if bit and entry.get(f"{ctx.ext_kind}_sext_mask", 0) >> index & 1:
+            return f"sext({text})"
+        return text
 
     def input_mods(self, ctx: "_Context", index: int) -> tuple[bool, bool]:
         """(neg, abs) of source ``index`` for the encodings that have input modifiers."""
         fmt, fields, entry = ctx.fmt, ctx.fields, ctx.entry
         if ctx.ext_kind in ("dpp", "sdwa") and fmt.name in ("VOP1", "VOP2", "VOPC") and index < 2:
-            return bool(fields.get(f"src{index}_neg")), bool(fields.get(f"src{index}_abs"))
+            # Only sources whose modifiers LLVM prints (integer opcodes ignore the bits).
+            neg_ok = entry.get(f"{ctx.ext_kind}_neg_mask", 3) >> index & 1
+            abs_ok = entry.get(f"{ctx.ext_kind}_abs_mask", 3) >> index & 1
+            return (bool(neg_ok and fields.get(f"src{index}_neg")),
+                    bool(abs_ok and fields.get(f"src{index}_abs")))
         if fmt.name == "VOP3":
             # Only sources that take modifiers print them (the generator probed LLVM).
             neg_ok = entry.get("neg_mask", 7) >> index & 1
@@ -631,7 +659,7 @@ class _Decoder:
         mods.append(f"bank_mask:0x{fields['bank_mask']:x}")
         if fields.get("bound_ctrl"):
             mods.append("bound_ctrl:1")
-        if fields.get("fi"):
+        if fields.get("fi") and self.family != "gfx9":  # bit 18 is reserved on gfx9
             mods.append("fi:1")
         return mods
 
