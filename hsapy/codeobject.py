@@ -59,7 +59,8 @@ class CodeObjectError(HsapyValueError):
     problem is not tied to one place); ``expected`` says what should have been there.
     """
 
-    def __init__(self, message: str, offset: int | None = None, expected: str | None = None) -> None:
+    def __init__(self, message: str, offset: int | None = None,
+                 expected: str | None = None) -> None:
         self.offset = offset
         self.expected = expected
         self.reason = message
@@ -144,7 +145,8 @@ NT_AMDGPU_METADATA = 32
 
 SEGMENT_TYPES = {0: "NULL", 1: "LOAD", 2: "DYNAMIC", 3: "INTERP", 4: "NOTE", 6: "PHDR",
                  0x6474E551: "GNU_STACK", 0x6474E552: "GNU_RELRO"}
-SYMBOL_TYPES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE", 10: "AMDGPU_HSA_KERNEL"}
+SYMBOL_TYPES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE",
+                10: "AMDGPU_HSA_KERNEL"}
 SYMBOL_BINDINGS = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK"}
 SYMBOL_VISIBILITIES = {0: "DEFAULT", 1: "INTERNAL", 2: "HIDDEN", 3: "PROTECTED"}
 
@@ -323,7 +325,8 @@ class Target:
         Settings not named are "any".
         """
         if not isinstance(text, str) or not text:
-            raise HsapyValueError(f"a target must be a non-empty string like 'gfx942', not {text!r}")
+            raise HsapyValueError(
+                f"a target must be a non-empty string like 'gfx942', not {text!r}")
         spec = text
         if "--" in spec:
             spec = spec.rsplit("--", 1)[1]
@@ -473,7 +476,10 @@ KERNEL_CODE_PROPERTIES = _fields(
     ("uses_dynamic_stack", 11, 1),
 )
 
-KERNARG_PRELOAD = _fields(("kernarg_preload_spec_length", 0, 7), ("kernarg_preload_spec_offset", 7, 9))
+KERNARG_PRELOAD = _fields(
+    ("kernarg_preload_spec_length", 0, 7),
+    ("kernarg_preload_spec_offset", 7, 9),
+)
 
 
 def target_family(name: str) -> str:
@@ -597,7 +603,8 @@ class KernelDescriptor:
     target_name: str = ""
 
     @classmethod
-    def from_bytes(cls, data: bytes, target_name: str = "gfx942", offset: int = 0) -> "KernelDescriptor":
+    def from_bytes(cls, data: bytes, target_name: str = "gfx942",
+                   offset: int = 0) -> "KernelDescriptor":
         """Decode 64 descriptor bytes; ``target_name`` selects the per-family bitfield tables."""
         if len(data) - offset < KERNEL_DESCRIPTOR_SIZE:
             raise CodeObjectError(
@@ -611,9 +618,11 @@ class KernelDescriptor:
             private_segment_fixed_size=parsed.private_segment_fixed_size,
             kernarg_size=parsed.kernarg_size,
             kernel_code_entry_byte_offset=parsed.kernel_code_entry_byte_offset,
-            compute_pgm_rsrc1=Bitfields("compute_pgm_rsrc1", parsed.compute_pgm_rsrc1, rsrc1_fields),
+            compute_pgm_rsrc1=Bitfields("compute_pgm_rsrc1", parsed.compute_pgm_rsrc1,
+                                        rsrc1_fields),
             compute_pgm_rsrc2=Bitfields("compute_pgm_rsrc2", parsed.compute_pgm_rsrc2, RSRC2),
-            compute_pgm_rsrc3=Bitfields("compute_pgm_rsrc3", parsed.compute_pgm_rsrc3, rsrc3_fields),
+            compute_pgm_rsrc3=Bitfields("compute_pgm_rsrc3", parsed.compute_pgm_rsrc3,
+                                        rsrc3_fields),
             kernel_code_properties=Bitfields(
                 "kernel_code_properties", parsed.kernel_code_properties, KERNEL_CODE_PROPERTIES),
             kernarg_preload=Bitfields("kernarg_preload", parsed.kernarg_preload, KERNARG_PRELOAD),
@@ -792,7 +801,9 @@ class ArgInfo:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able view (None fields omitted)."""
-        out: dict[str, Any] = {"offset": self.offset, "size": self.size, "value_kind": self.value_kind}
+        out: dict[str, Any] = {
+            "offset": self.offset, "size": self.size, "value_kind": self.value_kind,
+        }
         for key in ("address_space", "name", "type_name", "access", "actual_access",
                     "pointee_align", "value_type"):
             value = getattr(self, key)
@@ -860,7 +871,8 @@ def _meta_get(mapping: Mapping[str, Any], key: str, kinds: tuple[type, ...], whe
     return value
 
 
-def _meta_int(mapping: Mapping[str, Any], key: str, where: str, offset: int, default: Any = ...) -> int:
+def _meta_int(mapping: Mapping[str, Any], key: str, where: str, offset: int,
+              default: Any = ...) -> int:
     value = _meta_get(mapping, key, (int,), where, offset, default)
     if value is not None and not (0 <= value < 1 << 64):
         raise CodeObjectError(f"metadata {where}.{key} = {value} is out of range", offset,
@@ -978,9 +990,11 @@ class CodeObject:
             if seg.vaddr <= vaddr and vaddr + size <= seg.vaddr + seg.memsz:
                 start = vaddr - seg.vaddr
                 in_file = max(0, min(size, seg.filesz - start))
-                chunk = self.data[seg.offset + start:seg.offset + start + in_file] if in_file else b""
+                first = seg.offset + start
+                chunk = self.data[first:first + in_file] if in_file else b""
                 if len(chunk) != in_file:
-                    raise CodeObjectError(f"{what} at address {vaddr:#x} lies past the end of the file",
+                    raise CodeObjectError(
+                        f"{what} at address {vaddr:#x} lies past the end of the file",
                                           seg.offset + start, f"{size} bytes of {what}")
                 return chunk + bytes(size - in_file)
         raise CodeObjectError(
@@ -1011,7 +1025,8 @@ class CodeObject:
         if name.endswith(".kd") and name[:-3] in self.kernels:
             return self.kernels[name[:-3]]
         available = ", ".join(self.kernels) or "none"
-        raise CodeObjectError(f"no kernel named {name!r} in this code object (kernels: {available})")
+        raise CodeObjectError(
+            f"no kernel named {name!r} in this code object (kernels: {available})")
 
     # -- parsing steps -------------------------------------------------------------------------
 
@@ -1025,16 +1040,19 @@ class CodeObject:
         if hdr.ei_data != 1:
             raise CodeObjectError(f"ELF data encoding {hdr.ei_data}", 5, "little-endian (1)")
         if hdr.e_machine != EM_AMDGPU:
-            raise CodeObjectError(f"e_machine {hdr.e_machine} is not AMDGPU", 0x12, "EM_AMDGPU (224)")
+            raise CodeObjectError(f"e_machine {hdr.e_machine} is not AMDGPU", 0x12,
+                                  "EM_AMDGPU (224)")
         if hdr.ei_osabi != ELFOSABI_AMDGPU_HSA:
             raise CodeObjectError(f"OS ABI {hdr.ei_osabi} is not AMDGPU HSA", 7,
-                                  "ELFOSABI_AMDGPU_HSA (64); PAL/Mesa objects are not HSA code objects")
+                                  "ELFOSABI_AMDGPU_HSA (64); PAL/Mesa objects are not HSA "
+                                  "code objects")
         version = ABI_VERSIONS.get(hdr.ei_abiversion)
         if version is None:
             old = _OLD_ABI_VERSIONS.get(hdr.ei_abiversion)
             if old is not None:
                 raise CodeObjectError(
-                    f"code object v{old} is not supported (hsapy reads v4, v5 and v6); rebuild with "
+                    f"code object v{old} is not supported (hsapy reads v4, v5 and v6); "
+                    "rebuild with "
                     "-mcode-object-version=5", 8, "EI_ABIVERSION 2, 3 or 4",
                 )
             raise CodeObjectError(
@@ -1078,7 +1096,8 @@ class CodeObject:
             if ph.p_type in (PT_LOAD, PT_NOTE, PT_DYNAMIC):
                 if ph.p_offset + ph.p_filesz > len(self.data):
                     raise CodeObjectError(
-                        f"segment {i} ({seg.type_name}) file range {ph.p_offset:#x}+{ph.p_filesz:#x} "
+                        f"segment {i} ({seg.type_name}) file range "
+                        f"{ph.p_offset:#x}+{ph.p_filesz:#x} "
                         "runs past the end of the file", off + 8, "a range inside the file",
                     )
                 if ph.p_type == PT_LOAD and ph.p_filesz > ph.p_memsz:
@@ -1104,7 +1123,8 @@ class CodeObject:
             sh = _parse(_SHDR, _SHDR_SIZE, self.data, off, f"section header {i}")
             if sh.sh_type != SHT_NOBITS and sh.sh_offset + sh.sh_size > len(self.data):
                 raise CodeObjectError(
-                    f"section {i} ({sh.sh_offset:#x}+{sh.sh_size:#x}) runs past the end of the file",
+                    f"section {i} ({sh.sh_offset:#x}+{sh.sh_size:#x}) runs past the end of "
+                    "the file",
                     off + 0x18, "a range inside the file",
                 )
             raw.append((off, sh))
@@ -1189,7 +1209,8 @@ class CodeObject:
                     table = self._read_symbol_table(linked)
             for i in range(section.size // entsize):
                 off = section.offset + i * entsize
-                rela = _parse(_RELA, _RELA_SIZE, self.data, off, f"relocation {i} of {section.name}")
+                rela = _parse(_RELA, _RELA_SIZE, self.data, off,
+                              f"relocation {i} of {section.name}")
                 sym_index = rela.r_info >> 32
                 name, value = "", 0
                 if sym_index:
@@ -1305,10 +1326,12 @@ class CodeObject:
             args=args,
             kernarg_segment_size=kernarg_size,
             kernarg_segment_align=_meta_int(raw, ".kernarg_segment_align", where, where_offset, 8),
-            group_segment_fixed_size=_meta_int(raw, ".group_segment_fixed_size", where, where_offset,
-                                               descriptor.group_segment_fixed_size),
-            private_segment_fixed_size=_meta_int(raw, ".private_segment_fixed_size", where,
-                                                 where_offset, descriptor.private_segment_fixed_size),
+            group_segment_fixed_size=_meta_int(
+                raw, ".group_segment_fixed_size", where, where_offset,
+                descriptor.group_segment_fixed_size),
+            private_segment_fixed_size=_meta_int(
+                raw, ".private_segment_fixed_size", where, where_offset,
+                descriptor.private_segment_fixed_size),
             wavefront_size=wave,
             sgpr_count=_meta_int(raw, ".sgpr_count", where, where_offset, 0),
             vgpr_count=_meta_int(raw, ".vgpr_count", where, where_offset, 0),
@@ -1367,7 +1390,8 @@ class CodeObject:
                 for s in self.segments
             ],
             "relocations": [
-                {"offset": r.offset, "type": r.type_name, "symbol": r.symbol_name, "addend": r.addend}
+                {"offset": r.offset, "type": r.type_name, "symbol": r.symbol_name,
+                 "addend": r.addend}
                 for r in self.relocations
             ],
             "kernels": kernels,

@@ -89,7 +89,8 @@ def _text(co: Any, kernel: str | None, entry_id: str | None) -> str:
     for info in infos:
         d = info.descriptor
         lines.append("")
-        lines.append(f"kernel {info.name}  (descriptor {info.symbol} at {info.descriptor_vaddr:#x}, "
+        lines.append(f"kernel {info.name}  (descriptor {info.symbol} at "
+                     f"{info.descriptor_vaddr:#x}, "
                      f"entry {info.entry_vaddr:#x})")
         lines.append(f"  kernarg {info.kernarg_segment_size} bytes (align "
                      f"{info.kernarg_segment_align})  LDS {info.group_segment_fixed_size} B  "

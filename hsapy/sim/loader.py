@@ -353,7 +353,9 @@ class LoaderMixin:
     def _loader_map(self, sim_exe: SimExecutable, co: CodeObject,
               sim_agent: Any) -> tuple[int, SimLoadedCodeObject | None]:
         if not co.segments:
-            return self._loader_fail(_INVALID_CODE_OBJECT, "the code object has no PT_LOAD segment"), None
+            status = self._loader_fail(_INVALID_CODE_OBJECT,
+                                       "the code object has no PT_LOAD segment")
+            return status, None
         first = min(s.vaddr for s in co.segments)
         size = co.load_size - first
         if size > _MAX_LOAD_SIZE:
@@ -368,7 +370,9 @@ class LoaderMixin:
                 accessible={sim_agent.handle}, tag=f"code object {', '.join(co.kernels)}",
             )
         except (MemoryError, ValueError) as exc:
-            return self._loader_fail(_OUT_OF_RESOURCES, f"cannot map {size} bytes of code: {exc}"), None
+            status = self._loader_fail(_OUT_OF_RESOURCES,
+                                       f"cannot map {size} bytes of code: {exc}")
+            return status, None
         load_base = allocation - first
         for seg in co.segments:
             if seg.filesz:
@@ -385,7 +389,8 @@ class LoaderMixin:
         sim_exe.loaded.append(loaded)
         return _SUCCESS, loaded
 
-    def _loader_relocate(self, co: CodeObject, loaded: SimLoadedCodeObject, sim_exe: SimExecutable) -> int:
+    def _loader_relocate(self, co: CodeObject, loaded: SimLoadedCodeObject,
+                         sim_exe: SimExecutable) -> int:
         """Apply dynamic relocations (ROCr ApplyDynamicRelocation; AMDGPUUsage relocation table)."""
         base = loaded.load_base
         for rel in co.relocations:
@@ -417,7 +422,8 @@ class LoaderMixin:
             try:
                 self.memory.write(base + rel.offset, packed(value))
             except Exception as exc:  # the write must stay inside the allocation
-                return self._loader_fail(_INVALID_CODE_OBJECT, f"relocation at {rel.offset:#x}: {exc}")
+                return self._loader_fail(_INVALID_CODE_OBJECT,
+                                         f"relocation at {rel.offset:#x}: {exc}")
         return _SUCCESS
 
     def _loader_define_symbols(self, sim_exe: SimExecutable, co: CodeObject,
@@ -535,7 +541,8 @@ class LoaderMixin:
             return _INVALID_AGENT
         found = sim_exe.symbols.get((name, agent_handle))
         if found is None:
-            return self._loader_fail(_INVALID_SYMBOL_NAME, f"no symbol named {name!r} for this agent")
+            return self._loader_fail(_INVALID_SYMBOL_NAME,
+                                     f"no symbol named {name!r} for this agent")
         symbol[0].handle = found.handle
         return _SUCCESS
 

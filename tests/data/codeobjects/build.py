@@ -101,8 +101,8 @@ def build_hipcc(target: str = "gfx90a") -> bytes:
     src.write_text(HIPCC_SOURCE)
     out = _workdir() / f"hipcc_{target}.co"
     env = dict(os.environ, HIP_PLATFORM="amd")
-    result = subprocess.run([hipcc, "--genco", f"--offload-arch={target}", str(src), "-o", str(out)],
-                            capture_output=True, text=True, timeout=300, env=env)
+    command = [hipcc, "--genco", f"--offload-arch={target}", str(src), "-o", str(out)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     if result.returncode != 0:
         raise RuntimeError(f"hipcc failed:\n{result.stderr}")
     return out.read_bytes()
