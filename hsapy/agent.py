@@ -4,64 +4,74 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hsapy._hsa import check
+from hsapy._hsa import check, constant, iterate
+from hsapy.errors import HsapyValueError
 
-__all__ = ["Agent", "AGENT_INFO"]
+__all__ = ["Agent", "AGENT_INFO", "InfoField"]
 
 HSA_STATUS_SUCCESS = 0
-HSA_DEVICE_TYPE_NAMES = {0: "CPU", 1: "GPU", 2: "DSP"}
-HSA_ISA_INFO_NAME_LENGTH = 0
-HSA_ISA_INFO_NAME = 1
+# hsa_device_type_t (hsa.h)
+DEVICE_TYPE_NAMES = {
+    constant("HSA_DEVICE_TYPE_CPU"): "CPU",
+    constant("HSA_DEVICE_TYPE_GPU"): "GPU",
+    constant("HSA_DEVICE_TYPE_DSP"): "DSP",
+}
 
 
 @dataclass(frozen=True)
 class InfoField:
-    """One agent property: hsa_agent_info_t / hsa_amd_agent_info_t value and its C type."""
+    """One agent property: its hsa_agent_info_t / hsa_amd_agent_info_t enumerator and C type."""
 
-    attribute: int
+    attribute: str      # the C enumerator, resolved through the cdef (checked by tests/abi)
     ctype: str          # "char[64]", "uint16_t[3]", "hsa_dim3_t", or a scalar C type
     gpu_only: bool = False
 
+    @property
+    def value(self) -> int:
+        return constant(self.attribute)
 
-# Attribute values and C types from hsa.h / hsa_ext_amd.h (ROCm 5.2.3).
+
+# Value types from the comments of hsa.h / hsa_ext_amd.h (ROCm 5.2.3): names are char[64], the
+# UUID is at most 21 characters including the NUL, dimensions are uint16_t[3] / hsa_dim3_t.
 AGENT_INFO: dict[str, InfoField] = {
-    "name": InfoField(0, "char[64]"),
-    "vendor_name": InfoField(1, "char[64]"),
-    "feature": InfoField(2, "uint32_t"),
-    "profile": InfoField(4, "uint32_t"),
-    "wavefront_size": InfoField(6, "uint32_t", gpu_only=True),
-    "workgroup_max_dim": InfoField(7, "uint16_t[3]", gpu_only=True),
-    "workgroup_max_size": InfoField(8, "uint32_t", gpu_only=True),
-    "grid_max_dim": InfoField(9, "hsa_dim3_t", gpu_only=True),
-    "grid_max_size": InfoField(10, "uint32_t", gpu_only=True),
-    "queues_max": InfoField(12, "uint32_t", gpu_only=True),
-    "queue_min_size": InfoField(13, "uint32_t", gpu_only=True),
-    "queue_max_size": InfoField(14, "uint32_t", gpu_only=True),
-    "node": InfoField(16, "uint32_t"),
-    "device_type": InfoField(17, "uint32_t"),
-    "chip_id": InfoField(0xA000, "uint32_t", gpu_only=True),
-    "cacheline_size": InfoField(0xA001, "uint32_t"),
-    "compute_unit_count": InfoField(0xA002, "uint32_t"),
-    "max_clock_mhz": InfoField(0xA003, "uint32_t"),
-    "product_name": InfoField(0xA009, "char[64]"),
-    "max_waves_per_cu": InfoField(0xA00A, "uint32_t", gpu_only=True),
-    "uuid": InfoField(0xA011, "char[21]"),
+    "name": InfoField("HSA_AGENT_INFO_NAME", "char[64]"),
+    "vendor_name": InfoField("HSA_AGENT_INFO_VENDOR_NAME", "char[64]"),
+    "feature": InfoField("HSA_AGENT_INFO_FEATURE", "uint32_t"),
+    "profile": InfoField("HSA_AGENT_INFO_PROFILE", "uint32_t"),
+    "wavefront_size": InfoField("HSA_AGENT_INFO_WAVEFRONT_SIZE", "uint32_t", gpu_only=True),
+    "workgroup_max_dim": InfoField("HSA_AGENT_INFO_WORKGROUP_MAX_DIM", "uint16_t[3]",
+                                   gpu_only=True),
+    "workgroup_max_size": InfoField("HSA_AGENT_INFO_WORKGROUP_MAX_SIZE", "uint32_t",
+                                    gpu_only=True),
+    "grid_max_dim": InfoField("HSA_AGENT_INFO_GRID_MAX_DIM", "hsa_dim3_t", gpu_only=True),
+    "grid_max_size": InfoField("HSA_AGENT_INFO_GRID_MAX_SIZE", "uint32_t", gpu_only=True),
+    "queues_max": InfoField("HSA_AGENT_INFO_QUEUES_MAX", "uint32_t", gpu_only=True),
+    "queue_min_size": InfoField("HSA_AGENT_INFO_QUEUE_MIN_SIZE", "uint32_t", gpu_only=True),
+    "queue_max_size": InfoField("HSA_AGENT_INFO_QUEUE_MAX_SIZE", "uint32_t", gpu_only=True),
+    "node": InfoField("HSA_AGENT_INFO_NODE", "uint32_t"),
+    "device_type": InfoField("HSA_AGENT_INFO_DEVICE", "uint32_t"),
+    "chip_id": InfoField("HSA_AMD_AGENT_INFO_CHIP_ID", "uint32_t", gpu_only=True),
+    "cacheline_size": InfoField("HSA_AMD_AGENT_INFO_CACHELINE_SIZE", "uint32_t"),
+    "compute_unit_count": InfoField("HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT", "uint32_t"),
+    "max_clock_mhz": InfoField("HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY", "uint32_t"),
+    "product_name": InfoField("HSA_AMD_AGENT_INFO_PRODUCT_NAME", "char[64]"),
+    "max_waves_per_cu": InfoField("HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU", "uint32_t",
+                                  gpu_only=True),
+    "uuid": InfoField("HSA_AMD_AGENT_INFO_UUID", "char[21]"),
 }
 
 
 def _read(lib: Any, ffi: Any, handle: int, field: InfoField) -> Any:
     """One hsa_agent_get_info call; None when the runtime does not answer this attribute."""
-    if field.ctype.startswith("char["):
+    if field.ctype.startswith("char[") or field.ctype.endswith("]"):
         out = ffi.new(field.ctype)
-    elif field.ctype == "uint16_t[3]":
-        out = ffi.new("uint16_t[3]")
     else:
         out = ffi.new(field.ctype + " *")
-    if lib.hsa_agent_get_info({"handle": handle}, field.attribute, out) != HSA_STATUS_SUCCESS:
+    if lib.hsa_agent_get_info({"handle": handle}, field.value, out) != HSA_STATUS_SUCCESS:
         return None
     if field.ctype.startswith("char["):
         return ffi.string(out).decode(errors="replace")
-    if field.ctype == "uint16_t[3]":
+    if field.ctype.endswith("]"):
         return tuple(out)
     if field.ctype == "hsa_dim3_t":
         return (out.x, out.y, out.z)
@@ -80,7 +90,7 @@ class Agent:
         self.handle = int(handle)
         lib, ffi = runtime.lib, runtime.ffi
         device = _read(lib, ffi, self.handle, AGENT_INFO["device_type"])
-        self.is_gpu = device == 1
+        self.is_gpu = device == constant("HSA_DEVICE_TYPE_GPU")
         self.info: dict[str, Any] = {}
         for key, field in AGENT_INFO.items():
             if field.gpu_only and not self.is_gpu:
@@ -96,7 +106,7 @@ class Agent:
 
     @property
     def device_type(self) -> str:
-        return HSA_DEVICE_TYPE_NAMES.get(self.info["device_type"], "unknown")
+        return DEVICE_TYPE_NAMES.get(self.info["device_type"], "unknown")
 
     @property
     def wavefront_size(self) -> int:
@@ -148,19 +158,15 @@ class Agent:
     def _isa_names(self) -> list[str]:
         lib, ffi = self.runtime.lib, self.runtime.ffi
         names: list[str] = []
-
-        def on_isa(isa: Any, _data: Any) -> int:
+        for isa in iterate(lib, "hsa_agent_iterate_isas", "hsa_isa_t", {"handle": self.handle}):
             length = ffi.new("uint32_t *")
-            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length) != HSA_STATUS_SUCCESS:
-                return HSA_STATUS_SUCCESS
-            text = ffi.new("char[]", length[0] + 1)
-            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, text) == HSA_STATUS_SUCCESS:
-                names.append(ffi.string(text).decode())
-            return HSA_STATUS_SUCCESS
-
-        callback = ffi.callback("hsa_status_t(hsa_isa_t, void *)", on_isa)
-        check(lib.hsa_agent_iterate_isas({"handle": self.handle}, callback, ffi.NULL),
-              "hsa_agent_iterate_isas", lib)
+            check(lib.hsa_isa_get_info_alt({"handle": isa}, constant("HSA_ISA_INFO_NAME_LENGTH"),
+                                           length),
+                  "hsa_isa_get_info_alt", lib)
+            text = ffi.new("char[]", length[0] + 1)  # the length may or may not count the NUL
+            check(lib.hsa_isa_get_info_alt({"handle": isa}, constant("HSA_ISA_INFO_NAME"), text),
+                  "hsa_isa_get_info_alt", lib)
+            names.append(ffi.string(text).decode())
         return names
 
     @property
@@ -169,17 +175,8 @@ class Agent:
         if self._pools is None:
             from hsapy.memory import MemoryPool
 
-            lib, ffi = self.runtime.lib, self.runtime.ffi
-            handles: list[int] = []
-
-            def on_pool(pool: Any, _data: Any) -> int:
-                handles.append(int(pool.handle))
-                return HSA_STATUS_SUCCESS
-
-            callback = ffi.callback("hsa_status_t(hsa_amd_memory_pool_t, void *)", on_pool)
-            check(lib.hsa_amd_agent_iterate_memory_pools({"handle": self.handle}, callback,
-                                                         ffi.NULL),
-                  "hsa_amd_agent_iterate_memory_pools", lib)
+            handles = iterate(self.runtime.lib, "hsa_amd_agent_iterate_memory_pools",
+                              "hsa_amd_memory_pool_t", {"handle": self.handle})
             self._pools = [MemoryPool(self, h) for h in handles]
         return self._pools
 
@@ -187,8 +184,6 @@ class Agent:
         for pool in self.memory_pools:
             if predicate(pool):
                 return pool
-        from hsapy.errors import HsapyValueError
-
         raise HsapyValueError(f"agent {self.name} has no {what} memory pool")
 
     @property
@@ -222,6 +217,8 @@ class Agent:
         out = {"handle": self.handle, "device_type": self.device_type, **self.info}
         out["device_type"] = self.device_type
         out["isa_names"] = list(self.isa_names)
+        if self.is_gpu:
+            out["lds_size"] = self.lds_size
         out["memory_pools"] = [pool.as_dict() for pool in self.memory_pools]
         return out
 

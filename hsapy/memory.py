@@ -12,28 +12,34 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from hsapy._hsa import check
+from hsapy._hsa import check, constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
 __all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
 
 HSA_STATUS_SUCCESS = 0
-SEGMENT_NAMES = {0: "global", 1: "readonly", 2: "private", 3: "group"}
+# hsa_amd_segment_t (hsa_ext_amd.h)
+SEGMENT_NAMES = {
+    constant("HSA_AMD_SEGMENT_GLOBAL"): "global",
+    constant("HSA_AMD_SEGMENT_READONLY"): "readonly",
+    constant("HSA_AMD_SEGMENT_PRIVATE"): "private",
+    constant("HSA_AMD_SEGMENT_GROUP"): "group",
+}
 # hsa_amd_memory_pool_global_flag_t (hsa_ext_amd.h)
-GLOBAL_FLAG_KERNARG_INIT = 1
-GLOBAL_FLAG_FINE_GRAINED = 2
-GLOBAL_FLAG_COARSE_GRAINED = 4
+GLOBAL_FLAG_KERNARG_INIT = constant("HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT")
+GLOBAL_FLAG_FINE_GRAINED = constant("HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED")
+GLOBAL_FLAG_COARSE_GRAINED = constant("HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED")
 
-# hsa_amd_memory_pool_info_t value and C type per property.
-POOL_INFO: dict[str, tuple[int, str]] = {
-    "segment": (0, "uint32_t"),
-    "global_flags": (1, "uint32_t"),
-    "size": (2, "size_t"),
-    "alloc_allowed": (5, "bool"),
-    "granule": (6, "size_t"),
-    "alignment": (7, "size_t"),
-    "accessible_by_all": (15, "bool"),
+# MemoryPool.info: key -> (hsa_amd_memory_pool_info_t enumerator, C type of the value).
+POOL_INFO: dict[str, tuple[str, str]] = {
+    "segment": ("HSA_AMD_MEMORY_POOL_INFO_SEGMENT", "uint32_t"),
+    "global_flags": ("HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS", "uint32_t"),
+    "size": ("HSA_AMD_MEMORY_POOL_INFO_SIZE", "size_t"),
+    "alloc_allowed": ("HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED", "bool"),
+    "granule": ("HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE", "size_t"),
+    "alignment": ("HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT", "size_t"),
+    "accessible_by_all": ("HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL", "bool"),
 }
 
 
@@ -49,7 +55,8 @@ class MemoryPool:
         self.info: dict[str, Any] = {}
         for key, (attribute, ctype) in POOL_INFO.items():
             out = ffi.new(ctype + " *")
-            status = lib.hsa_amd_memory_pool_get_info({"handle": self.handle}, attribute, out)
+            status = lib.hsa_amd_memory_pool_get_info({"handle": self.handle},
+                                                      constant(attribute), out)
             self.info[key] = out[0] if status == HSA_STATUS_SUCCESS else None
 
     @property

@@ -10,7 +10,7 @@ import os
 import weakref
 from typing import Any
 
-from hsapy._hsa import check, ffi, load_rocr
+from hsapy._hsa import check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyError, HsapyValueError
 
@@ -18,12 +18,16 @@ __all__ = ["Runtime", "BACKENDS"]
 
 BACKENDS = ("auto", "rocr", "sim")
 HSA_STATUS_SUCCESS = 0
-# hsa_system_info_t (hsa.h)
-HSA_SYSTEM_INFO_VERSION_MAJOR = 0
-HSA_SYSTEM_INFO_VERSION_MINOR = 1
-HSA_SYSTEM_INFO_TIMESTAMP = 2
-HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY = 3
-HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT = 4
+
+# Runtime.system_info: key -> (hsa_system_info_t enumerator, C type of the value) (hsa.h).
+SYSTEM_INFO: dict[str, tuple[str, str]] = {
+    "version_major": ("HSA_SYSTEM_INFO_VERSION_MAJOR", "uint16_t"),
+    "version_minor": ("HSA_SYSTEM_INFO_VERSION_MINOR", "uint16_t"),
+    "timestamp_frequency": ("HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY", "uint64_t"),
+    "signal_max_wait": ("HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT", "uint64_t"),
+    "endianness": ("HSA_SYSTEM_INFO_ENDIANNESS", "uint32_t"),
+    "machine_model": ("HSA_SYSTEM_INFO_MACHINE_MODEL", "uint32_t"),
+}
 
 
 def _open_rocr() -> Any:
@@ -41,15 +45,7 @@ def _open_sim(targets: Any, executor: Any) -> Any:
 
 
 def _iterate_agents(lib: Any) -> list[int]:
-    handles: list[int] = []
-
-    def on_agent(agent: Any, _data: Any) -> int:
-        handles.append(int(agent.handle))
-        return HSA_STATUS_SUCCESS
-
-    callback = ffi.callback("hsa_status_t(hsa_agent_t, void *)", on_agent)
-    check(lib.hsa_iterate_agents(callback, ffi.NULL), "hsa_iterate_agents", lib)
-    return handles
+    return iterate(lib, "hsa_iterate_agents", "hsa_agent_t")
 
 
 def _shut_down(lib: Any):
@@ -114,23 +110,17 @@ class Runtime:
         return _open_sim(targets, executor), "sim", "ROCr reports no GPU agent"
 
     def _read_system_info(self) -> dict[str, Any]:
-        fields = {
-            "version_major": (HSA_SYSTEM_INFO_VERSION_MAJOR, "uint16_t"),
-            "version_minor": (HSA_SYSTEM_INFO_VERSION_MINOR, "uint16_t"),
-            "timestamp_frequency": (HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, "uint64_t"),
-            "signal_max_wait": (HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT, "uint64_t"),
-        }
         info: dict[str, Any] = {}
-        for key, (attribute, ctype) in fields.items():
+        for key, (attribute, ctype) in SYSTEM_INFO.items():
             out = ffi.new(ctype + " *")
-            ok = self.lib.hsa_system_get_info(attribute, out) == HSA_STATUS_SUCCESS
+            ok = self.lib.hsa_system_get_info(constant(attribute), out) == HSA_STATUS_SUCCESS
             info[key] = out[0] if ok else None
         return info
 
     def timestamp(self) -> int:
         """The system timestamp (HSA_SYSTEM_INFO_TIMESTAMP), in ticks of timestamp_frequency."""
         out = ffi.new("uint64_t *")
-        check(self.lib.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, out),
+        check(self.lib.hsa_system_get_info(constant("HSA_SYSTEM_INFO_TIMESTAMP"), out),
               "hsa_system_get_info", self.lib)
         return out[0]
 
@@ -210,32 +200,43 @@ class Runtime:
 
     # -- copies ------------------------------------------------------------------------------
     def copy(self, dst: Any, src: Any, nbytes: int, deps: Any = (), completion: Any = None,
-             timeout: float | None = 10.0) -> Any:
+             timeout: float = 10.0) -> Any:
         """Copy ``nbytes`` from buffer ``src`` to ``dst`` with hsa_amd_memory_async_copy.
 
-        Waits for the ``deps`` signals first (in the copy engine). With ``completion`` given
-        the copy is asynchronous and that signal is decremented when done; otherwise a pooled
-        signal is used and this waits (``timeout`` seconds).
+        The copy starts once every signal in ``deps`` has reached a value below 1 (the copy
+        engine waits, not the host). With ``completion`` given the copy is asynchronous: the call
+        returns at once and ``completion`` is decremented when the bytes have landed. Otherwise a
+        pooled signal is used and this waits at most ``timeout`` seconds (WaitTimeoutError).
         """
+        from hsapy.signal import Condition
+
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 0:
+            raise HsapyValueError(f"copy: nbytes must be an int >= 0, got {nbytes!r}")
         if nbytes > dst.size or nbytes > src.size:
-            raise HsapyValueError(f"copy of {nbytes} bytes does not fit (dst {dst.size}, src {src.size})")
-        dst_agent = self._copy_agent(dst)
-        src_agent = self._copy_agent(src)
+            raise HsapyValueError(
+                f"copy of {nbytes} bytes does not fit (dst {dst.size}, src {src.size} bytes)")
+        for buffer in (dst, src):
+            buffer._check_open()
         deps = list(deps)
-        dep_array = ffi.new("hsa_signal_t[]", [{"handle": s.handle} for s in deps]) if deps else ffi.NULL
+        dep_array = ffi.NULL
+        if deps:
+            dep_array = ffi.new("hsa_signal_t[]", [{"handle": s.handle} for s in deps])
         pool = self.signal_pool
         signal = completion if completion is not None else pool.acquire(1)
-        try:
-            check(self.lib.hsa_amd_memory_async_copy(
-                ffi.cast("void *", dst.address), {"handle": dst_agent.handle},
-                ffi.cast("void *", src.address), {"handle": src_agent.handle},
-                nbytes, len(deps), dep_array, signal.cdata), "hsa_amd_memory_async_copy", self.lib)
-            if completion is None:
-                signal.wait(2, 1, timeout=timeout if timeout is not None else 10.0)
-        finally:
-            if completion is None:
-                pool.release(signal)
-        return completion
+        status = self.lib.hsa_amd_memory_async_copy(
+            ffi.cast("void *", dst.address), {"handle": self._copy_agent(dst).handle},
+            ffi.cast("void *", src.address), {"handle": self._copy_agent(src).handle},
+            nbytes, len(deps), dep_array, signal.cdata)
+        if status != HSA_STATUS_SUCCESS and completion is None:
+            pool.release(signal)  # nothing was started: the signal is untouched
+        check(status, "hsa_amd_memory_async_copy", self.lib)
+        if completion is not None:
+            return completion
+        # On a timeout the copy may still land and decrement the signal later: it is not given
+        # back to the pool (where another wait would see that stray decrement).
+        signal.wait(Condition.LT, 1, timeout=timeout)
+        pool.release(signal)
+        return None
 
     def _copy_agent(self, buffer: Any) -> Any:
         # The copy engine of the GPU side does the work; host buffers are named by a GPU agent
@@ -253,5 +254,5 @@ class Runtime:
 
 def _is_gpu(lib: Any, handle: int) -> bool:
     out = ffi.new("uint32_t *")
-    ok = lib.hsa_agent_get_info({"handle": handle}, 17, out) == HSA_STATUS_SUCCESS  # DEVICE
-    return ok and out[0] == 1
+    status = lib.hsa_agent_get_info({"handle": handle}, constant("HSA_AGENT_INFO_DEVICE"), out)
+    return status == HSA_STATUS_SUCCESS and out[0] == constant("HSA_DEVICE_TYPE_GPU")

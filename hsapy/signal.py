@@ -11,6 +11,7 @@ import time
 import weakref
 from typing import Any, Callable
 
+from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyValueError, WaitTimeoutError
 
@@ -20,17 +21,17 @@ __all__ = ["Signal", "SignalPool", "Condition", "WaitState"]
 class Condition(enum.IntEnum):
     """hsa_signal_condition_t (hsa.h)."""
 
-    EQ = 0
-    NE = 1
-    LT = 2
-    GTE = 3
+    EQ = constant("HSA_SIGNAL_CONDITION_EQ")
+    NE = constant("HSA_SIGNAL_CONDITION_NE")
+    LT = constant("HSA_SIGNAL_CONDITION_LT")
+    GTE = constant("HSA_SIGNAL_CONDITION_GTE")
 
 
 class WaitState(enum.IntEnum):
     """hsa_wait_state_t (hsa.h)."""
 
-    BLOCKED = 0
-    ACTIVE = 1
+    BLOCKED = constant("HSA_WAIT_STATE_BLOCKED")
+    ACTIVE = constant("HSA_WAIT_STATE_ACTIVE")
 
 
 _HOLDS = {

@@ -9,14 +9,17 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any, Callable
 
 import cffi
 
 from hsapy._hsa._cdef import CDEF, HEADER_VERSION
 from hsapy.errors import LibraryLoadError, LibraryNotFoundError, error_for, is_error
 
-__all__ = ["ffi", "CDEF", "HEADER_VERSION", "load_rocr", "rocr_candidates", "check"]
+__all__ = ["ffi", "CDEF", "HEADER_VERSION", "load_rocr", "rocr_candidates", "check", "constant",
+           "iterate"]
 
 ffi = cffi.FFI()
 ffi.cdef(CDEF)
@@ -64,7 +67,8 @@ def load_rocr():
         try:
             return ffi.dlopen(path)
         except OSError as exc:
-            text = str(exc)
+            # cffi appends a note about ctypes.util.find_library that says nothing new
+            text = re.split(r"\.\s+Additionally, ctypes\.util", str(exc))[0]
             if is_bare_name and "cannot open shared object file" in text:
                 continue  # not known to the system loader: simply not found
             failures.append(f"{path}: {text}")
@@ -98,3 +102,64 @@ def check(status: int, function: str, lib=None) -> None:
         except Exception:  # the status string is a nicety; never mask the real error
             detail = ""
     raise error_for(status, function, detail)
+
+
+def _enum_constants() -> dict[str, int]:
+    constants: dict[str, int] = {}
+    for name in ffi.list_types()[0]:
+        ctype = ffi.typeof(name)
+        if ctype.kind == "enum":
+            constants.update(ctype.relements)
+    return constants
+
+
+_CONSTANTS = _enum_constants()
+
+
+def constant(name: str) -> int:
+    """The value of an enum constant of the cdef, e.g. ``constant("HSA_AGENT_INFO_NAME")``.
+
+    Tables above the binding layer name attributes by their C enumerator, so their values come
+    from the cdef (which tests/abi checks against hsa.h) and never from a hand-copied number.
+    """
+    try:
+        return _CONSTANTS[name]
+    except KeyError:
+        raise KeyError(f"{name} is not an enum constant of the cdef; add its enum to WANTED_TYPES "
+                       "in tools/gen_cdef.py and regenerate hsapy/_hsa/_cdef.py") from None
+
+
+_HSA_STATUS_SUCCESS = 0x0
+_HSA_STATUS_INFO_BREAK = 0x1
+_HSA_STATUS_ERROR = 0x1000
+
+
+def iterate(lib: Any, function: str, handle_type: str, *args: Any,
+            visit: Callable[[int], bool | None] | None = None) -> list[int]:
+    """Call an ``hsa_*iterate*`` function and return the int handles it reported, in order.
+
+    ``args`` are the arguments before the callback (e.g. the agent). ``visit(handle)`` may return
+    True to stop the iteration (HSA_STATUS_INFO_BREAK). C callbacks never raise: an exception in
+    ``visit`` stops the iteration and is re-raised here after the C call returns.
+    """
+    handles: list[int] = []
+    stashed: list[BaseException] = []
+
+    def on_handle(item: Any, _data: Any) -> int:
+        handle = int(item.handle)
+        handles.append(handle)
+        if visit is not None and visit(handle):
+            return _HSA_STATUS_INFO_BREAK
+        return _HSA_STATUS_SUCCESS
+
+    def on_error(_type: Any, value: BaseException, _traceback: Any) -> int:
+        stashed.append(value)
+        return _HSA_STATUS_ERROR  # stop the iteration; the C function returns this status
+
+    callback = ffi.callback(f"hsa_status_t({handle_type}, void *)", on_handle,
+                            error=_HSA_STATUS_ERROR, onerror=on_error)
+    status = getattr(lib, function)(*args, callback, ffi.NULL)
+    if stashed:
+        raise stashed[0]
+    check(status, function, lib)
+    return handles

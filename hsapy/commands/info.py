@@ -24,9 +24,9 @@ def _explain_failure(backend: str, exc: Exception) -> str:
                 "the render/video groups. Without a GPU, run on the simulator: "
                 "hsapy info --backend sim")
     if isinstance(exc, (LibraryNotFoundError, LibraryLoadError)):
-        first = str(exc).splitlines()[0]
-        return (f"hsapy: {first} Set HSAPY_HSA_LIB to libhsa-runtime64.so, or run on the "
-                "simulator: hsapy info --backend sim")
+        # The message lists the paths tried (and why each failed) on several lines: one paragraph.
+        text = " ".join(str(exc).split())
+        return f"hsapy: {text} To run on the simulator: hsapy info --backend sim"
     return f"hsapy: backend {backend} failed: {exc}. Try: hsapy info --backend sim"
 
 
@@ -41,7 +41,7 @@ def _print_table(runtime) -> None:
         for key, value in agent.info.items():
             if key in ("name", "device_type") or value in (None, ""):
                 continue
-            print(f"  {key:<22} {value}")
+            print(f"  {key:<22} {_label(key, value)}")
         for isa in agent.isa_names:
             print(f"  {'isa':<22} {isa}")
         for pool in agent.memory_pools:
@@ -51,6 +51,20 @@ def _print_table(runtime) -> None:
                                            ("alloc", pool.is_allocation_allowed)) if on]
             print(f"  pool {pool.segment:<8} {_size(pool.size):>12}  "
                   f"granule {pool.granule:<6} {' '.join(flags)}")
+
+
+# Readable names for enum-valued properties (hsa_profile_t, hsa_agent_feature_t in hsa.h).
+_PROFILES = {0: "base", 1: "full"}
+_FEATURES = ((1, "kernel-dispatch"), (2, "agent-dispatch"))
+
+
+def _label(key: str, value: object) -> object:
+    if key == "profile":
+        return _PROFILES.get(value, value)
+    if key == "feature":
+        names = [name for bit, name in _FEATURES if value & bit]
+        return " ".join(names) or "none"
+    return value
 
 
 def _size(nbytes: int) -> str:

@@ -216,3 +216,102 @@ def _rocr_has_gpu() -> bool:
             return bool(rt.gpu_agents)
     except errors.HsapyError:
         return False
+
+
+def _publish_raw_header(queue, header: int) -> None:
+    """Write one packet whose 32-bit header|setup word is ``header`` (body zero) and ring."""
+    index = queue.add_write_index(1)
+    slot = queue.ring[index & (queue.size - 1)]
+    slot[4:] = 0
+    slot.view(np.uint32)[0] = header  # x86-64 stores are release stores (TSO)
+    queue.ring_doorbell(index)
+
+
+def _wait_for_queue_error(queue, timeout: float = 10.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while queue.error is None:
+        assert time.monotonic() < deadline, "the queue never reported the malformed packet"
+        time.sleep(0.005)
+
+
+def test_queue_error_from_the_callback_is_raised_by_check(runtime):
+    agent = runtime.gpu_agents[0]
+    with agent.create_queue(size=agent.queue_min_size) as queue:
+        _publish_raw_header(queue, 0x7)  # packet type 7 is reserved (hsa_packet_type_t ends at 5)
+        _wait_for_queue_error(queue)
+        with pytest.raises(errors.InvalidPacketError, match="INVALID_PACKET_FORMAT"):
+            queue.check()
+
+
+def test_wait_with_the_queue_check_raises_the_queue_error_not_a_timeout(runtime):
+    agent = runtime.gpu_agents[0]
+    with agent.create_queue(size=agent.queue_min_size) as queue, runtime.create_signal(1) as done:
+        _publish_raw_header(queue, 0x7)
+        with pytest.raises(errors.InvalidPacketError):
+            done.wait(Condition.LT, 1, timeout=10.0, abort=queue.check)
+
+
+def test_closed_queue_check_says_so(runtime):
+    agent = runtime.gpu_agents[0]
+    queue = agent.create_queue(size=agent.queue_min_size)
+    queue.close()
+    with pytest.raises(errors.HsapyValueError, match="closed"):
+        queue.check()
+
+
+def test_async_copy_waits_for_its_dependency_and_decrements_completion(runtime):
+    agent = runtime.gpu_agents[0]
+    data = np.arange(256, dtype=np.uint32)
+    with runtime.system_pool.allocate(data.nbytes) as src, \
+            agent.device_pool.allocate(data.nbytes) as dst, \
+            runtime.create_signal(1) as dependency, runtime.create_signal(1) as completion:
+        src.copy_from(data)
+        runtime.copy(dst, src, data.nbytes, deps=[dependency], completion=completion)
+        with pytest.raises(errors.WaitTimeoutError):
+            completion.wait(Condition.LT, 1, timeout=0.1)  # held back by the dependency
+        dependency.store(0)
+        assert completion.wait(Condition.LT, 1, timeout=10.0) == 0
+        assert np.array_equal(dst.copy_to(dtype=np.uint32), data)
+
+
+@pytest.mark.parametrize("nbytes", [-1, 1.0, 4097])
+def test_copy_size_is_validated_before_the_runtime(runtime, nbytes):
+    with runtime.system_pool.allocate(4096) as a, runtime.system_pool.allocate(4096) as b:
+        with pytest.raises(errors.HsapyValueError):
+            runtime.copy(a, b, nbytes)
+
+
+def test_copy_into_a_closed_buffer_is_refused(runtime):
+    a = runtime.system_pool.allocate(64)
+    with runtime.system_pool.allocate(64) as b:
+        a.close()
+        with pytest.raises(errors.HsapyValueError, match="closed"):
+            runtime.copy(a, b, 64)
+
+
+def test_allow_access_lets_gpu_agents_use_host_memory(runtime):
+    with runtime.system_pool.allocate(4096) as buffer:
+        buffer.allow_access(runtime.gpu_agents)  # succeeds (status checked)
+        buffer.numpy(np.uint8)[:4] = 1
+        assert buffer.copy_to()[:4].tolist() == [1, 1, 1, 1]
+
+
+def test_info_when_the_library_is_missing_exits_2_without_a_traceback(tmp_path):
+    import os
+
+    env = dict(os.environ, HSAPY_HSA_LIB=str(tmp_path / "absent.so"))
+    result = subprocess.run([sys.executable, "-m", "hsapy", "info", "--backend", "rocr"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "HSAPY_HSA_LIB" in result.stderr and "--backend sim" in result.stderr
+    assert result.stderr.strip().count("\n") == 0  # one paragraph
+
+
+def test_auto_backend_falls_back_to_sim_when_the_library_is_missing(monkeypatch, tmp_path):
+    monkeypatch.setenv("HSAPY_HSA_LIB", str(tmp_path / "absent.so"))
+    with Runtime(backend="auto") as rt:
+        assert rt.backend == "sim"
+        assert "ROCr unavailable" in rt.backend_reason and "HSAPY_HSA_LIB" in rt.backend_reason

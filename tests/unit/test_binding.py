@@ -33,6 +33,7 @@ def test_file_that_is_not_a_library_fails_to_load(monkeypatch, tmp_path):
         _hsa.load_rocr()
     text = str(info.value)
     assert "found but failed to load" in text and str(bogus) in text and "HSAPY_HSA_LIB" in text
+    assert "cannot load library" in text and "Additionally" not in text  # the loader's reason
 
 
 def test_nothing_anywhere_is_not_found(monkeypatch, tmp_path):
@@ -42,3 +43,45 @@ def test_nothing_anywhere_is_not_found(monkeypatch, tmp_path):
     with pytest.raises(LibraryNotFoundError, match="Paths tried") as info:
         _hsa.load_rocr()
     assert "HSAPY_HSA_LIB" in str(info.value)
+
+
+def test_constant_reads_enum_values_from_the_cdef():
+    assert _hsa.constant("HSA_AGENT_INFO_NAME") == 0
+    assert _hsa.constant("HSA_AMD_AGENT_INFO_UUID") == 0xA011  # hsa_ext_amd.h (ROCm 5.2.3)
+    with pytest.raises(KeyError, match="WANTED_TYPES"):
+        _hsa.constant("HSA_AGENT_INFO_FLUX_CAPACITOR")
+
+
+def _enumerators(*enums: str) -> set[str]:
+    names: set[str] = set()
+    for enum in enums:
+        names.update(_hsa.ffi.typeof(enum).relements)
+    return names
+
+
+@pytest.mark.parametrize("table, enums", [
+    ("hsapy.agent:AGENT_INFO", ("hsa_agent_info_t", "hsa_amd_agent_info_t")),
+    ("hsapy.memory:POOL_INFO", ("hsa_amd_memory_pool_info_t",)),
+    ("hsapy.runtime:SYSTEM_INFO", ("hsa_system_info_t",)),
+])
+def test_info_tables_name_enumerators_of_the_right_enum(table, enums):
+    import importlib
+
+    module_name, attribute = table.split(":")
+    entries = getattr(importlib.import_module(module_name), attribute)
+    allowed = _enumerators(*enums)
+    for key, entry in entries.items():
+        enumerator = entry.attribute if hasattr(entry, "attribute") else entry[0]
+        assert enumerator in allowed, f"{table}[{key!r}] = {enumerator}"
+
+
+def test_value_tables_match_the_cdef():
+    from hsapy.queue import QUEUE_TYPES
+    from hsapy.signal import Condition, WaitState
+
+    relements = _hsa.ffi.typeof("hsa_signal_condition_t").relements
+    assert {f"HSA_SIGNAL_CONDITION_{c.name}": int(c) for c in Condition} == relements
+    relements = _hsa.ffi.typeof("hsa_wait_state_t").relements
+    assert {f"HSA_WAIT_STATE_{w.name}": int(w) for w in WaitState} == relements
+    relements = _hsa.ffi.typeof("hsa_queue_type_t").relements
+    assert {f"HSA_QUEUE_TYPE_{k.upper()}": v for k, v in QUEUE_TYPES.items()} == relements
