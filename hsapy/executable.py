@@ -332,6 +332,20 @@ class Kernel:
         self.layout = self.layout.with_types(*types)
         return self
 
+    def prepare(self, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
+                **options: Any) -> Any:
+        """Prepare launches on ``queue`` (see hsapy.dispatch.PreparedDispatch)."""
+        from hsapy.dispatch import prepare
+
+        return prepare(self, queue, grid, workgroup, dynamic_lds, **options)
+
+    def launch(self, queue: Any, args: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
+               **options: Any) -> Any:
+        """Launch and (by default) wait: see hsapy.dispatch.launch."""
+        from hsapy.dispatch import launch
+
+        return launch(self, queue, args, grid, workgroup, dynamic_lds, **options)
+
     def __repr__(self) -> str:
         return (f"<Kernel {self.signature} kernel_object={self.kernel_object:#x} "
                 f"kernarg={self.kernarg_size}B/{self.kernarg_align} "

@@ -6,7 +6,9 @@ side by :meth:`Queue.check` (and by waits that pass ``abort=queue.check``).
 """
 from __future__ import annotations
 
+import platform
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -14,14 +16,27 @@ import numpy as np
 
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState
-from hsapy.errors import HsapyValueError, error_for
+from hsapy.aql import Packet, split
+from hsapy.errors import HsapyError, HsapyValueError, error_for
 
-__all__ = ["Queue", "QUEUE_TYPES"]
+__all__ = ["Queue", "QueueFullError", "QUEUE_TYPES"]
 
 # hsa_queue_type_t (hsa.h)
 QUEUE_TYPES = {"multi": 0, "single": 1, "cooperative": 2}
 PACKET_SIZE = 64
 UINT32_MAX = 0xFFFFFFFF
+
+
+class QueueFullError(HsapyError, TimeoutError):
+    """No slot became free in time: the packet processor is not consuming packets."""
+
+
+def _require_tso() -> None:
+    # The header store must be a release store (see Queue.write). x86-64 gives that for free.
+    if platform.machine().lower() not in ("x86_64", "amd64", "i686", "x86"):
+        raise HsapyError(
+            f"publishing AQL packets from a {platform.machine()} host needs a store-release for "
+            "the header word, which hsapy implements only for x86-64 so far")
 
 
 class _QueueState:
@@ -85,6 +100,10 @@ class Queue:
         self.doorbell = int(self._ptr.doorbell_signal.handle)
         self._doorbell_cdata = self._ptr.doorbell_signal
         self._mask = self.size - 1
+        self._read_seen = 0   # last read index observed (a lower bound of the real one)
+        _require_tso()
+        self._base = ffi.cast("uint8_t *", self.base_address)
+        self._words = ffi.cast("uint32_t *", self.base_address)
         self._ring = np.frombuffer(
             ffi.buffer(ffi.cast("uint8_t *", self.base_address), self.size * PACKET_SIZE),
             np.uint8).reshape(self.size, PACKET_SIZE)
@@ -109,8 +128,10 @@ class Queue:
         return self._state.handle_state.closed
 
     def close(self) -> None:
-        """Destroy the queue (idempotent)."""
+        """Destroy the queue (idempotent), with the kernarg rings the dispatch path gave it."""
         self._state.handle_state.close()
+        for ring in self.__dict__.pop("_kernarg_rings", {}).values():
+            ring.close()
 
     def __enter__(self) -> Queue:
         return self
@@ -187,9 +208,84 @@ class Queue:
         a doorbell address: queues may be emulated or intercepted by profilers."""
         self._lib.hsa_signal_store_screlease(self._doorbell_cdata, index)
 
+    def flush(self) -> None:
+        """Ring the doorbell for everything reserved so far (before waiting on own packets)."""
+        last = self._lib.hsa_queue_load_write_index_scacquire(self._ptr) - 1
+        if last >= 0:
+            self._lib.hsa_signal_store_screlease(self._doorbell_cdata, last)
+
     def enable_profiling(self, enabled: bool = True) -> None:
         """Ask the runtime to record dispatch start/end timestamps for this queue."""
         check(self._lib.hsa_amd_profiling_set_profiler_enabled(self._ptr, int(enabled)),
               "hsa_amd_profiling_set_profiler_enabled", self._lib)
 
-    # Publishing packets (Queue.publish, issue #5) lives below this line.
+    # -- publishing packets (shared/reference/amdgpu-abi.md "Publishing a packet") -----------
+    def reserve(self, count: int = 1, timeout: float = 10.0) -> int:
+        """Reserve ``count`` consecutive slots; returns the first index once they are free.
+
+        hsa_queue_add_write_index_scacq_screl, then wait (with a timeout) while the packet
+        processor has not yet consumed the packets that occupied those slots one lap ago. The
+        read index is re-read only when the last one seen says the ring may be full."""
+        if count > self.size:
+            raise HsapyValueError(f"cannot reserve {count} slots in a queue of {self.size}")
+        index = self._lib.hsa_queue_add_write_index_scacq_screl(self._ptr, count)
+        last = index + count - 1
+        if last - self._read_seen >= self.size:
+            self._read_seen = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
+            if last - self._read_seen >= self.size:
+                self._wait_for_space(last, timeout)
+        return index
+
+    def _wait_for_space(self, last: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        load = self._lib.hsa_queue_load_read_index_scacquire
+        self.flush()  # the packets ahead of us must have been announced to be consumed
+        while last - self._read_seen >= self.size:
+            self.check()
+            if time.monotonic() > deadline:
+                raise QueueFullError(
+                    f"queue {self.id} on {self.agent.name}: no free slot for packet {last} after "
+                    f"{timeout:g} s (read index {load(self._ptr)}, size {self.size}). The packet "
+                    "processor is not consuming packets: an earlier packet may be waiting on a "
+                    "signal that never changes, or the doorbell was not rung")
+            time.sleep(0.0002)
+            self._read_seen = load(self._ptr)
+
+    def write(self, index: int, word: int, body: bytes) -> None:
+        """Write one packet into its reserved slot: bytes 4..63 first, then header|setup.
+
+        The 32-bit header|setup store is the release that publishes the packet. On x86-64 an
+        aligned 32-bit store through cffi is one ``mov``; x86-TSO keeps it after the earlier
+        body stores, so it is a release store without a fence. On weakly ordered CPUs (aarch64)
+        it would need a store-release (stlr) or a fence first; hsapy refuses to publish there
+        rather than publish unordered (see ``_require_tso``)."""
+        slot = (index & self._mask) * PACKET_SIZE
+        self._ffi.memmove(self._base + slot + 4, body, 60)
+        self._words[slot >> 2] = word
+
+    def publish(self, packet: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
+        """Publish one packet (``hsapy.aql.Packet`` or 64 bytes); returns its index.
+
+        Reserve, wait for space, write the body, release-store header|setup, ring the
+        doorbell with the packet's index (hsa_signal_store_screlease)."""
+        if packet.__class__ is not Packet:
+            packet = split(packet)
+        index = self.reserve(1, timeout)
+        self.write(index, packet.word, packet.body)
+        if doorbell:
+            self._lib.hsa_signal_store_screlease(self._doorbell_cdata, index)
+        return index
+
+    def publish_batch(self, packets: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
+        """Publish several packets with one reservation and one doorbell; returns the first
+        index. Slots wrap around the ring; each header is stored after its own body, in order."""
+        packets = [p if p.__class__ is Packet else split(p) for p in packets]
+        if not packets:
+            raise HsapyValueError("publish_batch needs at least one packet")
+        first = self.reserve(len(packets), timeout)
+        write = self.write
+        for offset, packet in enumerate(packets):
+            write(first + offset, packet.word, packet.body)
+        if doorbell:
+            self._lib.hsa_signal_store_screlease(self._doorbell_cdata, first + len(packets) - 1)
+        return first

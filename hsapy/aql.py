@@ -1,0 +1,378 @@
+"""AQL packets: layouts, header/setup encoding, builders and ``explain()``.
+
+Every packet is 64 bytes, little-endian (hsa.h: hsa_kernel_dispatch_packet_t,
+hsa_agent_dispatch_packet_t, hsa_barrier_and_packet_t, hsa_barrier_or_packet_t;
+hsa_ext_amd.h: hsa_amd_barrier_value_packet_t). tests/unit/test_aql.py checks every offset here
+against the cdef (which tests/abi checks against the real headers).
+
+A producer writes bytes 4..63 of a packet first and the first 32 bits (header | setup << 16)
+last, with one release store (see ``Queue.publish``). So the builders return the packet split
+into that word and the body: :func:`split` / :class:`Packet`.
+"""
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import construct as cs
+
+__all__ = [
+    "PacketType", "FenceScope", "SignalCondition", "PACKET_SIZE",
+    "encode_header", "decode_header", "header_setup_word", "Header",
+    "kernel_dispatch", "barrier_and", "barrier_or", "agent_dispatch", "barrier_value",
+    "invalid_slot", "split", "parse", "explain", "Packet",
+]
+
+PACKET_SIZE = 64
+
+
+class PacketType(enum.IntEnum):
+    """hsa_packet_type_t (hsa.h). 0 is vendor-specific, NOT invalid: never zero a header."""
+
+    VENDOR_SPECIFIC = 0
+    INVALID = 1
+    KERNEL_DISPATCH = 2
+    BARRIER_AND = 3
+    AGENT_DISPATCH = 4
+    BARRIER_OR = 5
+
+
+class FenceScope(enum.IntEnum):
+    """hsa_fence_scope_t (hsa.h)."""
+
+    NONE = 0
+    AGENT = 1
+    SYSTEM = 2
+
+
+class SignalCondition(enum.IntEnum):
+    """hsa_signal_condition_t (hsa.h), as used by the AMD barrier-value packet."""
+
+    EQ = 0
+    NE = 1
+    LT = 2
+    GTE = 3
+
+
+# hsa_packet_header_t bit positions and widths (hsa.h).
+HEADER_TYPE_SHIFT, HEADER_TYPE_WIDTH = 0, 8
+HEADER_BARRIER_SHIFT = 8
+HEADER_ACQUIRE_SHIFT, HEADER_RELEASE_SHIFT, HEADER_SCOPE_WIDTH = 9, 11, 2
+SETUP_DIMENSIONS_SHIFT, SETUP_DIMENSIONS_WIDTH = 0, 2
+# hsa_amd_packet_type_t (hsa_ext_amd.h): the AmdFormat byte of a vendor-specific packet.
+AMD_PACKET_TYPE_BARRIER_VALUE = 2
+
+
+@dataclass(frozen=True)
+class Header:
+    """A decoded 16-bit packet header."""
+
+    type: int
+    barrier: bool
+    acquire: int
+    release: int
+    reserved: int  # bits 15:13, must be 0
+
+    @property
+    def type_name(self) -> str:
+        try:
+            return PacketType(self.type).name
+        except ValueError:
+            return f"unknown({self.type})"
+
+
+def _scope(value: Any) -> int:
+    if isinstance(value, str):
+        return FenceScope[value.upper()]
+    return FenceScope(value)
+
+
+def encode_header(packet_type: int, barrier: bool = False, acquire: Any = FenceScope.SYSTEM,
+                  release: Any = FenceScope.SYSTEM) -> int:
+    """The 16-bit header: type, barrier bit, acquire and release fence scopes."""
+    return ((int(packet_type) << HEADER_TYPE_SHIFT) | (int(bool(barrier)) << HEADER_BARRIER_SHIFT)
+            | (_scope(acquire) << HEADER_ACQUIRE_SHIFT) | (_scope(release) << HEADER_RELEASE_SHIFT))
+
+
+def decode_header(header: int) -> Header:
+    return Header(type=header & 0xFF, barrier=bool(header >> HEADER_BARRIER_SHIFT & 1),
+                  acquire=header >> HEADER_ACQUIRE_SHIFT & 3,
+                  release=header >> HEADER_RELEASE_SHIFT & 3, reserved=header >> 13 & 7)
+
+
+def header_setup_word(header: int, setup: int = 0) -> int:
+    """The first 32 bits of a packet, stored last and in one piece when publishing."""
+    return (header & 0xFFFF) | (setup & 0xFFFF) << 16
+
+
+# -- layouts for parsing and pretty-printing (construct) ------------------------------------
+
+_KERNEL_DISPATCH = cs.Struct(
+    "header" / cs.Int16ul, "setup" / cs.Int16ul,
+    "workgroup_size_x" / cs.Int16ul, "workgroup_size_y" / cs.Int16ul,
+    "workgroup_size_z" / cs.Int16ul, "reserved0" / cs.Int16ul,
+    "grid_size_x" / cs.Int32ul, "grid_size_y" / cs.Int32ul, "grid_size_z" / cs.Int32ul,
+    "private_segment_size" / cs.Int32ul, "group_segment_size" / cs.Int32ul,
+    "kernel_object" / cs.Int64ul, "kernarg_address" / cs.Int64ul,
+    "reserved2" / cs.Int64ul, "completion_signal" / cs.Int64ul,
+)
+_AGENT_DISPATCH = cs.Struct(
+    "header" / cs.Int16ul, "type" / cs.Int16ul, "reserved0" / cs.Int32ul,
+    "return_address" / cs.Int64ul, "arg" / cs.Array(4, cs.Int64ul),
+    "reserved2" / cs.Int64ul, "completion_signal" / cs.Int64ul,
+)
+_BARRIER = cs.Struct(
+    "header" / cs.Int16ul, "reserved0" / cs.Int16ul, "reserved1" / cs.Int32ul,
+    "dep_signal" / cs.Array(5, cs.Int64ul), "reserved2" / cs.Int64ul,
+    "completion_signal" / cs.Int64ul,
+)
+_BARRIER_VALUE = cs.Struct(
+    "header" / cs.Int16ul, "amd_format" / cs.Int8ul, "reserved" / cs.Int8ul,
+    "reserved0" / cs.Int32ul, "signal" / cs.Int64ul, "value" / cs.Int64sl,
+    "mask" / cs.Int64sl, "cond" / cs.Int32ul, "reserved1" / cs.Int32ul,
+    "reserved2" / cs.Int64ul, "reserved3" / cs.Int64ul, "completion_signal" / cs.Int64ul,
+)
+LAYOUTS = {
+    PacketType.KERNEL_DISPATCH: _KERNEL_DISPATCH,
+    PacketType.AGENT_DISPATCH: _AGENT_DISPATCH,
+    PacketType.BARRIER_AND: _BARRIER,
+    PacketType.BARRIER_OR: _BARRIER,
+}
+
+# Hot-path formats (struct): bytes 4..63 of each packet.
+_DISPATCH_BODY = struct.Struct("<4H5IQQQQ")     # workgroup xyz, reserved, grid xyz, private, group, ...
+_BARRIER_BODY = struct.Struct("<I5QQQ")
+_AGENT_BODY = struct.Struct("<IQ4QQQ")
+_BARRIER_VALUE_BODY = struct.Struct("<I Q q q I I Q Q Q".replace(" ", ""))
+
+
+@dataclass(frozen=True)
+class Packet:
+    """A packet split the way it is published: ``word`` (header | setup << 16) and ``body``
+    (bytes 4..63). ``bytes(packet)`` is the whole 64-byte packet."""
+
+    word: int
+    body: bytes
+
+    def __bytes__(self) -> bytes:
+        return struct.pack("<I", self.word) + self.body
+
+    @property
+    def header(self) -> int:
+        return self.word & 0xFFFF
+
+    @property
+    def setup(self) -> int:
+        return self.word >> 16
+
+
+def _dims3(value: Any, what: str) -> tuple[tuple[int, int, int], int]:
+    if isinstance(value, int):
+        return (value, 1, 1), 1
+    values = tuple(int(v) for v in value)
+    if not 1 <= len(values) <= 3:
+        raise ValueError(f"{what} needs 1 to 3 dimensions, got {len(values)}")
+    return values + (1,) * (3 - len(values)), len(values)
+
+
+def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_address: int = 0,
+                    completion_signal: int = 0, private_segment_size: int = 0,
+                    group_segment_size: int = 0, dims: int | None = None, barrier: bool = False,
+                    acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
+    """A kernel dispatch packet. ``grid`` is in work-items (not workgroups); ``dims`` defaults
+    to the number of dimensions given (1..3). Signals are passed as handles (ints)."""
+    grid3, grid_dims = _dims3(grid, "grid")
+    workgroup3, wg_dims = _dims3(workgroup, "workgroup")
+    dims = dims if dims is not None else max(grid_dims, wg_dims)
+    word = header_setup_word(encode_header(PacketType.KERNEL_DISPATCH, barrier, acquire, release),
+                             dims << SETUP_DIMENSIONS_SHIFT)
+    body = _DISPATCH_BODY.pack(*workgroup3, 0, *grid3, private_segment_size, group_segment_size,
+                               kernel_object, kernarg_address, 0, completion_signal)
+    return Packet(word, body)
+
+
+def _barrier(packet_type: PacketType, deps: Sequence[int], completion_signal: int, barrier: bool,
+             acquire: Any, release: Any) -> Packet:
+    deps = [int(getattr(d, "handle", d)) for d in deps]
+    if len(deps) > 5:
+        raise ValueError(f"a barrier packet holds at most 5 dependency signals, got {len(deps)}; "
+                         "chain several barrier packets")
+    word = header_setup_word(encode_header(packet_type, barrier, acquire, release))
+    body = _BARRIER_BODY.pack(0, *(deps + [0] * (5 - len(deps))), 0, completion_signal)
+    return Packet(word, body)
+
+
+def barrier_and(deps: Sequence[int] = (), completion_signal: int = 0, barrier: bool = True,
+                acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
+    """Barrier-AND: waits until every non-zero dependency signal is 0."""
+    return _barrier(PacketType.BARRIER_AND, deps, completion_signal, barrier, acquire, release)
+
+
+def barrier_or(deps: Sequence[int] = (), completion_signal: int = 0, barrier: bool = True,
+               acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
+    """Barrier-OR: waits until any non-zero dependency signal is 0."""
+    return _barrier(PacketType.BARRIER_OR, deps, completion_signal, barrier, acquire, release)
+
+
+def agent_dispatch(function: int, args: Sequence[int] = (), return_address: int = 0,
+                   completion_signal: int = 0, barrier: bool = False,
+                   acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
+    """Agent dispatch: asks an agent (usually a CPU agent servicing a queue) to run ``function``."""
+    args = list(args)
+    if len(args) > 4:
+        raise ValueError("an agent dispatch packet carries at most 4 arguments")
+    word = header_setup_word(encode_header(PacketType.AGENT_DISPATCH, barrier, acquire, release),
+                             function)
+    body = _AGENT_BODY.pack(0, return_address, *(args + [0] * (4 - len(args))), 0,
+                            completion_signal)
+    return Packet(word, body)
+
+
+def barrier_value(signal: int, value: int, condition: Any = SignalCondition.EQ, mask: int = -1,
+                  completion_signal: int = 0, barrier: bool = True,
+                  acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
+    """AMD barrier-value (vendor-specific): waits until ``(signal & mask) <condition> value``."""
+    if isinstance(condition, str):
+        condition = SignalCondition[condition.upper()]
+    header = encode_header(PacketType.VENDOR_SPECIFIC, barrier, acquire, release)
+    # hsa_amd_vendor_packet_header_t: u16 header, u8 AmdFormat, u8 reserved -> the first word.
+    word = header | AMD_PACKET_TYPE_BARRIER_VALUE << 16
+    body = _BARRIER_VALUE_BODY.pack(0, int(getattr(signal, "handle", signal)), value, mask,
+                                    int(condition), 0, 0, 0, completion_signal)
+    return Packet(word, body)
+
+
+def invalid_slot() -> bytes:
+    """What a free slot holds: header type INVALID (1), everything else zero."""
+    return struct.pack("<H62x", encode_header(PacketType.INVALID, False, 0, 0))
+
+
+def split(packet: bytes | Packet) -> Packet:
+    """A 64-byte packet as (word, body)."""
+    if isinstance(packet, Packet):
+        return packet
+    data = bytes(packet)
+    if len(data) != PACKET_SIZE:
+        raise ValueError(f"an AQL packet is 64 bytes, got {len(data)}")
+    return Packet(struct.unpack_from("<I", data)[0], data[4:])
+
+
+def parse(packet: bytes | Packet) -> cs.Container:
+    """Decode a packet by its header type into a construct Container of named fields."""
+    data = bytes(packet)
+    if len(data) != PACKET_SIZE:
+        raise ValueError(f"an AQL packet is 64 bytes, got {len(data)}")
+    header = decode_header(struct.unpack_from("<H", data)[0])
+    if header.type == PacketType.VENDOR_SPECIFIC and data[2] == AMD_PACKET_TYPE_BARRIER_VALUE:
+        return _BARRIER_VALUE.parse(data)
+    layout = LAYOUTS.get(header.type)
+    if layout is None:
+        return cs.Container(header=struct.unpack_from("<H", data)[0], raw=data)
+    return layout.parse(data)
+
+
+# -- explain ------------------------------------------------------------------------------
+
+def _signal(handle: int) -> str:
+    return "none" if handle == 0 else f"{handle:#x}"
+
+
+def _header_line(header: Header) -> str:
+    text = (f"header  type={header.type_name} barrier={int(header.barrier)} "
+            f"acquire={FenceScope(header.acquire).name if header.acquire < 3 else header.acquire} "
+            f"release={FenceScope(header.release).name if header.release < 3 else header.release}")
+    return text
+
+
+def _problems(packet: cs.Container, header: Header) -> list[str]:
+    problems = []
+    if header.acquire == 3 or header.release == 3:
+        problems.append("fence scope 3 is reserved (0 none, 1 agent, 2 system)")
+    if header.reserved:
+        problems.append("header bits 15:13 are reserved and must be 0")
+    if header.type == PacketType.KERNEL_DISPATCH:
+        dims = packet.setup & 3
+        if dims == 0:
+            problems.append("setup dimensions is 0 (must be 1..3)")
+        sizes = [packet.workgroup_size_x, packet.workgroup_size_y, packet.workgroup_size_z,
+                 packet.grid_size_x, packet.grid_size_y, packet.grid_size_z]
+        if 0 in sizes:
+            problems.append("a workgroup or grid size is 0 (unused dimensions must be 1)")
+        if packet.kernel_object == 0:
+            problems.append("kernel_object is 0 (it must be the address of a kernel descriptor)")
+        if packet.kernel_object % 64:
+            problems.append("kernel_object is not 64-byte aligned (kernel descriptors are)")
+        if packet.kernarg_address % 16:
+            problems.append("kernarg_address is not 16-byte aligned")
+    return problems
+
+
+def explain(packet: bytes | Packet) -> str:
+    """A readable, field-by-field description of a 64-byte packet. Never raises on bytes:
+    what is wrong with a packet is described, for learners and error messages."""
+    try:
+        data = bytes(packet)
+    except Exception as exc:  # not bytes-like at all
+        return f"not a packet: {exc}"
+    if len(data) != PACKET_SIZE:
+        return f"not an AQL packet: {len(data)} bytes (a packet is exactly 64 bytes)"
+    raw_header = struct.unpack_from("<H", data)[0]
+    header = decode_header(raw_header)
+    lines = [f"AQL packet {data[:4].hex()}...", _header_line(header)]
+    if header.type == PacketType.INVALID:
+        lines.append("INVALID: a free slot, or one being written; the packet processor waits here")
+        return "\n".join(lines)
+    if header.type == PacketType.VENDOR_SPECIFIC:
+        if data[2] != AMD_PACKET_TYPE_BARRIER_VALUE:
+            lines.append(f"vendor-specific packet, AmdFormat {data[2]} (hsapy knows 2 = "
+                         "barrier-value); a zeroed header reads as this, never as INVALID")
+            return "\n".join(lines)
+        p = _BARRIER_VALUE.parse(data)
+        try:
+            cond = SignalCondition(p.cond).name
+        except ValueError:
+            cond = f"invalid({p.cond})"
+        lines += [
+            "AMD barrier-value: waits until (signal & mask) <cond> value",
+            f"signal  {_signal(p.signal)}",
+            f"value   {p.value}",
+            f"mask    {p.mask & 0xFFFFFFFFFFFFFFFF:#x}",
+            f"cond    {cond}",
+            f"completion_signal {_signal(p.completion_signal)}",
+        ]
+        if p.cond > 3:
+            lines.append("problem: cond must be EQ 0, NE 1, LT 2 or GTE 3")
+        return "\n".join(lines)
+    layout = LAYOUTS.get(header.type)
+    if layout is None:
+        lines.append(f"problem: packet type {header.type} is not defined by HSA (0..5); a packet "
+                     "processor stops the queue with HSA_STATUS_ERROR_INVALID_PACKET_FORMAT")
+        return "\n".join(lines)
+    p = layout.parse(data)
+    if header.type == PacketType.KERNEL_DISPATCH:
+        lines += [
+            f"setup   dimensions={p.setup & 3}",
+            f"workgroup_size  {p.workgroup_size_x} x {p.workgroup_size_y} x {p.workgroup_size_z} "
+            "work-items",
+            f"grid_size       {p.grid_size_x} x {p.grid_size_y} x {p.grid_size_z} work-items "
+            "(not workgroups)",
+            f"private_segment_size {p.private_segment_size} bytes per work-item",
+            f"group_segment_size   {p.group_segment_size} bytes of LDS per workgroup",
+            f"kernel_object    {p.kernel_object:#x} (kernel descriptor)",
+            f"kernarg_address  {p.kernarg_address:#x}",
+            f"completion_signal {_signal(p.completion_signal)} (decremented by 1 when done)",
+        ]
+    elif header.type in (PacketType.BARRIER_AND, PacketType.BARRIER_OR):
+        rule = ("every" if header.type == PacketType.BARRIER_AND else "any")
+        deps = [_signal(s) for s in p.dep_signal]
+        lines += [f"waits until {rule} non-zero dependency signal is 0",
+                  f"dep_signal {', '.join(deps)}",
+                  f"completion_signal {_signal(p.completion_signal)}"]
+    else:
+        lines += [f"type (function) {p.type}", f"return_address {p.return_address:#x}",
+                  f"arg {', '.join(hex(a) for a in p.arg)}",
+                  f"completion_signal {_signal(p.completion_signal)}"]
+    lines += [f"problem: {text}" for text in _problems(p, header)]
+    return "\n".join(lines)

@@ -1,0 +1,350 @@
+"""Launching kernels through raw AQL: plain launch, prepared dispatch, batches and graphs.
+
+Data flow (DESIGN.md "Data flow of one dispatch"): the kernel's KernargLayout packs the explicit
+and hidden arguments into a kernarg slot; a 64-byte dispatch packet is patched from a template;
+``Queue`` publishes it (body, then header|setup with one release store, then the doorbell).
+
+Kernarg memory comes from a per-queue :class:`KernargRing`. A slot may only be reused once the
+kernel that read it has *completed* (the read index advances when a packet is launched, not when
+it finishes), so every ring slot owns one signal, created once with the ring and used as the
+completion signal of the packet that uses the slot: no signal is ever created per dispatch.
+
+Everything the user can get wrong is checked when a dispatch is prepared, before any byte
+reaches a ring: argument count and types, workgroup and grid limits, LDS, target.
+"""
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from hsapy import aql
+from hsapy._hsa import check
+from hsapy.errors import HsapyValueError
+from hsapy.kernarg import normalize_dims
+
+__all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "KernargRing", "Graph",
+           "DispatchConfigError", "validate"]
+
+KERNARG_ALIGN = 64          # kernarg segments are 16-byte aligned at least; slots are 64-aligned
+RING_SLOTS = 256
+_BODY_PATCH = struct.Struct("<QQQ")  # kernarg_address, reserved2, completion_signal at body 36..59
+_BODY_PATCH_OFFSET = 40 - 4
+
+
+class DispatchConfigError(HsapyValueError):
+    """A dispatch that the agent or kernel cannot run (sizes, LDS, target), caught before
+    anything is written to a queue."""
+
+
+@dataclass(frozen=True)
+class Geometry:
+    grid: tuple[int, int, int]
+    workgroup: tuple[int, int, int]
+    dims: int
+    dynamic_lds: int
+
+
+def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0) -> Geometry:
+    """Check a launch against the agent's and the kernel's limits; return the normalized sizes."""
+    grid3, grid_dims = normalize_dims(grid, "grid")
+    workgroup3, wg_dims = normalize_dims(workgroup, "workgroup")
+    agent = queue.agent
+    name = kernel.name
+    kernel_agent = getattr(kernel.executable, "agent", None)
+    if kernel_agent is not None and getattr(kernel_agent, "handle", None) != agent.handle:
+        raise DispatchConfigError(
+            f"kernel {name} was loaded for {kernel_agent.name} but the queue belongs to "
+            f"{agent.name}: load the code object for {agent.name} (runtime.load(co, agent))")
+    if not isinstance(dynamic_lds, int) or dynamic_lds < 0:
+        raise DispatchConfigError(f"kernel {name}: dynamic LDS must be an int >= 0, "
+                                  f"not {dynamic_lds!r}")
+    max_dim = agent.workgroup_max_dim
+    for axis, (size, limit) in enumerate(zip(workgroup3, max_dim)):
+        if size > limit:
+            raise DispatchConfigError(
+                f"kernel {name}: workgroup size {workgroup3} exceeds {agent.name}'s limit of "
+                f"{limit} work-items along {'xyz'[axis]}")
+    flat = workgroup3[0] * workgroup3[1] * workgroup3[2]
+    if flat > agent.workgroup_max_size:
+        raise DispatchConfigError(
+            f"kernel {name}: a workgroup of {flat} work-items exceeds {agent.name}'s limit of "
+            f"{agent.workgroup_max_size}")
+    kernel_max = kernel.max_flat_workgroup_size or flat
+    if flat > kernel_max:
+        raise DispatchConfigError(
+            f"kernel {name}: a workgroup of {flat} work-items exceeds the kernel's "
+            f"max_flat_workgroup_size of {kernel_max} (compiled in; rebuild with a larger "
+            "__launch_bounds__ / amdgpu-flat-work-group-size, or launch smaller workgroups)")
+    for axis, (size, limit) in enumerate(zip(grid3, agent.grid_max_dim)):
+        if size > limit:
+            raise DispatchConfigError(
+                f"kernel {name}: grid size {grid3} exceeds {agent.name}'s limit of {limit} "
+                f"work-items along {'xyz'[axis]}")
+    total = grid3[0] * grid3[1] * grid3[2]
+    if agent.grid_max_size and total > agent.grid_max_size:
+        raise DispatchConfigError(
+            f"kernel {name}: {total} work-items exceed {agent.name}'s grid limit of "
+            f"{agent.grid_max_size}")
+    lds = kernel.group_segment_size + dynamic_lds
+    if agent.lds_size and lds > agent.lds_size:
+        raise DispatchConfigError(
+            f"kernel {name}: {kernel.group_segment_size} bytes of static LDS + {dynamic_lds} "
+            f"dynamic = {lds} bytes exceed the {agent.lds_size} bytes a workgroup of "
+            f"{agent.name} may use")
+    return Geometry(grid3, workgroup3, max(grid_dims, wg_dims), dynamic_lds)
+
+
+class KernargRing:
+    """Kernarg slots of one size for one queue, each with its own completion signal.
+
+    A slot's signal follows the HSA convention (armed to 1, the packet processor decrements it
+    to 0 on completion), so a DispatchResult's signal can serve as a barrier dependency.
+    ``take()`` returns the next slot once its previous dispatch completed, re-armed."""
+
+    def __init__(self, queue: Any, slot_size: int, slots: int = RING_SLOTS) -> None:
+        runtime = queue.runtime
+        self.queue = queue
+        self.slot_size = slot_size
+        self.slots = slots
+        self.buffer = queue.agent.kernarg_pool.allocate(slot_size * slots)
+        if runtime.backend == "rocr":
+            self.buffer.allow_access([queue.agent])
+        self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address),
+                                       slot_size * slots)
+        self.signals = [runtime.create_signal(0) for _ in range(slots)]
+        self.cdatas = [s.cdata for s in self.signals]
+        self.handles = [s.handle for s in self.signals]
+        self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
+        self.next = 0
+        self._load = runtime.lib.hsa_signal_load_scacquire
+        self._store = runtime.lib.hsa_signal_store_relaxed
+
+    def take(self, timeout: float = 10.0) -> int:
+        """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
+        i = self.next
+        self.next = (i + 1) % self.slots
+        cdata = self.cdatas[i]
+        if self._load(cdata) > 0:
+            self.queue.flush()  # packets published without a doorbell must be announced first
+            self.signals[i].wait(2, 1, timeout=timeout, abort=self.queue.check)
+        self._store(cdata, 1)
+        return i
+
+    def close(self) -> None:
+        for signal in self.signals:
+            signal.close()
+        self.buffer.close()
+
+
+def _ring_for(queue: Any, size: int) -> KernargRing:
+    slot_size = max(256, 1 << (max(size, 1) - 1).bit_length())
+    rings = queue.__dict__.setdefault("_kernarg_rings", {})
+    ring = rings.get(slot_size)
+    if ring is None:
+        ring = rings[slot_size] = KernargRing(queue, slot_size, slots=min(RING_SLOTS, queue.size))
+    return ring
+
+
+@dataclass
+class DispatchResult:
+    """One published dispatch: its packet ``index``, ``signal`` (completion), and after
+    :meth:`wait`, GPU ``start``/``end`` timestamps (ticks) when profiling is enabled."""
+
+    queue: Any
+    kernel: Any
+    index: int
+    signal: Any
+    start: int | None = None
+    end: int | None = None
+
+    @property
+    def is_done(self) -> bool:
+        return self.signal.load() < 1
+
+    def wait(self, timeout: float = 10.0) -> DispatchResult:
+        """Wait for completion (raising the queue's error if it stopped) and read timestamps."""
+        self.signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
+        self.queue.check()
+        self._read_times()
+        return self
+
+    def _read_times(self) -> None:
+        runtime = self.queue.runtime
+        ffi, lib = runtime.ffi, runtime.lib
+        times = ffi.new("hsa_amd_profiling_dispatch_time_t *")
+        status = lib.hsa_amd_profiling_get_dispatch_time({"handle": self.queue.agent.handle},
+                                                         self.signal.cdata, times)
+        if status == 0 and times.end:
+            self.start, self.end = int(times.start), int(times.end)
+
+    @property
+    def duration_us(self) -> float | None:
+        """GPU-side duration from the dispatch timestamps (simulated time on the simulator)."""
+        if self.start is None or self.end is None:
+            return None
+        return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
+
+
+class PreparedDispatch:
+    """A launch prepared once: header|setup word, body template and kernarg packer.
+
+    Calling it (``prepared(*args)``) takes a kernarg slot, packs the arguments, patches the
+    kernarg address and completion signal into the body, and publishes: nothing else is
+    computed per call. ``batch([args, ...])`` publishes many with one doorbell."""
+
+    def __init__(self, kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
+                 barrier: bool = False, acquire: Any = "system", release: Any = "system") -> None:
+        geometry = validate(kernel, queue, grid, workgroup, dynamic_lds)
+        self.kernel = kernel
+        self.queue = queue
+        self.geometry = geometry
+        dims = geometry.dims  # hidden_grid_dims and the packet's setup agree with what was given
+        self.packer = kernel.layout.packer(geometry.grid[:dims], geometry.workgroup[:dims],
+                                           dynamic_lds, queue_ptr=queue.address)
+        template = aql.kernel_dispatch(
+            kernel.kernel_object, geometry.grid, geometry.workgroup, dims=geometry.dims,
+            private_segment_size=kernel.private_segment_size,
+            group_segment_size=kernel.group_segment_size + dynamic_lds,
+            barrier=barrier, acquire=acquire, release=release)
+        self.word = template.word
+        self._body = bytearray(template.body)
+        self.ring = _ring_for(queue, max(kernel.kernarg_size, self.packer.size, 1))
+        self._slot_size = self.ring.slot_size
+
+    def _fill(self, args: Sequence[Any]) -> tuple[int, bytes]:
+        ring = self.ring
+        slot = ring.take()
+        self.packer.pack_into(ring.view, slot * self._slot_size, *args)
+        body = self._body
+        _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0, ring.handles[slot])
+        return slot, bytes(body)
+
+    def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
+        """Publish one dispatch with ``args``; returns its (not yet waited) result."""
+        slot, body = self._fill(args)
+        queue = self.queue
+        index = queue.reserve(1)
+        queue.write(index, self.word, body)
+        if doorbell:
+            queue.ring_doorbell(index)
+        ring = self.ring
+        return DispatchResult(queue, self.kernel, index, ring.signals[slot])
+
+    def submit(self, *args: Any) -> int:
+        """The fast path: publish and return only the packet index (no result object)."""
+        slot, body = self._fill(args)
+        queue = self.queue
+        index = queue.reserve(1)
+        queue.write(index, self.word, body)
+        queue.ring_doorbell(index)
+        return index
+
+    def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> list[DispatchResult]:
+        """Publish one dispatch per argument list: one reservation and one doorbell per chunk
+        of at most ``min(queue size, kernarg ring slots)`` packets (one chunk when it fits)."""
+        results: list[DispatchResult] = []
+        limit = min(self.queue.size, self.ring.slots)
+        for start in range(0, len(arg_lists), limit):
+            results.extend(self._batch(arg_lists[start:start + limit], doorbell))
+        return results
+
+    def _batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool) -> list[DispatchResult]:
+        filled = [self._fill(args) for args in arg_lists]
+        queue = self.queue
+        first = queue.reserve(len(filled))
+        for offset, (_slot, body) in enumerate(filled):
+            queue.write(first + offset, self.word, body)
+        if doorbell:
+            queue.ring_doorbell(first + len(filled) - 1)
+        ring = self.ring
+        return [DispatchResult(queue, self.kernel, first + k, ring.signals[slot])
+                for k, (slot, _body) in enumerate(filled)]
+
+    def packet(self, *args: Any) -> aql.Packet:
+        """The packet a call with ``args`` would publish (takes a kernarg slot; for study)."""
+        _slot, body = self._fill(args)
+        return aql.Packet(self.word, body)
+
+
+def prepare(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
+            barrier: bool = False, acquire: Any = "system", release: Any = "system") -> PreparedDispatch:
+    """Prepare a launch of ``kernel`` on ``queue`` (see :class:`PreparedDispatch`)."""
+    return PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire, release)
+
+
+def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: Any,
+           dynamic_lds: int = 0, barrier: bool = False, acquire: Any = "system",
+           release: Any = "system", wait: bool = True, timeout: float = 10.0) -> DispatchResult:
+    """Launch ``kernel(*args)`` over ``grid`` work-items in ``workgroup``-sized groups.
+
+    With ``wait`` (default) this waits for completion with ``timeout`` seconds and re-raises the
+    queue's error if the dispatch failed; the result carries GPU timestamps when the queue has
+    profiling enabled."""
+    prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
+                                release)
+    result = prepared(*args)
+    return result.wait(timeout) if wait else result
+
+
+class Graph:
+    """Packets recorded once and replayed: ``graph.add_dispatch(...)``, ``graph.add_barrier``,
+    then ``graph.launch(queue)`` any number of times.
+
+    Recording packs every kernarg segment once; a replay copies those bytes into fresh kernarg
+    slots and patches only the kernarg address and completion signal of each dispatch packet,
+    then publishes the whole batch with one doorbell."""
+
+    def __init__(self, queue: Any) -> None:
+        self.queue = queue
+        self._nodes: list[tuple[str, Any, Any, bytes]] = []
+
+    def add_dispatch(self, kernel: Any, args: Sequence[Any], grid: Any, workgroup: Any,
+                     dynamic_lds: int = 0, barrier: bool = True) -> None:
+        """Record a dispatch (barrier bit set by default: graph nodes run in order)."""
+        prepared = PreparedDispatch(kernel, self.queue, grid, workgroup, dynamic_lds, barrier)
+        kernarg = prepared.packer.pack(*args)
+        self._nodes.append(("dispatch", prepared, aql.Packet(prepared.word, bytes(prepared._body)),
+                            kernarg))
+
+    def add_packet(self, packet: aql.Packet) -> None:
+        """Record any other packet (barrier-AND/OR, barrier-value) verbatim."""
+        self._nodes.append(("packet", None, aql.split(packet), b""))
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def launch(self, wait: bool = True, timeout: float = 10.0,
+               doorbell: bool = True) -> list[DispatchResult]:
+        """Replay the recorded packets as one batch; returns the dispatch results."""
+        queue = self.queue
+        packets: list[aql.Packet] = []
+        results: list[tuple[int, Any, Any]] = []
+        for position, (kind, prepared, packet, kernarg) in enumerate(self._nodes):
+            if kind == "packet":
+                packets.append(packet)
+                continue
+            ring = prepared.ring
+            slot = ring.take()
+            ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
+            body = bytearray(packet.body)
+            _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0,
+                                  ring.handles[slot])
+            packets.append(aql.Packet(packet.word, bytes(body)))
+            results.append((position, prepared.kernel, ring.signals[slot]))
+        first = queue.publish_batch(packets, doorbell=doorbell)
+        out = [DispatchResult(queue, kernel, first + position, signal)
+               for position, kernel, signal in results]
+        if wait:
+            deadline = time.monotonic() + timeout
+            for result in out:
+                result.wait(max(deadline - time.monotonic(), 0.0))
+        return out
+
+
+def enable_profiling(queue: Any) -> None:
+    """Record dispatch timestamps for ``queue`` (hsa_amd_profiling_set_profiler_enabled)."""
+    lib = queue.runtime.lib
+    check(lib.hsa_amd_profiling_set_profiler_enabled(queue.cdata, 1),
+          "hsa_amd_profiling_set_profiler_enabled", lib)

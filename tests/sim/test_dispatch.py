@@ -1,0 +1,224 @@
+"""The AQL dispatch path end to end on the simulator (and on a GPU when present)."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from hsapy import aql
+from hsapy._lifetime import live_counts
+from hsapy.asm import kernels
+from hsapy.dispatch import DispatchConfigError, Graph
+from hsapy.kernarg import KernelArgumentError
+from hsapy.runtime import Runtime
+
+TARGETS = ["gfx942", "gfx1201"]
+
+
+def _load(runtime, name, target):
+    agent = runtime.gpu(target)
+    return agent, runtime.load(kernels.build(name, target), agent).kernel(name)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_empty_kernel_round_trip(sim_runtime, target):
+    agent, empty = _load(sim_runtime, "empty", target)
+    with agent.create_queue(64) as queue:
+        queue.enable_profiling()
+        result = empty.launch(queue, [], grid=64, workgroup=64, timeout=10)
+        assert result.is_done and queue.load_read_index() == 1
+        assert result.end >= result.start > 0
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_vector_add_through_launch(sim_runtime, target):
+    agent, vadd = _load(sim_runtime, "vector_add", target)
+    n = 1000
+    a, b = np.arange(n, dtype=np.float32), np.full(n, 0.25, np.float32)
+    bufs = [agent.device_pool.allocate(4 * n) for _ in range(3)]
+    bufs[0].copy_from(a)
+    bufs[1].copy_from(b)
+    with agent.create_queue(64) as queue:
+        vadd.launch(queue, [bufs[0], bufs[1], bufs[2], n], grid=1024, workgroup=256)
+    assert np.array_equal(bufs[2].copy_to(dtype=np.float32), a + b)
+
+
+def test_100000_dispatches_through_a_64_slot_queue():
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as rt:
+        agent, empty = _load(rt, "empty", "gfx942")
+        with agent.create_queue(64) as queue:
+            prepared = empty.prepare(queue, 64, 64)
+            prepared.submit()  # warm up: the kernarg ring and its signals exist from here on
+            gc.collect()
+            before = live_counts()
+            for _ in range(100_000 // 100 - 1):
+                prepared.batch([()] * 100)
+            last = prepared.batch([()] * 99)[-1]
+            last.wait(timeout=60)
+            assert queue.load_read_index() == queue.load_write_index() == 100_000
+            gc.collect()
+            assert live_counts() == before
+
+
+def test_three_queue_barrier_graph_runs_in_dependency_order(sim_runtime):
+    """q0: A; q1: wait(A) then B; q2: wait(A and B) then C -- checked through timestamps."""
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    queues = [agent.create_queue(64) for _ in range(3)]
+    for q in queues:
+        q.enable_profiling()
+    gate = sim_runtime.create_signal(1)
+    try:
+        # Hold A behind a barrier-value packet so that B and C are queued before A can run.
+        queues[0].publish(aql.barrier_value(gate.handle, 0, "EQ"))
+        a = empty.prepare(queues[0], 64, 64)(doorbell=True)
+        done_a = sim_runtime.create_signal(1)
+        queues[0].publish(aql.barrier_and([a.signal.handle], completion_signal=done_a.handle))
+        queues[1].publish(aql.barrier_and([done_a.handle]))
+        b = empty.prepare(queues[1], 64, 64)()
+        done_b = sim_runtime.create_signal(1)
+        queues[1].publish(aql.barrier_and([], completion_signal=done_b.handle))
+        queues[2].publish(aql.barrier_and([done_a.handle, done_b.handle]))
+        c = empty.prepare(queues[2], 64, 64)()
+        assert not (a.is_done or b.is_done or c.is_done)
+        gate.store(0)
+        for result in (a, b, c):
+            result.wait(timeout=10)
+        assert a.end <= b.start and b.end <= c.start
+    finally:
+        for q in queues:
+            q.close()
+
+
+def _ring_packet(queue, index) -> bytes:
+    return bytes(queue.ring[index & (queue.size - 1)])
+
+
+def _mask_patched(packet: bytes) -> bytes:
+    """Everything but kernarg_address (40..47) and completion_signal (56..63)."""
+    return packet[:40] + packet[48:56]
+
+
+def test_prepared_batch_and_graph_packets_equal_the_plain_api(sim_runtime):
+    agent, vadd = _load(sim_runtime, "vector_add", "gfx942")
+    bufs = [agent.device_pool.allocate(4096) for _ in range(3)]
+    args = [bufs[0], bufs[1], bufs[2], 1000]
+    queue = agent.create_queue(64)
+    plain = vadd.launch(queue, args, grid=1024, workgroup=256, wait=False)
+    plain_packet = _ring_packet(queue, plain.index)
+    plain.wait()
+    plain_kernarg = vadd.layout.pack(args, 1024, 256, queue_ptr=queue.address)
+
+    prepared = vadd.prepare(queue, 1024, 256)
+    one = prepared(*args, doorbell=False)
+    batch = prepared.batch([args, args], doorbell=False)
+    graph = Graph(queue)
+    graph.add_dispatch(vadd, args, 1024, 256, barrier=False)
+    replay = graph.launch(wait=False, doorbell=False)
+    results = [one, *batch, *replay]
+    packets = [_ring_packet(queue, r.index) for r in results]
+    queue.flush()
+    for result in results:
+        result.wait()
+    for packet in packets:
+        assert _mask_patched(packet) == _mask_patched(plain_packet)
+        kernarg_address = int.from_bytes(packet[40:48], "little")
+        kernarg = bytes(sim_runtime.ffi.buffer(sim_runtime.ffi.cast("char *", kernarg_address),
+                                               len(plain_kernarg)))
+        assert kernarg == plain_kernarg
+    queue.close()
+
+
+def test_graph_replays_in_order_with_results(sim_runtime):
+    agent, vadd = _load(sim_runtime, "vector_add", "gfx1201")
+    n = 256
+    a, b, out = (agent.device_pool.allocate(4 * n) for _ in range(3))
+    a.copy_from(np.ones(n, np.float32))
+    b.copy_from(np.ones(n, np.float32))
+    with agent.create_queue(64) as queue:
+        graph = Graph(queue)
+        graph.add_dispatch(vadd, [a, b, out, n], n, 64)
+        graph.add_dispatch(vadd, [out, b, a, n], n, 64)   # depends on the first (barrier bit)
+        for _ in range(3):
+            graph.launch(timeout=20)
+    # each replay: out = a + 1, a = out + 1  -> a grows by 2 per replay
+    assert np.array_equal(a.copy_to(dtype=np.float32), np.full(n, 7, np.float32))
+
+
+# -- validation before anything reaches a ring ------------------------------------------------
+
+@pytest.fixture
+def vadd_setup(sim_runtime):
+    agent, vadd = _load(sim_runtime, "vector_add", "gfx942")
+    queue = agent.create_queue(64)
+    bufs = [agent.device_pool.allocate(1024) for _ in range(3)]
+    yield agent, vadd, queue, bufs
+    queue.close()
+
+
+def _nothing_published(queue):
+    assert queue.load_write_index() == 0
+
+
+def test_wrong_argument_count_shows_the_signature(vadd_setup):
+    _agent, vadd, queue, bufs = vadd_setup
+    with pytest.raises(KernelArgumentError, match=r"vector_add\(a: ptr"):
+        vadd.launch(queue, bufs, grid=256, workgroup=64)
+    _nothing_published(queue)
+
+
+def test_wrong_argument_type_names_the_argument(vadd_setup):
+    _agent, vadd, queue, bufs = vadd_setup
+    with pytest.raises(TypeError, match="argument 3"):
+        vadd.launch(queue, [*bufs, "many"], grid=256, workgroup=64)
+    _nothing_published(queue)
+
+
+@pytest.mark.parametrize("workgroup, match", [
+    ((2048,), "exceeds gfx942's limit"),
+    ((64, 64), "work-items exceeds gfx942's limit of 1024"),
+])
+def test_workgroup_over_the_agent_limit(vadd_setup, workgroup, match):
+    _agent, vadd, queue, bufs = vadd_setup
+    with pytest.raises(DispatchConfigError, match=match):
+        vadd.launch(queue, [*bufs, 4], grid=4096, workgroup=workgroup)
+    _nothing_published(queue)
+
+
+def test_workgroup_over_the_kernels_max_flat_size(vadd_setup):
+    _agent, vadd, queue, bufs = vadd_setup
+    vadd.max_flat_workgroup_size = 256
+    with pytest.raises(DispatchConfigError, match="max_flat_workgroup_size of 256"):
+        vadd.launch(queue, [*bufs, 4], grid=1024, workgroup=512)
+    _nothing_published(queue)
+
+
+def test_grid_over_the_agent_limit(vadd_setup):
+    agent, vadd, queue, bufs = vadd_setup
+    with pytest.raises(DispatchConfigError, match="grid"):
+        vadd.launch(queue, [*bufs, 4], grid=(agent.grid_max_dim[0] + 1,), workgroup=64)
+    _nothing_published(queue)
+
+
+@pytest.mark.parametrize("grid", [0, (4, 0), (1, 1, 1, 1)])
+def test_degenerate_grids_are_refused(vadd_setup, grid):
+    _agent, vadd, queue, bufs = vadd_setup
+    with pytest.raises(ValueError):
+        vadd.launch(queue, [*bufs, 4], grid=grid, workgroup=64)
+    _nothing_published(queue)
+
+
+def test_lds_over_the_agent_limit(vadd_setup):
+    _agent, vadd, queue, bufs = vadd_setup
+    with pytest.raises(DispatchConfigError, match="LDS"):
+        vadd.launch(queue, [*bufs, 4], grid=256, workgroup=64, dynamic_lds=65 * 1024)
+    _nothing_published(queue)
+
+
+def test_kernel_for_another_agent_is_refused(sim_runtime):
+    _agent942, vadd = _load(sim_runtime, "vector_add", "gfx942")
+    other = sim_runtime.gpu("gfx1201")
+    with other.create_queue(64) as queue:
+        with pytest.raises(DispatchConfigError, match="loaded for gfx942"):
+            vadd.launch(queue, [0, 0, 0, 1], grid=64, workgroup=64)
+        _nothing_published(queue)
