@@ -585,7 +585,8 @@ def gen_vop3(dis, family, fmt) -> dict[str, dict]:
             if n and "neg:[" in text:
                 entry["blgp_as_neg"] = 1  # f64 MFMA: the blgp bits negate A, B, C
         if not entry.get("sd"):
-            for bits in ((0b1111, 0b1000, 0b0001, 0b1001, 0b0011) if fmt.name == "VOP3" else (0b111,)):
+            for bits in ((0b1111, 0b1000, 0b0001, 0b1001, 0b0011) if fmt.name == "VOP3" else
+                         (0b111, 0b001)):
                 n, t2 = dis.words(fmt.pack({**probe, "op_sel": bits}) + [LITERAL_PROBE])
                 m = re.search(r"op_sel:\[([0-9,]+)\]", t2) if n else None
                 if m:
@@ -593,6 +594,9 @@ def gen_vop3(dis, family, fmt) -> dict[str, dict]:
                     break
                 if n and "byte_sel:" in t2:
                     entry["byte_sel"] = 1  # op_sel bits spelled byte_sel (fp8 conversions)
+                    break
+                if n and "index_key:" in t2:
+                    entry["index_key"] = 1  # gfx12 SWMMAC: op_sel is the sparsity index key
                     break
             if fmt.name == "VOP3" and "op_sel_n" in entry:
                 entry["op_sel_bits"] = op_sel_positions(dis, fmt, probe, entry["op_sel_n"])

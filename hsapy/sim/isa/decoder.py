@@ -575,7 +575,10 @@ class _Decoder:
         mods = []
         n = entry.get("op_sel_n", len([s for s in srcs if s.kind != "imm"]) or 3)
         op_sel = _bits(fields["op_sel"], n)
-        if any(op_sel):
+        if entry.get("index_key"):
+            if fields["op_sel"]:
+                mods.append(f"index_key:{fields['op_sel']}")
+        elif any(op_sel):
             mods.append(_bit_list("op_sel", op_sel))
         if "op_sel_hi_n" in entry:
             op_sel_hi = _bits(fields["op_sel_hi"] | fields["op_sel_hi2"] << 2, entry["op_sel_hi_n"])
