@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hsapy._hsa import check, constant, iterate
+from hsapy._hsa import call, constant, iterate
 from hsapy.errors import HsapyValueError
 
 __all__ = ["Agent", "AGENT_INFO", "InfoField"]
@@ -160,12 +160,10 @@ class Agent:
         names: list[str] = []
         for isa in iterate(lib, "hsa_agent_iterate_isas", "hsa_isa_t", {"handle": self.handle}):
             length = ffi.new("uint32_t *")
-            check(lib.hsa_isa_get_info_alt({"handle": isa}, constant("HSA_ISA_INFO_NAME_LENGTH"),
-                                           length),
-                  "hsa_isa_get_info_alt", lib)
+            call(lib, "hsa_isa_get_info_alt", {"handle": isa}, constant("HSA_ISA_INFO_NAME_LENGTH"),
+                 length)
             text = ffi.new("char[]", length[0] + 1)  # the length may or may not count the NUL
-            check(lib.hsa_isa_get_info_alt({"handle": isa}, constant("HSA_ISA_INFO_NAME"), text),
-                  "hsa_isa_get_info_alt", lib)
+            call(lib, "hsa_isa_get_info_alt", {"handle": isa}, constant("HSA_ISA_INFO_NAME"), text)
             names.append(ffi.string(text).decode())
         return names
 

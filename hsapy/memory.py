@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from hsapy._hsa import check, constant
+from hsapy._hsa import call, constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
@@ -121,8 +121,7 @@ class MemoryPool:
                 f"MemoryPool.allocate: {nbytes} bytes exceed the pool's size of {self.size} bytes")
         lib, ffi = self.runtime.lib, self.runtime.ffi
         out = ffi.new("void **")
-        check(lib.hsa_amd_memory_pool_allocate({"handle": self.handle}, int(nbytes), 0, out),
-              "hsa_amd_memory_pool_allocate", lib)
+        call(lib, "hsa_amd_memory_pool_allocate", {"handle": self.handle}, int(nbytes), 0, out)
         return Buffer(self, int(ffi.cast("uintptr_t", out[0])), int(nbytes))
 
     def as_dict(self) -> dict[str, Any]:
@@ -244,25 +243,28 @@ class Buffer:
             ffi.memmove(ffi.from_buffer(target), staging._owner, nbytes)
         return out
 
-    def fill(self, value: int, timeout: float = 10.0) -> None:
-        """Set every 32-bit word to ``value`` (hsa_amd_memory_fill; size must be a multiple of 4)."""
+    def fill(self, value: int) -> None:
+        """Set every 32-bit word to ``value`` (hsa_amd_memory_fill, synchronous; any pool).
+
+        The size must be a multiple of 4; ``value`` is taken modulo 2**32."""
         self._check_open()
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not {value!r}")
         if self.size % 4:
             raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple of 4")
-        lib = self.runtime.lib
-        check(lib.hsa_amd_memory_fill(self.runtime.ffi.cast("void *", self.address),
-                                      value & 0xFFFFFFFF, self.size // 4),
-              "hsa_amd_memory_fill", lib)
+        call(self.runtime.lib, "hsa_amd_memory_fill", self.runtime.ffi.cast("void *", self.address),
+             int(value) & 0xFFFFFFFF, self.size // 4)
 
     def allow_access(self, agents: Iterable[Any]) -> None:
         """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""
         self._check_open()
         agents = list(agents)
-        ffi, lib = self.runtime.ffi, self.runtime.lib
+        if not agents:
+            raise HsapyValueError("Buffer.allow_access needs at least one agent")
+        ffi = self.runtime.ffi
         handles = ffi.new("hsa_agent_t[]", [{"handle": a.handle} for a in agents])
-        check(lib.hsa_amd_agents_allow_access(len(agents), handles, ffi.NULL,
-                                              ffi.cast("void *", self.address)),
-              "hsa_amd_agents_allow_access", lib)
+        call(self.runtime.lib, "hsa_amd_agents_allow_access", len(agents), handles, ffi.NULL,
+             ffi.cast("void *", self.address))
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else f"{self.size} bytes"

@@ -10,7 +10,7 @@ import os
 import weakref
 from typing import Any
 
-from hsapy._hsa import check, constant, ffi, iterate, load_rocr
+from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyError, HsapyValueError
 
@@ -32,7 +32,7 @@ SYSTEM_INFO: dict[str, tuple[str, str]] = {
 
 def _open_rocr() -> Any:
     lib = load_rocr()
-    check(lib.hsa_init(), "hsa_init", lib)
+    call(lib, "hsa_init")
     return lib
 
 
@@ -40,7 +40,7 @@ def _open_sim(targets: Any, executor: Any) -> Any:
     from hsapy.sim import SimLib
 
     lib = SimLib(ffi, targets=targets, executor=executor)
-    check(lib.hsa_init(), "hsa_init", lib)
+    call(lib, "hsa_init")
     return lib
 
 
@@ -120,8 +120,7 @@ class Runtime:
     def timestamp(self) -> int:
         """The system timestamp (HSA_SYSTEM_INFO_TIMESTAMP), in ticks of timestamp_frequency."""
         out = ffi.new("uint64_t *")
-        check(self.lib.hsa_system_get_info(constant("HSA_SYSTEM_INFO_TIMESTAMP"), out),
-              "hsa_system_get_info", self.lib)
+        call(self.lib, "hsa_system_get_info", constant("HSA_SYSTEM_INFO_TIMESTAMP"), out)
         return out[0]
 
     # -- lifetime ----------------------------------------------------------------------------
@@ -185,8 +184,7 @@ class Runtime:
         from hsapy.signal import Signal
 
         out = ffi.new("hsa_signal_t *")
-        check(self.lib.hsa_signal_create(initial_value, 0, ffi.NULL, out),
-              "hsa_signal_create", self.lib)
+        call(self.lib, "hsa_signal_create", initial_value, 0, ffi.NULL, out)
         return Signal(self, out.handle)
 
     @property

@@ -191,6 +191,14 @@ class SignalPool:
         return self._runtime.create_signal(initial_value)
 
     def release(self, signal: Signal) -> None:
+        """Give ``signal`` back for reuse (closed signals are dropped).
+
+        Releasing the same signal twice would hand it to two users at once: refused."""
+        if signal._runtime is not self._runtime:
+            raise HsapyValueError("SignalPool.release: the signal belongs to another runtime")
+        if any(free is signal for free in self._free):
+            raise HsapyValueError(f"SignalPool.release: signal {signal.handle:#x} was already "
+                                  "released")
         if not signal.is_closed:
             self._free.append(signal)
 

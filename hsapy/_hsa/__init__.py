@@ -18,8 +18,8 @@ import cffi
 from hsapy._hsa._cdef import CDEF, HEADER_VERSION
 from hsapy.errors import LibraryLoadError, LibraryNotFoundError, error_for, is_error
 
-__all__ = ["ffi", "CDEF", "HEADER_VERSION", "load_rocr", "rocr_candidates", "check", "constant",
-           "iterate"]
+__all__ = ["ffi", "CDEF", "HEADER_VERSION", "load_rocr", "rocr_candidates", "check", "call",
+           "constant", "iterate"]
 
 ffi = cffi.FFI()
 ffi.cdef(CDEF)
@@ -102,6 +102,13 @@ def check(status: int, function: str, lib=None) -> None:
         except Exception:  # the status string is a nicety; never mask the real error
             detail = ""
     raise error_for(status, function, detail)
+
+
+def call(lib: Any, function: str, *args: Any) -> None:
+    """Call ``lib.<function>(*args)`` and raise through :func:`check` on an error status.
+
+    The name in an exception is always the function that was called (no hand-typed copy)."""
+    check(getattr(lib, function)(*args), function, lib)
 
 
 def _enum_constants() -> dict[str, int]:

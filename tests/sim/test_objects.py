@@ -315,3 +315,31 @@ def test_auto_backend_falls_back_to_sim_when_the_library_is_missing(monkeypatch,
     with Runtime(backend="auto") as rt:
         assert rt.backend == "sim"
         assert "ROCr unavailable" in rt.backend_reason and "HSAPY_HSA_LIB" in rt.backend_reason
+
+
+def test_signal_pool_refuses_a_double_release(runtime):
+    pool = runtime.signal_pool
+    signal = pool.acquire(1)
+    pool.release(signal)
+    with pytest.raises(errors.HsapyValueError, match="already released"):
+        pool.release(signal)
+    assert pool.acquire(1) is signal and pool.acquire(1) is not signal
+
+
+def test_fill_reaches_device_memory(runtime):
+    with runtime.gpu_agents[0].device_pool.allocate(1024) as buffer:
+        buffer.fill(-1)  # taken modulo 2**32
+        assert (buffer.copy_to(dtype=np.uint32) == 0xFFFFFFFF).all()
+
+
+@pytest.mark.parametrize("value, error", [(1.5, errors.HsapyTypeError), ("7", errors.HsapyTypeError)])
+def test_fill_value_is_validated(runtime, value, error):
+    with runtime.system_pool.allocate(64) as buffer:
+        with pytest.raises(error):
+            buffer.fill(value)
+
+
+def test_fill_needs_whole_words(runtime):
+    with runtime.system_pool.allocate(6) as buffer:
+        with pytest.raises(errors.HsapyValueError, match="multiple of 4"):
+            buffer.fill(0)
