@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from hsapy._hsa import CDEF, ffi
+from hsapy.errors import STATUS_NAMES
 
 HEADERS = Path("/usr/include/hsa")
 REAL_LIB = "libhsa-runtime64.so.1"
@@ -90,6 +91,9 @@ def probe(tmp_path_factory) -> dict[str, int]:
             lines.append(f'printf("sizeof {name} %zu\\n", sizeof({name}));')
     for constant in _enum_constants():
         lines.append(f'printf("enum {constant} %lld\\n", (long long){constant});')
+    # hsa_ext_amd.h's statuses live in an anonymous enum (not in the cdef); errors.py names them
+    for constant in STATUS_NAMES.values():
+        lines.append(f'printf("status {constant} %lld\\n", (long long){constant});')
     lines.append("return 0; }")
     work = tmp_path_factory.mktemp("abi")
     source, binary = work / "probe.c", work / "probe"
@@ -125,6 +129,14 @@ def test_every_enum_constant_matches_the_header(probe):
     # in C and as 2**31 in cffi; the bit pattern is what crosses the ABI, so compare mod 2**32.
     wrong = {name: (value, probe[f"enum {name}"]) for name, value in constants.items()
              if (probe[f"enum {name}"] - value) % 2**32}
+    assert not wrong
+
+
+@needs_headers
+@needs_cc
+def test_every_status_errors_py_names_has_the_header_value(probe):
+    wrong = {name: (value, probe[f"status {name}"]) for value, name in STATUS_NAMES.items()
+             if probe[f"status {name}"] != value}
     assert not wrong
 
 

@@ -60,3 +60,20 @@ def test_every_status_name_is_a_cdef_enum_constant():
     for status, name in errors.STATUS_NAMES.items():
         if name.startswith("HSA_STATUS_ERROR_") and status >= 0x1000:
             assert getattr(ffi.typeof("hsa_status_t"), "relements")[name] == status
+
+
+def test_every_cdef_status_has_a_name_and_a_family_or_is_a_result():
+    from hsapy._hsa import ffi
+
+    for name, status in ffi.typeof("hsa_status_t").relements.items():
+        assert errors.STATUS_NAMES[status] == name
+        exc = errors.error_for(status, "hsa_x")
+        assert name in str(exc)
+
+
+@pytest.mark.parametrize("status", [0x1001, 0x1002, 0x1003, 0x1007, 0x1008, 0x1009, 0x100B,
+                                    0x1010, 0x1016, 40, 41, 42, 43])
+def test_common_failures_carry_a_hint(status):
+    text = str(errors.error_for(status, "hsa_x"))
+    hint = text.split(": ", 1)[1].split(". ", 1)
+    assert len(hint) == 2 and len(hint[1]) > 20, text
