@@ -19,12 +19,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
+
 from hsapy import aql
 from hsapy._hsa import check
 from hsapy.errors import HsapyValueError
 from hsapy.kernarg import normalize_dims
 
-__all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "KernargRing", "Graph",
+__all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
            "DispatchConfigError", "validate"]
 
 KERNARG_ALIGN = 64          # kernarg segments are 16-byte aligned at least; slots are 64-aligned
@@ -138,6 +140,56 @@ class KernargRing:
         self.buffer.close()
 
 
+BATCH_ARENA_SLOTS = 512
+
+
+class _BatchArena:
+    """Kernarg space for batches: two halves used alternately, each guarded by the completion
+    signal of the barrier-AND packet that ends the batch which used it."""
+
+    def __init__(self, queue: Any, slot_size: int) -> None:
+        runtime = queue.runtime
+        self.queue = queue
+        self.slot_size = slot_size
+        half = slot_size * BATCH_ARENA_SLOTS
+        self.buffer = queue.agent.kernarg_pool.allocate(2 * half)
+        if runtime.backend == "rocr":
+            self.buffer.allow_access([queue.agent])
+        self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address), 2 * half)
+        self.signals = [runtime.create_signal(0), runtime.create_signal(0)]
+        self.next = 0
+
+    def take(self, timeout: float = 10.0) -> tuple[int, Any]:
+        half = self.next
+        self.next ^= 1
+        signal = self.signals[half]
+        if signal.load() > 0:
+            self.queue.flush()
+            signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
+        signal.store(1, relaxed=True)
+        return half, signal
+
+    def offset_of(self, half: int) -> int:
+        return half * self.slot_size * BATCH_ARENA_SLOTS
+
+    def address_of(self, half: int) -> int:
+        return self.buffer.address + self.offset_of(half)
+
+    def close(self) -> None:
+        for signal in self.signals:
+            signal.close()
+        self.buffer.close()
+
+
+def _arena_for(queue: Any, slot_size: int) -> _BatchArena:
+    arenas = queue.__dict__.setdefault("_kernarg_rings", {})
+    key = ("batch", slot_size)
+    arena = arenas.get(key)
+    if arena is None:
+        arena = arenas[key] = _BatchArena(queue, slot_size)
+    return arena
+
+
 def _ring_for(queue: Any, size: int) -> KernargRing:
     slot_size = max(256, 1 << (max(size, 1) - 1).bit_length())
     rings = queue.__dict__.setdefault("_kernarg_rings", {})
@@ -145,6 +197,33 @@ def _ring_for(queue: Any, size: int) -> KernargRing:
     if ring is None:
         ring = rings[slot_size] = KernargRing(queue, slot_size, slots=min(RING_SLOTS, queue.size))
     return ring
+
+
+@dataclass
+class BatchResult:
+    """Dispatches published by ``PreparedDispatch.batch``: ``chunks`` of (first index, count,
+    signal of the chunk's closing barrier-AND packet)."""
+
+    queue: Any
+    kernel: Any
+    chunks: list[tuple[int, int, Any]]
+
+    @property
+    def indices(self) -> list[int]:
+        """Packet indices of the dispatches (the closing barrier packets excluded)."""
+        return [first + k for first, count, _signal in self.chunks for k in range(count)]
+
+    @property
+    def is_done(self) -> bool:
+        return all(signal.load() < 1 for _first, _count, signal in self.chunks)
+
+    def wait(self, timeout: float = 10.0) -> BatchResult:
+        deadline = time.monotonic() + timeout
+        for _first, _count, signal in self.chunks:
+            signal.wait(2, 1, timeout=max(deadline - time.monotonic(), 0.0),
+                        abort=self.queue.check)
+        self.queue.check()
+        return self
 
 
 @dataclass
@@ -241,26 +320,47 @@ class PreparedDispatch:
         queue.ring_doorbell(index)
         return index
 
-    def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> list[DispatchResult]:
-        """Publish one dispatch per argument list: one reservation and one doorbell per chunk
-        of at most ``min(queue size, kernarg ring slots)`` packets (one chunk when it fits)."""
-        results: list[DispatchResult] = []
-        limit = min(self.queue.size, self.ring.slots)
-        for start in range(0, len(arg_lists), limit):
-            results.extend(self._batch(arg_lists[start:start + limit], doorbell))
-        return results
+    def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
+        """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
+        per chunk of at most ``queue size - 1`` dispatches.
 
-    def _batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool) -> list[DispatchResult]:
-        filled = [self._fill(args) for args in arg_lists]
+        Each chunk ends with a barrier-AND packet (barrier bit set, so it completes only after
+        every dispatch before it) whose completion signal guards the chunk's kernarg arena; the
+        dispatch packets themselves carry no completion signal. Identical argument lists share
+        one kernarg segment (kernels only read it)."""
+        arg_lists = list(arg_lists)
+        limit = min(self.queue.size - 1, BATCH_ARENA_SLOTS)
+        chunks = [self._batch_chunk(arg_lists[start:start + limit], doorbell)
+                  for start in range(0, len(arg_lists), limit)]
+        return BatchResult(self.queue, self.kernel, chunks)
+
+    def _batch_chunk(self, arg_lists: list[Sequence[Any]], doorbell: bool) -> tuple[int, int, Any]:
         queue = self.queue
-        first = queue.reserve(len(filled))
-        for offset, (_slot, body) in enumerate(filled):
-            queue.write(first + offset, self.word, body)
+        arena = _arena_for(queue, self._slot_size)
+        base, signal = arena.take()
+        count = len(arg_lists)
+        shared = all(args == arg_lists[0] for args in arg_lists)
+        packer, view, size = self.packer, arena.view, self._slot_size
+        if shared:
+            packer.pack_into(view, arena.offset_of(base), *arg_lists[0])
+            addresses = np.full(count, arena.address_of(base), np.uint64)
+        else:
+            for k, args in enumerate(arg_lists):
+                packer.pack_into(view, arena.offset_of(base) + k * size, *args)
+            addresses = arena.address_of(base) + np.arange(count, dtype=np.uint64) * size
+        packets = np.empty((count + 1, 64), np.uint8)
+        packets[:count, 4:] = np.frombuffer(bytes(self._body), np.uint8)
+        packets[:count].view(np.uint64)[:, 5] = addresses            # kernarg_address (byte 40)
+        packets[:count].view(np.uint64)[:, 7] = 0                    # completion_signal (byte 56)
+        fence = aql.barrier_and([], completion_signal=signal.handle)
+        packets[count, 4:] = np.frombuffer(fence.body, np.uint8)
+        words = np.full(count + 1, self.word, np.uint32)
+        words[count] = fence.word
+        first = queue.reserve(count + 1)
+        queue.write_many(first, packets, words)
         if doorbell:
-            queue.ring_doorbell(first + len(filled) - 1)
-        ring = self.ring
-        return [DispatchResult(queue, self.kernel, first + k, ring.signals[slot])
-                for k, (slot, _body) in enumerate(filled)]
+            queue.ring_doorbell(first + count)
+        return first, count, signal
 
     def packet(self, *args: Any) -> aql.Packet:
         """The packet a call with ``args`` would publish (takes a kernarg slot; for study)."""

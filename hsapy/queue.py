@@ -107,6 +107,7 @@ class Queue:
         self._ring = np.frombuffer(
             ffi.buffer(ffi.cast("uint8_t *", self.base_address), self.size * PACKET_SIZE),
             np.uint8).reshape(self.size, PACKET_SIZE)
+        self._ring_words = self._ring.reshape(-1).view(np.uint32)
         ptr, runtime_state = self._ptr, runtime._state
 
         def destroy() -> None:
@@ -262,6 +263,14 @@ class Queue:
         slot = (index & self._mask) * PACKET_SIZE
         self._ffi.memmove(self._base + slot + 4, body, 60)
         self._words[slot >> 2] = word
+
+    def write_many(self, first: int, packets: np.ndarray, words: np.ndarray) -> None:
+        """Write ``len(packets)`` reserved packets from ``first`` on, wrapping around the ring:
+        every body (bytes 4..63) first, then the header|setup words in order (each header is
+        stored after its own body; see :meth:`write` for why a plain store is a release here)."""
+        slots = (first + np.arange(len(packets))) & self._mask
+        self._ring[slots, 4:] = packets[:, 4:]
+        self._ring_words[slots * 16] = words
 
     def publish(self, packet: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
         """Publish one packet (``hsapy.aql.Packet`` or 64 bytes); returns its index.

@@ -49,14 +49,20 @@ def test_100000_dispatches_through_a_64_slot_queue():
         agent, empty = _load(rt, "empty", "gfx942")
         with agent.create_queue(64) as queue:
             prepared = empty.prepare(queue, 64, 64)
-            prepared.submit()  # warm up: the kernarg ring and its signals exist from here on
+            prepared.submit()  # warm up: the kernarg ring, the batch arena and their signals
+            prepared.batch([()]).wait()  # exist from here on
             gc.collect()
             before = live_counts()
+            dispatched = 2
             for _ in range(100_000 // 100 - 1):
-                prepared.batch([()] * 100)
-            last = prepared.batch([()] * 99)[-1]
+                dispatched += len(prepared.batch([()] * 100).indices)
+            last = prepared.batch([()] * 98)
+            dispatched += len(last.indices)
             last.wait(timeout=60)
-            assert queue.load_read_index() == queue.load_write_index() == 100_000
+            assert dispatched == 100_000
+            # every packet (dispatches + one closing barrier per chunk) was consumed, none lost
+            closing_barriers = 1 + 999 * 2 + 2
+            assert queue.load_read_index() == queue.load_write_index() == 100_000 + closing_barriers
             gc.collect()
             assert live_counts() == before
 
@@ -115,10 +121,10 @@ def test_prepared_batch_and_graph_packets_equal_the_plain_api(sim_runtime):
     graph = Graph(queue)
     graph.add_dispatch(vadd, args, 1024, 256, barrier=False)
     replay = graph.launch(wait=False, doorbell=False)
-    results = [one, *batch, *replay]
-    packets = [_ring_packet(queue, r.index) for r in results]
+    indices = [one.index, *batch.indices, *(r.index for r in replay)]
+    packets = [_ring_packet(queue, index) for index in indices]
     queue.flush()
-    for result in results:
+    for result in [one, batch, *replay]:
         result.wait()
     for packet in packets:
         assert _mask_patched(packet) == _mask_patched(plain_packet)
@@ -127,6 +133,22 @@ def test_prepared_batch_and_graph_packets_equal_the_plain_api(sim_runtime):
                                                len(plain_kernarg)))
         assert kernarg == plain_kernarg
     queue.close()
+
+
+def test_batch_closes_with_a_barrier_and_signal(sim_runtime):
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        prepared = empty.prepare(queue, 64, 64)
+        batch = prepared.batch([()] * 3, doorbell=False)
+        first, count, signal = batch.chunks[0]
+        closing = aql.parse(_ring_packet(queue, first + count))
+        assert aql.decode_header(closing.header).type == aql.PacketType.BARRIER_AND
+        assert closing.header >> 8 & 1 and closing.completion_signal == signal.handle
+        dispatch = aql.parse(_ring_packet(queue, first))
+        assert dispatch.completion_signal == 0
+        assert not batch.is_done
+        queue.flush()
+        assert batch.wait().is_done
 
 
 def test_graph_replays_in_order_with_results(sim_runtime):
