@@ -343,3 +343,20 @@ def test_fill_needs_whole_words(runtime):
     with runtime.system_pool.allocate(6) as buffer:
         with pytest.raises(errors.HsapyValueError, match="multiple of 4"):
             buffer.fill(0)
+
+
+def test_no_leaks_for_100_queues_and_their_threads(sim_runtime):
+    import threading
+
+    gc.collect()
+    before, threads = live_counts(), threading.active_count()
+    agent = sim_runtime.gpu_agents[0]
+    for i in range(100):
+        queue = agent.create_queue(size=agent.queue_min_size)
+        if i % 2:
+            queue.close()
+        else:
+            del queue  # the finalizer destroys it (and the simulator stops its processor)
+    gc.collect()
+    assert live_counts() == before
+    assert threading.active_count() == threads
