@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,15 @@ def test_real_hsa_init_without_a_gpu_raises_out_of_resources():
     lib = _real_lib()
     with pytest.raises(OutOfResourcesError, match="HSA_STATUS_ERROR_OUT_OF_RESOURCES"):
         check(lib.hsa_init(), "hsa_init", lib)
+
+
+@needs_headers
+@pytest.mark.skipif(shutil.which("clang-19") is None and shutil.which("clang") is None,
+                    reason="tools/gen_cdef.py needs clang-19 (or clang) to preprocess the headers")
+def test_the_committed_cdef_is_what_the_generator_makes_from_the_headers():
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, str(root / "tools" / "gen_cdef.py"),
+                             "--include", str(HEADERS)],
+                            capture_output=True, text=True, check=True, timeout=120)
+    committed = (root / "hsapy" / "_hsa" / "_cdef.py").read_text()
+    assert result.stdout == committed, "regenerate: python tools/gen_cdef.py > hsapy/_hsa/_cdef.py"
