@@ -360,3 +360,37 @@ def test_no_leaks_for_100_queues_and_their_threads(sim_runtime):
     gc.collect()
     assert live_counts() == before
     assert threading.active_count() == threads
+
+
+def test_hsapy_backend_sets_the_default(monkeypatch):
+    monkeypatch.setenv("HSAPY_BACKEND", "sim")
+    with Runtime() as rt:
+        assert (rt.backend, rt.backend_reason) == ("sim", "requested")
+    monkeypatch.setenv("HSAPY_BACKEND", "opencl")
+    with pytest.raises(errors.HsapyValueError, match="HSAPY_BACKEND"):
+        Runtime()
+
+
+def test_rocr_without_a_gpu_raises_out_of_resources_and_leaves_nothing_open():
+    import os
+
+    if os.path.exists("/dev/kfd"):
+        pytest.skip("/dev/kfd exists: this machine may have an AMD GPU")
+    before = live_counts()
+    try:
+        Runtime(backend="rocr")
+    except errors.LibraryNotFoundError:
+        pytest.skip("libhsa-runtime64 is not installed")
+    except errors.OutOfResourcesError as exc:
+        assert exc.function == "hsa_init" and "/dev/kfd" in str(exc)
+    else:
+        pytest.fail("hsa_init succeeded without /dev/kfd")
+    assert live_counts() == before
+
+
+def test_system_info_reports_the_clock_and_memory_model(runtime):
+    info = runtime.system_info
+    assert info["timestamp_frequency"] == runtime.timestamp_frequency > 0
+    assert info["endianness"] == 0 and info["machine_model"] == 1  # little endian, large model
+    first = runtime.timestamp()
+    assert runtime.timestamp() >= first
