@@ -102,7 +102,10 @@ class Runtime:
         try:
             lib = _open_rocr()
         except HsapyError as exc:
-            reason = str(exc).splitlines()[0]
+            # Short and specific: the status name (hsa_init) or the library problem's first line.
+            reason = getattr(exc, "status_name", None) or str(exc).splitlines()[0]
+            if getattr(exc, "function", None):
+                reason = f"{exc.function}: {reason}"
             return _open_sim(targets, executor), "sim", f"ROCr unavailable ({reason})"
         if any(_is_gpu(lib, h) for h in _iterate_agents(lib)):
             return lib, "rocr", "ROCr reports a GPU agent"

@@ -369,7 +369,7 @@ class HsapySession:
         from hsapy import operators as ops
 
         agent = self.agent(target)
-        return ops.Device(target, int(agent.wavefront_size), int(agent.compute_units))
+        return ops.Device(target, int(agent.wavefront_size), int(agent.compute_unit_count))
 
     def code_object(self, operator: str, route: str, target: str) -> bytes:
         """Prebuilt HIP code object, a fresh HIP build, or the llvmlite build."""
@@ -403,7 +403,9 @@ class HsapySession:
 
     def queue(self, target: str) -> Any:
         if target not in self._queues:
-            self._queues[target] = self.agent(target).create_queue()
+            queue = self.agent(target).create_queue()
+            queue.enable_profiling()  # dispatch start/end timestamps for the time column
+            self._queues[target] = queue
         return self._queues[target]
 
     def upload(self, target: str, array: np.ndarray) -> Any:
@@ -420,11 +422,11 @@ class HsapySession:
     def launch(self, kernel: Any, dispatch: Any, args: list[Any]) -> float | None:
         """One dispatch through Kernel.launch (issue #5); GPU seconds when it reports them."""
         target = next((a.hsapy_target for a in args if hasattr(a, "hsapy_target")), None)
-        queue = self.queue(target) if target else None
-        completion = kernel.launch(*args, grid=dispatch.grid, workgroup=dispatch.block,
-                                   group_segment_size=dispatch.dynamic_lds, queue=queue,
-                                   timeout=self.timeout)
-        return _gpu_seconds(completion)
+        queue = self.queue(target or kernel.executable.agent.target)
+        result = kernel.launch(queue, args, grid=dispatch.grid, workgroup=dispatch.block,
+                               dynamic_lds=dispatch.dynamic_lds, timeout=self.timeout or 60.0)
+        duration_us = result.duration_us
+        return None if duration_us is None else duration_us * 1e-6
 
     def free(self, buffer: Any) -> None:
         buffer.close()
