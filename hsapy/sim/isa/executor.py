@@ -278,29 +278,31 @@ class InterpreterExecutor:
         A = np.zeros((program.agprs, W, L), np.uint32) if program.agprs else None
         # Work-item ids per distinct workgroup shape (full, or partial at the grid's edges),
         # computed once per shape and gathered into the waves: lanes are numbered x fastest.
-        shapes, shape_of_wg = np.unique(np.stack([size_x, size_y, size_z], axis=1), axis=0,
-                                        return_inverse=True)
-        shape_of_wg = shape_of_wg.reshape(-1)
-        most = int(waves_per_wg.max())
-        id_table = np.zeros((len(shapes), 3, most, L), np.uint32)
-        live_table = np.zeros((len(shapes), most, L), bool)
-        for k, (sx, sy, sz) in enumerate(shapes.tolist()):
-            lid = np.arange(most * L).reshape(most, L)
-            live_table[k] = lid < sx * sy * sz
-            id_table[k, 0] = lid % sx
-            id_table[k, 1] = (lid // sx) % sy
-            id_table[k, 2] = lid // (sx * sy)
-        id_table *= live_table[:, None]
+        vgpr_ids = (kd.rsrc2 >> 11) & 3
+        packed_ids = profile.packed_work_item_ids
+        if all(g % b == 0 for g, b in zip(grid, block)):
+            shape_list = [tuple(block)]
+            shape_of_wg = np.zeros(stop - start, np.intp)
+        else:
+            shapes, shape_of_wg = np.unique(np.stack([size_x, size_y, size_z], axis=1), axis=0,
+                                            return_inverse=True)
+            shape_list = [tuple(row) for row in shapes.tolist()]
+            shape_of_wg = shape_of_wg.reshape(-1)
+        tables = [_id_table(shape, L, vgpr_ids, packed_ids) for shape in shape_list]
+        most = max(t[1].shape[0] for t in tables)
+        if len(tables) == 1:
+            id_table = tables[0][0][None]
+            live_table = tables[0][1][None]
+        else:
+            id_table = np.zeros((len(tables), 3, most, L), np.uint32)
+            live_table = np.zeros((len(tables), most, L), bool)
+            for k, (ids, live_k) in enumerate(tables):
+                id_table[k, :, : ids.shape[1]] = ids
+                live_table[k, : live_k.shape[0]] = live_k
         wave_shape = shape_of_wg[wg_of_wave]
         live = live_table[wave_shape, wave_in_wg]
-        vgpr_ids = (kd.rsrc2 >> 11) & 3
-        if profile.packed_work_item_ids:
-            packed = id_table[:, 0].copy()
-            if vgpr_ids >= 1:
-                packed |= id_table[:, 1] << np.uint32(10)
-            if vgpr_ids >= 2:
-                packed |= id_table[:, 2] << np.uint32(20)
-            V[0] = packed[wave_shape, wave_in_wg]
+        if packed_ids:
+            V[0] = id_table[wave_shape, 0, wave_in_wg]
         else:
             for axis in range(min(vgpr_ids + 1, program.vgprs)):
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
@@ -467,6 +469,37 @@ class InterpreterExecutor:
         raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                        f"{self.profile.name}: jump to {pc:#x}, which is not the start of a "
                        "decoded instruction of this kernel", pc)
+
+
+_ID_TABLES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _id_table(shape: tuple, lanes: int, vgpr_ids: int, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(ids uint32[3, waves, lanes], live bool[waves, lanes]) of one workgroup shape; with
+    ``packed`` row 0 holds x | y << 10 | z << 20 (as many components as rsrc2 enables)."""
+    key = (shape, lanes, vgpr_ids, packed)
+    hit = _ID_TABLES.get(key)
+    if hit is not None:
+        return hit
+    sx, sy, sz = (int(v) for v in shape)
+    items = sx * sy * sz
+    waves = (items + lanes - 1) // lanes
+    lid = np.arange(waves * lanes).reshape(waves, lanes)
+    live = lid < items
+    ids = np.zeros((3, waves, lanes), np.uint32)
+    ids[0] = lid % sx
+    ids[1] = (lid // sx) % sy
+    ids[2] = lid // (sx * sy)
+    ids *= live
+    if packed:
+        if vgpr_ids >= 1:
+            ids[0] |= ids[1] << np.uint32(10)
+        if vgpr_ids >= 2:
+            ids[0] |= ids[2] << np.uint32(20)
+    if len(_ID_TABLES) > 256:
+        _ID_TABLES.clear()
+    _ID_TABLES[key] = (ids, live)
+    return ids, live
 
 
 def _ran_off_the_end(target: str, address: int):
