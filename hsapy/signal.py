@@ -15,7 +15,7 @@ from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyValueError, WaitTimeoutError
 
-__all__ = ["Signal", "SignalPool", "Condition", "WaitState"]
+__all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS"]
 
 
 class Condition(enum.IntEnum):
@@ -44,6 +44,20 @@ _HOLDS = {
 # Longest single runtime wait; between slices the caller's ``abort`` hook may raise (e.g. when
 # the queue feeding this signal stopped with an error), so a dead queue never looks like a hang.
 _WAIT_SLICE_S = 0.05
+
+
+# The memory orders of each signal operation that hsapy's cdef declares, default first
+# (hsa.h: hsa_signal_<operation>_<order>; tests check every pair against the cdef).
+ORDERS: dict[str, tuple[str, ...]] = {
+    "load": ("scacquire", "relaxed"),
+    "store": ("screlease", "relaxed"),
+    "silent_store": ("screlease", "relaxed"),
+    "add": ("scacq_screl", "relaxed", "screlease"),
+    "subtract": ("scacq_screl", "relaxed", "screlease"),
+    "exchange": ("scacq_screl", "relaxed"),
+    "cas": ("scacq_screl", "relaxed"),
+    "wait": ("scacquire", "relaxed"),
+}
 
 
 def _destroy(lib: Any, handle: int) -> Callable[[], None]:
@@ -94,74 +108,89 @@ class Signal:
         return f"<Signal {self.handle:#x} {state}>"
 
     # -- loads and stores in the memory orders HSA offers ---------------------------------------
-    def load(self, relaxed: bool = False) -> int:
-        """Current value (scacquire, or relaxed)."""
-        if relaxed:
-            return self._lib.hsa_signal_load_relaxed(self._cdata)
-        return self._lib.hsa_signal_load_scacquire(self._cdata)
+    # ``order`` picks the hsa_signal_<operation>_<order> variant (ORDERS); ``relaxed=True`` is a
+    # shorthand for order="relaxed". The default is the first order listed for the operation.
+    def _function(self, operation: str, order: str | None, relaxed: bool) -> Callable[..., Any]:
+        orders = ORDERS[operation]
+        if order is None:
+            order = "relaxed" if relaxed else orders[0]
+        elif order not in orders:
+            raise HsapyValueError(f"Signal.{operation}: memory order {order!r} does not exist in "
+                                  f"HSA for this operation; choose one of {', '.join(orders)}")
+        return getattr(self._lib, f"hsa_signal_{operation}_{order}")
 
-    def store(self, value: int, relaxed: bool = False, silent: bool = False) -> None:
-        """Store ``value`` (screlease, or relaxed); ``silent`` does not wake waiters."""
-        lib = self._lib
-        if silent:
-            fn = lib.hsa_signal_silent_store_relaxed if relaxed else lib.hsa_signal_silent_store_screlease
-        else:
-            fn = lib.hsa_signal_store_relaxed if relaxed else lib.hsa_signal_store_screlease
-        fn(self._cdata, value)
+    def load(self, relaxed: bool = False, order: str | None = None) -> int:
+        """Current value (scacquire by default, or relaxed)."""
+        if order is None:
+            if relaxed:
+                return self._lib.hsa_signal_load_relaxed(self._cdata)
+            return self._lib.hsa_signal_load_scacquire(self._cdata)
+        return self._function("load", order, relaxed)(self._cdata)
 
-    def add(self, value: int, relaxed: bool = False) -> None:
-        fn = self._lib.hsa_signal_add_relaxed if relaxed else self._lib.hsa_signal_add_scacq_screl
-        fn(self._cdata, value)
+    def store(self, value: int, relaxed: bool = False, silent: bool = False,
+              order: str | None = None) -> None:
+        """Store ``value`` (screlease by default, or relaxed); ``silent`` does not wake waiters."""
+        self._function("silent_store" if silent else "store", order, relaxed)(self._cdata, value)
 
-    def subtract(self, value: int, relaxed: bool = False) -> None:
-        lib = self._lib
-        fn = lib.hsa_signal_subtract_relaxed if relaxed else lib.hsa_signal_subtract_scacq_screl
-        fn(self._cdata, value)
+    def add(self, value: int, relaxed: bool = False, order: str | None = None) -> None:
+        """Atomically add ``value`` (scacq_screl by default, relaxed or screlease)."""
+        self._function("add", order, relaxed)(self._cdata, value)
 
-    def exchange(self, value: int, relaxed: bool = False) -> int:
+    def subtract(self, value: int, relaxed: bool = False, order: str | None = None) -> None:
+        """Atomically subtract ``value`` (scacq_screl by default, relaxed or screlease)."""
+        self._function("subtract", order, relaxed)(self._cdata, value)
+
+    def exchange(self, value: int, relaxed: bool = False, order: str | None = None) -> int:
         """Store ``value`` and return the previous one."""
-        lib = self._lib
-        fn = lib.hsa_signal_exchange_relaxed if relaxed else lib.hsa_signal_exchange_scacq_screl
-        return fn(self._cdata, value)
+        return self._function("exchange", order, relaxed)(self._cdata, value)
 
-    def cas(self, expected: int, value: int, relaxed: bool = False) -> int:
+    def cas(self, expected: int, value: int, relaxed: bool = False,
+            order: str | None = None) -> int:
         """Compare-and-swap; returns the observed value (== expected when it swapped)."""
-        lib = self._lib
-        fn = lib.hsa_signal_cas_relaxed if relaxed else lib.hsa_signal_cas_scacq_screl
-        return fn(self._cdata, expected, value)
+        return self._function("cas", order, relaxed)(self._cdata, expected, value)
 
     def bitwise_and(self, value: int) -> None:
+        """Atomically AND ``value`` into the signal (scacq_screl)."""
         self._lib.hsa_signal_and_scacq_screl(self._cdata, value)
 
     def bitwise_or(self, value: int) -> None:
+        """Atomically OR ``value`` into the signal (scacq_screl)."""
         self._lib.hsa_signal_or_scacq_screl(self._cdata, value)
 
     def bitwise_xor(self, value: int) -> None:
+        """Atomically XOR ``value`` into the signal (scacq_screl)."""
         self._lib.hsa_signal_xor_scacq_screl(self._cdata, value)
 
     # -- waiting -----------------------------------------------------------------------------
     def wait(self, condition: Condition | int = Condition.LT, value: int = 1,
              timeout: float = 10.0, wait_state: WaitState | int = WaitState.BLOCKED,
-             abort: Callable[[], None] | None = None) -> int:
+             abort: Callable[[], None] | None = None, order: str | None = None) -> int:
         """Wait until ``signal <condition> value``; return the value observed.
 
         ``timeout`` is in seconds. hsa_signal_wait_* takes its timeout as a hint in timestamp
         ticks and may return early (hsa.h), so this loops until the condition holds or the
         deadline passes, then raises WaitTimeoutError. ``abort`` is called between slices and may
-        raise (the dispatch path passes the queue's error check).
+        raise (the dispatch path passes the queue's error check). ``order``: "scacquire"
+        (default) or "relaxed".
         """
-        condition = Condition(condition)
+        try:
+            condition = Condition(condition)
+            wait_state = WaitState(wait_state)
+        except ValueError as exc:
+            raise HsapyValueError(f"Signal.wait: {exc}; use hsapy.signal.Condition / WaitState") \
+                from None
         if timeout is None or timeout < 0:
             raise HsapyValueError("Signal.wait needs a timeout in seconds (>= 0); every wait has one")
+        wait = self._function("wait", order, False)
         holds = _HOLDS[condition]
-        lib, cdata = self._lib, self._cdata
+        cdata = self._cdata
         ticks_per_s = self._runtime.timestamp_frequency
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
             slice_s = min(max(remaining, 0.0), _WAIT_SLICE_S)
-            observed = lib.hsa_signal_wait_scacquire(cdata, int(condition), value,
-                                                     int(slice_s * ticks_per_s) + 1, int(wait_state))
+            observed = wait(cdata, int(condition), value, int(slice_s * ticks_per_s) + 1,
+                            int(wait_state))
             if holds(observed, value):
                 return observed
             if abort is not None:

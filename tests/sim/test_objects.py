@@ -13,7 +13,7 @@ import pytest
 from hsapy import errors
 from hsapy._lifetime import live_counts
 from hsapy.runtime import Runtime
-from hsapy.signal import Condition
+from hsapy.signal import ORDERS, Condition
 
 
 def test_runtime_reports_backend_and_gpu_agents(runtime):
@@ -394,3 +394,42 @@ def test_system_info_reports_the_clock_and_memory_model(runtime):
     assert info["endianness"] == 0 and info["machine_model"] == 1  # little endian, large model
     first = runtime.timestamp()
     assert runtime.timestamp() >= first
+
+
+# every (operation, memory order) pair the Signal offers: each names a function of the cdef
+_SIGNAL_ORDER_CASES = [(operation, order) for operation, orders in ORDERS.items() for order in orders]
+
+
+@pytest.mark.parametrize("operation, order", _SIGNAL_ORDER_CASES)
+def test_every_memory_order_variant_exists_in_the_cdef_and_works(runtime, operation, order):
+    with runtime.create_signal(10) as signal:
+        if operation == "load":
+            assert signal.load(order=order) == 10
+        elif operation in ("store", "silent_store"):
+            signal.store(3, silent=operation == "silent_store", order=order)
+            assert signal.load() == 3
+        elif operation in ("add", "subtract"):
+            getattr(signal, operation)(4, order=order)
+            assert signal.load() == (14 if operation == "add" else 6)
+        elif operation == "exchange":
+            assert signal.exchange(5, order=order) == 10 and signal.load() == 5
+        elif operation == "cas":
+            assert signal.cas(9, 1, order=order) == 10 and signal.load() == 10  # no swap
+            assert signal.cas(10, 1, order=order) == 10 and signal.load() == 1
+        else:
+            assert signal.wait(Condition.GTE, 10, timeout=1.0, order=order) == 10
+
+
+@pytest.mark.parametrize("call", [
+    lambda s: s.load(order="screlease"),
+    lambda s: s.store(1, order="scacquire"),
+    lambda s: s.exchange(1, order="screlease"),
+    lambda s: s.wait(Condition.EQ, 10, timeout=1.0, order="screlease"),
+    lambda s: s.wait(7, 10, timeout=1.0),
+    lambda s: s.wait(Condition.EQ, 10, timeout=1.0, wait_state=5),
+    lambda s: s.wait(Condition.EQ, 10, timeout=None),
+])
+def test_bad_signal_arguments_are_refused_before_the_runtime(runtime, call):
+    with runtime.create_signal(10) as signal:
+        with pytest.raises(errors.HsapyValueError):
+            call(signal)

@@ -85,3 +85,11 @@ def test_value_tables_match_the_cdef():
     assert {f"HSA_WAIT_STATE_{w.name}": int(w) for w in WaitState} == relements
     relements = _hsa.ffi.typeof("hsa_queue_type_t").relements
     assert {f"HSA_QUEUE_TYPE_{k.upper()}": v for k, v in QUEUE_TYPES.items()} == relements
+
+
+def test_every_signal_memory_order_names_a_cdef_function():
+    from hsapy.signal import ORDERS
+
+    for operation, orders in ORDERS.items():
+        for order in orders:
+            assert f" hsa_signal_{operation}_{order}(" in _hsa.CDEF, (operation, order)
