@@ -210,7 +210,14 @@ class Buffer:
         dtype = np.dtype(dtype)
         count = self.size // dtype.itemsize
         array = np.frombuffer(self.runtime.ffi.buffer(self._owner, count * dtype.itemsize), dtype)
-        return array if shape is None else array.reshape(shape)
+        if shape is None:
+            return array
+        try:
+            return array.reshape(shape)
+        except ValueError:
+            raise HsapyValueError(
+                f"Buffer.numpy: shape {shape} does not fit the {count} {dtype} elements of a "
+                f"{self.size}-byte buffer") from None
 
     def copy_from(self, source: Any, timeout: float = 10.0) -> None:
         """Copy a numpy array (or bytes) into the buffer, from offset 0."""

@@ -433,3 +433,20 @@ def test_bad_signal_arguments_are_refused_before_the_runtime(runtime, call):
     with runtime.create_signal(10) as signal:
         with pytest.raises(errors.HsapyValueError):
             call(signal)
+
+
+def test_numpy_view_with_a_shape(runtime):
+    with runtime.system_pool.allocate(64) as buffer:
+        view = buffer.numpy(np.float32, (4, 4))
+        view[1, :] = 2.5
+        assert buffer.copy_to(dtype=np.float32)[4:8].tolist() == [2.5] * 4
+        with pytest.raises(errors.HsapyValueError, match="does not fit"):
+            buffer.numpy(np.float32, (5, 5))
+
+
+def test_bytes_round_trip_through_device_memory(runtime):
+    with runtime.gpu_agents[0].device_pool.allocate(8) as buffer:
+        buffer.copy_from(b"hsapy!!!")
+        assert buffer.copy_to().tobytes() == b"hsapy!!!"
+        with pytest.raises(errors.HsapyValueError, match="do not fit"):
+            buffer.copy_from(b"123456789")
