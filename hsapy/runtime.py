@@ -83,15 +83,22 @@ class Runtime:
         self.backend_reason = reason
         self._state = HandleState("Runtime", _shut_down(lib))
         weakref.finalize(self, self._state.close)
+        self._signal_pool: Any = None
+        self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
+        try:
+            self._discover()
+        except BaseException:
+            self.close()  # a half-built runtime never stays initialized
+            raise
+
+    def _discover(self) -> None:
         from hsapy.agent import Agent
 
-        self.agents = [Agent(self, h) for h in _iterate_agents(lib)]
+        self.agents = [Agent(self, h) for h in _iterate_agents(self.lib)]
         self.gpu_agents = [a for a in self.agents if a.is_gpu]
         self.cpu_agents = [a for a in self.agents if not a.is_gpu]
         self.system_info = self._read_system_info()
         self.timestamp_frequency = self.system_info["timestamp_frequency"] or 1
-        self._signal_pool: Any = None
-        self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
 
     def _track(self, state: HandleState) -> None:
         """Remember a child's handle state so that close() releases it before hsa_shut_down."""

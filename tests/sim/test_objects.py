@@ -450,3 +450,16 @@ def test_bytes_round_trip_through_device_memory(runtime):
         assert buffer.copy_to().tobytes() == b"hsapy!!!"
         with pytest.raises(errors.HsapyValueError, match="do not fit"):
             buffer.copy_from(b"123456789")
+
+
+def test_a_runtime_that_fails_while_discovering_agents_is_shut_down(monkeypatch):
+    from hsapy.sim import SimLib
+
+    def broken_iterate(self, callback, data):
+        return 0x1000  # HSA_STATUS_ERROR
+
+    monkeypatch.setattr(SimLib, "hsa_iterate_agents", broken_iterate)
+    before = live_counts()
+    with pytest.raises(errors.HSAError, match="hsa_iterate_agents"):
+        Runtime(backend="sim")
+    assert live_counts() == before
