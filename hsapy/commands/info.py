@@ -42,6 +42,8 @@ def _print_table(runtime) -> None:
             if key in ("name", "device_type") or value in (None, ""):
                 continue
             print(f"  {key:<22} {_label(key, value)}")
+        if agent.is_gpu:
+            print(f"  {'lds_size':<22} {_size(agent.lds_size)}")
         for isa in agent.isa_names:
             print(f"  {'isa':<22} {isa}")
         for pool in agent.memory_pools:
@@ -61,6 +63,8 @@ _FEATURES = ((1, "kernel-dispatch"), (2, "agent-dispatch"))
 def _label(key: str, value: object) -> object:
     if key == "profile":
         return _PROFILES.get(value, value)
+    if key == "chip_id":
+        return f"{value} ({value:#06x})"  # rocminfo's form: the PCI device id in hex
     if key == "feature":
         names = [name for bit, name in _FEATURES if value & bit]
         return " ".join(names) or "none"

@@ -463,3 +463,13 @@ def test_a_runtime_that_fails_while_discovering_agents_is_shut_down(monkeypatch)
     with pytest.raises(errors.HSAError, match="hsa_iterate_agents"):
         Runtime(backend="sim")
     assert live_counts() == before
+
+
+def test_info_table_on_the_simulator():
+    result = subprocess.run([sys.executable, "-m", "hsapy", "info", "--backend", "sim"],
+                            capture_output=True, text=True, timeout=60, check=True)
+    text = result.stdout
+    assert text.startswith("backend: sim (requested)")
+    assert "Agent 1: gfx942  (GPU)" in text and "Agent 2: gfx1201  (GPU)" in text
+    assert "amdgcn-amd-amdhsa--gfx942" in text and "lds_size               64.0 KiB" in text
+    assert "feature                kernel-dispatch" in text
