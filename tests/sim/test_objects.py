@@ -168,19 +168,29 @@ def test_runtime_close_releases_children():
 
 
 def test_no_leaks_for_10000_signals_and_1000_buffers(sim_runtime):
+    lib = sim_runtime.lib  # the simulator's own tables show what the runtime still holds
+    sim_runtime.create_signal(1).close()  # the first signal maps the simulator's signal slab
     gc.collect()
     before = live_counts()
+    signals_before, allocations_before = len(lib.signals), len(lib.memory.allocations())
     for _ in range(10_000):
         sim_runtime.create_signal(1).close()
     pool = sim_runtime.system_pool
     for i in range(1_000):
         buffer = pool.allocate(4096)
-        if i % 2:
+        if i % 3 == 0:
             buffer.close()
-        else:
+        elif i % 3 == 1:
             del buffer  # collected without close(): the finalizer releases it
+        else:
+            view = buffer.numpy(np.uint32)
+            buffer.close()  # freed once the view goes too
+            view[0] = i
+            del view
     gc.collect()
     assert live_counts() == before
+    assert len(lib.signals) == signals_before
+    assert len(lib.memory.allocations()) == allocations_before
 
 
 def test_info_without_a_gpu_exits_2_with_one_paragraph():
