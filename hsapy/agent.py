@@ -98,6 +98,7 @@ class Agent:
             self.info[key] = _read(lib, ffi, self.handle, field)
         self.isa_names = self._isa_names() if self.is_gpu else []
         self._pools: list[Any] | None = None
+        self._caches: list[dict[str, Any]] | None = None
 
     # Frequently used properties, named as a reader of hsa.h expects.
     @property
@@ -168,6 +169,32 @@ class Agent:
         return names
 
     @property
+    def caches(self) -> list[dict[str, Any]]:
+        """The agent's caches (hsa_agent_iterate_caches): name, level and size in bytes."""
+        if self._caches is None:
+            lib = self.runtime.lib
+            self._caches = [self._cache_info(handle) for handle in iterate(
+                lib, "hsa_agent_iterate_caches", "hsa_cache_t", {"handle": self.handle})]
+        return self._caches
+
+    def _cache_info(self, handle: int) -> dict[str, Any]:
+        lib, ffi = self.runtime.lib, self.runtime.ffi
+
+        def read(enumerator: str, out: Any) -> Any:
+            call(lib, "hsa_cache_get_info", {"handle": handle}, constant(enumerator), out)
+            return out
+
+        # hsa.h: NAME_LENGTH uint32_t, NAME char[NAME_LENGTH], LEVEL uint8_t, SIZE uint32_t
+        length = read("HSA_CACHE_INFO_NAME_LENGTH", ffi.new("uint32_t *"))[0]
+        name = read("HSA_CACHE_INFO_NAME", ffi.new("char[]", length + 1))
+        return {
+            "handle": handle,
+            "name": ffi.string(name).decode(errors="replace"),
+            "level": read("HSA_CACHE_INFO_LEVEL", ffi.new("uint8_t *"))[0],
+            "size": read("HSA_CACHE_INFO_SIZE", ffi.new("uint32_t *"))[0],
+        }
+
+    @property
     def memory_pools(self) -> list[Any]:
         """The agent's memory pools (hsa_amd_agent_iterate_memory_pools), in runtime order."""
         if self._pools is None:
@@ -217,6 +244,7 @@ class Agent:
         out["isa_names"] = list(self.isa_names)
         if self.is_gpu:
             out["lds_size"] = self.lds_size
+        out["caches"] = [dict(cache) for cache in self.caches]
         out["memory_pools"] = [pool.as_dict() for pool in self.memory_pools]
         return out
 

@@ -5,6 +5,10 @@
 
 * ``rocr``: ``ffi.dlopen(libhsa-runtime64)`` (see :func:`load_rocr`);
 * ``sim``: ``hsapy.sim.SimLib(ffi)``, a Python implementation of the same functions.
+
+Helpers for the layer above: :func:`check` / :func:`call` turn a status into the exception family,
+:func:`iterate` runs an ``hsa_*iterate*`` function without letting a callback raise into C, and
+:func:`constant` reads an enumerator's value from the cdef.
 """
 from __future__ import annotations
 

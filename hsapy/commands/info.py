@@ -46,6 +46,8 @@ def _print_table(runtime) -> None:
             print(f"  {'lds_size':<22} {_size(agent.lds_size)}")
         for isa in agent.isa_names:
             print(f"  {'isa':<22} {isa}")
+        for cache in agent.caches:
+            print(f"  cache {cache['name']:<16} {_size(cache['size'])} (level {cache['level']})")
         for pool in agent.memory_pools:
             flags = [name for name, on in (("kernarg", pool.is_kernarg),
                                            ("fine-grained", pool.is_fine_grained),

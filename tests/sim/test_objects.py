@@ -483,3 +483,16 @@ def test_info_table_on_the_simulator():
     assert "Agent 1: gfx942  (GPU)" in text and "Agent 2: gfx1201  (GPU)" in text
     assert "amdgcn-amd-amdhsa--gfx942" in text and "lds_size               64.0 KiB" in text
     assert "feature                kernel-dispatch" in text
+
+
+def test_agent_caches_are_read_through_the_runtime(runtime):
+    for agent in runtime.agents:
+        levels = [cache["level"] for cache in agent.caches]
+        assert levels == sorted(levels) and levels and levels[0] == 1
+        assert all(cache["size"] > 0 and cache["name"] for cache in agent.caches)
+        assert agent.as_dict()["caches"] == agent.caches
+
+
+def test_simulated_mi300x_caches(sim_runtime):
+    sizes = {cache["name"]: cache["size"] for cache in sim_runtime.gpu("gfx942").caches}
+    assert sizes["L2"] == 4 << 20 and sizes["L3"] == 256 << 20  # per-XCD L2, Infinity Cache
