@@ -685,6 +685,14 @@ def _vpk(inst: Instruction):
 alu.DTYPE16 = {"f16": np.float16, "u16": np.uint16, "i16": np.int16, "b16": np.uint16}
 
 
+def _owned(result):
+    if isinstance(result, tuple):
+        return tuple(_owned(item) for item in result)
+    if isinstance(result, np.ndarray):
+        return result.copy()
+    return result
+
+
 def _vopd(inst: Instruction, info: Any) -> Closure:
     x_compute, x_commit = valu_parts(inst, info)
     y_compute, y_commit = valu_parts(inst.pair, info) if inst.pair is not None else (None, None)
@@ -693,8 +701,8 @@ def _vopd(inst: Instruction, info: Any) -> Closure:
 
     def run(b: Batch, m: Any) -> None:
         # both halves read every source before either writes (RDNA ISA, "VOPD")
-        x = x_compute(b, m)
-        y = y_compute(b, m)
+        x = _owned(x_compute(b, m))   # a result may be a view of a source register
+        y = _owned(y_compute(b, m))
         x_commit(b, x)
         y_commit(b, y)
     return run

@@ -230,6 +230,15 @@ def _div_fixup(ftype):
         inf = np.where(neg, -np.inf, np.inf).astype(ftype)
         zero = np.where(neg, -0.0, 0.0).astype(ftype)
         out = np.where(neg, -np.abs(q), np.abs(q)).astype(ftype)
+        # The quotient overflowed or underflowed inside the scaled Newton-Raphson steps (NaN or
+        # inf estimate for finite, non-zero operands): the fixup's overflow/underflow branches
+        # return the signed infinity or zero of the exact quotient.
+        with np.errstate(all="ignore"):
+            finite = np.isfinite(num) & np.isfinite(den) & (num != 0) & (den != 0)
+            lost = finite & ~np.isfinite(q)
+            exact = (np.abs(num.astype(np.float64)) / np.abs(den.astype(np.float64)))
+            exact = np.where(neg, -exact, exact).astype(ftype)
+        out = np.where(lost, exact, out)
         out = np.where((np.abs(den) == np.inf) | (num == 0), zero, out)
         out = np.where((den == 0) | (np.abs(num) == np.inf), inf, out)
         both_zero = (den == 0) & (num == 0)
