@@ -166,6 +166,9 @@ class _Machine:
         self.pending.append(b.take(~taken, fallthrough))
 
 
+# Counters of the most recent dispatch on any agent (benchmarks/sim.py reads them).
+last_stats = ExecutionStats()
+
 _program_cache: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _program_lock = threading.Lock()
 
@@ -197,6 +200,8 @@ class InterpreterExecutor:
         with np.errstate(all="ignore"):
             for chunk in self._chunks(ctx, kd, wave_size, program):
                 self._run_chunk(ctx, kd, program, wave_size, chunk, entry)
+        global last_stats
+        last_stats = self.stats
 
     # --- code ---------------------------------------------------------------------------------
     def _program(self, ctx: DispatchContext, entry: int, info: ProgramInfo) -> Program:
