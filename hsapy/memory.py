@@ -40,6 +40,14 @@ POOL_INFO: dict[str, tuple[str, str]] = {
     "granule": ("HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE", "size_t"),
     "alignment": ("HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT", "size_t"),
     "accessible_by_all": ("HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL", "bool"),
+    "alloc_max_size": ("HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE", "size_t"),
+}
+
+# hsa_amd_memory_pool_access_t (hsa_ext_amd.h): may an agent touch a pool's allocations?
+ACCESS_NAMES = {
+    constant("HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED"): "never",
+    constant("HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT"): "allowed",
+    constant("HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT"): "after allow_access",
 }
 
 
@@ -74,6 +82,21 @@ class MemoryPool:
     @property
     def alignment(self) -> int:
         return self.info["alignment"] or 0
+
+    @property
+    def alloc_max_size(self) -> int:
+        """Largest single allocation (HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE; else the size)."""
+        return self.info["alloc_max_size"] or self.size
+
+    def access(self, agent: Any) -> str:
+        """How ``agent`` may access this pool's memory: "allowed" (by default), "after
+        allow_access" (Buffer.allow_access first) or "never"
+        (hsa_amd_agent_memory_pool_get_info, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS)."""
+        lib, ffi = self.runtime.lib, self.runtime.ffi
+        out = ffi.new("uint32_t *")
+        call(lib, "hsa_amd_agent_memory_pool_get_info", {"handle": agent.handle},
+             {"handle": self.handle}, constant("HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS"), out)
+        return ACCESS_NAMES.get(out[0], f"unknown ({out[0]})")
 
     @property
     def is_allocation_allowed(self) -> bool:
@@ -116,9 +139,10 @@ class MemoryPool:
             raise HsapyValueError(
                 f"the {self.segment} pool {self.handle:#x} of {self.agent.name} does not allow "
                 "runtime allocation; use agent.device_pool, agent.kernarg_pool or runtime.system_pool")
-        if nbytes > self.size:
+        if nbytes > self.alloc_max_size:
             raise HsapyValueError(
-                f"MemoryPool.allocate: {nbytes} bytes exceed the pool's size of {self.size} bytes")
+                f"MemoryPool.allocate: {nbytes} bytes exceed the largest allocation this "
+                f"{self.segment} pool of {self.agent.name} allows ({self.alloc_max_size} bytes)")
         lib, ffi = self.runtime.lib, self.runtime.ffi
         out = ffi.new("void **")
         call(lib, "hsa_amd_memory_pool_allocate", {"handle": self.handle}, int(nbytes), 0, out)
@@ -131,6 +155,7 @@ class MemoryPool:
             "fine_grained": self.is_fine_grained, "coarse_grained": self.is_coarse_grained,
             "kernarg": self.is_kernarg, "alloc_allowed": self.is_allocation_allowed,
             "accessible_by_all": self.is_accessible_by_all,
+            "alloc_max_size": self.alloc_max_size,
         }
 
     def __repr__(self) -> str:
@@ -229,7 +254,7 @@ class Buffer:
         if self.is_host_accessible:
             ffi.memmove(self._owner, ffi.from_buffer(data), data.size)
             return
-        with self.runtime.system_pool.allocate(max(data.size, 1)) as staging:
+        with self._staging(data.size) as staging:
             ffi.memmove(staging._owner, ffi.from_buffer(data), data.size)
             self.runtime.copy(self, staging, data.size, timeout=timeout)
 
@@ -245,10 +270,20 @@ class Buffer:
         if self.is_host_accessible:
             ffi.memmove(ffi.from_buffer(target), self._owner, nbytes)
             return out
-        with self.runtime.system_pool.allocate(max(nbytes, 1)) as staging:
+        with self._staging(nbytes) as staging:
             self.runtime.copy(staging, self, nbytes, timeout=timeout)
             ffi.memmove(ffi.from_buffer(target), staging._owner, nbytes)
         return out
+
+    def _staging(self, nbytes: int) -> Buffer:
+        """A host buffer the copy engine of this buffer's agent may read and write."""
+        pool = self.runtime.system_pool
+        staging = pool.allocate(max(nbytes, 1))
+        # ROCr reports system pools as DISALLOWED_BY_DEFAULT for GPU agents (hsa_ext_amd.h,
+        # hsa_amd_memory_pool_access_t): grant access before the GPU's copy engine uses it.
+        if pool.access(self.pool.agent) == "after allow_access":
+            staging.allow_access([self.pool.agent])
+        return staging
 
     def fill(self, value: int) -> None:
         """Set every 32-bit word to ``value`` (hsa_amd_memory_fill, synchronous; any pool).

@@ -496,3 +496,20 @@ def test_agent_caches_are_read_through_the_runtime(runtime):
 def test_simulated_mi300x_caches(sim_runtime):
     sizes = {cache["name"]: cache["size"] for cache in sim_runtime.gpu("gfx942").caches}
     assert sizes["L2"] == 4 << 20 and sizes["L3"] == 256 << 20  # per-XCD L2, Infinity Cache
+
+
+def test_pool_access_as_the_runtime_reports_it(runtime):
+    cpu, gpu = runtime.cpu_agents[0], runtime.gpu_agents[0]
+    assert runtime.system_pool.access(cpu) == "allowed"
+    assert gpu.device_pool.access(gpu) == "allowed"
+    # ROCr: system memory needs hsa_amd_agents_allow_access before a GPU uses it
+    assert runtime.system_pool.access(gpu) in ("allowed", "after allow_access")
+    group = [pool for pool in gpu.memory_pools if pool.segment == "group"][0]
+    assert group.access(cpu) == "never"
+
+
+def test_allocation_over_the_pools_limit_is_refused_before_the_runtime(runtime):
+    pool = runtime.gpu_agents[0].device_pool
+    assert 0 < pool.alloc_max_size <= pool.size
+    with pytest.raises(errors.HsapyValueError, match="largest allocation"):
+        pool.allocate(pool.alloc_max_size + 1)
