@@ -106,6 +106,10 @@ class HSAError(HsapyError):
             text += f". {hint[0].upper()}{hint[1:]}."
         super().__init__(text)
 
+    def __reduce__(self) -> tuple:
+        # rebuild from the constructor's arguments (pickling, multiprocessing, copy)
+        return (type(self), (self.status, self.function, self.detail))
+
 
 class InvalidArgumentError(HSAError):
     """HSA_STATUS_ERROR_INVALID_ARGUMENT and the invalid-handle statuses."""

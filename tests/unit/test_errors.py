@@ -77,3 +77,12 @@ def test_common_failures_carry_a_hint(status):
     text = str(errors.error_for(status, "hsa_x"))
     hint = text.split(": ", 1)[1].split(". ", 1)
     assert len(hint) == 2 and len(hint[1]) > 20, text
+
+
+def test_errors_survive_pickling():
+    import pickle
+
+    exc = errors.error_for(0x1009, "queue error callback", "queue 3")
+    copy = pickle.loads(pickle.dumps(exc))
+    assert type(copy) is errors.InvalidPacketError
+    assert (copy.status, copy.function, str(copy)) == (exc.status, exc.function, str(exc))
