@@ -78,6 +78,28 @@ def _read(lib: Any, ffi: Any, handle: int, field: InfoField) -> Any:
     return out[0]
 
 
+class _Info:
+    """A read-only Agent property backed by ``agent.info[<property name>]`` (AGENT_INFO).
+
+    ``default`` stands in when the runtime does not answer (e.g. GPU-only properties on a CPU)."""
+
+    def __init__(self, default: Any, doc: str) -> None:
+        self.default = default
+        self.__doc__ = doc
+        self.key = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        if name not in AGENT_INFO:
+            raise TypeError(f"{owner.__name__}.{name} is not a key of AGENT_INFO")
+        self.key = name
+
+    def __get__(self, agent: Any, owner: type | None = None) -> Any:
+        if agent is None:
+            return self
+        value = agent.info.get(self.key)
+        return self.default if value is None else value
+
+
 class Agent:
     """An HSA agent (CPU or GPU). Take agents from ``Runtime.agents`` / ``gpu_agents``.
 
@@ -100,46 +122,28 @@ class Agent:
         self._pools: list[Any] | None = None
         self._caches: list[dict[str, Any]] | None = None
 
-    # Frequently used properties, named as a reader of hsa.h expects.
-    @property
-    def name(self) -> str:
-        return self.info["name"]
+    # Properties named as a reader of hsa.h expects, each backed by info[<its name>] (AGENT_INFO).
+    name = _Info("", "HSA_AGENT_INFO_NAME, e.g. 'gfx942' (the CPU's model name for a CPU).")
+    vendor_name = _Info("", "HSA_AGENT_INFO_VENDOR_NAME, e.g. 'AMD'.")
+    product_name = _Info("", "HSA_AMD_AGENT_INFO_PRODUCT_NAME, e.g. 'AMD Instinct MI300X'.")
+    uuid = _Info("", "HSA_AMD_AGENT_INFO_UUID: 'GPU-<16 hex digits>' ('GPU-XX' without one).")
+    node = _Info(0, "HSA_AGENT_INFO_NODE: the agent's NUMA/KFD node.")
+    chip_id = _Info(0, "HSA_AMD_AGENT_INFO_CHIP_ID: the PCI device id (GPUs).")
+    wavefront_size = _Info(0, "HSA_AGENT_INFO_WAVEFRONT_SIZE: lanes per wave (0 for CPUs).")
+    workgroup_max_dim = _Info((0, 0, 0), "HSA_AGENT_INFO_WORKGROUP_MAX_DIM per dimension.")
+    workgroup_max_size = _Info(0, "HSA_AGENT_INFO_WORKGROUP_MAX_SIZE: work-items per workgroup.")
+    grid_max_dim = _Info((0, 0, 0), "HSA_AGENT_INFO_GRID_MAX_DIM per dimension.")
+    grid_max_size = _Info(0, "HSA_AGENT_INFO_GRID_MAX_SIZE: work-items per grid.")
+    compute_unit_count = _Info(0, "HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT.")
+    max_waves_per_cu = _Info(0, "HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU.")
+    queues_max = _Info(0, "HSA_AGENT_INFO_QUEUES_MAX: queues the agent supports at once.")
+    queue_min_size = _Info(0, "HSA_AGENT_INFO_QUEUE_MIN_SIZE in packets.")
+    queue_max_size = _Info(0, "HSA_AGENT_INFO_QUEUE_MAX_SIZE in packets.")
 
     @property
     def device_type(self) -> str:
+        """HSA_AGENT_INFO_DEVICE as "CPU", "GPU" or "DSP"."""
         return DEVICE_TYPE_NAMES.get(self.info["device_type"], "unknown")
-
-    @property
-    def wavefront_size(self) -> int:
-        return self.info.get("wavefront_size") or 0
-
-    @property
-    def workgroup_max_dim(self) -> tuple[int, int, int]:
-        return self.info.get("workgroup_max_dim") or (0, 0, 0)
-
-    @property
-    def workgroup_max_size(self) -> int:
-        return self.info.get("workgroup_max_size") or 0
-
-    @property
-    def grid_max_dim(self) -> tuple[int, int, int]:
-        return self.info.get("grid_max_dim") or (0, 0, 0)
-
-    @property
-    def grid_max_size(self) -> int:
-        return self.info.get("grid_max_size") or 0
-
-    @property
-    def compute_unit_count(self) -> int:
-        return self.info.get("compute_unit_count") or 0
-
-    @property
-    def queue_min_size(self) -> int:
-        return self.info.get("queue_min_size") or 0
-
-    @property
-    def queue_max_size(self) -> int:
-        return self.info.get("queue_max_size") or 0
 
     @property
     def lds_size(self) -> int:

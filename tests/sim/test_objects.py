@@ -513,3 +513,14 @@ def test_allocation_over_the_pools_limit_is_refused_before_the_runtime(runtime):
     assert 0 < pool.alloc_max_size <= pool.size
     with pytest.raises(errors.HsapyValueError, match="largest allocation"):
         pool.allocate(pool.alloc_max_size + 1)
+
+
+def test_agent_properties_read_the_info_table(runtime):
+    from hsapy.agent import Agent, _Info
+
+    properties = [name for name, value in vars(Agent).items() if isinstance(value, _Info)]
+    assert {"uuid", "node", "queues_max", "compute_unit_count"} <= set(properties)
+    gpu, cpu = runtime.gpu_agents[0], runtime.cpu_agents[0]
+    for name in properties:
+        assert getattr(gpu, name) == gpu.info[name], name
+    assert gpu.uuid.startswith("GPU-") and cpu.wavefront_size == 0  # GPU-only: the default
