@@ -567,3 +567,22 @@ def test_vopd_reads_both_sources_before_writing():
     batch, _ = run("gfx1201", "v_dual_mov_b32 v0, v1 :: v_dual_mov_b32 v3, v0",
                    v={0: [1], 1: [2]})
     assert batch.V[0, 0, 0] == 2 and batch.V[3, 0, 0] == 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dpp_row_shift_quad_perm_and_masks(target):
+    lanes = WAVE[target]
+    src = {0: np.arange(lanes) + 100}
+    batch, _ = run(target, "v_mov_b32_dpp v3, v0 row_shr:1 row_mask:0xf bank_mask:0xf "
+                           "bound_ctrl:1", v=src)
+    expect = [0 if i % 16 == 0 else 100 + i - 1 for i in range(lanes)]   # bound_ctrl: zero
+    assert list(batch.V[3, 0]) == expect
+    batch, _ = run(target, "v_mov_b32_dpp v3, v0 row_shr:1 row_mask:0xf bank_mask:0xf", v=src)
+    assert batch.V[3, 0, 0] == SENTINEL and batch.V[3, 0, 1] == 100   # no source: not written
+    batch, _ = run(target, "v_mov_b32_dpp v3, v0 quad_perm:[3,2,1,0] row_mask:0xf "
+                           "bank_mask:0xe", v=src)
+    assert list(batch.V[3, 0, :8]) == [SENTINEL] * 4 + [107, 106, 105, 104]   # bank 0 masked
+    batch, _ = run(target, "v_add_f32_dpp v3, v0, v1 row_shr:2 row_mask:0xf bank_mask:0xf "
+                           "bound_ctrl:1", v={0: np.arange(lanes, dtype=np.float32),
+                                              1: np.full(lanes, 0.5, np.float32)})
+    assert list(v3f(batch, 4)) == [0.5, 0.5, 0.5, 1.5]

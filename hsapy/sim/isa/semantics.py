@@ -315,7 +315,94 @@ _CARRY_OPS = {
 
 
 def _is_dpp_supported(inst: Instruction) -> bool:
-    return False
+    """DPP16 on VOP1/VOP2 (not VOPC, DPP8 or SDWA)."""
+    return inst.fields.get("dpp") is not None and "dpp8" not in inst.fields \
+        and not inst.fields.get("sdwa") and inst.encoding in ("VOP1", "VOP2") \
+        and not inst.name.startswith(("v_cmp", "v_cndmask", "v_add_co", "v_sub_co", "v_addc",
+                                      "v_subb", "v_subrev_co"))
+
+
+def dpp_source_lanes(ctrl: int, lanes: int, family: str) -> np.ndarray:
+    """For each lane, the lane its src0 comes from under DPP control ``ctrl`` (-1: none).
+
+    GFX9/GFX12 ISA guides, "DPP_CTRL": quad_perm 0x00-0xFF, row_shl 0x101-0x10F, row_shr
+    0x111-0x11F, row_ror 0x121-0x12F, wave_shl/rol/shr/ror 0x130/0x134/0x138/0x13C (gfx9),
+    row_mirror 0x140, row_half_mirror 0x141, row_bcast15/31 0x142/0x143 (gfx9), row_share
+    0x150-0x15F and row_xmask 0x160-0x16F (gfx10+)."""
+    lane = np.arange(lanes)
+    row = lane & ~15
+    pos = lane & 15
+    if ctrl <= 0xFF:
+        return (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3)
+    n = ctrl & 15
+    if 0x101 <= ctrl <= 0x10F:
+        return np.where(pos + n < 16, lane + n, -1)
+    if 0x111 <= ctrl <= 0x11F:
+        return np.where(pos >= n, lane - n, -1)
+    if 0x121 <= ctrl <= 0x12F:
+        return row + ((pos - n) & 15)
+    if ctrl == 0x140:
+        return row + 15 - pos
+    if ctrl == 0x141:
+        return (lane & ~7) + 7 - (lane & 7)
+    if family == "gfx9":
+        if ctrl == 0x130:
+            return np.where(lane + 1 < lanes, lane + 1, -1)
+        if ctrl == 0x134:
+            return (lane + 1) % lanes
+        if ctrl == 0x138:
+            return lane - 1
+        if ctrl == 0x13C:
+            return (lane - 1) % lanes
+        if ctrl == 0x142:
+            return np.where(row > 0, row - 1, -1)
+        if ctrl == 0x143:
+            return np.where(lane >= 32, 31, -1)
+    else:
+        if 0x150 <= ctrl <= 0x15F:
+            return row + n
+        if 0x160 <= ctrl <= 0x16F:
+            return row + (pos ^ n)
+    raise NotImplementedOperand(f"DPP control {ctrl:#x}")
+
+
+def _dpp_parts(inst: Instruction, info: Any, readers: list, fn, write):
+    """src0 read through the DPP lane permutation; lanes outside row_mask/bank_mask, or whose
+    source lane is missing or inactive without bound_ctrl, keep their old value."""
+    f = inst.fields
+    src = dpp_source_lanes(int(f["dpp_ctrl"]), info.wave_size, inst.family)
+    lane = np.arange(info.wave_size)
+    enabled = (((int(f.get("row_mask", 15)) >> (lane // 16)) & 1).astype(bool)
+               & ((int(f.get("bank_mask", 15)) >> ((lane & 15) // 4)) & 1).astype(bool))
+    exists = src >= 0
+    gather = np.where(exists, src, 0)
+    zero_fill = bool(f.get("bound_ctrl", 0))
+    fetch_inactive = bool(f.get("fi", 0))
+
+    def compute(b: Batch, m: Any):
+        args = [r(b) for r in readers]
+        a0 = np.broadcast_to(args[0], b.exec.shape)
+        permuted = a0[:, gather]
+        valid = exists[None, :] & (True if fetch_inactive else b.exec[:, gather])
+        enable = np.broadcast_to(enabled, b.exec.shape)
+        if zero_fill:
+            permuted = np.where(valid, permuted, np.zeros((), permuted.dtype))
+        else:
+            enable = enable & valid
+        args[0] = permuted
+        return np.asarray(fn(*args)), enable
+
+    def commit(b: Batch, result) -> None:
+        value, enable = result
+        saved = b.exec
+        b.exec = saved & enable
+        b.exec_all = False
+        try:
+            write(b, value)
+        finally:
+            b.exec = saved
+            b.exec_changed()
+    return compute, commit
 
 
 def _valu(inst: Instruction, info: Any) -> Closure:
@@ -396,6 +483,8 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     def flush(x):
         return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
 
+    if inst.fields.get("dpp") is not None:
+        return _dpp_parts(inst, info, readers, fn, write)
     n = len(readers)
     if n == 1:
         r0 = readers[0]
