@@ -134,3 +134,48 @@ KERNEL void ids(uint* out) {
     ys, xs = np.mgrid[0:3, 0:40]
     assert np.array_equal(got[:120], (xs | (ys << 16)).reshape(-1))
     assert (got[120:] == 0xDEADBEEF).all()       # lanes past the workgroup never ran
+
+
+MIXED = """
+KERNEL void priv(const uint* idx, float* out) {
+  float local[33];                       // dynamically indexed: lives in scratch
+  uint t = bid_x() * bdim_x() + tid_x();
+  for (int i = 0; i < 33; i++) local[i] = t * 1.0f + i;
+  out[t] = local[idx[t] % 33];
+}
+KERNEL void mixed(const double* a, const __fp16* h, double* out, float* outf) {
+  uint t = bid_x() * bdim_x() + tid_x();
+  double x = a[t];
+  out[t] = x / 3.0 + __builtin_sqrt(x) * 2.0;   // f64 division and sqrt sequences
+  outf[t] = (float)(h[t] * h[t] + (__fp16)1.5f); // __fp16 math in f32: v_fma_mix_f32
+}
+"""
+
+WAVE_MODES = [("gfx942", ()), ("gfx1201", ()), ("gfx1201", ("-mwavefrontsize64",))]
+
+
+@pytest.mark.parametrize("target,flags", WAVE_MODES)
+def test_private_array_in_scratch_per_lane(target, flags):
+    dev = Device(target)
+    kernel = dev.load(build_hip(MIXED, target, flags), "priv")
+    n = 256
+    idx = np.random.default_rng(0).integers(0, 1000, n).astype(np.uint32)
+    pi, out = dev.buffer(idx), dev.zeros(4 * n)
+    private = kernel.code_object.kernels["priv"].private_segment_fixed_size
+    assert private > 0
+    dev.dispatch(kernel, [pi, out], (n,), (64,), private=private)
+    assert np.array_equal(dev.read(out, np.float32, n), np.arange(n, dtype=np.float32) + idx % 33)
+
+
+@pytest.mark.parametrize("target,flags", WAVE_MODES)
+def test_f64_division_sqrt_and_fp16_mix_are_correctly_rounded(target, flags):
+    dev = Device(target)
+    kernel = dev.load(build_hip(MIXED, target, flags), "mixed")
+    n = 256
+    a = np.random.default_rng(1).random(n) * 10.0 ** np.random.default_rng(3).integers(-200, 200, n)
+    h = (np.random.default_rng(2).random(n) * 4).astype(np.float16)
+    pa, ph, out, outf = dev.buffer(a), dev.buffer(h), dev.zeros(8 * n), dev.zeros(4 * n)
+    dev.dispatch(kernel, [pa, ph, out, outf], (n,), (64,))
+    assert np.array_equal(dev.read(out, np.float64, n), a / 3.0 + np.sqrt(a) * 2.0)
+    expect = (h.astype(np.float64) ** 2 + 1.5).astype(np.float32)    # one rounding (fma)
+    assert np.array_equal(dev.read(outf, np.float32, n), expect)

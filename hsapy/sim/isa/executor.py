@@ -183,6 +183,7 @@ class InterpreterExecutor:
     # --- the seam ---------------------------------------------------------------------------
     def execute(self, ctx: DispatchContext) -> None:
         """Run every wave of the dispatch; raises SimFault on a fault."""
+        global last_stats
         self.stats = ExecutionStats()
         try:
             raw = ctx.memory.read(ctx.kernel_object, 64)
@@ -197,10 +198,20 @@ class InterpreterExecutor:
         info = ProgramInfo(self.profile.family, wave_size,
                            ftz32=kd.float_denorm_32 == 0, ftz64=kd.float_denorm_16_64 == 0)
         program = self._program(ctx, entry, info)
+        if program.insts and program.insts[0].name == "s_endpgm":
+            # every wave ends at its first instruction: nothing observable happens
+            grid = [max(1, int(g)) for g in ctx.grid_size]
+            block = [max(1, int(w)) for w in ctx.workgroup_size]
+            groups = [(g + w - 1) // w for g, w in zip(grid, block)]
+            items = block[0] * block[1] * block[2]
+            waves = groups[0] * groups[1] * groups[2] * ((items + wave_size - 1) // wave_size)
+            self.stats = ExecutionStats(grid[0] * grid[1] * grid[2], waves, 1, waves)
+            global last_stats
+            last_stats = self.stats
+            return
         with np.errstate(all="ignore"):
             for chunk in self._chunks(ctx, kd, wave_size, program):
                 self._run_chunk(ctx, kd, program, wave_size, chunk, entry)
-        global last_stats
         last_stats = self.stats
 
     # --- code ---------------------------------------------------------------------------------

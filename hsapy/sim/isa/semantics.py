@@ -442,6 +442,9 @@ def valu_parts(inst: Instruction, info: Any):
         read = vector_reader(inst.srcs[0], "b32")
         write = vector_writer(inst.dsts[0], "b32")
         return (lambda b, m: read(b)), write
+    if name in ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16", "v_mad_mix_f32",
+                "v_mad_mixlo_f16", "v_mad_mixhi_f16"):
+        return _vmix(inst)
     if name.startswith("v_pk_") and inst.encoding == "VOP3P":
         return _vpk(inst)
     if name in alu.VALU:
@@ -693,6 +696,48 @@ def _vmbcnt(inst: Instruction, info: Any):
     def compute(b: Batch, m: Any):
         counted = np.bitwise_count(np.asarray(src(b)) & lane_masks).astype(np.uint32)
         return counted + add(b)
+    return compute, write
+
+
+def _vmix(inst: Instruction):
+    """v_fma_mix*: each source is f32, or (op_sel_hi bit set) the f16 half chosen by op_sel;
+    neg negates and neg_hi takes the absolute value of a source (ISA guide, "V_FMA_MIX_F32")."""
+    f = inst.fields
+    op_sel = int(f.get("op_sel", 0))
+    op_sel_hi = int(f.get("op_sel_hi", 0))
+    neg = int(f.get("neg", 0))
+    absolute = int(f.get("neg_hi", 0))
+    readers = []
+    for i, op in enumerate(inst.srcs[:3]):
+        plain = Operand(op.kind, op.index, op.count, op.value, op.name)
+        if (op_sel_hi >> i) & 1:
+            readers.append(vector_reader(plain, "f16", (op_sel >> i) & 1))
+        else:
+            readers.append(vector_reader(plain, "f32"))
+    name = inst.name
+    dst = inst.dsts[0]
+    if name.endswith("_f32"):
+        write = vector_writer(dst, "f32")
+    else:
+        write = vector_writer(dst, "f16", 1 if "mixhi" in name else 0)
+    fused = name.startswith("v_fma")
+
+    def compute(b: Batch, m: Any):
+        args = []
+        for i, read in enumerate(readers):
+            value = np.asarray(read(b)).astype(np.float32)
+            if (absolute >> i) & 1:
+                value = np.abs(value)
+            if (neg >> i) & 1:
+                value = -value
+            args.append(value)
+        if fused:
+            result = (args[0].astype(np.float64) * args[1] + args[2]).astype(np.float32)
+        else:
+            result = (args[0] * args[1]).astype(np.float32) + args[2]
+        if int(f.get("clamp", 0)):
+            result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1).astype(np.float32)
+        return result if name.endswith("_f32") else result.astype(np.float16)
     return compute, write
 
 
