@@ -38,6 +38,7 @@ class HandleState:
             _LIVE[kind] += 1
 
     def close(self) -> None:
+        """Release the handle once (idempotent); a failure warns, never raises."""
         if self.closed:
             return
         self.closed = True

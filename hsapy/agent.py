@@ -28,6 +28,7 @@ class InfoField:
 
     @property
     def value(self) -> int:
+        """The enumerator's value, read from the cdef."""
         return constant(self.attribute)
 
 

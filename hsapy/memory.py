@@ -69,18 +69,22 @@ class MemoryPool:
 
     @property
     def segment(self) -> str:
+        """The segment: global, readonly, private or group (HSA_AMD_MEMORY_POOL_INFO_SEGMENT)."""
         return SEGMENT_NAMES.get(self.info["segment"], "unknown")
 
     @property
     def size(self) -> int:
+        """Bytes in the pool (HSA_AMD_MEMORY_POOL_INFO_SIZE)."""
         return self.info["size"] or 0
 
     @property
     def granule(self) -> int:
+        """Allocation granularity in bytes; sizes are rounded up to it."""
         return self.info["granule"] or 0
 
     @property
     def alignment(self) -> int:
+        """Alignment in bytes of every allocation from this pool."""
         return self.info["alignment"] or 0
 
     @property
@@ -100,10 +104,12 @@ class MemoryPool:
 
     @property
     def is_allocation_allowed(self) -> bool:
+        """Whether hsa_amd_memory_pool_allocate may allocate from this pool."""
         return bool(self.info["alloc_allowed"])
 
     @property
     def is_accessible_by_all(self) -> bool:
+        """Whether every agent may access this pool's memory by default."""
         return bool(self.info["accessible_by_all"])
 
     def _flag(self, flag: int) -> bool:
@@ -111,14 +117,17 @@ class MemoryPool:
 
     @property
     def is_kernarg(self) -> bool:
+        """A global pool flagged KERNARG_INIT: where kernarg segments live."""
         return self._flag(GLOBAL_FLAG_KERNARG_INIT)
 
     @property
     def is_fine_grained(self) -> bool:
+        """A global pool whose memory is coherent between agents while kernels run."""
         return self._flag(GLOBAL_FLAG_FINE_GRAINED)
 
     @property
     def is_coarse_grained(self) -> bool:
+        """A global pool coherent only at dispatch boundaries (device memory)."""
         return self._flag(GLOBAL_FLAG_COARSE_GRAINED)
 
     @property
@@ -149,6 +158,8 @@ class MemoryPool:
         return Buffer(self, int(ffi.cast("uintptr_t", out[0])), int(nbytes))
 
     def as_dict(self) -> dict[str, Any]:
+
+        """The pool's properties, as ``hsapy info --json`` prints them."""
         return {
             "handle": self.handle, "segment": self.segment, "size": self.size,
             "granule": self.granule, "alignment": self.alignment,
@@ -197,10 +208,12 @@ class Buffer:
 
     @property
     def is_closed(self) -> bool:
+        """True once close() has been called (the memory may outlive it in views)."""
         return self._state.closed
 
     @property
     def is_host_accessible(self) -> bool:
+        """Whether numpy() may view this buffer (see MemoryPool.is_host_accessible)."""
         return self.pool.is_host_accessible
 
     def close(self) -> None:

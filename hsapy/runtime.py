@@ -136,6 +136,7 @@ class Runtime:
     # -- lifetime ----------------------------------------------------------------------------
     @property
     def is_closed(self) -> bool:
+        """True once close() has shut the runtime down."""
         return self._state.closed
 
     def close(self) -> None:

@@ -91,6 +91,7 @@ class Signal:
 
     @property
     def is_closed(self) -> bool:
+        """True once the signal has been destroyed."""
         return self._state.closed
 
     def close(self) -> None:
