@@ -13,7 +13,7 @@ import pytest
 from hsapy import errors
 from hsapy._lifetime import live_counts
 from hsapy.runtime import Runtime
-from hsapy.signal import ORDERS, Condition
+from hsapy.signal import ORDERS, Condition, WaitState
 
 
 def test_runtime_reports_backend_and_gpu_agents(runtime):
@@ -524,3 +524,16 @@ def test_agent_properties_read_the_info_table(runtime):
     for name in properties:
         assert getattr(gpu, name) == gpu.info[name], name
     assert gpu.uuid.startswith("GPU-") and cpu.wavefront_size == 0  # GPU-only: the default
+
+
+@pytest.mark.parametrize("wait_state", [WaitState.BLOCKED, WaitState.ACTIVE])
+def test_wait_wakes_when_another_thread_stores(runtime, wait_state):
+    import threading
+
+    with runtime.create_signal(1) as signal:
+        timer = threading.Timer(0.05, signal.subtract, args=(1,))
+        timer.start()
+        try:
+            assert signal.wait(Condition.LT, 1, timeout=10.0, wait_state=wait_state) == 0
+        finally:
+            timer.join()
