@@ -179,3 +179,25 @@ def test_f64_division_sqrt_and_fp16_mix_are_correctly_rounded(target, flags):
     assert np.array_equal(dev.read(out, np.float64, n), a / 3.0 + np.sqrt(a) * 2.0)
     expect = (h.astype(np.float64) ** 2 + 1.5).astype(np.float32)    # one rounding (fma)
     assert np.array_equal(dev.read(outf, np.float32, n), expect)
+
+
+SAD = """
+KERNEL void sad(uint* out) {
+  uint r;
+  asm volatile("v_sad_u8 %0, %1, %2, %3" : "=v"(r) : "v"(tid_x()), "v"(2u), "v"(3u));
+  out[tid_x()] = r;
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_unimplemented_instruction_names_itself(target):
+    dev = Device(target)
+    kernel = dev.load(build_hip(SAD, target), "sad")
+    out = dev.zeros(4 * 64)
+    with pytest.raises(SimFault) as info:
+        dev.dispatch(kernel, [out], (64,), (64,))
+    assert info.value.status == 42                 # HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+    assert info.value.message.startswith(f"not implemented for {target}: v_sad_u8")
+    assert f"at {info.value.address:#x}" in info.value.message
+    assert not dev.read(out, np.uint32, 64).any()  # nothing after the fault ran

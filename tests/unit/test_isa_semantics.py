@@ -586,3 +586,41 @@ def test_dpp_row_shift_quad_perm_and_masks(target):
                            "bound_ctrl:1", v={0: np.arange(lanes, dtype=np.float32),
                                               1: np.full(lanes, 0.5, np.float32)})
     assert list(v3f(batch, 4)) == [0.5, 0.5, 0.5, 1.5]
+
+
+def test_dpp8_and_vop3_dpp_on_gfx1201():
+    lanes = WAVE["gfx1201"]
+    batch, _ = run("gfx1201", "v_mov_b32_dpp v3, v0 dpp8:[1,0,3,2,5,4,7,6]",
+                   v={0: np.arange(lanes) + 10}, exec_lanes=lanes - 1)
+    assert list(batch.V[3, 0, :8]) == [11, 10, 13, 12, 15, 14, 17, 16]
+    assert batch.V[3, 0, lanes - 2] == 0          # its source lane is outside EXEC: reads 0
+    batch, _ = run("gfx1201", "v_add_f32_e64_dpp v3, -v0, |v1| row_shr:1 row_mask:0xf "
+                              "bank_mask:0xf bound_ctrl:1",
+                   v={0: np.arange(lanes, dtype=np.float32), 1: np.full(lanes, -2.0, np.float32)})
+    assert list(v3f(batch, 3)) == [2.0, 2.0, 1.0]  # -(lane-1) + |-2|, lane 0 reads 0
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_bitcmp_and_dot2(target):
+    batch, _ = run(target, "s_bitcmp1_b32 s0, 3", s={0: 0b1000})
+    assert batch.scc[0]
+    batch, _ = run(target, "s_bitcmp1_b32 s0, 2", s={0: 0b1000})
+    assert not batch.scc[0]
+    halves = np.array([1.5, -2.0], np.float16).view(np.uint32)[0]
+    other = np.array([4.0, 0.25], np.float16).view(np.uint32)[0]
+    batch, _ = run(target, "v_dot2_f32_f16 v3, v0, v1, v2",
+                   v={0: [halves], 1: [other], 2: np.array([10.0], np.float32)})
+    assert v3f(batch, 1)[0] == 1.5 * 4.0 - 2.0 * 0.25 + 10.0
+
+
+def test_gfx12_d16_loads_merge_into_one_half():
+    m = machine()
+    base = m.memory.allocate(64, 64)
+    m.memory.write(base, bytes([0x80, 0x7F, 0x34, 0x12]))
+    s = {0: base & 0xFFFFFFFF, 1: base >> 32}
+    batch, _ = run("gfx1201", "global_load_d16_u8 v3, v0, s[0:1]", v={0: [0], 3: [0xAAAABBBB]},
+                   s=s, m=m)
+    assert batch.V[3, 0, 0] == 0xAAAA0080
+    batch, _ = run("gfx1201", "global_load_d16_hi_b16 v3, v0, s[0:1] offset:2",
+                   v={0: [0], 3: [0xAAAABBBB]}, s=s, m=m)
+    assert batch.V[3, 0, 0] == 0x1234BBBB

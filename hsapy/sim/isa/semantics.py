@@ -35,6 +35,7 @@ class NotImplementedInstruction(Exception):
 def _unimplemented(inst: Instruction, why: str = "") -> Closure:
     def run(b: Batch, m: Any) -> None:
         raise NotImplementedInstruction(f"{inst.text()}" + (f" ({why})" if why else ""))
+    run.unimplemented = why or "no semantics"  # type: ignore[attr-defined]
     return run
 
 
@@ -219,6 +220,18 @@ def _salu(inst: Instruction, info: Any) -> Closure:
             b.scc = np.broadcast_to((total < 0) | (total > 0xFFFFFFFF), (b.waves,)).copy()
             write(b, (total & 0xFFFFFFFF).astype(np.uint32))
         return carry_op
+    if name in ("s_bitcmp0_b32", "s_bitcmp1_b32", "s_bitcmp0_b64", "s_bitcmp1_b64"):
+        ty = "b64" if name.endswith("64") else "b32"
+        value = scalar_reader(inst.srcs[0], ty)
+        bit = scalar_reader(inst.srcs[1], "u32")
+        want = 1 if "bitcmp1" in name else 0
+        width = WIDTH[ty]
+
+        def bitcmp(b: Batch, m: Any) -> None:
+            v = np.asarray(value(b)).astype(np.uint64)
+            k = np.asarray(bit(b)).astype(np.uint64) & np.uint64(width - 1)
+            b.scc = np.broadcast_to(((v >> k) & np.uint64(1)) == want, (b.waves,)).copy()
+        return bitcmp
     if name in ("s_bitset0_b32", "s_bitset1_b32", "s_bitset0_b64", "s_bitset1_b64"):
         ty = "b64" if name.endswith("64") else "b32"
         bit = scalar_reader(inst.srcs[0], "u32")
@@ -316,8 +329,8 @@ _CARRY_OPS = {
 
 def _is_dpp_supported(inst: Instruction) -> bool:
     """DPP16 on VOP1/VOP2 (not VOPC, DPP8 or SDWA)."""
-    return inst.fields.get("dpp") is not None and "dpp8" not in inst.fields \
-        and not inst.fields.get("sdwa") and inst.encoding in ("VOP1", "VOP2") \
+    return (inst.fields.get("dpp") is not None or "dpp8" in inst.fields) \
+        and not inst.fields.get("sdwa") and inst.encoding in ("VOP1", "VOP2", "VOP3") \
         and not inst.name.startswith(("v_cmp", "v_cndmask", "v_add_co", "v_sub_co", "v_addc",
                                       "v_subb", "v_subrev_co"))
 
@@ -370,14 +383,25 @@ def _dpp_parts(inst: Instruction, info: Any, readers: list, fn, write):
     """src0 read through the DPP lane permutation; lanes outside row_mask/bank_mask, or whose
     source lane is missing or inactive without bound_ctrl, keep their old value."""
     f = inst.fields
-    src = dpp_source_lanes(int(f["dpp_ctrl"]), info.wave_size, inst.family)
     lane = np.arange(info.wave_size)
-    enabled = (((int(f.get("row_mask", 15)) >> (lane // 16)) & 1).astype(bool)
-               & ((int(f.get("bank_mask", 15)) >> ((lane & 15) // 4)) & 1).astype(bool))
+    if "dpp8" in f:
+        # DPP8: lane i of each group of 8 reads lane sel[i]; no masks; inactive sources read 0
+        # unless fetch-inactive (the DPP8FI source code 234).
+        sel = int(f["dpp8_sel"])
+        src = (lane & ~7) | ((sel >> (3 * (lane & 7))) & 7)
+        enabled = np.ones(info.wave_size, bool)
+        zero_fill = True
+        fetch_inactive = int(f.get("src0", 0)) == 234
+    else:
+        src = dpp_source_lanes(int(f["dpp_ctrl"]), info.wave_size, inst.family)
+        enabled = (((int(f.get("row_mask", 15)) >> (lane // 16)) & 1).astype(bool)
+                   & ((int(f.get("bank_mask", 15)) >> ((lane & 15) // 4)) & 1).astype(bool))
+        zero_fill = bool(f.get("bound_ctrl", 0))
+        fetch_inactive = bool(f.get("fi", 0))
     exists = src >= 0
     gather = np.where(exists, src, 0)
-    zero_fill = bool(f.get("bound_ctrl", 0))
-    fetch_inactive = bool(f.get("fi", 0))
+    clamp = int(f.get("clamp", 0))
+    omod = int(f.get("omod", 0))
 
     def compute(b: Batch, m: Any):
         args = [r(b) for r in readers]
@@ -390,7 +414,12 @@ def _dpp_parts(inst: Instruction, info: Any, readers: list, fn, write):
         else:
             enable = enable & valid
         args[0] = permuted
-        return np.asarray(fn(*args)), enable
+        result = np.asarray(fn(*args))
+        if omod and result.dtype.kind == "f":
+            result = result * result.dtype.type((0, 2.0, 4.0, 0.5)[omod])
+        if clamp and result.dtype.kind == "f":
+            result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1).astype(result.dtype)
+        return result, enable
 
     def commit(b: Batch, result) -> None:
         value, enable = result
@@ -468,7 +497,7 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     dst_ty, src_tys, fn = spec
     srcs = list(inst.srcs)
     base = inst.name.replace("v_dual_", "v_")
-    if base.startswith(("v_fmac_", "v_mac_")) and len(srcs) == 2:
+    if base.startswith(("v_fmac_", "v_mac_", "v_dot2c_")) and len(srcs) == 2:
         srcs.append(inst.dsts[0])  # the accumulator is the destination register
     if len(srcs) != len(src_tys):
         raise NotImplementedOperand(f"{len(srcs)} sources for {len(src_tys)}-source semantics")
@@ -486,7 +515,7 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     def flush(x):
         return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
 
-    if inst.fields.get("dpp") is not None:
+    if inst.fields.get("dpp") is not None or "dpp8" in inst.fields:
         return _dpp_parts(inst, info, readers, fn, write)
     n = len(readers)
     if n == 1:

@@ -437,6 +437,9 @@ VALU.update({
     "v_cvt_i16_f16": ("i16", ("f16",), lambda a: np.clip(np.nan_to_num(np.trunc(a.astype(f32))),
                                                          -32768, 32767).astype(np.int16)),
     "v_cvt_pkrtz_f16_f32": ("b32", ("f32", "f32"), _cvt_pkrtz),
+    "v_cvt_pk_rtz_f16_f32": ("b32", ("f32", "f32"), _cvt_pkrtz),
+    "v_dot2_f32_f16": ("f32", ("b32", "b32", "f32"), lambda a, b, c: _dot2_f16(a, b, c)),
+    "v_dot2c_f32_f16": ("f32", ("b32", "b32", "f32"), lambda a, b, c: _dot2_f16(a, b, c)),
     "v_cvt_f32_ubyte0": ("f32", ("b32",), _cvt_ubyte(0)),
     "v_cvt_f32_ubyte1": ("f32", ("b32",), _cvt_ubyte(1)),
     "v_cvt_f32_ubyte2": ("f32", ("b32",), _cvt_ubyte(2)),
@@ -452,6 +455,15 @@ VALU.update({
                        lambda a, b: a.view(np.uint16).astype(u32)
                        | (b.view(np.uint16).astype(u32) << u32(16))),
 })
+
+
+def _dot2_f16(a, b, c):
+    """D = a.lo*b.lo + a.hi*b.hi + c with f16 halves, accumulated in f32 (one rounding here)."""
+    def half(x, hi):
+        bits = (np.asarray(x).astype(u32) >> u32(16 if hi else 0)) & u32(0xFFFF)
+        return bits.astype(np.uint16).view(f16).astype(f64)
+    total = half(a, 0) * half(b, 0) + half(a, 1) * half(b, 1) + np.asarray(c, f64)
+    return total.astype(f32)
 
 
 def _bitreverse32(a):

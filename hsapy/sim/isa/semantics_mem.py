@@ -117,6 +117,9 @@ _LOAD_RE = re.compile(r"_(?:load|read)_(?:dword(x\d)?|b(\d+)|(u8|i8|u16|i16|ubyt
 def _width_of(name: str) -> tuple[int, str, bool]:
     """(bytes, kind, d16_hi) of a load/store mnemonic: kind "u"/"s" for sub-dword, "d" dwords."""
     tail = name.split("_", 2)[-1]
+    # gfx12 spells d16 forms global_load_d16_u8 / global_store_d16_hi_b16
+    tail = re.sub(r"^d16_hi_(\w+)$", r"\1_d16_hi", tail)
+    tail = re.sub(r"^d16_(\w+)$", r"\1_d16", tail)
     hi = tail.endswith("_d16_hi")
     d16 = "_d16" in tail
     tail = tail.replace("_d16_hi", "").replace("_d16", "")
@@ -745,7 +748,8 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
         raise NotImplementedOperand(inst.name)
     op, rtn, ty = match.groups()
     table = {"add": "add", "sub": "sub", "min": "min", "max": "max", "and": "and", "or": "or",
-             "xor": "xor", "inc": "inc", "dec": "dec", "wrxchg": "swap", "cmpst": "cmpst",
+             "xor": "xor", "inc": "inc", "dec": "dec", "wrxchg": "swap", "storexchg": "swap",
+             "cmpst": "cmpst",
              "cmpstore": "cmpstore", "min_num": "fmin", "max_num": "fmax", "rsub": "rsub"}
     if op not in table:
         raise NotImplementedOperand(inst.name)
