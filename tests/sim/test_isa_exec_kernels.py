@@ -201,3 +201,40 @@ def test_unimplemented_instruction_names_itself(target):
     assert info.value.message.startswith(f"not implemented for {target}: v_sad_u8")
     assert f"at {info.value.address:#x}" in info.value.message
     assert not dev.read(out, np.uint32, 64).any()  # nothing after the fault ran
+
+
+CLOCKS = """
+KERNEL void clk(unsigned long long* out) {
+  out[2 * tid_x()] = __builtin_readsteadycounter();     // s_memrealtime / MSG_RTN_GET_REALTIME
+  out[2 * tid_x() + 1] = __builtin_readcyclecounter();  // s_memtime / SHADER_CYCLES hwregs
+}
+KERNEL void scale(const float* x, float* out) { out[tid_x()] = x[tid_x()] * 1.5f; }
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_timestamps_come_from_the_simulated_clock(target):
+    dev = Device(target)
+    kernel = dev.load(build_hip(CLOCKS, target), "clk")
+    out = dev.zeros(16 * 64)
+    before = dev.clock.now()
+    dev.dispatch(kernel, [out], (64,), (64,))
+    after = dev.clock.now()
+    stamps = dev.read(out, np.uint64, 128).reshape(64, 2)
+    assert ((before <= stamps) & (stamps <= after)).all()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("flush", [False, True])
+def test_descriptor_denormal_mode(target, flush):
+    flags = ("-fgpu-flush-denormals-to-zero",) if flush else ()
+    dev = Device(target)
+    kernel = dev.load(build_hip(CLOCKS, target, flags), "scale")
+    x = dev.buffer(np.array([1e-40, -1e-40, 1.0], np.float32))
+    out = dev.zeros(12)
+    dev.dispatch(kernel, [x, out], (3,), (3,))
+    got = dev.read(out, np.float32, 3)
+    if flush:      # rsrc1 FLOAT_DENORM_MODE_32 = 0: denormal inputs and results flush to +-0
+        assert got[0] == 0.0 and got[1] == 0.0 and np.signbit(got[1]) and got[2] == 1.5
+    else:
+        assert np.array_equal(got, np.array([1e-40, -1e-40, 1.0], np.float32) * np.float32(1.5))

@@ -288,8 +288,21 @@ def _clock_or_hwreg(inst: Instruction, info: Any) -> Closure:
     name = inst.name
     if name == "s_getreg_b32":
         write = scalar_writer(inst.dsts[0], "b32")
-        # hwreg id in simm16 bits 5:0; SHADER_CYCLES (29 on gfx12) / HW_ID read as counters
-        return lambda b, m: write(b, np.uint32(m.clock.now() & 0xFFFFF))
+        # simm16: hwreg id 5:0, bit offset 10:6, size - 1 15:11. gfx12 HW_REG_SHADER_CYCLES_LO
+        # (29) / _HI (30) read the clock; other registers (mode, status, ids) read as 0.
+        simm = int(inst.srcs[0].value) if inst.srcs and inst.srcs[0].value is not None \
+            else int(inst.fields.get("simm16", 0))
+        hwreg = simm & 0x3F
+        offset = (simm >> 6) & 0x1F
+        mask = (1 << (((simm >> 11) & 0x1F) + 1)) - 1
+
+        def getreg(b: Batch, m: Any) -> None:
+            value = 0
+            if inst.family == "gfx12" and hwreg in (29, 30):
+                now = m.clock.now()
+                value = (now >> 32) if hwreg == 30 else now & 0xFFFFFFFF
+            write(b, np.uint32((value >> offset) & mask))
+        return getreg
     write = scalar_writer(inst.dsts[0], "b64")
     return lambda b, m: write(b, np.uint64(m.clock.now()))
 
