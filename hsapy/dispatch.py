@@ -121,7 +121,8 @@ class KernargRing:
         self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
         self.next = 0
         self._load = runtime.lib.hsa_signal_load_scacquire
-        self._store = runtime.lib.hsa_signal_store_relaxed
+        # Arming needs no wake-up: nobody waits for a value of 1 (hsa.h: silent store).
+        self._store = runtime.lib.hsa_signal_silent_store_relaxed
 
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
@@ -292,13 +293,15 @@ class PreparedDispatch:
         self.ring = _ring_for(queue, max(kernel.kernarg_size, self.packer.size, 1))
         self._slot_size = self.ring.slot_size
 
-    def _fill(self, args: Sequence[Any]) -> tuple[int, bytes]:
+    def _fill(self, args: Sequence[Any]) -> tuple[int, bytearray]:
+        """Take a kernarg slot, pack ``args`` into it and patch the body template in place
+        (the returned body is the template itself: publish it before the next fill)."""
         ring = self.ring
         slot = ring.take()
         self.packer.pack_into(ring.view, slot * self._slot_size, *args)
         body = self._body
         _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0, ring.handles[slot])
-        return slot, bytes(body)
+        return slot, body
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
@@ -311,13 +314,14 @@ class PreparedDispatch:
         ring = self.ring
         return DispatchResult(queue, self.kernel, index, ring.signals[slot])
 
-    def submit(self, *args: Any) -> int:
+    def submit(self, *args: Any, doorbell: bool = True) -> int:
         """The fast path: publish and return only the packet index (no result object)."""
         slot, body = self._fill(args)
         queue = self.queue
         index = queue.reserve(1)
         queue.write(index, self.word, body)
-        queue.ring_doorbell(index)
+        if doorbell:
+            queue.ring_doorbell(index)
         return index
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
@@ -365,7 +369,7 @@ class PreparedDispatch:
     def packet(self, *args: Any) -> aql.Packet:
         """The packet a call with ``args`` would publish (takes a kernarg slot; for study)."""
         _slot, body = self._fill(args)
-        return aql.Packet(self.word, body)
+        return aql.Packet(self.word, bytes(body))
 
 
 def prepare(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
