@@ -624,3 +624,36 @@ def test_gfx12_d16_loads_merge_into_one_half():
     batch, _ = run("gfx1201", "global_load_d16_hi_b16 v3, v0, s[0:1] offset:2",
                    v={0: [0], 3: [0xAAAABBBB]}, s=s, m=m)
     assert batch.V[3, 0, 0] == 0x1234BBBB
+
+
+def test_packed_f32_math_on_gfx942_register_pairs():
+    a = np.array([1.5, -2.0], np.float32).view(np.uint32)
+    b = np.array([4.0, 0.25], np.float32).view(np.uint32)
+    batch, _ = run("gfx942", "v_pk_mul_f32 v[4:5], v[0:1], v[2:3]",
+                   v={0: [a[0]], 1: [a[1]], 2: [b[0]], 3: [b[1]]})
+    assert list(batch.V[4:6, 0, 0].view(np.float32)) == [6.0, -0.5]
+    batch, _ = run("gfx942", "v_pk_add_f32 v[4:5], v[0:1], v[2:3] op_sel_hi:[0,1]",
+                   v={0: [a[0]], 1: [a[1]], 2: [b[0]], 3: [b[1]]})
+    assert list(batch.V[4:6, 0, 0].view(np.float32)) == [5.5, 1.75]  # hi half reads a.lo
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_packed_f16_add(target):
+    a = np.array([1.5, -2.0], np.float16).view(np.uint32)[0]
+    b = np.array([0.25, 65504.0], np.float16).view(np.uint32)[0]
+    batch, _ = run(target, "v_pk_add_f16 v3, v0, v1", v={0: [a], 1: [b]})
+    assert list(batch.V[3, 0, :1].view(np.float16)) == [1.75, 65504.0]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_global_cmpswap_in_lane_order(target):
+    m = machine()
+    base = m.memory.allocate(64, 64)
+    line = "global_atomic_cmpswap v3, v0, v[4:5], s[0:1] sc0" if target == "gfx942" else \
+        "global_atomic_cmpswap_b32 v3, v0, v[4:5], s[0:1] th:TH_ATOMIC_RETURN"
+    lanes = WAVE[target]
+    # every lane tries: if *p == 0 then *p = lane + 1; only lane 0 wins in the serial order
+    batch, _ = run(target, line, v={0: [0], 4: np.arange(lanes) + 1, 5: [0]},
+                   s={0: base & 0xFFFFFFFF, 1: base >> 32}, m=m)
+    assert m.memory.read_u32(base) == 1
+    assert batch.V[3, 0, 0] == 0 and (batch.V[3, 0, 1:] == 1).all()
