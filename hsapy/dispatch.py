@@ -366,9 +366,11 @@ class PreparedDispatch:
             queue.ring_doorbell(first + count)
         return first, count, signal
 
-    def packet(self, *args: Any) -> aql.Packet:
-        """The packet a call with ``args`` would publish (takes a kernarg slot; for study)."""
-        _slot, body = self._fill(args)
+    def packet(self) -> aql.Packet:
+        """The packet template every call publishes, for study: ``kernarg_address`` and
+        ``completion_signal`` are 0 here because each call patches in its own slot's."""
+        body = bytearray(self._body)
+        _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, 0, 0, 0)
         return aql.Packet(self.word, bytes(body))
 
 
