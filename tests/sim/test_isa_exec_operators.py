@@ -28,6 +28,9 @@ def _operators() -> list:
 
 CASES = [(target, op.name, variant.name) for target in TARGETS for op in _operators()
          for variant in op.variants]
+# The other families' targets: the last (most elaborate) variant of every operator.
+CASES += [(target, op.name, op.variants[-1].name) for target in ("gfx90a", "gfx1100")
+          for op in _operators()]
 
 
 @pytest.mark.parametrize("target,operator,variant", CASES)

@@ -657,3 +657,12 @@ def test_global_cmpswap_in_lane_order(target):
                    s={0: base & 0xFFFFFFFF, 1: base >> 32}, m=m)
     assert m.memory.read_u32(base) == 1
     assert batch.V[3, 0, 0] == 0 and (batch.V[3, 0, 1:] == 1).all()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lds_write2_stride64_scales_offsets_by_64_elements(target):
+    m = machine()
+    line = "ds_write2st64_b32 v0, v1, v2 offset1:1" if target == "gfx942" else \
+        "ds_store_2addr_stride64_b32 v0, v1, v2 offset1:1"
+    run(target, line, v={0: [0], 1: [7], 2: [9]}, exec_lanes=1, m=m)
+    assert m.lds_words[0] == 7 and m.lds_words[64] == 9      # offset1 * 64 * 4 bytes

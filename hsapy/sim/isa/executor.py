@@ -564,10 +564,11 @@ def _kernel_code_size(kernel: Any) -> int:
 
 
 def register(replace: bool = False) -> None:
-    """Install the interpreter for the gfx9 and gfx12 families.
+    """Install the interpreter for the gfx9 (gfx90a, gfx942), gfx11 (gfx1100) and gfx12
+    (gfx1201) families.
 
     A factory someone registered before the package was imported is kept unless ``replace``.
     """
-    for family in ("gfx9", "gfx12"):
+    for family in ("gfx9", "gfx11", "gfx12"):
         if replace or registered_factory(family) is None:
             register_executor(family, InterpreterExecutor)

@@ -50,6 +50,7 @@ NO_OPS = {
     "buffer_wbl2", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1",
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
     "s_prefetch_data", "s_setkill", "s_nop_e", "s_round_mode", "s_denorm_mode",
+    "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
 }
 
 
@@ -487,6 +488,8 @@ def valu_parts(inst: Instruction, info: Any):
     if name in ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16", "v_mad_mix_f32",
                 "v_mad_mixlo_f16", "v_mad_mixhi_f16"):
         return _vmix(inst)
+    if name == "v_pk_mov_b32":
+        return _vpk_mov(inst)
     if name.startswith("v_pk_") and inst.encoding == "VOP3P":
         return _vpk(inst)
     if name in alu.VALU:
@@ -780,6 +783,26 @@ def _vmix(inst: Instruction):
         if int(f.get("clamp", 0)):
             result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1).astype(np.float32)
         return result if name.endswith("_f32") else result.astype(np.float16)
+    return compute, write
+
+
+def _vpk_mov(inst: Instruction):
+    """v_pk_mov_b32 (gfx90a/gfx942): D.lo = one dword of the src0 pair (op_sel[0]), D.hi = one
+    dword of the src1 pair (op_sel[1])."""
+    sel = int(inst.fields.get("op_sel", 0))
+    parts = []
+    for i, op in enumerate(inst.srcs[:2]):
+        half = (sel >> i) & 1
+        if op.kind in ("vgpr", "agpr", "sgpr", "ttmp"):
+            parts.append(vector_reader(Operand(op.kind, op.index + half, 1, None, op.name), "b32"))
+        else:
+            parts.append(vector_reader(op, "b32"))
+    write = vector_writer(inst.dsts[0], "b64")
+
+    def compute(b: Batch, m: Any):
+        lo = np.asarray(parts[0](b)).astype(np.uint64)
+        hi = np.asarray(parts[1](b)).astype(np.uint64)
+        return lo | (hi << np.uint64(32))
     return compute, write
 
 

@@ -667,7 +667,7 @@ def _ds(inst: Instruction, info: Any):
     op = name[3:]
     two = op.startswith(("read2", "write2", "load_2addr", "store_2addr"))
     if two:
-        st64 = "st64" in op
+        st64 = "st64" in op or "stride64" in op  # gfx12: ds_load_2addr_stride64_b32
         elem = 8 if op.endswith("b64") else 4
         scale = elem * (64 if st64 else 1)
         off0 = int(f.get("offset0", 0)) * scale
