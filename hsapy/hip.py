@@ -644,7 +644,7 @@ class HipRuntime:
     def _nbytes(dst: Any, src: Any, nbytes: int | None) -> int:
         sizes = [obj.size if hasattr(obj, "pool") else np.asarray(obj).nbytes for obj in (dst, src)]
         if nbytes is None:
-            nbytes = min(sizes)
+            nbytes = sizes[1]            # the whole source
         if nbytes > min(sizes):
             raise HsapyValueError(f"{nbytes} bytes do not fit (dst {sizes[0]}, src {sizes[1]} bytes)")
         return int(nbytes)
