@@ -6,10 +6,7 @@ object, freeze, symbol lookup and symbol info. Statuses are the ones ROCr's load
 """
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +15,7 @@ from hsapy.codeobject import CodeObject
 from hsapy.sim import SimLib
 
 import _packets as P
+from _codeobjects import build, built
 
 SUCCESS = 0
 INFO_BREAK = 1
@@ -39,27 +37,6 @@ SYM_VARIABLE_SIZE, SYM_VARIABLE_IS_CONST = 9, 10
 SYM_KERNARG_SIZE, SYM_KERNARG_ALIGN, SYM_GROUP, SYM_PRIVATE = 11, 12, 13, 14
 SYM_DYNAMIC_CALLSTACK = 15
 SYM_AGENT, SYM_VARIABLE_ADDRESS, SYM_KERNEL_OBJECT = 20, 21, 22
-
-
-def _build_module():
-    name = "hsapy_tests_codeobject_build"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "data" / "codeobjects" / "build.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-build = _build_module()
-
-
-def built(builder, *args) -> bytes:
-    try:
-        return builder(*args)
-    except build.ToolMissing as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.fixture

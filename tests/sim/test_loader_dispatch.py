@@ -3,9 +3,6 @@ hsapy.kernarg (hidden arguments included), dispatched through a real AQL queue a
 the ISA interpreter. The kernel reads blockDim (hidden_group_size_*) and grid / block values."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,20 +11,7 @@ from hsapy._hsa import ffi
 from hsapy.runtime import Runtime
 
 import _packets as P
-
-
-def _build_module():
-    name = "hsapy_tests_codeobject_build"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "data" / "codeobjects" / "build.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-build = _build_module()
+from _codeobjects import build
 
 
 def run_dims(rt, target: str, grid, workgroup, scale: int, hidden: bool = True) -> list[int]:

@@ -6,11 +6,8 @@ the Executable makes the same C calls it makes on ROCr.
 from __future__ import annotations
 
 import gc
-import importlib.util
-import sys
 import types
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -21,27 +18,7 @@ from hsapy.executable import Executable, agent_target, load
 from hsapy.sim import SimLib
 
 import _packets as P
-
-
-def _build_module():
-    name = "hsapy_tests_codeobject_build"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "data" / "codeobjects" / "build.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-build = _build_module()
-
-
-def built(builder, *args) -> bytes:
-    try:
-        return builder(*args)
-    except build.ToolMissing as exc:
-        pytest.skip(str(exc))
+from _codeobjects import build, built
 
 
 @pytest.fixture

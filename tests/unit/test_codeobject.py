@@ -7,7 +7,6 @@ descriptor fields LLVM's disassembler decodes.
 """
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -25,20 +24,8 @@ from hsapy.codeobject import (
     extract_for_target,
 )
 from hsapy.errors import HsapyValueError
+from _codeobjects import build
 
-
-def _build_module():
-    name = "hsapy_tests_codeobject_build"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "data" / "codeobjects" / "build.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-build = _build_module()
 
 # variant id -> (builder, args); the acceptance matrix of issue #4.
 VARIANTS = {

@@ -7,7 +7,6 @@ llvm-objdump-19 dumps.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,20 +15,8 @@ from pathlib import Path
 import pytest
 
 from hsapy.cli import main
+from _codeobjects import build
 
-
-def _build_module():
-    name = "hsapy_tests_codeobject_build"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "data" / "codeobjects" / "build.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-build = _build_module()
 
 ACCEPTANCE = {
     "hip-gfx942-v5": (build.build_hip, ("gfx942", 5)),

@@ -16,12 +16,9 @@ Over 10,000 cases per run, in a few seconds:
 from __future__ import annotations
 
 import copy
-import importlib.util
 import os
 import random
 import struct
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -35,29 +32,11 @@ from hsapy.codeobject import (
 )
 from hsapy.errors import HsapyError
 from hsapy.kernarg import KernargLayout
+from _codeobjects import build, built
 
 
-def _build_module():
-    name = "hsapy_tests_codeobject_build"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "data" / "codeobjects" / "build.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-build = _build_module()
 SEED = int(os.environ.get("HSAPY_FUZZ_SEED", "20261202"))
 SHF_EXECINSTR = 0x4
-
-
-def built(builder, *args) -> bytes:
-    try:
-        return builder(*args)
-    except build.ToolMissing as exc:
-        pytest.skip(str(exc))
 
 
 def structural_ranges(data: bytes) -> list[tuple[int, int]]:

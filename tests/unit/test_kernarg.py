@@ -6,10 +6,7 @@ tests/unit/test_codeobject.py checks against llvm-readelf-19.
 """
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,27 +21,7 @@ from hsapy.kernarg import (
     KernelArgumentValueError,
     normalize_dims,
 )
-
-
-def _build_module():
-    name = "hsapy_tests_codeobject_build"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "data" / "codeobjects" / "build.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-build = _build_module()
-
-
-def built(builder, *args) -> bytes:
-    try:
-        return builder(*args)
-    except build.ToolMissing as exc:
-        pytest.skip(str(exc))
+from _codeobjects import build, built
 
 
 def kernel(name: str, builder=None, *args):
@@ -291,7 +268,6 @@ def test_rows_list_explicit_and_hidden_arguments_in_offset_order():
     assert [r["offset"] for r in rows] == sorted(r["offset"] for r in rows)
     assert rows[0]["name"] == "out" and not rows[0]["hidden"]
     assert rows[2]["kind"] == "hidden_block_count_x" and rows[2]["type"] == "dispatch"
-
 
 
 @settings(max_examples=200, deadline=None)
