@@ -122,6 +122,7 @@ def registered_factory(family: str) -> ExecutorFactory | None:
 
 
 _isa_import_attempted = False
+_isa_import_lock = threading.RLock()
 
 
 def _load_isa_package() -> None:
@@ -132,12 +133,18 @@ def _load_isa_package() -> None:
     global _isa_import_attempted
     if _isa_import_attempted:
         return
-    _isa_import_attempted = True
-    try:
-        importlib.import_module("hsapy.sim.isa")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("hsapy.sim.isa",):
-            raise
+    # Queue threads dispatch concurrently: the others wait here until the import has finished
+    # (and the interpreters registered) instead of seeing the flag and no factory yet.
+    with _isa_import_lock:
+        if _isa_import_attempted:
+            return
+        try:
+            importlib.import_module("hsapy.sim.isa")
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("hsapy.sim.isa",):
+                raise
+        finally:
+            _isa_import_attempted = True    # only once the import has finished
 
 
 class BuiltinExecutor:
