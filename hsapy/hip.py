@@ -242,9 +242,9 @@ class Stream:
         pool = self.hip.runtime.signal_pool
         signal = pool.acquire(1)
         self.publish(aql.barrier_and([], completion_signal=signal.handle))
-        signal.wait(2, 1, timeout=timeout, abort=self.queue.check)  # 2 = LT
+        signal.wait(2, 1, timeout=timeout, abort=self.hip._check_queues)  # 2 = LT
         pool.release(signal)
-        self.queue.check()
+        self.hip._check_queues()
         self._release_retired()
 
     def _release_retired(self) -> None:
@@ -445,6 +445,13 @@ class HipRuntime:
         self.close()
 
     # -- errors ------------------------------------------------------------------------------
+    def _check_queues(self) -> None:
+        """Raise the error of any stream's queue: a wait may depend on another stream (through
+        hipStreamWaitEvent), whose failure would otherwise only show as a timeout."""
+        for stream in list(self._streams) + list(self._default_streams.values()):
+            if not stream.queue.is_closed:
+                stream.queue.check()
+
     def _record(self, code: hipError_t) -> None:
         self._last = code
         if code in STICKY_ERRORS:
@@ -873,9 +880,8 @@ class HipRuntime:
         """hipEventSynchronize: wait (with a timeout) until the event's signal reaches 0."""
         if not event.is_recorded:
             return
-        queue = event.stream.queue  # type: ignore[union-attr]
-        event.signal.wait(2, 1, timeout=timeout, abort=queue.check)
-        queue.check()
+        event.signal.wait(2, 1, timeout=timeout, abort=self._check_queues)
+        self._check_queues()
 
     @_hip_api("hipEventElapsedTime")
     def eventElapsedTime(self, start: Event, stop: Event) -> float:
