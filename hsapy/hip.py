@@ -435,6 +435,15 @@ class HipRuntime:
                 except HsapyError:
                     pass
             stream.close()
+        # What HIP frees at context teardown: event signals, allocations (pool caches included).
+        pool = self.runtime.signal_pool
+        for event in self._events:
+            if event.signal is not None and event.is_complete:
+                pool.release(event.signal)
+            event.signal = None
+        for buffer, _device in list(self._buffers.values()):
+            buffer.close()
+        self._buffers.clear()
         if self._owns_runtime:
             self.runtime.close()
 
@@ -602,10 +611,9 @@ class HipRuntime:
 
     @_hip_api("hipMallocManaged")
     def mallocManaged(self, nbytes: int) -> Any:
-        """hipMallocManaged, approximated: fine-grained memory of the current device, readable
-        by the host and the device without copies (no page migration under HSA alone)."""
-        agent = self._agent(self._device)
-        return self._allocate(agent.fine_grained_pool, nbytes, self._device)
+        """hipMallocManaged, approximated: fine-grained system memory that the host and every
+        GPU read and write without copies (HIP's own fallback without XNACK page migration)."""
+        return self.hostMalloc(nbytes)
 
     @_hip_api("hipFree")
     def free(self, buffer: Any) -> None:

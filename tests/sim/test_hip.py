@@ -458,3 +458,59 @@ def test_get_last_error_reports_the_last_failure_then_success(hip):
     assert hip.getLastError() == hipError_t.hipErrorInvalidValue
     assert hip.getLastError() == hipError_t.hipSuccess
     assert hip.getErrorName(hipError_t.hipErrorNotReady) == "hipErrorNotReady"
+
+
+def test_malloc_managed_is_host_and_device_visible(hip):
+    buffer = hip.mallocManaged(4 * N)
+    assert buffer.pool.is_fine_grained and buffer.is_host_accessible
+    a, b, d_a, d_b, _ = _inputs(hip)
+    hip.launchKernelGGL(_vector_add(hip), BLOCKS, BLOCK, 0, None, d_a, d_b, buffer, N)
+    hip.deviceSynchronize()
+    np.testing.assert_array_equal(buffer.numpy(np.float32)[:N], a + b)
+
+
+def test_disable_peer_access_needs_it_enabled(hip):
+    with pytest.raises(HipError) as raised:
+        hip.deviceDisablePeerAccess(1)
+    assert raised.value.code == hipError_t.hipErrorPeerAccessNotEnabled
+    if hip.deviceCanAccessPeer(0, 1):
+        hip.deviceEnablePeerAccess(1)
+        hip.deviceDisablePeerAccess(1)
+        hip.deviceEnablePeerAccess(1)                  # enabled again after the disable
+
+
+def test_event_record_again_and_destroy(hip):
+    stream = hip.streamCreate()
+    event = hip.eventCreate()
+    hip.eventRecord(event, stream)
+    first = event.signal
+    hip.eventRecord(event, stream)
+    assert event.signal is not first                   # a fresh signal per record
+    hip.eventSynchronize(event)
+    hip.eventDestroy(event)
+    assert not event.is_recorded
+    hip.streamSynchronize(stream)                      # the retired signals go back to the pool
+
+
+def test_close_releases_what_the_program_left_behind(sim_runtime):
+    from hsapy._lifetime import live_counts
+
+    def counts():
+        live = live_counts()
+        return {kind: live.get(kind, 0) for kind in ("Signal", "Buffer", "Queue")}
+
+    kernel = sim_runtime.load(kernels.build("vector_add", "gfx942")).kernel("vector_add")
+    pooled = len(sim_runtime.signal_pool)
+    before = counts()
+    with HipRuntime(sim_runtime) as hip:
+        a, b, d_a, d_b, d_c = _inputs(hip)
+        stream = hip.streamCreate()
+        event = hip.eventCreate()
+        hip.memcpyAsync(d_c, a, stream=stream)
+        hip.launchKernelGGL(kernel, BLOCKS, BLOCK, 0, stream, d_a, d_b, d_c, N)
+        hip.eventRecord(event, stream)
+        hip.mallocFromPoolAsync(4096, hip.memPoolCreate(), stream)
+    after = counts()
+    assert after["Buffer"] == before["Buffer"] and after["Queue"] == before["Queue"]
+    # signals still alive are back in the runtime's pool, ready for reuse
+    assert after["Signal"] - before["Signal"] == len(sim_runtime.signal_pool) - pooled
