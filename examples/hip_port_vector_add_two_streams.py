@@ -43,7 +43,8 @@ def main(backend: str = "sim") -> dict[str, Any]:
         hip.setDevice(0)
         # hipDeviceProp_t prop; hipGetDeviceProperties(&prop, device);
         prop = hip.getDeviceProperties(0)
-        # hipModuleLoadData(&module, code_object); hipModuleGetFunction(&vector_add, module, "vector_add");
+        # hipModuleLoadData(&module, code_object);
+        # hipModuleGetFunction(&vector_add, module, "vector_add");
         arch = prop.gcnArchName.split(":")[0]
         module = hip.moduleLoadData(toolchain.build_hip(KERNEL_SOURCE, arch))
         vector_add = hip.moduleGetFunction(module, "vector_add")

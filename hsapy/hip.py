@@ -292,7 +292,8 @@ class Event:
         return self.signal is not None and self.signal.load() < 1
 
     def timestamps(self) -> tuple[int, int]:
-        """(start, end) system timestamps of the record packet (hsa_amd_profiling_get_dispatch_time)."""
+        """(start, end) system timestamps of the record packet
+        (hsa_amd_profiling_get_dispatch_time on the event's signal)."""
         runtime = self.hip.runtime
         ffi, lib = runtime.ffi, runtime.lib
         times = ffi.new("hsa_amd_profiling_dispatch_time_t *")
@@ -661,7 +662,8 @@ class HipRuntime:
         if nbytes is None:
             nbytes = sizes[1]            # the whole source
         if nbytes > min(sizes):
-            raise HsapyValueError(f"{nbytes} bytes do not fit (dst {sizes[0]}, src {sizes[1]} bytes)")
+            raise HsapyValueError(
+                f"{nbytes} bytes do not fit (dst {sizes[0]}, src {sizes[1]} bytes)")
         return int(nbytes)
 
     @_hip_api("hipMemcpy")
@@ -734,7 +736,8 @@ class HipRuntime:
 
     def _memset_node(self, buffer: Any, value: int, nbytes: int, device: int) -> _KernelNode:
         if not hasattr(buffer, "pool"):
-            raise HsapyTypeError(f"hipMemset needs a Buffer from hip.malloc, not {type(buffer).__name__}")
+            raise HsapyTypeError(
+                f"hipMemset needs a Buffer from hip.malloc, not {type(buffer).__name__}")
         if not 0 <= nbytes <= buffer.size:
             raise HsapyValueError(f"hipMemset of {nbytes} bytes into a {buffer.size}-byte buffer")
         byte_kernel, word_kernel = self._memset_kernel_pair(device)
@@ -805,7 +808,8 @@ class HipRuntime:
                 stream = Stream(self, self._device, is_default=True)
                 self._default_streams[self._device] = stream
         elif not isinstance(stream, Stream) or stream.queue.is_closed:
-            raise HipError(hipError_t.hipErrorInvalidHandle, call, f"{stream!r} is not a live stream")
+            raise HipError(hipError_t.hipErrorInvalidHandle, call,
+                           f"{stream!r} is not a live stream")
         if stream.is_capturing and not capturable:
             raise HipError(hipError_t.hipErrorStreamCaptureUnsupported, call,
                            "only kernel launches and memsets can be captured into a graph here")

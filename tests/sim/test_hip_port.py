@@ -11,7 +11,8 @@ import pytest
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hip_port_vector_add_two_streams.py"
 
 
-@pytest.mark.skipif(shutil.which("clang-19") is None, reason="the port builds its kernel with clang-19")
+@pytest.mark.skipif(shutil.which("clang-19") is None,
+                    reason="the port builds its kernel with clang-19")
 def test_hip_port_runs_with_correct_results_and_ordered_events():
     spec = importlib.util.spec_from_file_location("hip_port_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
