@@ -3,6 +3,7 @@ line to hsapy.hip. Each original HIP line is the comment above its port.
 
     python3 examples/hip_port_vector_add_two_streams.py            # the simulator
     python3 examples/hip_port_vector_add_two_streams.py --backend rocr
+    python3 examples/hip_port_vector_add_two_streams.py --explain  # every packet, explained
 
 What the HIP runtime does underneath each call is in docs/hip-on-aql.md. In short: each stream
 is an AQL queue; copies go to the copy engine between two barrier-AND packets; the kernel is one
@@ -36,9 +37,10 @@ THREADS = 256
 STREAMS = 2
 
 
-def main(backend: str = "sim") -> dict[str, Any]:
-    """Run the port; returns the per-stream results check and the event timings (ms)."""
-    with HipRuntime(backend=backend) as hip:
+def main(backend: str = "sim", explain: bool = False) -> dict[str, Any]:
+    """Run the port; returns the per-stream results check and the event timings (ms).
+    With ``explain``, prints every packet each HIP call published (aql.explain)."""
+    with HipRuntime(backend=backend, trace=explain) as hip:
         # int device = 0; hipSetDevice(device);
         hip.setDevice(0)
         # hipDeviceProp_t prop; hipGetDeviceProperties(&prop, device);
@@ -108,6 +110,8 @@ def main(backend: str = "sim") -> dict[str, Any]:
                    for i in range(STREAMS)]
         # hipError_t err = hipGetLastError();
         last_error = hip.getLastError()
+        for entry in hip.trace or []:
+            print(entry, end="\n\n")
 
         # hipEventDestroy(...); hipStreamDestroy(stream[i]); hipFree(d_*[i]); hipHostFree(h_*[i]);
         for event in [start, all_done, *stop]:
@@ -126,4 +130,7 @@ def main(backend: str = "sim") -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="sim", choices=["sim", "rocr", "auto"])
-    print(json.dumps(main(parser.parse_args().backend), indent=2))
+    parser.add_argument("--explain", action="store_true",
+                        help="print every packet the HIP calls published")
+    options = parser.parse_args()
+    print(json.dumps(main(options.backend, options.explain), indent=2))

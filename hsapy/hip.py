@@ -46,7 +46,7 @@ from hsapy import aql
 from hsapy.errors import HSAError, HsapyError, HsapyTypeError, HsapyValueError
 
 __all__ = ["HipRuntime", "HipError", "hipError_t", "hipMemcpyKind", "DeviceProp", "Stream",
-           "Event", "Module", "HipGraph", "GraphExec", "MemPool", "MEMSET_SOURCE"]
+           "Event", "Module", "HipGraph", "GraphExec", "MemPool", "TraceEntry", "MEMSET_SOURCE"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -153,6 +153,9 @@ def _hip_api(name: str) -> Callable[[F], F]:
             if self._sticky is not None:
                 raise HipError(self._sticky, name, "a kernel failed earlier on this device; "
                                "the context is unusable (sticky error)")
+            outermost = self._call is None
+            if outermost:
+                self._call = name            # packets published below are traced under it
             try:
                 return method(self, *args, **kwargs)
             except HipError as exc:
@@ -162,6 +165,9 @@ def _hip_api(name: str) -> Callable[[F], F]:
                 code = _code_for(exc)
                 self._record(code)
                 raise HipError(code, name, str(exc)) from exc
+            finally:
+                if outermost:
+                    self._call = None
 
         call.hip_name = name  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
@@ -181,6 +187,20 @@ extern "C" __global__ void hsapy_memset_u32(unsigned int* dst, unsigned int word
 }
 """
 MEMSET_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One packet a HIP call published (``HipRuntime(trace=True)``): the call, the stream's
+    queue id, the packet index and the packet; ``str(entry)`` explains it (aql.explain)."""
+
+    call: str
+    queue_id: int
+    index: int
+    packet: aql.Packet
+
+    def __str__(self) -> str:
+        return f"{self.call} -> queue {self.queue_id} packet {self.index}\n" + aql.explain(self.packet)
 
 
 @dataclass(frozen=True)
@@ -235,7 +255,9 @@ class Stream:
 
     def publish(self, packet: aql.Packet) -> int:
         """Publish a packet on the stream's queue (its index)."""
-        return self.queue.publish(packet)
+        index = self.queue.publish(packet)
+        self.hip._trace(self, index, packet)
+        return index
 
     def drain(self, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Wait for everything published so far: a barrier-AND with a pooled completion signal."""
@@ -404,7 +426,8 @@ class HipRuntime:
     """The HIP runtime API over one hsapy Runtime. Method names are HIP's without the ``hip``
     prefix (``hip.malloc`` is hipMalloc). Pass an open ``runtime`` or a ``backend`` name."""
 
-    def __init__(self, runtime: Any = None, backend: str | None = None) -> None:
+    def __init__(self, runtime: Any = None, backend: str | None = None,
+                 trace: bool = False) -> None:
         from hsapy.runtime import Runtime
 
         self._owns_runtime = runtime is None
@@ -420,6 +443,8 @@ class HipRuntime:
         self._peers: set[tuple[int, int]] = set()      # (device, peer) with access enabled
         self._memset_kernels: dict[int, tuple[Any, Any]] = {}
         self._closed = False
+        self._call: str | None = None
+        self.trace: list[TraceEntry] | None = [] if trace else None
         if not self.runtime.gpu_agents:
             raise HipError(hipError_t.hipErrorNoDevice, "hipInit", "the runtime reports no GPU")
 
@@ -453,6 +478,17 @@ class HipRuntime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _trace(self, stream: Stream, index: int, packet: aql.Packet) -> None:
+        if self.trace is not None:
+            self.trace.append(TraceEntry(self._call or "?", stream.queue.id, index, packet))
+
+    def _trace_dispatch(self, stream: Stream, index: int, word: int) -> None:
+        """Trace a dispatch written by hsapy.dispatch: its body as published in the ring (the
+        processor only resets the header of a slot it has run)."""
+        if self.trace is not None:
+            body = bytes(stream.queue.ring[index % stream.queue.size][4:])
+            self._trace(stream, index, aql.Packet(word, body))
 
     # -- errors ------------------------------------------------------------------------------
     def _check_queues(self) -> None:
@@ -780,8 +816,11 @@ class HipRuntime:
             stream._capture.nodes.append(node)
             return None
         grid = tuple(g * b for g, b in zip(node.grid, node.block))
-        return node.kernel.launch(stream.queue, list(node.args), grid, node.block,
-                                  dynamic_lds=node.dynamic_lds, barrier=True, wait=False)
+        prepared = node.kernel.prepare(stream.queue, grid, node.block, node.dynamic_lds,
+                                       barrier=True)
+        result = prepared(*node.args)
+        self._trace_dispatch(stream, result.index, prepared.word)
+        return result
 
     @_hip_api("hipLaunchKernelGGL")
     def launchKernelGGL(self, kernel: Any, gridDim: Any, blockDim: Any, sharedMemBytes: int = 0,
@@ -943,7 +982,12 @@ class HipRuntime:
         """hipGraphLaunch: replay every node's dispatch packet (barrier bits set) with one
         doorbell on ``stream``; returns the DispatchResults."""
         stream = self._stream(stream, "hipGraphLaunch")
-        return graph_exec.for_stream(stream).launch(wait=False)
+        results = graph_exec.for_stream(stream).launch(wait=False)
+        for node, result in zip(graph_exec.graph.nodes, results):
+            grid = tuple(g * b for g, b in zip(node.grid, node.block))
+            word = aql.kernel_dispatch(0, grid, node.block, barrier=True).word
+            self._trace_dispatch(stream, result.index, word)
+        return results
 
     # -- memory pools ------------------------------------------------------------------------
     @_hip_api("hipMemPoolCreate")

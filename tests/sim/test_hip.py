@@ -514,3 +514,24 @@ def test_close_releases_what_the_program_left_behind(sim_runtime):
     assert after["Buffer"] == before["Buffer"] and after["Queue"] == before["Queue"]
     # signals still alive are back in the runtime's pool, ready for reuse
     assert after["Signal"] - before["Signal"] == len(sim_runtime.signal_pool) - pooled
+
+
+def test_trace_shows_the_packets_each_call_published(sim_runtime):
+    with HipRuntime(sim_runtime, trace=True) as hip:
+        _, _, d_a, d_b, d_c = _inputs(hip)
+        stream = hip.streamCreate()
+        event = hip.eventCreate()
+        hip.trace.clear()
+        hip.memcpyAsync(d_c, d_a, stream=stream)
+        hip.launchKernelGGL(_vector_add(hip), BLOCKS, BLOCK, 0, stream, d_a, d_b, d_c, N)
+        hip.eventRecord(event, stream)
+        hip.streamSynchronize(stream)
+        calls = [(e.call, aql.decode_header(e.packet.header).type_name) for e in hip.trace]
+        assert calls == [("hipMemcpyAsync", "BARRIER_AND"), ("hipMemcpyAsync", "BARRIER_AND"),
+                         ("hipLaunchKernelGGL", "KERNEL_DISPATCH"), ("hipEventRecord", "BARRIER_AND"),
+                         ("hipStreamSynchronize", "BARRIER_AND")]
+        assert [e.index for e in hip.trace] == list(range(5))
+        dispatch = aql.parse(bytes(hip.trace[2].packet))
+        assert (dispatch.grid_size_x, dispatch.workgroup_size_x) == (BLOCKS * BLOCK, BLOCK)
+        assert dispatch.kernarg_address != 0
+        assert "BARRIER_AND" in str(hip.trace[3]) and "hipEventRecord" in str(hip.trace[3])
