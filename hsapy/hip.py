@@ -200,7 +200,8 @@ class TraceEntry:
     packet: aql.Packet
 
     def __str__(self) -> str:
-        return f"{self.call} -> queue {self.queue_id} packet {self.index}\n" + aql.explain(self.packet)
+        title = f"{self.call} -> queue {self.queue_id} packet {self.index}"
+        return title + "\n" + aql.explain(self.packet)
 
 
 @dataclass(frozen=True)

@@ -528,7 +528,8 @@ def test_trace_shows_the_packets_each_call_published(sim_runtime):
         hip.streamSynchronize(stream)
         calls = [(e.call, aql.decode_header(e.packet.header).type_name) for e in hip.trace]
         assert calls == [("hipMemcpyAsync", "BARRIER_AND"), ("hipMemcpyAsync", "BARRIER_AND"),
-                         ("hipLaunchKernelGGL", "KERNEL_DISPATCH"), ("hipEventRecord", "BARRIER_AND"),
+                         ("hipLaunchKernelGGL", "KERNEL_DISPATCH"),
+                         ("hipEventRecord", "BARRIER_AND"),
                          ("hipStreamSynchronize", "BARRIER_AND")]
         assert [e.index for e in hip.trace] == list(range(5))
         dispatch = aql.parse(bytes(hip.trace[2].packet))
