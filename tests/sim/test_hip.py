@@ -536,3 +536,21 @@ def test_trace_shows_the_packets_each_call_published(sim_runtime):
         assert (dispatch.grid_size_x, dispatch.workgroup_size_x) == (BLOCKS * BLOCK, BLOCK)
         assert dispatch.kernarg_address != 0
         assert "BARRIER_AND" in str(hip.trace[3]) and "hipEventRecord" in str(hip.trace[3])
+
+
+def test_trace_of_a_graph_launch_matches_the_ring(sim_runtime):
+    with HipRuntime(sim_runtime, trace=True) as hip:
+        a, b, d_a, d_b, d_c = _inputs(hip)
+        graph = hip.graphCreate()
+        hip.graphAddKernelNode(graph, [], _vector_add(hip), BLOCKS, BLOCK, [d_a, d_b, d_c, N])
+        stream = hip.streamCreate()
+        exe = hip.graphInstantiate(graph)
+        gate = _gate(hip, stream)
+        hip.trace.clear()
+        (result,) = hip.graphLaunch(exe, stream)
+        (entry,) = hip.trace
+        assert entry.call == "hipGraphLaunch" and entry.index == result.index
+        assert bytes(entry.packet) == _packet(stream, result.index)   # header word included
+        gate.store(0)
+        hip.streamSynchronize(stream)
+        np.testing.assert_array_equal(d_c.copy_to(dtype=np.float32)[:N], a + b)
