@@ -443,6 +443,9 @@ class HipRuntime:
         self._buffers: dict[int, tuple[Any, int]] = {}  # address -> (Buffer, device)
         self._peers: set[tuple[int, int]] = set()      # (device, peer) with access enabled
         self._memset_kernels: dict[int, tuple[Any, Any]] = {}
+        # Loaded modules stay alive until hipModuleUnload: a Kernel dropped right after its
+        # launch must not unload the code its queued dispatch still has to run.
+        self._modules: list[Module] = []
         self._closed = False
         self._call: str | None = None
         self.trace: list[TraceEntry] | None = [] if trace else None
@@ -804,8 +807,22 @@ class HipRuntime:
     # -- modules and launches ----------------------------------------------------------------
     @_hip_api("hipModuleLoadData")
     def moduleLoadData(self, code_object: Any) -> Module:
-        """hipModuleLoadData: load a code object (bytes or path) on the current device."""
-        return Module(self.runtime.load(code_object, self._agent(self._device)), self._device)
+        """hipModuleLoadData: load a code object (bytes or path) on the current device. The
+        module stays loaded until hipModuleUnload (or close)."""
+        module = Module(self.runtime.load(code_object, self._agent(self._device)), self._device)
+        self._modules.append(module)
+        return module
+
+    @_hip_api("hipModuleUnload")
+    def moduleUnload(self, module: Module) -> None:
+        """hipModuleUnload: wait for the device (its kernels may still be queued), then
+        destroy the executable."""
+        if module not in self._modules:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "hipModuleUnload",
+                           "the module was not loaded by this HIP runtime or is unloaded")
+        self._synchronize_device(module.device)
+        self._modules.remove(module)
+        module.executable.close()
 
     @_hip_api("hipModuleGetFunction")
     def moduleGetFunction(self, module: Module, name: str) -> Any:

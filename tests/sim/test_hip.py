@@ -554,3 +554,25 @@ def test_trace_of_a_graph_launch_matches_the_ring(sim_runtime):
         gate.store(0)
         hip.streamSynchronize(stream)
         np.testing.assert_array_equal(d_c.copy_to(dtype=np.float32)[:N], a + b)
+
+
+def test_a_module_stays_loaded_while_its_dispatch_is_queued(hip):
+    import gc
+
+    a, b, d_a, d_b, d_c = _inputs(hip)
+    stream = hip.streamCreate()
+    gate = _gate(hip, stream)
+    hip.launchKernelGGL(_vector_add(hip), BLOCKS, BLOCK, 0, stream, d_a, d_b, d_c, N)
+    gc.collect()                          # the Kernel and Module objects are gone
+    gate.store(0)
+    hip.streamSynchronize(stream)
+    np.testing.assert_array_equal(d_c.copy_to(dtype=np.float32)[:N], a + b)
+
+
+def test_module_unload_destroys_the_executable_once(hip):
+    module = hip.moduleLoadData(kernels.build("vector_add", "gfx942"))
+    hip.moduleUnload(module)
+    assert module.executable.is_closed
+    with pytest.raises(HipError) as raised:
+        hip.moduleUnload(module)
+    assert raised.value.code == hipError_t.hipErrorInvalidHandle
