@@ -30,7 +30,7 @@ import numpy as np
 from hsapy.sim.executor import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                 HSA_STATUS_ERROR_MEMORY_FAULT, DispatchContext, SimFault,
                                 register_executor, registered_factory)
-from hsapy.sim.isa.semantics import (BARRIER, END, SPLIT, NotImplementedInstruction,
+from hsapy.sim.isa.semantics import (BARRIER, END, NotImplementedInstruction,
                                      compile_instruction)
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch, merge
 from hsapy.sim.memory import SimMemoryFault
@@ -426,6 +426,15 @@ class InterpreterExecutor:
                                    f"memory fault on {self.profile.name} at address "
                                    f"{fault.address:#x} ({fault.kind} of {fault.nbytes} bytes) by "
                                    f"{inst.text()} at {inst.offset:#x}", fault.address) from None
+                except SimFault:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - an interpreter bug must not kill the queue thread
+                    inst = program.insts[i] if i < len(program.insts) else None
+                    where = f"{inst.text()} at {inst.offset:#x}" if inst else "the end of the code"
+                    raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                                   f"not implemented for {self.profile.name}: interpreter error "
+                                   f"on {where}: {type(exc).__name__}: {exc}",
+                                   inst.offset if inst else None) from exc
                 stats.lane_instructions += b.active_lanes
                 stats.wave_instructions += b.waves
                 steps += 1

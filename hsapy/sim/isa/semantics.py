@@ -558,8 +558,6 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
                 result = np.where(np.isnan(result), result.dtype.type(0), result)
             if ftz:
                 result = flush(result)
-        elif clamp and dst_ty in ("u32", "u16"):
-            pass  # saturating integer clamp: not emitted by LLVM for these kernels
         return result
     return compute, write
 

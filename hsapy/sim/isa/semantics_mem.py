@@ -110,10 +110,6 @@ def scatter_bytes(m: Any, addrs: np.ndarray, values: np.ndarray, nbytes: int) ->
     m.memory.scatter(addrs, values.astype(u32), nbytes, agent=m.agent)
 
 
-_LOAD_RE = re.compile(r"_(?:load|read)_(?:dword(x\d)?|b(\d+)|(u8|i8|u16|i16|ubyte|sbyte|ushort|sshort)"
-                      r"(?:_d16(_hi)?)?|(short|ubyte|sbyte|b16|u8|i8)_d16(_hi)?)$")
-
-
 def _width_of(name: str) -> tuple[int, str, bool]:
     """(bytes, kind, d16_hi) of a load/store mnemonic: kind "u"/"s" for sub-dword, "d" dwords."""
     tail = name.split("_", 2)[-1]
@@ -504,7 +500,6 @@ def _narrow(raw: np.ndarray, size: int, kind: str) -> np.ndarray:
 def _flat_other_store(b, m, addrs, mask, split, size, hi, values) -> None:
     lds, private = split
     glob = ~(lds | private)
-    ndw = values.shape[1]
     if glob.any():
         if size >= 4:
             scatter_dwords(m, addrs[glob], values[glob])
@@ -520,7 +515,6 @@ def _flat_other_store(b, m, addrs, mask, split, size, hi, values) -> None:
     if private.any():
         scratch_store(m, b, lane_ids[private], (addrs[private] & u64(0xFFFFFFFF)).astype(np.int64),
                       values[private], size)
-    del ndw
 
 
 def _lane_wg(b: Batch, mask) -> np.ndarray:
@@ -787,8 +781,6 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
             second = _lane_values(b, b.V, data_ops[1].index, ndw, mask)
             second = np.ascontiguousarray(second).view(utype).reshape(-1).view(dtype)
             cmp, values = values, second
-        wg_of = dict(zip(keys.tolist(), wg.tolist())) if keys.size < 0 else None
-        del wg_of
 
         def read(k: np.ndarray) -> np.ndarray:
             words = lds_load(m, k // m.lds_stride, k % m.lds_stride, size)
@@ -800,8 +792,6 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
         old = _serial_rmw(read, write, keys, values, fn, cmp)
         if returns:
             _store_lanes(b, b.V, dst_row, np.ascontiguousarray(old).view(u32).reshape(-1, ndw), mask)
-    if kind == "add" or kind == "fmin":
-        pass
     if fn is not None and kind == "add":
         fn._is_add = True  # type: ignore[attr-defined]
     return atomic
@@ -841,8 +831,7 @@ def _ds_permute(inst: Instruction, offset: int):
 def _ds_swizzle(inst: Instruction, offset: int):
     """ds_swizzle_b32: offset[15] = 1 -> quad-permute mode (2 bits per lane of a quad), else
     bitmask mode over groups of 32 lanes: and_mask [4:0], or_mask [9:5], xor_mask [14:10]."""
-    data = vector_reader(inst.srcs[1] if len(inst.srcs) > 1 else inst.srcs[0], "u32") \
-        if False else vector_reader(inst.srcs[-1], "u32")
+    data = vector_reader(inst.srcs[-1], "u32")
     row = inst.dsts[0].index
 
     def swizzle(b: Batch, m: Any) -> None:
