@@ -1,23 +1,78 @@
 """Lifetimes of handle-owning objects (DESIGN.md "Lifetimes").
 
 Every owner (Signal, Buffer, Queue, Executable, Runtime, ...) keeps its handle in a tiny state
-object that does NOT reference the owner. ``weakref.finalize(owner, state.close)`` releases it if
-the owner is collected without ``close()``; ``close()`` is idempotent; cleanup failures warn and
-never raise. ``live_counts()`` reports how many of each kind are open (used by leak tests).
+object that does NOT reference the owner. ``close()`` releases at once and is idempotent;
+cleanup failures warn and never raise. ``live_counts()`` reports how many of each kind are open
+(used by leak tests).
+
+An owner collected without ``close()`` is released by ``weakref.finalize(owner,
+state.close_later)``. A finalizer (or an ``ffi.gc`` destructor) runs wherever the garbage
+collector happens to run -- possibly inside the runtime, with one of its locks held (on the
+simulator the runtime is Python code). Calling back into the runtime from there deadlocks, so
+finalizers only append to a queue (``defer``); a daemon reaper thread, ``drain()``,
+``live_counts()`` and ``Runtime.close()`` perform the releases from a normal context.
 """
 from __future__ import annotations
 
 import collections
 import threading
+import time
 import warnings
 from typing import Callable
 
 _LIVE: collections.Counter[str] = collections.Counter()
 _LIVE_LOCK = threading.Lock()
+_CLOSE_LOCK = threading.Lock()
+# deque.append/popleft are atomic and take no Python-level lock: safe from a finalizer.
+_PENDING: collections.deque[Callable[[], None]] = collections.deque()
+_REAPER_LOCK = threading.Lock()
+_DRAIN_LOCK = threading.RLock()
+_REAPER: list[threading.Thread] = []
+_REAP_INTERVAL_S = 0.02
+
+
+def defer(release: Callable[[], None]) -> None:
+    """Queue a release for a normal context. The only thing a finalizer may do."""
+    _PENDING.append(release)
+
+
+def drain() -> None:
+    """Run every deferred release now. Returns only when none is pending or in progress in
+    another thread (the reaper), so what the caller observes next is released."""
+    with _DRAIN_LOCK:
+        while True:
+            try:
+                release = _PENDING.popleft()
+            except IndexError:
+                return
+            try:
+                release()
+            except Exception as exc:  # DESIGN.md: cleanup failures warn, never raise
+                warnings.warn(f"hsapy: a deferred release failed: {exc}", ResourceWarning,
+                              stacklevel=2)
+
+
+def _reap() -> None:
+    while True:
+        time.sleep(_REAP_INTERVAL_S)
+        if _PENDING:
+            drain()
+
+
+def _ensure_reaper() -> None:
+    if _REAPER:
+        return
+    with _REAPER_LOCK:
+        if not _REAPER:
+            thread = threading.Thread(target=_reap, name="hsapy-reaper", daemon=True)
+            thread.start()
+            _REAPER.append(thread)
 
 
 def live_counts() -> dict[str, int]:
-    """Open handle-owning objects by kind, e.g. ``{"Signal": 3, "Buffer": 1}``."""
+    """Open handle-owning objects by kind, e.g. ``{"Signal": 3, "Buffer": 1}`` (deferred
+    releases are performed first, so collected objects do not count)."""
+    drain()
     with _LIVE_LOCK:
         return {kind: n for kind, n in _LIVE.items() if n}
 
@@ -36,15 +91,21 @@ class HandleState:
         self.closed = False
         with _LIVE_LOCK:
             _LIVE[kind] += 1
+        _ensure_reaper()
+
+    def close_later(self) -> None:
+        """For finalizers: release from a normal context soon (see the module docstring)."""
+        defer(self.close)
 
     def close(self) -> None:
-        """Release the handle once (idempotent); a failure warns, never raises."""
-        if self.closed:
-            return
-        self.closed = True
+        """Release the handle once (idempotent, thread-safe); a failure warns, never raises."""
+        with _CLOSE_LOCK:
+            if self.closed:
+                return
+            self.closed = True
+            release, self.release = self.release, None
         with _LIVE_LOCK:
             _LIVE[self.kind] -= 1
-        release, self.release = self.release, None
         try:
             release()
         except Exception as exc:  # DESIGN.md: cleanup failures warn, never raise

@@ -181,7 +181,7 @@ class Executable:
         track = getattr(runtime, "_track", None)
         if track is not None:
             track(self._state)
-        self._finalizer = weakref.finalize(self, self._state.close)
+        self._finalizer = weakref.finalize(self, self._state.close_later)
         try:
             self._load(lib, ffi, handles, data)
         except BaseException:
@@ -213,7 +213,8 @@ class Executable:
 
     def close(self) -> None:
         """Destroy the executable and its reader (idempotent; warns, never raises)."""
-        self._finalizer()
+        self._finalizer.detach()
+        self._state.close()
 
     @property
     def is_closed(self) -> bool:

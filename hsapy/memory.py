@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from hsapy._hsa import call, constant
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, defer
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
 __all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
@@ -200,11 +200,11 @@ class Buffer:
         ffi = self.runtime.ffi
         # The freeing destructor hangs on a cdata that every numpy view references, so memory is
         # only returned to the pool once the Buffer is closed AND no view is left.
-        self._holder = _Owner(ffi, ffi.gc(ffi.cast("uint8_t *", address), _ReleaseOnce(
-            _pool_free(self.runtime.lib, ffi, address, self.runtime._state))))
+        self._holder = _Owner(ffi, address, _ReleaseOnce(
+            _pool_free(self.runtime.lib, ffi, address, self.runtime._state)))
         self._state = HandleState("Buffer", self._holder.release)
         self.runtime._track(self._state)
-        weakref.finalize(self, self._state.close)
+        weakref.finalize(self, self._state.close_later)
 
     @property
     def is_closed(self) -> bool:
@@ -329,22 +329,25 @@ class Buffer:
 class _Owner:
     """Holds the owning cdata of a Buffer; what its HandleState releases (no Buffer reference)."""
 
-    __slots__ = ("ffi", "cdata")
+    __slots__ = ("ffi", "cdata", "freer")
 
-    def __init__(self, ffi: Any, cdata: Any) -> None:
+    def __init__(self, ffi: Any, address: int, freer: _ReleaseOnce) -> None:
         self.ffi = ffi
-        self.cdata = cdata
+        self.freer = freer
+        self.cdata = ffi.gc(ffi.cast("uint8_t *", address), freer)
 
     def release(self) -> None:
         cdata, self.cdata = self.cdata, None
         # 2 references: the local name and getrefcount's argument; more means a live numpy
         # view, and then the ffi.gc destructor frees the memory when the last view goes.
         if cdata is not None and sys.getrefcount(cdata) <= 2:
-            self.ffi.release(cdata)
+            self.freer.now()           # explicit close: free at once, here
+            self.ffi.release(cdata)    # (the destructor then has nothing left to do)
 
 
 class _ReleaseOnce:
-    """ffi.gc destructor wrapper: releases once, warns instead of raising."""
+    """ffi.gc destructor: frees once. Called by the garbage collector it only defers the free
+    to a normal context (hsapy._lifetime: a destructor may run with runtime locks held)."""
 
     __slots__ = ("release",)
 
@@ -352,6 +355,10 @@ class _ReleaseOnce:
         self.release = release
 
     def __call__(self, _cdata: Any) -> None:
+        if self.release is not None:
+            defer(self.now)
+
+    def now(self) -> None:
         release, self.release = self.release, None
         if release is None:
             return

@@ -121,7 +121,7 @@ class Queue:
         runtime._track(state.handle_state)
         self._state = state
         # The finalizer holds the state (and so the callback) until the queue is destroyed.
-        weakref.finalize(self, state.handle_state.close)
+        weakref.finalize(self, state.handle_state.close_later)
 
     # -- lifetime ----------------------------------------------------------------------------
     @property

@@ -11,7 +11,7 @@ import weakref
 from typing import Any
 
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, drain
 from hsapy.errors import HsapyError, HsapyValueError
 
 __all__ = ["Runtime", "BACKENDS"]
@@ -82,7 +82,7 @@ class Runtime:
         self.backend = backend
         self.backend_reason = reason
         self._state = HandleState("Runtime", _shut_down(lib))
-        weakref.finalize(self, self._state.close)
+        weakref.finalize(self, self._state.close_later)
         self._signal_pool: Any = None
         self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
         try:
@@ -143,6 +143,7 @@ class Runtime:
         """Shut the runtime down (idempotent). Open queues, buffers and signals are released first."""
         if self._state.closed:
             return
+        drain()  # releases that finalizers deferred (hsapy._lifetime) happen before shut-down
         if self._signal_pool is not None:
             self._signal_pool.close()
         # Queues first (their processors may still touch memory and signals), then the rest.

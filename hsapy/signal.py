@@ -82,7 +82,7 @@ class Signal:
         self._cdata = self._ptr[0]   # passed by value on every call; built once
         self._state = HandleState("Signal", _destroy(self._lib, self.handle))
         runtime._track(self._state)
-        weakref.finalize(self, self._state.close)
+        weakref.finalize(self, self._state.close_later)
 
     @property
     def cdata(self) -> Any:
