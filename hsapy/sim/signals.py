@@ -87,6 +87,13 @@ class SimSignal:
             self.words[WORD_VALUE] = to_int64(value)
             self._changed()
 
+    def store_silent(self, value: int) -> None:
+        """Set the value without waking waiters (they see it at their next check)."""
+        with self.cond:
+            self.words[WORD_VALUE] = to_int64(value)
+            if value > self.high_water:
+                self.high_water = value
+
     def modify(self, operation: Callable[[int], int]) -> int:
         """Atomically replace the value by ``operation(old)``; return the old value."""
         with self.cond:

@@ -221,6 +221,7 @@ class SimLib(LoaderMixin):
         self.isas: dict[int, SimIsa] = {}
         self.caches: dict[int, SimCache] = {}
         self.queues: dict[int, SimQueue] = {}
+        self._queue_pointers: dict[Any, SimQueue] = {}
         self.is_open = False
         self._refcount = 0
         self._state_lock = threading.RLock()
@@ -312,6 +313,12 @@ class SimLib(LoaderMixin):
         return self.signals.get(_handle(value))
 
     def _queue(self, pointer: Any) -> SimQueue | None:
+        try:
+            found = self._queue_pointers.get(pointer)
+        except TypeError:  # unhashable: certainly not a queue pointer
+            return None
+        if found is not None:
+            return found
         try:
             if isinstance(pointer, int):
                 address = pointer
@@ -606,8 +613,11 @@ class SimLib(LoaderMixin):
         self._store(signal, value)
 
     def hsa_signal_silent_store_relaxed(self, signal: Any, value: int) -> None:
-        """Set the value without the obligation to wake waiters (we wake them anyway)."""
-        self._store(signal, value)
+        """Set the value without waking waiters (hsa.h: a silent store need not wake them;
+        a waiter still sees the value at its next check)."""
+        sim_signal = self._signal(signal)
+        if sim_signal is not None:
+            sim_signal.store_silent(int(value))
 
     def hsa_signal_silent_store_screlease(self, signal: Any, value: int) -> None:
         """Set the value (release) without the obligation to wake waiters."""
@@ -1001,13 +1011,18 @@ class SimLib(LoaderMixin):
         except MemoryError:
             return OUT_OF_RESOURCES
         self.queues[sim_queue.address] = sim_queue
-        queue[0] = self.ffi.cast("hsa_queue_t *", sim_queue.address)
+        pointer = self.ffi.cast("hsa_queue_t *", sim_queue.address)
+        # cdata pointers hash and compare by address: the producer's hot path finds its queue
+        # without an ffi.cast per call.
+        self._queue_pointers[pointer] = sim_queue
+        queue[0] = pointer
         return SUCCESS
 
     def _destroy_queue(self, sim_queue: SimQueue) -> None:
         sim_queue.stop()
         sim_queue.is_destroyed = True
         self.queues.pop(sim_queue.address, None)
+        self._queue_pointers.pop(self.ffi.cast("hsa_queue_t *", sim_queue.address), None)
         self.signals.destroy(sim_queue.doorbell.handle)
         self.memory.free(sim_queue.ring_address)
         self.memory.free(sim_queue.address)
