@@ -202,3 +202,24 @@ def test_the_committed_cdef_is_what_the_generator_makes_from_the_headers():
                             capture_output=True, text=True, check=True, timeout=120)
     committed = (root / "hsapy" / "_hsa" / "_cdef.py").read_text()
     assert result.stdout == committed, "regenerate: python tools/gen_cdef.py > hsapy/_hsa/_cdef.py"
+
+
+@needs_headers
+@needs_cc
+def test_every_function_prototype_matches_the_header(tmp_path):
+    """Each cdef prototype, turned into a function-pointer type, must accept the header's function:
+    any difference in return or parameter types is an incompatible-pointer error in C."""
+    lines = ['#include "hsa.h"', '#include "hsa_ext_amd.h"']
+    names = _function_names()
+    declarations = [line for line in CDEF.strip().splitlines()
+                    if "(" in line and not line.startswith("typedef")]
+    for name in names:
+        (line,) = [d for d in declarations if f" {name}(" in d or f"*{name}(" in d]
+        pointer = line.replace(f"{name}(", f"(*probe_{name})(", 1).rstrip(";")
+        lines.append(f"{pointer} = {name};")
+    source = tmp_path / "prototypes.c"
+    source.write_text("\n".join(lines) + "\n")
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    result = subprocess.run([compiler, "-std=c11", "-fsyntax-only", "-Werror", f"-I{HEADERS}",
+                             str(source)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
