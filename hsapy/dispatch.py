@@ -25,6 +25,8 @@ from hsapy import aql
 from hsapy._hsa import check
 from hsapy.errors import HsapyValueError
 from hsapy.kernarg import normalize_dims
+from hsapy.queue import OBSERVERS, notify_signal_reused, notify_written
+from hsapy.signal import value_pointer
 
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
            "DispatchConfigError", "validate"]
@@ -103,13 +105,22 @@ class KernargRing:
 
     A slot's signal follows the HSA convention (armed to 1, the packet processor decrements it
     to 0 on completion), so a DispatchResult's signal can serve as a barrier dependency.
-    ``take()`` returns the next slot once its previous dispatch completed, re-armed."""
+    ``take()`` returns the next slot once its previous dispatch completed, re-armed.
+
+    Taking a slot reads the signal's value and re-arms it with a silent store. Where the runtime
+    lays signals out as amd_signal_t (ROCr and the simulator; probed by
+    ``hsapy.signal.value_pointer``) both are one C load/store on the value word, as ROCr's own
+    hsa_signal_load_relaxed / hsa_signal_silent_store_relaxed do; elsewhere they are the API
+    calls. ``template_owner[slot]`` remembers whose hidden-argument template the slot holds."""
 
     def __init__(self, queue: Any, slot_size: int, slots: int = RING_SLOTS) -> None:
         runtime = queue.runtime
+        if slots & (slots - 1):
+            raise HsapyValueError(f"kernarg ring: {slots} slots is not a power of two")
         self.queue = queue
         self.slot_size = slot_size
         self.slots = slots
+        self.mask = slots - 1
         self.buffer = queue.agent.kernarg_pool.allocate(slot_size * slots)
         if runtime.backend == "rocr":
             self.buffer.allow_access([queue.agent])
@@ -119,21 +130,45 @@ class KernargRing:
         self.cdatas = [s.cdata for s in self.signals]
         self.handles = [s.handle for s in self.signals]
         self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
+        self.template_owner: list[Any] = [None] * slots
         self.next = 0
-        self._load = runtime.lib.hsa_signal_load_scacquire
+        values = [value_pointer(runtime, s) for s in self.signals]
+        self.values = values if all(v is not None for v in values) else None
+        self._load = runtime.lib.hsa_signal_load_relaxed
         # Arming needs no wake-up: nobody waits for a value of 1 (hsa.h: silent store).
         self._store = runtime.lib.hsa_signal_silent_store_relaxed
 
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
         i = self.next
-        self.next = (i + 1) % self.slots
+        self.next = (i + 1) & self.mask
+        if OBSERVERS:
+            notify_signal_reused(self.handles[i])
+        values = self.values
+        if values is not None:
+            value = values[i]
+            if value[1] > 0:
+                self.wait_free(i, timeout)
+            value[1] = 1
+        else:
+            self.take_at(i, timeout)
+        return i
+
+    def take_at(self, i: int, timeout: float = 10.0) -> None:
+        """Arm slot ``i`` through the API (wait for its previous dispatch first)."""
         cdata = self.cdatas[i]
         if self._load(cdata) > 0:
-            self.queue.flush()  # packets published without a doorbell must be announced first
-            self.signals[i].wait(2, 1, timeout=timeout, abort=self.queue.check)
+            self.wait_free(i, timeout)
         self._store(cdata, 1)
-        return i
+
+    def wait_free(self, i: int, timeout: float = 10.0) -> None:
+        """Slot ``i`` is still in flight: wait (with a timeout) until its dispatch completes."""
+        self.queue.flush()  # packets published without a doorbell must be announced first
+        self.signals[i].wait(2, 1, timeout=timeout, abort=self.queue.check)
+
+    def give_back(self, i: int) -> None:
+        """Slot ``i`` was taken but its packet never published: mark it free again."""
+        self._store(self.cdatas[i], 0)
 
     def close(self) -> None:
         for signal in self.signals:
@@ -164,6 +199,8 @@ class _BatchArena:
         half = self.next
         self.next ^= 1
         signal = self.signals[half]
+        if OBSERVERS:
+            notify_signal_reused(signal.handle)
         if signal.load() > 0:
             self.queue.flush()
             signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
@@ -227,17 +264,25 @@ class BatchResult:
         return self
 
 
-@dataclass
 class DispatchResult:
     """One published dispatch: its packet ``index``, ``signal`` (completion), and after
     :meth:`wait`, GPU ``start``/``end`` timestamps (ticks) when profiling is enabled."""
 
-    queue: Any
-    kernel: Any
-    index: int
-    signal: Any
+    # start/end default to the class attributes until wait() reads the timestamps: creating a
+    # result on the hot path sets four slots and nothing else.
+    __slots__ = ("queue", "kernel", "index", "signal", "__dict__")
     start: int | None = None
     end: int | None = None
+
+    def __init__(self, queue: Any, kernel: Any, index: int, signal: Any) -> None:
+        self.queue = queue
+        self.kernel = kernel
+        self.index = index
+        self.signal = signal
+
+    def __repr__(self) -> str:
+        return (f"DispatchResult(kernel={getattr(self.kernel, 'name', self.kernel)!r}, "
+                f"index={self.index}, done={self.is_done}, start={self.start}, end={self.end})")
 
     @property
     def is_done(self) -> bool:
@@ -292,37 +337,67 @@ class PreparedDispatch:
         self._body = bytearray(template.body)
         self.ring = _ring_for(queue, max(kernel.kernarg_size, self.packer.size, 1))
         self._slot_size = self.ring.slot_size
+        # The body each ring slot publishes (template + that slot's kernarg address and
+        # completion signal), built on the slot's first use: a call patches nothing.
+        self._bodies: list[bytes | None] = [None] * self.ring.slots
 
-    def _fill(self, args: Sequence[Any]) -> tuple[int, bytearray]:
-        """Take a kernarg slot, pack ``args`` into it and patch the body template in place
-        (the returned body is the template itself: publish it before the next fill)."""
+    def _slot_body(self, slot: int) -> bytes:
         ring = self.ring
-        slot = ring.take()
-        self.packer.pack_into(ring.view, slot * self._slot_size, *args)
-        body = self._body
+        body = bytearray(self._body)
         _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0, ring.handles[slot])
-        return slot, body
+        self._bodies[slot] = body = bytes(body)
+        return body
+
+    def _submit(self, args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
+        """Publish one dispatch; return (packet index, kernarg slot). The per-dispatch hot path,
+        kept flat: KernargRing.take, Packer.pack_into, Queue.reserve/write/ring_doorbell
+        inlined (each is the reference for what its lines do)."""
+        ring = self.ring
+        slot = ring.next
+        ring.next = (slot + 1) & ring.mask
+        if OBSERVERS:
+            notify_signal_reused(ring.handles[slot])
+        values = ring.values
+        if values is not None:
+            value = values[slot]
+            if value[1] > 0:
+                ring.wait_free(slot)
+            value[1] = 1                                   # silent store: armed
+        else:
+            ring.take_at(slot)
+        queue = self.queue
+        try:
+            packer = self.packer
+            if ring.template_owner[slot] is packer:      # hidden arguments already in place
+                packer.pack_explicit_into(ring.view, slot * self._slot_size, *args)
+            else:
+                ring.template_owner[slot] = None
+                packer.pack_into(ring.view, slot * self._slot_size, *args)
+                ring.template_owner[slot] = packer
+            index = queue._add_write_index(queue._ptr, 1)
+            if index - queue._read_seen >= queue.size:
+                queue._make_space(index, 10.0)
+        except BaseException:
+            ring.give_back(slot)
+            raise
+        body = self._bodies[slot] or self._slot_body(slot)
+        at = index & queue._mask
+        queue._ring_bytes[(at << 6) + 4:(at << 6) + 64] = body
+        queue._words[at << 4] = self.word             # the release store (see Queue.write)
+        if OBSERVERS:
+            notify_written(queue, index, 1)
+        if doorbell:
+            queue.ring_doorbell(index)
+        return index, slot
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
-        slot, body = self._fill(args)
-        queue = self.queue
-        index = queue.reserve(1)
-        queue.write(index, self.word, body)
-        if doorbell:
-            queue.ring_doorbell(index)
-        ring = self.ring
-        return DispatchResult(queue, self.kernel, index, ring.signals[slot])
+        index, slot = self._submit(args, doorbell)
+        return DispatchResult(self.queue, self.kernel, index, self.ring.signals[slot])
 
     def submit(self, *args: Any, doorbell: bool = True) -> int:
         """The fast path: publish and return only the packet index (no result object)."""
-        slot, body = self._fill(args)
-        queue = self.queue
-        index = queue.reserve(1)
-        queue.write(index, self.word, body)
-        if doorbell:
-            queue.ring_doorbell(index)
-        return index
+        return self._submit(args, doorbell)[0]
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
@@ -433,6 +508,7 @@ class Graph:
                 continue
             ring = prepared.ring
             slot = ring.take()
+            ring.template_owner[slot] = None
             ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
             body = bytearray(packet.body)
             _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0,

@@ -547,6 +547,12 @@ class Packer:
     def pack_into(self, buffer: Any, offset: int, *args: Any) -> None:
         """Write the kernarg segment for ``args`` into ``buffer`` at ``offset``."""
         self._template_struct.pack_into(buffer, offset, self.template)
+        self.pack_explicit_into(buffer, offset, *args)
+
+    def pack_explicit_into(self, buffer: Any, offset: int, *args: Any) -> None:
+        """Write only the explicit arguments (the hidden template is already at ``offset``)."""
+        if not args and not self._count:
+            return
         if len(args) == self._count:
             values = list(args)
             for i in self._pointer_slots:

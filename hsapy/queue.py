@@ -27,6 +27,14 @@ PACKET_SIZE = 64
 UINT32_MAX = 0xFFFFFFFF
 
 
+# Observers of publishing on every queue (hsapy.trace installs one). An observer has
+#   packets_written(queue, first, count)  after the header stores: the ring holds the packets
+#   doorbell(queue, index)                before the doorbell store
+#   signal_reused(handle)                 before the dispatch path re-arms a completion signal
+# Empty in normal use, where the cost is one truthiness check per call.
+OBSERVERS: list[Any] = []
+
+
 class QueueFullError(HsapyError, TimeoutError):
     """No slot became free in time: the packet processor is not consuming packets."""
 
@@ -101,9 +109,14 @@ class Queue:
         self._doorbell_cdata = self._ptr.doorbell_signal
         self._mask = self.size - 1
         self._read_seen = 0   # last read index observed (a lower bound of the real one)
+        self._add_write_index = lib.hsa_queue_add_write_index_scacq_screl
+        self._store_doorbell = lib.hsa_signal_store_screlease
         _require_tso()
         self._base = ffi.cast("uint8_t *", self.base_address)
         self._words = ffi.cast("uint32_t *", self.base_address)
+        # Bodies are written through a memoryview of the ring (one memcpy, cheaper from Python
+        # than ffi.memmove); headers through the uint32 pointer (one aligned 32-bit store).
+        self._ring_bytes = memoryview(ffi.buffer(self._base, self.size * PACKET_SIZE))
         self._ring = np.frombuffer(
             ffi.buffer(ffi.cast("uint8_t *", self.base_address), self.size * PACKET_SIZE),
             np.uint8).reshape(self.size, PACKET_SIZE)
@@ -207,13 +220,15 @@ class Queue:
 
         Through the runtime (hsa_signal_store_screlease on the doorbell signal), never by poking
         a doorbell address: queues may be emulated or intercepted by profilers."""
-        self._lib.hsa_signal_store_screlease(self._doorbell_cdata, index)
+        if OBSERVERS:
+            _notify_doorbell(self, index)
+        self._store_doorbell(self._doorbell_cdata, index)
 
     def flush(self) -> None:
         """Ring the doorbell for everything reserved so far (before waiting on own packets)."""
         last = self._lib.hsa_queue_load_write_index_scacquire(self._ptr) - 1
         if last >= 0:
-            self._lib.hsa_signal_store_screlease(self._doorbell_cdata, last)
+            self.ring_doorbell(last)
 
     def enable_profiling(self, enabled: bool = True) -> None:
         """Ask the runtime to record dispatch start/end timestamps for this queue."""
@@ -229,13 +244,17 @@ class Queue:
         read index is re-read only when the last one seen says the ring may be full."""
         if count > self.size:
             raise HsapyValueError(f"cannot reserve {count} slots in a queue of {self.size}")
-        index = self._lib.hsa_queue_add_write_index_scacq_screl(self._ptr, count)
+        index = self._add_write_index(self._ptr, count)
         last = index + count - 1
         if last - self._read_seen >= self.size:
-            self._read_seen = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
-            if last - self._read_seen >= self.size:
-                self._wait_for_space(last, timeout)
+            self._make_space(last, timeout)
         return index
+
+    def _make_space(self, last: int, timeout: float) -> None:
+        """Slow path of reserve: re-read the read index, then wait for the slot to be free."""
+        self._read_seen = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
+        if last - self._read_seen >= self.size:
+            self._wait_for_space(last, timeout)
 
     def _wait_for_space(self, last: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -260,9 +279,12 @@ class Queue:
         body stores, so it is a release store without a fence. On weakly ordered CPUs (aarch64)
         it would need a store-release (stlr) or a fence first; hsapy refuses to publish there
         rather than publish unordered (see ``_require_tso``)."""
-        slot = (index & self._mask) * PACKET_SIZE
-        self._ffi.memmove(self._base + slot + 4, body, 60)
-        self._words[slot >> 2] = word
+        slot = index & self._mask
+        at = slot << 6
+        self._ring_bytes[at + 4:at + 64] = body
+        self._words[slot << 4] = word
+        if OBSERVERS:
+            notify_written(self, index, 1)
 
     def write_many(self, first: int, packets: np.ndarray, words: np.ndarray) -> None:
         """Write ``len(packets)`` reserved packets from ``first`` on, wrapping around the ring:
@@ -271,6 +293,8 @@ class Queue:
         slots = (first + np.arange(len(packets))) & self._mask
         self._ring[slots, 4:] = packets[:, 4:]
         self._ring_words[slots * 16] = words
+        if OBSERVERS:
+            notify_written(self, first, len(packets))
 
     def publish(self, packet: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
         """Publish one packet (``hsapy.aql.Packet`` or 64 bytes); returns its index.
@@ -282,7 +306,7 @@ class Queue:
         index = self.reserve(1, timeout)
         self.write(index, packet.word, packet.body)
         if doorbell:
-            self._lib.hsa_signal_store_screlease(self._doorbell_cdata, index)
+            self.ring_doorbell(index)
         return index
 
     def publish_batch(self, packets: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
@@ -296,5 +320,21 @@ class Queue:
         for offset, packet in enumerate(packets):
             write(first + offset, packet.word, packet.body)
         if doorbell:
-            self._lib.hsa_signal_store_screlease(self._doorbell_cdata, first + len(packets) - 1)
+            self.ring_doorbell(first + len(packets) - 1)
         return first
+
+
+def notify_written(queue: Queue, first: int, count: int) -> None:
+    for observer in tuple(OBSERVERS):
+        observer.packets_written(queue, first, count)
+
+
+def _notify_doorbell(queue: Queue, index: int) -> None:
+    for observer in tuple(OBSERVERS):
+        observer.doorbell(queue, index)
+
+
+def notify_signal_reused(handle: int) -> None:
+    """Tell observers a completion signal is about to be re-armed (its timestamps go stale)."""
+    for observer in tuple(OBSERVERS):
+        observer.signal_reused(handle)

@@ -203,6 +203,35 @@ class Signal:
                     "the queue (queue.check()) or raise the timeout.")
 
 
+# amd_signal_t (hsa/amd_hsa_signal.h): int64 kind at +0, value at +8. An hsa_signal_t's handle
+# is the address of its amd_signal_t, and that is the address a packet's completion_signal gives
+# the command processor, which decrements the value there on completion (the hardware ABI).
+_AMD_SIGNAL_KIND_USER = 1
+_LAYOUT_PROBE = 0x0123456789ABCDEF
+
+
+def value_pointer(runtime: Any, signal: Signal) -> Any:
+    """The signal's value as an ``int64_t *`` for loads and silent stores without a runtime call
+    (how ROCr itself reads a default signal), or None when this runtime does not lay signals out
+    as amd_signal_t. The layout is probed once per runtime through the API: a value stored with
+    hsa_signal_store must appear at +8 and a value written at +8 must load back."""
+    ok = getattr(runtime, "_amd_signal_layout", None)
+    pointer = runtime.ffi.cast("int64_t *", signal.handle)
+    if ok is None:
+        lib, cdata = runtime.lib, signal.cdata
+        old = lib.hsa_signal_load_scacquire(cdata)
+        try:
+            lib.hsa_signal_store_screlease(cdata, _LAYOUT_PROBE)
+            ok = pointer[0] == _AMD_SIGNAL_KIND_USER and pointer[1] == _LAYOUT_PROBE
+            if ok:
+                pointer[1] = ~_LAYOUT_PROBE
+                ok = lib.hsa_signal_load_scacquire(cdata) == ~_LAYOUT_PROBE
+        finally:
+            lib.hsa_signal_store_screlease(cdata, old)
+        runtime._amd_signal_layout = ok
+    return pointer if ok else None
+
+
 class SignalPool:
     """Reusable signals (DESIGN.md: never create a signal per dispatch)."""
 

@@ -29,6 +29,7 @@ from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.signals import (
     COND_EQ,
     SimSignal,
+    cast_ffi,
     condition_holds,
     wait_any,
 )
@@ -125,6 +126,8 @@ class SimQueue:
         struct.pack_into("<I", self.struct_bytes, OFFSET_READ_ID_FIELD_OFFSET,
                          OFFSET_READ_DISPATCH_ID)
         self.index_lock = threading.Lock()
+        # The write index as a C uint64 (same memory as ``words``) for the producer's hot path.
+        self.write_ptr = cast_ffi.cast("uint64_t *", self.address + OFFSET_WRITE_DISPATCH_ID)
         self.is_profiling = False
         self.is_active = True
         self.is_destroyed = False
@@ -168,10 +171,11 @@ class SimQueue:
 
     def add_write_index(self, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
-        slot = OFFSET_WRITE_DISPATCH_ID // 8
-        with self.index_lock:
-            old = int(self.words[slot])
-            self.words[slot] = (old + value) & 0xFFFFFFFFFFFFFFFF
+        lock, ptr = self.index_lock, self.write_ptr
+        lock.acquire()
+        old = ptr[0]
+        ptr[0] = (old + value) & 0xFFFFFFFFFFFFFFFF
+        lock.release()
         return old
 
     # -- life cycle ---------------------------------------------------------------------------

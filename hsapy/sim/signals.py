@@ -13,6 +13,7 @@ import threading
 import time
 from typing import Callable
 
+import cffi
 import numpy as np
 
 from hsapy.sim.memory import SimMemory
@@ -29,6 +30,8 @@ WORD_KIND, WORD_VALUE, WORD_START_TS, WORD_END_TS = 0, 1, 4, 5
 COND_EQ, COND_NE, COND_LT, COND_GTE = 0, 1, 2, 3
 
 _MASK64 = (1 << 64) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+cast_ffi = cffi.FFI()  # pointer casts only: the value word is read and written as a C int64
 
 
 def to_int64(value: int) -> int:
@@ -53,11 +56,15 @@ def condition_holds(condition: int, value: int, compare: int) -> bool:
 class SimSignal:
     """One signal. ``handle`` is its slot address; ``words`` an int64 view of the slot."""
 
-    __slots__ = ("handle", "words", "cond", "watchers", "is_valid", "high_water", "__weakref__")
+    __slots__ = ("handle", "words", "ptr", "cond", "watchers", "is_valid", "high_water",
+                 "__weakref__")
 
     def __init__(self, handle: int, words: np.ndarray, kind: int, initial_value: int) -> None:
         self.handle = handle
         self.words = words
+        # The same slot as a C int64 pointer: one C load/store per access on the hot paths
+        # (a numpy scalar read costs several times more).
+        self.ptr = cast_ffi.cast("int64_t *", handle)
         self.cond = threading.Condition(threading.Lock())
         self.watchers: set[threading.Event] = set()
         self.is_valid = True
@@ -79,7 +86,7 @@ class SimSignal:
 
     def load(self) -> int:
         """Current value."""
-        return int(self.words[WORD_VALUE])
+        return self.ptr[WORD_VALUE]
 
     def store(self, value: int) -> None:
         """Set the value and wake waiters."""
@@ -89,10 +96,34 @@ class SimSignal:
 
     def store_silent(self, value: int) -> None:
         """Set the value without waking waiters (they see it at their next check)."""
-        with self.cond:
-            self.words[WORD_VALUE] = to_int64(value)
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            value = to_int64(value)
+        lock = self.cond
+        lock.acquire()
+        self.ptr[WORD_VALUE] = value
+        if value > self.high_water:
+            self.high_water = value
+        lock.release()
+
+    def exchange(self, value: int) -> int:
+        """Atomically set the value; return the old one. Wakes waiters when there are any."""
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            value = to_int64(value)
+        cond = self.cond
+        cond.acquire()
+        try:
+            ptr = self.ptr
+            old = ptr[WORD_VALUE]
+            ptr[WORD_VALUE] = value
             if value > self.high_water:
                 self.high_water = value
+            # Condition._waiters: CPython's list of blocked waiters; skipping notify_all when it
+            # is empty keeps an uncontended exchange to one lock round trip.
+            if cond._waiters or self.watchers:  # type: ignore[attr-defined]
+                self._changed()
+        finally:
+            cond.release()
+        return old
 
     def modify(self, operation: Callable[[int], int]) -> int:
         """Atomically replace the value by ``operation(old)``; return the old value."""
@@ -192,6 +223,7 @@ class SignalTable:
         self._owner = owner
         self._lock = threading.Lock()
         self._signals: dict[int, SimSignal] = {}
+        self.by_handle = self._signals  # read-only use: the runtime's hot paths look up here
         # FIFO reuse, so a just-destroyed handle stays invalid for a while.
         self._free: collections.deque[int] = collections.deque()
         self._slabs: list[int] = []

@@ -234,6 +234,7 @@ class SimLib(LoaderMixin):
         self._shutting_down = False
         self._build_agents(resolve_targets(targets))
         self.signals = SignalTable(self.memory, self.cpu_agent.handle)
+        self._live_signals = self.signals.by_handle
         loader_init = getattr(self, "_loader_init", None)
         if loader_init is not None:
             loader_init()
@@ -591,13 +592,22 @@ class SimLib(LoaderMixin):
         sim_signal = self._signal(signal)
         return sim_signal.load() if sim_signal is not None else 0
 
+    # The producer's hot calls (signal load/exchange/silent store, write-index add) look the
+    # object up directly from the cdata's handle; anything else (a dict, an int, a stale handle)
+    # takes the general path, which also returns the C function's answer for bad arguments.
     def hsa_signal_load_scacquire(self, signal: Any) -> int:
         """Signal value (sequentially consistent acquire)."""
-        return self._load(signal)
+        try:
+            return self._live_signals[signal.handle].ptr[1]
+        except (AttributeError, KeyError, TypeError):
+            return self._load(signal)
 
     def hsa_signal_load_relaxed(self, signal: Any) -> int:
         """Signal value (relaxed)."""
-        return self._load(signal)
+        try:
+            return self._live_signals[signal.handle].ptr[1]
+        except (AttributeError, KeyError, TypeError):
+            return self._load(signal)
 
     def _store(self, signal: Any, value: int) -> None:
         sim_signal = self._signal(signal)
@@ -615,9 +625,13 @@ class SimLib(LoaderMixin):
     def hsa_signal_silent_store_relaxed(self, signal: Any, value: int) -> None:
         """Set the value without waking waiters (hsa.h: a silent store need not wake them;
         a waiter still sees the value at its next check)."""
-        sim_signal = self._signal(signal)
-        if sim_signal is not None:
-            sim_signal.store_silent(int(value))
+        try:
+            sim_signal = self._live_signals[signal.handle]
+        except (AttributeError, KeyError, TypeError):
+            sim_signal = self._signal(signal)
+            if sim_signal is None:
+                return
+        sim_signal.store_silent(int(value))
 
     def hsa_signal_silent_store_screlease(self, signal: Any, value: int) -> None:
         """Set the value (release) without the obligation to wake waiters."""
@@ -627,13 +641,30 @@ class SimLib(LoaderMixin):
         sim_signal = self._signal(signal)
         return sim_signal.modify(operation) if sim_signal is not None else 0
 
+    def _exchange(self, signal: Any, value: int) -> int:
+        try:
+            sim_signal = self._live_signals[signal.handle]
+        except (AttributeError, KeyError, TypeError):
+            sim_signal = self._signal(signal)
+            if sim_signal is None:
+                return 0
+        return sim_signal.exchange(int(value))
+
     def hsa_signal_exchange_scacq_screl(self, signal: Any, value: int) -> int:
         """Atomically set the value; return the previous one."""
-        return self._modify(signal, lambda old: int(value))
+        return self._exchange(signal, value)
 
     def hsa_signal_exchange_relaxed(self, signal: Any, value: int) -> int:
         """Atomically set the value; return the previous one."""
-        return self._modify(signal, lambda old: int(value))
+        return self._exchange(signal, value)
+
+    def hsa_signal_exchange_scacquire(self, signal: Any, value: int) -> int:
+        """Atomically set the value; return the previous one."""
+        return self._exchange(signal, value)
+
+    def hsa_signal_exchange_screlease(self, signal: Any, value: int) -> int:
+        """Atomically set the value; return the previous one."""
+        return self._exchange(signal, value)
 
     def _cas(self, signal: Any, expected: int, value: int) -> int:
         sim_signal = self._signal(signal)
@@ -1101,12 +1132,28 @@ class SimLib(LoaderMixin):
         return self._cas_write_index(queue, expected, value)
 
     def _add_write_index(self, queue: Any, value: int) -> int:
-        sim_queue = self._queue(queue)
-        return sim_queue.add_write_index(int(value)) if sim_queue is not None else 0
+        try:
+            sim_queue = self._queue_pointers[queue]
+        except (KeyError, TypeError):
+            sim_queue = self._queue(queue)
+            if sim_queue is None:
+                return 0
+        return sim_queue.add_write_index(int(value))
 
     def hsa_queue_add_write_index_scacq_screl(self, queue: Any, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
-        return self._add_write_index(queue, value)
+        try:  # the producer's hot path, flattened (SimQueue.add_write_index, inlined)
+            sim_queue = self._queue_pointers[queue]
+        except (KeyError, TypeError):
+            return self._add_write_index(queue, value)
+        lock, pointer = sim_queue.index_lock, sim_queue.write_ptr
+        lock.acquire()
+        try:
+            old = pointer[0]
+            pointer[0] = (old + value) & 0xFFFFFFFFFFFFFFFF
+        finally:
+            lock.release()
+        return old
 
     def hsa_queue_add_write_index_scacquire(self, queue: Any, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
