@@ -747,9 +747,11 @@ def _vmix(inst: Instruction):
     neg negates and neg_hi takes the absolute value of a source (ISA guide, "V_FMA_MIX_F32")."""
     f = inst.fields
     op_sel = int(f.get("op_sel", 0))
-    op_sel_hi = int(f.get("op_sel_hi", 0))
-    neg = int(f.get("neg", 0))
-    absolute = int(f.get("neg_hi", 0))
+    # op_sel_hi of src2 is a separate bit (VOP3P word 0 bit 14)
+    op_sel_hi = int(f.get("op_sel_hi", 0)) | int(f.get("op_sel_hi2", 0)) << 2
+    # the decoder turned neg_lo/neg_hi into each source's neg/abs modifiers
+    neg = sum(1 << i for i, op in enumerate(inst.srcs[:3]) if op.neg)
+    absolute = sum(1 << i for i, op in enumerate(inst.srcs[:3]) if op.abs)
     readers = []
     for i, op in enumerate(inst.srcs[:3]):
         plain = Operand(op.kind, op.index, op.count, op.value, op.name)
@@ -762,7 +764,18 @@ def _vmix(inst: Instruction):
     if name.endswith("_f32"):
         write = vector_writer(dst, "f32")
     else:
-        write = vector_writer(dst, "f16", 1 if "mixhi" in name else 0)
+        # mixlo/mixhi write one half and keep the other (LLVM ties vdst_in to vdst)
+        old = vector_reader(dst, "b32")
+        write32 = vector_writer(dst, "b32")
+        hi = "mixhi" in name
+
+        def write(b: Batch, result) -> None:
+            bits = np.asarray(result).view(np.uint16).astype(np.uint32)
+            kept = np.asarray(old(b)).astype(np.uint32)
+            if hi:
+                write32(b, (kept & np.uint32(0xFFFF)) | (bits << np.uint32(16)))
+            else:
+                write32(b, (kept & np.uint32(0xFFFF0000)) | bits)
     fused = name.startswith("v_fma")
 
     def compute(b: Batch, m: Any):
@@ -774,13 +787,15 @@ def _vmix(inst: Instruction):
             if (neg >> i) & 1:
                 value = -value
             args.append(value)
+        out = np.float32 if name.endswith("_f32") else np.float16
         if fused:
-            result = (args[0].astype(np.float64) * args[1] + args[2]).astype(np.float32)
+            # the f32 x f32 product is exact in f64; round the sum once to the result type
+            result = args[0].astype(np.float64) * args[1] + args[2]
         else:
             result = (args[0] * args[1]).astype(np.float32) + args[2]
         if int(f.get("clamp", 0)):
-            result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1).astype(np.float32)
-        return result if name.endswith("_f32") else result.astype(np.float16)
+            result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1)
+        return np.asarray(result).astype(out)
     return compute, write
 
 
@@ -809,8 +824,10 @@ def _vpk(inst: Instruction):
     name = inst.name
     fields = inst.fields
     op_sel = int(fields.get("op_sel", 0))
-    op_sel_hi = int(fields.get("op_sel_hi", 7))
-    neg_lo = int(fields.get("neg", 0))
+    # op_sel_hi of src2 is a separate bit (VOP3P word 0 bit 14); VOP3P names its low-half
+    # negate bits neg_lo
+    op_sel_hi = int(fields.get("op_sel_hi", 3)) | int(fields.get("op_sel_hi2", 1)) << 2
+    neg_lo = int(fields.get("neg_lo", 0))
     neg_hi = int(fields.get("neg_hi", 0))
     base = "v_" + name[len("v_pk_"):]
     if base.endswith("_f32"):

@@ -276,6 +276,19 @@ _max = np.fmax
 _min = np.fmin
 
 
+def _maximum(a, b):
+    """IEEE 754-2019 maximum (RDNA4 V_MAXIMUM_*): NaN propagates and +0 > -0 (np.maximum
+    returns either zero)."""
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a), b, a), np.maximum(a, b))
+
+
+def _minimum(a, b):
+    """IEEE 754-2019 minimum: NaN propagates and -0 < +0."""
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
 def _float_ops(t: str, ftype) -> dict[str, Spec]:
     ops: dict[str, Spec] = {
         f"v_add_{t}": (t, (t, t), lambda a, b: a + b),
@@ -290,8 +303,8 @@ def _float_ops(t: str, ftype) -> dict[str, Spec]:
         f"v_min_{t}": (t, (t, t), _min),
         f"v_max_num_{t}": (t, (t, t), _max),
         f"v_min_num_{t}": (t, (t, t), _min),
-        f"v_maximum_{t}": (t, (t, t), np.maximum),
-        f"v_minimum_{t}": (t, (t, t), np.minimum),
+        f"v_maximum_{t}": (t, (t, t), _maximum),
+        f"v_minimum_{t}": (t, (t, t), _minimum),
         f"v_max3_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),
         f"v_min3_{t}": (t, (t, t, t), lambda a, b, c: _min(_min(a, b), c)),
         f"v_max3_num_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),

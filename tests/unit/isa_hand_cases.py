@@ -1,0 +1,15 @@
+"""Every hand-checked instruction case, gathered from the isa_hand_cases_* tables."""
+from __future__ import annotations
+
+import isa_hand_cases_vfloat
+
+from isa_hand_runner import TARGETS, Case
+
+ALL_CASES: list[Case] = [*isa_hand_cases_vfloat.CASES]
+
+
+def cases_for(target: str) -> list[Case]:
+    return [c for c in ALL_CASES if c.runs_on(target)]
+
+
+PARAMS = [(t, c) for t in TARGETS for c in cases_for(t)]
