@@ -19,12 +19,10 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
-
-BURST = 256
+from hsapy.bench import BURST
+from hsapy.bench import summarize as _stats
 
 C_FLOOR_SOURCE = r"""
 #include <stdint.h>
@@ -51,12 +49,6 @@ uint64_t monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 """
-
-
-def _stats(samples_s: list[float]) -> dict[str, float]:
-    us = np.array(samples_s) * 1e6
-    return {"median_us": float(np.median(us)), "p5_us": float(np.percentile(us, 5)),
-            "p95_us": float(np.percentile(us, 95)), "min_us": float(us.min()), "n": int(us.size)}
 
 
 def c_floor(repeats: int) -> dict[str, float]:
@@ -88,45 +80,24 @@ def c_floor(repeats: int) -> dict[str, float]:
 
 
 def python_modes(backend: str, target: str, repeats: int) -> list[dict]:
-    from hsapy.asm import kernels
+    from hsapy.bench import LaunchSetup, time_batches, time_bursts
     from hsapy.runtime import Runtime
 
     rows = []
     with Runtime(backend=backend, executor="null" if backend == "sim" else None) as rt:
-        agent = rt.gpu(target)
-        empty = rt.load(kernels.build("empty", agent.target), agent).kernel("empty")
-        queue = agent.create_queue(size=max(BURST * 2, agent.queue_min_size))
-        wg = agent.wavefront_size
-        clock = time.perf_counter
-
-        def bursts(one_call, doorbell_each: bool) -> list[float]:
-            samples = []
-            for _ in range(repeats):
-                last = None
-                for _ in range(BURST):
-                    t0 = clock()
-                    last = one_call()
-                    samples.append(clock() - t0)
-                queue.flush()
-                last.wait(timeout=60)
-            return samples
-
-        # plain: validate + build the packet + pack + publish + doorbell, per call
-        samples = bursts(lambda: empty.launch(queue, [], wg, wg, wait=False), True)
-        rows.append({"mode": "plain", "doorbell": True, **_stats(samples)})
-        prepared = empty.prepare(queue, wg, wg)
-        samples = bursts(lambda: prepared(doorbell=False), False)
-        rows.append({"mode": "prepared", "doorbell": False, **_stats(samples)})
-        samples = bursts(lambda: prepared(doorbell=True), True)
-        rows.append({"mode": "prepared", "doorbell": True, **_stats(samples)})
-        per_packet = []
-        for _ in range(repeats):
-            t0 = clock()
-            results = prepared.batch([()] * BURST)
-            per_packet.append((clock() - t0) / BURST)
-            results.wait(timeout=60)
-        rows.append({"mode": "batch256", "doorbell": True, **_stats(per_packet)})
-        queue.close()
+        with LaunchSetup(rt, target) as setup:
+            empty, queue, wg = setup.kernel, setup.queue, setup.workgroup
+            prepared = setup.prepared
+            # plain: validate + build the packet + pack + publish + doorbell, per call
+            samples = time_bursts(queue, lambda: empty.launch(queue, [], wg, wg, wait=False),
+                                  repeats)
+            rows.append({"mode": "plain", "doorbell": True, **_stats(samples)})
+            samples = time_bursts(queue, lambda: prepared(doorbell=False), repeats)
+            rows.append({"mode": "prepared", "doorbell": False, **_stats(samples)})
+            samples = time_bursts(queue, lambda: prepared(doorbell=True), repeats)
+            rows.append({"mode": "prepared", "doorbell": True, **_stats(samples)})
+            per_packet = time_batches(prepared, repeats, BURST)
+            rows.append({"mode": "batch256", "doorbell": True, **_stats(per_packet)})
     for row in rows:
         row["simulated"] = backend == "sim"
     return rows

@@ -1,0 +1,464 @@
+"""Launch benchmarks of the empty kernel: host submit cost, round trip, throughput, GPU duration.
+
+The measurement core shared by ``hsapy bench launch`` and ``benchmarks/launch.py``. Every
+function returns raw samples in seconds; :func:`summarize` turns them into the reported
+statistics. Nothing here asserts a speed: callers print the numbers.
+
+What each measurement times:
+
+- submit (:func:`time_bursts`, :func:`time_batches`): the publishing thread only, in bursts that
+  fit the queue. Between bursts the doorbell is rung and completion awaited (untimed), so a slow
+  consumer never shows up as host cost.
+- round trip (:func:`time_roundtrips`): wall time of publish + wait for one dispatch.
+- throughput (:func:`time_back_to_back`): ``count`` dispatches published back to back with one
+  doorbell; the GPU's timestamps (hsa_amd_profiling_get_dispatch_time) give first start to last
+  end, divided by ``count``. Each dispatch's end - start is kept as its GPU duration.
+
+On the simulator GPU timestamps are simulated time (host wall-clock of the packet processor),
+never a statement about hardware.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from hsapy.errors import HsapyValueError
+
+__all__ = ["BURST", "LaunchPlan", "LaunchSetup", "ModeResult", "Progress", "run_launch",
+           "summarize", "time_bursts", "time_batches", "time_roundtrips", "time_back_to_back",
+           "hip_available", "HipLaunch"]
+
+BURST = 256            # dispatches per timed burst: half the queue, never waiting for space
+WAIT_TIMEOUT = 60.0    # seconds for any completion wait (the simulator interprets the kernel)
+
+Tick = Callable[[], None]
+
+
+def _no_tick() -> None:
+    pass
+
+
+def summarize(samples_s: Sequence[float]) -> dict[str, float]:
+    """median, 5th and 95th percentile and minimum in microseconds, and the sample count."""
+    us = np.array(samples_s, dtype=float) * 1e6
+    if us.size == 0:
+        raise HsapyValueError("no samples to summarize: run at least one repeat (--repeats >= 1)")
+    return {"median_us": float(np.median(us)), "p5_us": float(np.percentile(us, 5)),
+            "p95_us": float(np.percentile(us, 95)), "min_us": float(us.min()), "n": int(us.size)}
+
+
+class LaunchSetup:
+    """The empty kernel (hsapy.asm) loaded for one GPU agent, with a queue that holds two bursts.
+
+    ``prepared`` is the launch prepared once over one wavefront; close() releases the queue."""
+
+    def __init__(self, runtime: Any, target: str | None = None) -> None:
+        from hsapy.asm import kernels
+
+        self.runtime = runtime
+        self.agent = agent = runtime.gpu(target)
+        self.code_object = kernels.build("empty", agent.target)
+        self.kernel = runtime.load(self.code_object, agent).kernel("empty")
+        self.queue = agent.create_queue(size=max(BURST * 2, agent.queue_min_size))
+        self.workgroup = agent.wavefront_size
+        self.prepared = self.kernel.prepare(self.queue, self.workgroup, self.workgroup)
+
+    @property
+    def is_simulated(self) -> bool:
+        return self.runtime.backend == "sim"
+
+    def close(self) -> None:
+        self.queue.close()
+
+    def __enter__(self) -> LaunchSetup:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- host submit cost ----------------------------------------------------------------------------
+
+def time_bursts(queue: Any, one_call: Callable[[], Any], repeats: int, burst: int = BURST,
+                tick: Tick = _no_tick) -> list[float]:
+    """Seconds per ``one_call()`` (which publishes one dispatch and returns its result), timed
+    one by one in ``repeats`` bursts of ``burst``; after each burst (untimed) the doorbell is
+    rung and its last dispatch awaited."""
+    clock = time.perf_counter
+    samples = []
+    for _ in range(repeats):
+        last = None
+        for _ in range(burst):
+            t0 = clock()
+            last = one_call()
+            samples.append(clock() - t0)
+        queue.flush()
+        last.wait(timeout=WAIT_TIMEOUT)
+        tick()
+    return samples
+
+
+def time_batches(prepared: Any, repeats: int, burst: int = BURST,
+                 tick: Tick = _no_tick) -> list[float]:
+    """Seconds per dispatch of ``prepared.batch`` of ``burst`` empty argument lists (one sample
+    per batch: its time divided by ``burst``); each batch is awaited, untimed."""
+    clock = time.perf_counter
+    per_packet = []
+    for _ in range(repeats):
+        t0 = clock()
+        results = prepared.batch([()] * burst)
+        per_packet.append((clock() - t0) / burst)
+        results.wait(timeout=WAIT_TIMEOUT)
+        tick()
+    return per_packet
+
+
+# -- the GPU's side ------------------------------------------------------------------------------
+
+def time_roundtrips(prepared: Any, repeats: int, per_repeat: int = 32,
+                    tick: Tick = _no_tick) -> list[float]:
+    """Wall seconds of publish + wait of one dispatch, ``repeats`` x ``per_repeat`` times."""
+    clock = time.perf_counter
+    samples = []
+    for _ in range(repeats):
+        for _ in range(per_repeat):
+            t0 = clock()
+            prepared().wait(WAIT_TIMEOUT)
+            samples.append(clock() - t0)
+        tick()
+    return samples
+
+
+def time_back_to_back(prepared: Any, repeats: int, count: int = BURST,
+                      tick: Tick = _no_tick) -> tuple[list[float], list[float]]:
+    """(seconds per dispatch of ``count`` back-to-back dispatches, first start to last end / count,
+    one sample per repeat; every dispatch's own end - start in seconds) from GPU timestamps.
+
+    Enables profiling on the prepared launch's queue. ``count`` must fit the kernarg ring (each
+    result's signal is read before its slot is reused)."""
+    queue = prepared.queue
+    slots = prepared.ring.slots
+    if not 1 <= count <= min(slots, queue.size - 1):
+        raise HsapyValueError(f"back-to-back count {count} must be 1..{min(slots, queue.size - 1)} "
+                              "(the queue and kernarg ring must hold every dispatch at once)")
+    queue.enable_profiling()
+    frequency = queue.runtime.timestamp_frequency
+    per_kernel, durations = [], []
+    for _ in range(repeats):
+        results = [prepared(doorbell=False) for _ in range(count)]
+        queue.flush()
+        for result in results:
+            result.wait(WAIT_TIMEOUT)
+        starts = [r.start for r in results]
+        ends = [r.end for r in results]
+        if None in starts or None in ends:
+            raise HsapyValueError("the runtime returned no dispatch timestamps although profiling "
+                                  "is enabled (hsa_amd_profiling_get_dispatch_time)")
+        per_kernel.append((max(ends) - min(starts)) / frequency / count)
+        durations.extend((end - start) / frequency for start, end in zip(starts, ends))
+        tick()
+    return per_kernel, durations
+
+
+# -- HIP, side by side (hip-python) --------------------------------------------------------------
+
+def hip_available() -> bool:
+    """Whether the hip-python bindings (module ``hip``) import."""
+    try:
+        from hip import hip  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class HipLaunch:
+    """The same empty kernel through HIP (hip-python): hipModuleLoadData, hipModuleLaunchKernel
+    of one workgroup of ``workgroup`` work-items on the null stream."""
+
+    def __init__(self, code_object: bytes, workgroup: int) -> None:
+        from hip import hip
+
+        self.hip = hip
+        self.workgroup = workgroup
+        self._image = code_object    # HIP may keep reading the image: keep it alive
+        self.module = self._call("hipModuleLoadData", hip.hipModuleLoadData(code_object))
+        self.function = self._call("hipModuleGetFunction",
+                                   hip.hipModuleGetFunction(self.module, b"empty"))
+
+    def _call(self, name: str, result: Any) -> Any:
+        """hip-python returns (hipError_t, values...) or a lone hipError_t: check, unwrap."""
+        if isinstance(result, tuple):
+            error, values = result[0], result[1:]
+        else:
+            error, values = result, ()
+        if error != self.hip.hipError_t.hipSuccess:
+            raise HsapyValueError(f"{name} failed: {error!r} (HIP is not usable here; "
+                                  "run without it or check the ROCm installation)")
+        return values[0] if len(values) == 1 else values
+
+    def launch(self) -> None:
+        """Publish one dispatch (grid given in workgroups, as hipModuleLaunchKernel takes it)."""
+        self._call("hipModuleLaunchKernel", self.hip.hipModuleLaunchKernel(
+            self.function, 1, 1, 1, self.workgroup, 1, 1, sharedMemBytes=0, stream=None,
+            kernelParams=None, extra=None))
+
+    def synchronize(self) -> None:
+        self._call("hipDeviceSynchronize", self.hip.hipDeviceSynchronize())
+
+    def time_launches(self, repeats: int, burst: int = BURST, tick: Tick = _no_tick) -> list[float]:
+        """Seconds per hipModuleLaunchKernel call, in bursts synchronized untimed."""
+        clock = time.perf_counter
+        samples = []
+        for _ in range(repeats):
+            for _ in range(burst):
+                t0 = clock()
+                self.launch()
+                samples.append(clock() - t0)
+            self.synchronize()
+            tick()
+        return samples
+
+    def time_roundtrips(self, repeats: int, per_repeat: int = 32,
+                        tick: Tick = _no_tick) -> list[float]:
+        """Wall seconds of hipModuleLaunchKernel + hipDeviceSynchronize."""
+        clock = time.perf_counter
+        samples = []
+        for _ in range(repeats):
+            for _ in range(per_repeat):
+                t0 = clock()
+                self.launch()
+                self.synchronize()
+                samples.append(clock() - t0)
+            tick()
+        return samples
+
+    def close(self) -> None:
+        self._call("hipModuleUnload", self.hip.hipModuleUnload(self.module))
+
+
+# -- results and progress ------------------------------------------------------------------------
+
+@dataclass
+class ModeResult:
+    """One reported mode: its samples (seconds) and how to read them."""
+
+    mode: str
+    samples_s: list[float]
+    simulated: bool
+    backend: str
+    target: str
+    clock: str                 # "host" (perf_counter on the publishing thread) or "gpu"
+    what: str                  # one line: what a sample is
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def samples_us(self) -> np.ndarray:
+        return np.array(self.samples_s, dtype=float) * 1e6
+
+    def as_json(self) -> dict[str, Any]:
+        """mode, the statistics (µs), simulated, backend, target, clock, what, extras."""
+        return {"mode": self.mode, **summarize(self.samples_s), "simulated": self.simulated,
+                "backend": self.backend, "target": self.target, "clock": self.clock,
+                "what": self.what, **self.extra}
+
+
+class Progress:
+    """A one-line text bar on ``stream`` (stderr), drawn only when ``enabled``."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, enabled: bool, stream: Any = None) -> None:
+        self.total = max(total, 1)
+        self.done = 0
+        self.label = ""
+        self.enabled = enabled
+        self.stream = stream if stream is not None else sys.stderr
+
+    def start(self, label: str) -> None:
+        self.label = label
+        self._draw()
+
+    def tick(self) -> None:
+        self.done = min(self.done + 1, self.total)
+        self._draw()
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        filled = self.done * self.WIDTH // self.total
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        percent = 100 * self.done // self.total
+        self.stream.write(f"\r[{bar}] {percent:3d}% {self.label:<16}")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * (self.WIDTH + 25) + "\r")
+            self.stream.flush()
+
+
+# -- the whole launch benchmark ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How much to run: ``repeats`` timed repetitions per mode after ``warmup`` untimed ones.
+
+    A repetition is a burst of ``burst`` submits, ``per_roundtrip`` round trips, or one run of
+    ``back_to_back`` dispatches."""
+
+    repeats: int = 20
+    warmup: int = 1
+    burst: int = BURST
+    per_roundtrip: int = 32
+    back_to_back: int = BURST
+
+    def __post_init__(self) -> None:
+        for name in ("repeats", "burst", "per_roundtrip", "back_to_back"):
+            if getattr(self, name) < 1:
+                raise HsapyValueError(f"launch benchmark: {name} must be at least 1, "
+                                      f"not {getattr(self, name)}")
+        if self.warmup < 0:
+            raise HsapyValueError(f"launch benchmark: warmup must be >= 0, not {self.warmup}")
+        if self.burst > BURST or self.back_to_back > BURST:
+            raise HsapyValueError(f"launch benchmark: burst and back_to_back are at most {BURST} "
+                                  "(they must fit the queue and the kernarg ring)")
+
+    @classmethod
+    def quick(cls, repeats: int | None = None) -> LaunchPlan:
+        """A run of a few seconds on the simulator (tests, a first look)."""
+        return cls(repeats=repeats or 3, warmup=1, burst=64, per_roundtrip=16, back_to_back=64)
+
+    def steps(self, hip: bool) -> int:
+        """Progress ticks of a whole run: five hsapy modes (throughput also gives gpu_duration),
+        two HIP modes."""
+        return (self.warmup + self.repeats) * (5 + (2 if hip else 0))
+
+
+SUBMIT_NOTE = "host time on the publishing thread"
+MODE_DESCRIPTIONS = {
+    "submit_plain": "kernel.launch(..., wait=False): validate, pack, publish, doorbell",
+    "submit_prepared": "prepared(): kernarg slot, patched body, publish, doorbell",
+    "submit_batch": "prepared.batch(): per dispatch, one doorbell per batch",
+    "roundtrip": "prepared() + wait(): wall time of one dispatch end to end",
+    "throughput": "back-to-back dispatches: first start to last end / count (GPU timestamps)",
+    "gpu_duration": "end - start of each dispatch (GPU timestamps)",
+    "hip_launch": "hipModuleLaunchKernel: host time of the call",
+    "hip_roundtrip": "hipModuleLaunchKernel + hipDeviceSynchronize: wall time",
+}
+
+
+def run_launch(backend: str | None, target: str | None, plan: LaunchPlan,
+               progress: Progress | None = None) -> tuple[list[ModeResult], list[str]]:
+    """Every launch mode on one GPU agent: (results, notes for a reader).
+
+    The submit modes run first; on the simulator with the null executor (packets consumed, the
+    kernel not run) so that only host cost is timed, then the other modes in a second simulated
+    runtime whose executor runs the kernel. On ROCr one runtime serves all modes, and HIP's
+    modes follow when hip-python imports."""
+    from hsapy.runtime import Runtime
+
+    progress = progress or Progress(1, enabled=False)
+    results: list[ModeResult] = []
+    notes: list[str] = []
+    targets = [target] if target else None
+    with Runtime(backend=backend, targets=targets, executor="null") as runtime:
+        with LaunchSetup(runtime, target) as setup:
+            simulated = setup.is_simulated
+            target = setup.agent.target
+            use_hip = not simulated and hip_available()
+            progress.total = plan.steps(use_hip)
+            results += _submit_modes(setup, plan, progress)
+            if not simulated:
+                results += _gpu_modes(setup, plan, progress)
+                if use_hip:
+                    results += _hip_modes(setup, plan, progress, notes)
+    if simulated:
+        notes.append("simulated: submit modes ran with the null executor (packets consumed, "
+                     "kernel not run); the others ran the kernel in the ISA interpreter, and "
+                     "their GPU timestamps are simulated time (host wall-clock), not hardware")
+        with Runtime(backend="sim", targets=[target]) as runtime:
+            with LaunchSetup(runtime, target) as setup:
+                results += _gpu_modes(setup, plan, progress)
+        notes.append("hip_launch: not measured (HIP needs a real GPU; the simulator has none)")
+    elif not use_hip:
+        notes.append("hip_launch: not measured (hip-python is not importable: "
+                     "pip install hip-python matching your ROCm version)")
+    progress.finish()
+    return results, notes
+
+
+def _phase(progress: Progress, label: str, plan: LaunchPlan,
+           measure: Callable[[int, Tick], Any]) -> Any:
+    """Warm up (untimed, discarded), then measure ``plan.repeats`` repetitions."""
+    progress.start(label)
+    if plan.warmup:
+        measure(plan.warmup, progress.tick)
+    return measure(plan.repeats, progress.tick)
+
+
+def _result(setup: LaunchSetup, mode: str, samples: list[float], clock: str,
+            **extra: Any) -> ModeResult:
+    executor = None
+    if setup.is_simulated:
+        executor = "null" if mode.startswith("submit") else "interpreter"
+    if executor:
+        extra = {"executor": executor, **extra}
+    return ModeResult(mode, samples, setup.is_simulated, setup.runtime.backend,
+                      setup.agent.target, clock, MODE_DESCRIPTIONS[mode], extra)
+
+
+def _submit_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress) -> list[ModeResult]:
+    kernel, queue, wg, prepared = setup.kernel, setup.queue, setup.workgroup, setup.prepared
+    burst = plan.burst
+    plain = _phase(progress, "submit_plain", plan, lambda n, tick: time_bursts(
+        queue, lambda: kernel.launch(queue, [], wg, wg, wait=False), n, burst, tick))
+    fast = _phase(progress, "submit_prepared", plan, lambda n, tick: time_bursts(
+        queue, lambda: prepared(doorbell=True), n, burst, tick))
+    batch = _phase(progress, "submit_batch", plan,
+                   lambda n, tick: time_batches(prepared, n, burst, tick))
+    return [_result(setup, "submit_plain", plain, "host", burst=burst),
+            _result(setup, "submit_prepared", fast, "host", burst=burst),
+            _result(setup, "submit_batch", batch, "host", batch=burst)]
+
+
+def _gpu_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress) -> list[ModeResult]:
+    prepared = setup.prepared
+    roundtrip = _phase(progress, "roundtrip", plan, lambda n, tick: time_roundtrips(
+        prepared, n, plan.per_roundtrip, tick))
+    # Profiling only from here on: the round trips above ran without it.
+    per_kernel, durations = _phase(progress, "throughput", plan, lambda n, tick:
+                                   time_back_to_back(prepared, n, plan.back_to_back, tick))
+    gpu_clock = "gpu (simulated)" if setup.is_simulated else "gpu"
+    return [_result(setup, "roundtrip", roundtrip, "host"),
+            _result(setup, "throughput", per_kernel, gpu_clock, count=plan.back_to_back),
+            _result(setup, "gpu_duration", durations, gpu_clock)]
+
+
+def _hip_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress,
+               notes: list[str]) -> list[ModeResult]:
+    # HIP is a side-by-side extra: whatever goes wrong in it (a failing call, a hip-python
+    # version with another signature) becomes a note, never the loss of hsapy's own numbers.
+    try:
+        hip = HipLaunch(setup.code_object, setup.workgroup)
+    except Exception as exc:
+        notes.append(f"hip_launch: not measured ({type(exc).__name__}: {exc})")
+        return []
+    try:
+        launches = _phase(progress, "hip_launch", plan, lambda n, tick: hip.time_launches(
+            n, plan.burst, tick))
+        roundtrips = _phase(progress, "hip_roundtrip", plan, lambda n, tick: hip.time_roundtrips(
+            n, plan.per_roundtrip, tick))
+    except Exception as exc:
+        notes.append(f"hip_launch: stopped ({type(exc).__name__}: {exc})")
+        return []
+    finally:
+        try:
+            hip.close()
+        except Exception as exc:
+            notes.append(f"hipModuleUnload failed ({type(exc).__name__}: {exc})")
+    return [_result(setup, "hip_launch", launches, "host", burst=plan.burst),
+            _result(setup, "hip_roundtrip", roundtrips, "host")]

@@ -1,0 +1,184 @@
+"""``hsapy bench launch`` on the simulator, and benchmarks/launch.py's rows (issue #5's format)."""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hsapy.cli import main
+from tests._png import read_png
+
+MODES = ["submit_plain", "submit_prepared", "submit_batch", "roundtrip", "throughput",
+         "gpu_duration"]
+STATS = ("median_us", "p5_us", "p95_us", "min_us")
+# --quick: 3 repeats of bursts of 64 submits, 16 round trips, 64 back-to-back dispatches.
+QUICK_COUNTS = {"submit_plain": 3 * 64, "submit_prepared": 3 * 64, "submit_batch": 3,
+                "roundtrip": 3 * 16, "throughput": 3, "gpu_duration": 3 * 64}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One quick JSON run with --plot, shared by the tests that read it."""
+    plot = tmp_path_factory.mktemp("bench") / "launch.png"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["bench", "launch", "--backend", "sim", "--quick", "--json", "--plot",
+                     str(plot)])
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    return code, rows, plot
+
+
+def test_json_has_one_object_per_mode_in_order(quick_run):
+    code, rows, _ = quick_run
+    assert code == 0
+    assert [row["mode"] for row in rows] == MODES
+
+
+def test_every_mode_reports_positive_ordered_statistics(quick_run):
+    _, rows, _ = quick_run
+    for row in rows:
+        values = [row[key] for key in STATS]
+        assert all(v > 0 for v in values), row
+        assert row["min_us"] <= row["p5_us"] <= row["median_us"] <= row["p95_us"], row
+        assert row["n"] == QUICK_COUNTS[row["mode"]]
+
+
+def test_every_mode_is_labelled_simulated_with_backend_and_target(quick_run):
+    _, rows, _ = quick_run
+    for row in rows:
+        assert row["simulated"] is True and row["backend"] == "sim"
+        assert row["target"] == "gfx942"
+        assert row["what"]
+    clocks = {row["mode"]: row["clock"] for row in rows}
+    assert clocks["roundtrip"] == "host" and clocks["gpu_duration"] == "gpu (simulated)"
+    executors = {row["mode"]: row["executor"] for row in rows}
+    assert executors["submit_plain"] == "null" and executors["throughput"] == "interpreter"
+
+
+def test_plot_is_a_valid_png_with_a_row_per_mode(quick_run):
+    _, _, plot = quick_run
+    image = read_png(plot.read_bytes())
+    assert image.shape[1] == 1000
+    assert image.shape[0] > 46 * len(MODES)
+    assert len(np.unique(image.reshape(-1, 3), axis=0)) > 30
+
+
+def test_text_output_is_a_table_with_the_simulated_label_and_the_hip_note(capsys):
+    assert main(["bench", "launch", "--backend", "sim", "--quick", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "SIMULATED" in out.splitlines()[0]
+    header = next(line for line in out.splitlines() if line.startswith("mode"))
+    assert header.split() == ["mode", "median", "p5", "p95", "min", "n", "clock"]
+    for mode in MODES:
+        assert any(line.split()[:1] == [mode] and len(line.split()) >= 7
+                   for line in out.splitlines()), mode
+    assert "hip_launch: not measured" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--repeats", "0"], "--repeats must be at least 1"),
+    (["--plot", "chart.svg"], "ending in .png"),
+    (["--target", "gfx000"], "gfx000"),
+])
+def test_bad_options_exit_2_naming_the_problem(argv, message, capsys):
+    assert main(["bench", "launch", "--backend", "sim", "--quick", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_benchmark_is_refused():
+    with pytest.raises(SystemExit):
+        main(["bench", "kernels", "--backend", "sim"])
+
+
+def test_benchmarks_launch_script_keeps_its_rows():
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "launch.py"
+    spec = importlib.util.spec_from_file_location("launch_benchmark", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rows = script.python_modes("sim", "gfx942", 1)
+    assert [(row["mode"], row["doorbell"]) for row in rows] == [
+        ("plain", True), ("prepared", False), ("prepared", True), ("batch256", True)]
+    for row in rows:
+        assert list(row) == ["mode", "doorbell", "median_us", "p5_us", "p95_us", "min_us", "n",
+                             "simulated"]
+        assert row["simulated"] is True and row["median_us"] > 0
+    assert [row["n"] for row in rows] == [256, 256, 256, 1]
+
+
+class _FakeHip:
+    """Stands in for hip-python's ``hip.hip``: records calls, returns (hipError_t, value...)."""
+
+    class hipError_t:
+        hipSuccess = 0
+        hipErrorInvalidImage = 200
+
+    def __init__(self, fail: str = "") -> None:
+        self.calls: list[tuple] = []
+        self.fail = fail
+
+    def _status(self, name: str) -> int:
+        return self.hipError_t.hipErrorInvalidImage if name == self.fail else 0
+
+    def hipModuleLoadData(self, image):
+        self.calls.append(("hipModuleLoadData", bytes(image)))
+        return self._status("hipModuleLoadData"), "module"
+
+    def hipModuleGetFunction(self, module, name):
+        self.calls.append(("hipModuleGetFunction", module, name))
+        return self._status("hipModuleGetFunction"), "function"
+
+    def hipModuleLaunchKernel(self, f, gx, gy, gz, bx, by, bz, sharedMemBytes, stream,
+                              kernelParams, extra):
+        self.calls.append(("hipModuleLaunchKernel", f, (gx, gy, gz), (bx, by, bz)))
+        return (self._status("hipModuleLaunchKernel"),)
+
+    def hipDeviceSynchronize(self):
+        self.calls.append(("hipDeviceSynchronize",))
+        return (0,)
+
+    def hipModuleUnload(self, module):
+        self.calls.append(("hipModuleUnload", module))
+        return (0,)
+
+
+@pytest.fixture
+def fake_hip(monkeypatch):
+    import sys
+    import types
+
+    fake = _FakeHip()
+    package = types.ModuleType("hip")
+    package.hip = fake
+    monkeypatch.setitem(sys.modules, "hip", package)
+    return fake
+
+
+def test_hip_launch_loads_the_code_object_and_launches_one_workgroup(fake_hip):
+    from hsapy.bench import HipLaunch, hip_available
+
+    assert hip_available()
+    hip = HipLaunch(b"\x7fELF code object", 64)
+    samples = hip.time_launches(repeats=2, burst=3)
+    hip.close()
+    assert len(samples) == 6 and all(s >= 0 for s in samples)
+    names = [call[0] for call in fake_hip.calls]
+    assert names == (["hipModuleLoadData", "hipModuleGetFunction"]
+                     + (["hipModuleLaunchKernel"] * 3 + ["hipDeviceSynchronize"]) * 2
+                     + ["hipModuleUnload"])
+    assert fake_hip.calls[0][1] == b"\x7fELF code object"
+    assert fake_hip.calls[1][2] == b"empty"
+    assert fake_hip.calls[2][2:] == ((1, 1, 1), (64, 1, 1))   # grid in workgroups, as HIP takes it
+
+
+def test_hip_failure_names_the_call_and_status(fake_hip):
+    from hsapy.bench import HipLaunch
+    from hsapy.errors import HsapyValueError
+
+    fake_hip.fail = "hipModuleLoadData"
+    with pytest.raises(HsapyValueError, match="hipModuleLoadData failed: 200"):
+        HipLaunch(b"not a code object", 64)
