@@ -193,18 +193,25 @@ class _BatchArena:
             self.buffer.allow_access([queue.agent])
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address), 2 * half)
         self.signals = [runtime.create_signal(0), runtime.create_signal(0)]
+        values = [value_pointer(runtime, s) for s in self.signals]
+        self.values = values if all(v is not None for v in values) else None
         self.next = 0
 
     def take(self, timeout: float = 10.0) -> tuple[int, Any]:
+        """The next half, once the batch that used it last has completed; its signal armed."""
         half = self.next
         self.next ^= 1
         signal = self.signals[half]
         if OBSERVERS:
             notify_signal_reused(signal.handle)
-        if signal.load() > 0:
+        value = self.values[half] if self.values is not None else None
+        if (value[1] if value is not None else signal.load()) > 0:
             self.queue.flush()
             signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
-        signal.store(1, relaxed=True)
+        if value is not None:
+            value[1] = 1            # silent store, as KernargRing.take
+        else:
+            signal.store(1, relaxed=True, silent=True)
         return half, signal
 
     def offset_of(self, half: int) -> int:
@@ -237,14 +244,20 @@ def _ring_for(queue: Any, size: int) -> KernargRing:
     return ring
 
 
-@dataclass
 class BatchResult:
     """Dispatches published by ``PreparedDispatch.batch``: ``chunks`` of (first index, count,
     signal of the chunk's closing barrier-AND packet)."""
 
-    queue: Any
-    kernel: Any
-    chunks: list[tuple[int, int, Any]]
+    __slots__ = ("queue", "kernel", "chunks")
+
+    def __init__(self, queue: Any, kernel: Any, chunks: list[tuple[int, int, Any]]) -> None:
+        self.queue = queue
+        self.kernel = kernel
+        self.chunks = chunks
+
+    def __repr__(self) -> str:
+        return (f"BatchResult(kernel={getattr(self.kernel, 'name', self.kernel)!r}, "
+                f"dispatches={sum(count for _f, count, _s in self.chunks)}, done={self.is_done})")
 
     @property
     def indices(self) -> list[int]:
@@ -340,6 +353,9 @@ class PreparedDispatch:
         # The body each ring slot publishes (template + that slot's kernarg address and
         # completion signal), built on the slot's first use: a call patches nothing.
         self._bodies: list[bytes | None] = [None] * self.ring.slots
+        self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._signals = self.ring.signals
+        self._fast = self._compile_submit()
 
     def _slot_body(self, slot: int) -> bytes:
         ring = self.ring
@@ -347,6 +363,52 @@ class PreparedDispatch:
         _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0, ring.handles[slot])
         self._bodies[slot] = body = bytes(body)
         return body
+
+    def _compile_submit(self) -> Any:
+        """The per-dispatch hot path as a closure over everything that does not change between
+        calls (ring, queue, packer, header word, bodies): what _submit does, with its attribute
+        lookups done once. Falls back to _submit while an observer (hsapy.trace) is installed
+        or when signals cannot be armed through their value word."""
+        ring, queue, packer = self.ring, self.queue, self.packer
+        values, mask, owner, view = ring.values, ring.mask, ring.template_owner, ring.view
+        slot_size, explicit = self._slot_size, packer.explicit_count
+        add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
+                                                  queue._mask)
+        ring_bytes, header_words, word = queue._ring_bytes, queue._words, self.word
+        bodies, slot_body, generic = self._bodies, self._slot_body, self._submit
+        pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
+
+        def submit(args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
+            if OBSERVERS or values is None:
+                return generic(args, doorbell)
+            slot = ring.next
+            ring.next = (slot + 1) & mask
+            value = values[slot]
+            if value[1] > 0:
+                ring.wait_free(slot)
+            value[1] = 1                                   # silent store: armed
+            try:
+                if owner[slot] is packer:                  # hidden arguments already in place
+                    if args or explicit:
+                        pack_explicit(view, slot * slot_size, *args)
+                else:
+                    owner[slot] = None
+                    pack(view, slot * slot_size, *args)
+                    owner[slot] = packer
+                index = add(queue_ptr, 1)
+                if index - queue._read_seen >= queue_size:
+                    queue._make_space(index, 10.0)
+            except BaseException:
+                ring.give_back(slot)
+                raise
+            at = index & queue_mask
+            ring_bytes[(at << 6) + 4:(at << 6) + 64] = bodies[slot] or slot_body(slot)
+            header_words[at << 4] = word                   # the release store (see Queue.write)
+            if doorbell:
+                queue.ring_doorbell(index)
+            return index, slot
+
+        return submit
 
     def _submit(self, args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
         """Publish one dispatch; return (packet index, kernarg slot). The per-dispatch hot path,
@@ -392,12 +454,12 @@ class PreparedDispatch:
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
-        index, slot = self._submit(args, doorbell)
-        return DispatchResult(self.queue, self.kernel, index, self.ring.signals[slot])
+        index, slot = self._fast(args, doorbell)
+        return DispatchResult(self.queue, self.kernel, index, self._signals[slot])
 
     def submit(self, *args: Any, doorbell: bool = True) -> int:
         """The fast path: publish and return only the packet index (no result object)."""
-        return self._submit(args, doorbell)[0]
+        return self._fast(args, doorbell)[0]
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
@@ -407,26 +469,56 @@ class PreparedDispatch:
         every dispatch before it) whose completion signal guards the chunk's kernarg arena; the
         dispatch packets themselves carry no completion signal. Identical argument lists share
         one kernarg segment (kernels only read it)."""
-        arg_lists = list(arg_lists)
+        if arg_lists.__class__ is not list:
+            arg_lists = list(arg_lists)
         limit = min(self.queue.size - 1, BATCH_ARENA_SLOTS)
-        chunks = [self._batch_chunk(arg_lists[start:start + limit], doorbell)
-                  for start in range(0, len(arg_lists), limit)]
+        if len(arg_lists) <= limit:
+            chunks = [self._batch_chunk(arg_lists, doorbell)] if arg_lists else []
+        else:
+            chunks = [self._batch_chunk(arg_lists[start:start + limit], doorbell)
+                      for start in range(0, len(arg_lists), limit)]
         return BatchResult(self.queue, self.kernel, chunks)
 
     def _batch_chunk(self, arg_lists: list[Sequence[Any]], doorbell: bool) -> tuple[int, int, Any]:
         queue = self.queue
         arena = _arena_for(queue, self._slot_size)
-        base, signal = arena.take()
+        half, signal = arena.take()
         count = len(arg_lists)
-        shared = all(args == arg_lists[0] for args in arg_lists)
-        packer, view, size = self.packer, arena.view, self._slot_size
+        try:
+            # list.count compares by identity first: ``[args] * n`` is checked at C speed.
+            shared = arg_lists.count(arg_lists[0]) == count
+            packer, view, size, base = self.packer, arena.view, self._slot_size, arena.offset_of(half)
+            if shared:
+                packer.pack_into(view, base, *arg_lists[0])
+            else:
+                for k, args in enumerate(arg_lists):
+                    packer.pack_into(view, base + k * size, *args)
+            packets, words = self._chunk_packets(arena, half, signal, count, shared)
+            first = queue.reserve(count + 1)
+        except BaseException:
+            if arena.values is not None:
+                arena.values[half][1] = 0
+            else:
+                signal.store(0, relaxed=True)
+            raise
+        queue.write_many(first, packets, words)
+        if doorbell:
+            queue.ring_doorbell(first + count)
+        return first, count, signal
+
+    def _chunk_packets(self, arena: _BatchArena, half: int, signal: Any, count: int,
+                       shared: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The packets of a chunk (dispatches + closing barrier-AND) and their header words.
+        They depend only on the arena half, the count and whether the kernarg segment is
+        shared, so they are built once per such combination and reused."""
+        key = (id(arena), half, count, shared)
+        cached = self._chunks.get(key)
+        if cached is not None:
+            return cached
         if shared:
-            packer.pack_into(view, arena.offset_of(base), *arg_lists[0])
-            addresses = np.full(count, arena.address_of(base), np.uint64)
+            addresses = np.full(count, arena.address_of(half), np.uint64)
         else:
-            for k, args in enumerate(arg_lists):
-                packer.pack_into(view, arena.offset_of(base) + k * size, *args)
-            addresses = arena.address_of(base) + np.arange(count, dtype=np.uint64) * size
+            addresses = arena.address_of(half) + np.arange(count, dtype=np.uint64) * self._slot_size
         packets = np.empty((count + 1, 64), np.uint8)
         packets[:count, 4:] = np.frombuffer(bytes(self._body), np.uint8)
         packets[:count].view(np.uint64)[:, 5] = addresses            # kernarg_address (byte 40)
@@ -435,11 +527,10 @@ class PreparedDispatch:
         packets[count, 4:] = np.frombuffer(fence.body, np.uint8)
         words = np.full(count + 1, self.word, np.uint32)
         words[count] = fence.word
-        first = queue.reserve(count + 1)
-        queue.write_many(first, packets, words)
-        if doorbell:
-            queue.ring_doorbell(first + count)
-        return first, count, signal
+        if len(self._chunks) >= 8:
+            self._chunks.clear()
+        self._chunks[key] = (packets, words)
+        return packets, words
 
     def packet(self) -> aql.Packet:
         """The packet template every call publishes, for study: ``kernarg_address`` and

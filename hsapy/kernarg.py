@@ -528,7 +528,7 @@ class Packer:
     """
 
     __slots__ = ("layout", "dispatch", "template", "_template_struct", "_explicit",
-                 "_pointer_slots", "_bytes_slots", "_count", "size")
+                 "_pointer_slots", "_bytes_slots", "_count", "size", "explicit_count")
 
     def __init__(self, layout: KernargLayout, dispatch: Dispatch) -> None:
         self.layout = layout
@@ -540,7 +540,7 @@ class Packer:
         self._pointer_slots = tuple(s.index for s in layout.slots if s.category == "pointer")
         # struct's "Ns" pads or truncates silently: by-value structs are always size-checked.
         self._bytes_slots = tuple((s.index, s.size) for s in layout.slots if s.category == "bytes")
-        self._count = len(layout.slots)
+        self._count = self.explicit_count = len(layout.slots)
         if sorted(layout.slots, key=lambda s: s.offset) != list(layout.slots):
             raise HsapyValueError("explicit kernel arguments are not in offset order")
 

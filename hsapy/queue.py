@@ -290,11 +290,18 @@ class Queue:
         """Write ``len(packets)`` reserved packets from ``first`` on, wrapping around the ring:
         every body (bytes 4..63) first, then the header|setup words in order (each header is
         stored after its own body; see :meth:`write` for why a plain store is a release here)."""
-        slots = (first + np.arange(len(packets))) & self._mask
-        self._ring[slots, 4:] = packets[:, 4:]
-        self._ring_words[slots * 16] = words
+        count = len(packets)
+        start = first & self._mask
+        head = min(count, self.size - start)     # slots before the ring wraps around
+        ring, ring_words = self._ring, self._ring_words
+        ring[start:start + head, 4:] = packets[:head, 4:]
+        if head < count:
+            ring[:count - head, 4:] = packets[head:, 4:]
+        ring_words[start * 16:(start + head) * 16:16] = words[:head]
+        if head < count:
+            ring_words[0:(count - head) * 16:16] = words[head:]
         if OBSERVERS:
-            notify_written(self, first, len(packets))
+            notify_written(self, first, count)
 
     def publish(self, packet: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
         """Publish one packet (``hsapy.aql.Packet`` or 64 bytes); returns its index.
