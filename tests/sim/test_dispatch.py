@@ -244,3 +244,92 @@ def test_kernel_for_another_agent_is_refused(sim_runtime):
         with pytest.raises(DispatchConfigError, match="loaded for gfx942"):
             vadd.launch(queue, [0, 0, 0, 1], grid=64, workgroup=64)
         _nothing_published(queue)
+
+
+# -- the hot path's shortcuts keep the plain API's meaning ---------------------------------------
+
+def _kernarg_of(runtime, queue, index, size):
+    packet = _ring_packet(queue, index)
+    address = int.from_bytes(packet[40:48], "little")
+    return bytes(runtime.ffi.buffer(runtime.ffi.cast("char *", address), size))
+
+
+def test_prepared_dispatches_sharing_a_ring_keep_their_own_hidden_arguments(sim_runtime):
+    # Two geometries of one kernel take slots from the same kernarg ring; each slot remembers
+    # whose hidden-argument template it holds, so alternating must rewrite it every time.
+    agent, vadd = _load(sim_runtime, "vector_add", "gfx942")
+    bufs = [agent.device_pool.allocate(4096) for _ in range(3)]
+    args = [bufs[0], bufs[1], bufs[2], 1000]
+    with agent.create_queue(64) as queue:
+        wide, narrow = vadd.prepare(queue, 1024, 256), vadd.prepare(queue, 512, 64)
+        assert wide.ring is narrow.ring
+        expected = {id(wide): vadd.layout.pack(args, 1024, 256, queue_ptr=queue.address),
+                    id(narrow): vadd.layout.pack(args, 512, 64, queue_ptr=queue.address)}
+        assert expected[id(wide)] != expected[id(narrow)]
+        graph = Graph(queue)
+        graph.add_dispatch(vadd, [bufs[1], bufs[0], bufs[2], 7], 128, 64)
+        seen = []
+        for round_ in range(3 * queue.size):   # several laps of the ring, in a varying order
+            prepared = (wide, narrow)[(round_ * 7 // 3) % 2]
+            result = prepared(*args, doorbell=False)
+            seen.append((prepared, result))
+            if round_ % 50 == 0:
+                graph.launch(wait=False, doorbell=False)   # raw kernarg bytes into ring slots
+            if len(seen) == 20:
+                for prepared, result in seen:
+                    size = len(expected[id(prepared)])
+                    assert _kernarg_of(sim_runtime, queue, result.index, size) == \
+                        expected[id(prepared)]
+                queue.flush()
+                seen[-1][1].wait()
+                seen.clear()
+        queue.flush()
+        queue.load_read_index()
+
+
+def test_prepared_dispatch_without_the_signal_layout_uses_the_api(sim_runtime):
+    # A runtime whose signals are not amd_signal_t-shaped arms kernarg slots through
+    # hsa_signal_load/silent_store; the packets and results are the same.
+    sim_runtime._amd_signal_layout = False
+    agent, empty = _load(sim_runtime, "empty", "gfx1201")
+    with agent.create_queue(64) as queue:
+        prepared = empty.prepare(queue, 32, 32)
+        assert prepared.ring.values is None
+        results = [prepared() for _ in range(3 * queue.size)]   # laps: slots wait for reuse
+        for result in results[-queue.size:]:
+            result.wait()
+        assert queue.load_read_index() == 3 * queue.size
+        batch = prepared.batch([()] * 100)
+        assert batch.wait().is_done
+
+
+def test_a_refused_call_gives_its_kernarg_slot_back(sim_runtime):
+    agent, vadd = _load(sim_runtime, "vector_add", "gfx942")
+    bufs = [agent.device_pool.allocate(4096) for _ in range(3)]
+    with agent.create_queue(64) as queue:
+        prepared = vadd.prepare(queue, 256, 64)
+        for _ in range(prepared.ring.slots + 5):     # more refusals than the ring has slots
+            with pytest.raises(KernelArgumentError):
+                prepared(bufs[0], bufs[1])
+        assert queue.load_write_index() == 0         # nothing reached the ring
+        result = prepared(bufs[0], bufs[1], bufs[2], 10).wait(timeout=10)
+        assert result.is_done
+
+
+def test_a_batch_that_wraps_around_the_ring(sim_runtime):
+    agent, vadd = _load(sim_runtime, "vector_add", "gfx942")
+    n = 64
+    a, b = (agent.device_pool.allocate(4 * n) for _ in range(2))
+    outs = [agent.device_pool.allocate(4 * n) for _ in range(50)]
+    a.copy_from(np.arange(n, dtype=np.float32))
+    b.copy_from(np.full(n, 2, np.float32))
+    with agent.create_queue(64) as queue:
+        prepared = vadd.prepare(queue, n, 64)
+        for _ in range(40):
+            prepared(a, b, outs[0], n, doorbell=False)
+        batch = prepared.batch([(a, b, out, n) for out in outs])   # slots 40..63, then 0..26
+        first, count, _signal = batch.chunks[0]
+        assert first % queue.size + count + 1 > queue.size
+        batch.wait(timeout=30)
+    for out in outs:
+        assert np.array_equal(out.copy_to(dtype=np.float32), np.arange(n) + 2)
