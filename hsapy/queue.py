@@ -281,7 +281,13 @@ class Queue:
         rather than publish unordered (see ``_require_tso``)."""
         slot = index & self._mask
         at = slot << 6
-        self._ring_bytes[at + 4:at + 64] = body
+        try:
+            self._ring_bytes[at + 4:at + 64] = body
+        except (ValueError, TypeError):
+            raise HsapyValueError(
+                f"Queue.write: the body is bytes 4..63 of the packet, exactly 60 bytes, not "
+                f"{len(body) if hasattr(body, '__len__') else type(body).__name__}; build packets "
+                "with hsapy.aql (Packet.body)") from None
         self._words[slot << 4] = word
         if OBSERVERS:
             notify_written(self, index, 1)

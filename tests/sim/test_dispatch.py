@@ -333,3 +333,15 @@ def test_a_batch_that_wraps_around_the_ring(sim_runtime):
         batch.wait(timeout=30)
     for out in outs:
         assert np.array_equal(out.copy_to(dtype=np.float32), np.arange(n) + 2)
+
+
+@pytest.mark.parametrize("body", [b"\0" * 59, b"\0" * 61, None])
+def test_queue_write_refuses_a_body_that_is_not_60_bytes(sim_runtime, body):
+    from hsapy.errors import HsapyValueError
+
+    with sim_runtime.gpu_agents[0].create_queue(64) as queue:
+        index = queue.reserve()
+        before = bytes(queue.ring[index])                  # an INVALID packet
+        with pytest.raises(HsapyValueError, match="exactly 60 bytes"):
+            queue.write(index, 0x1234, body)
+        assert bytes(queue.ring[index]) == before          # nothing was written
