@@ -96,6 +96,10 @@ class Dispatch:
     dims: int
     dynamic_lds: int = 0
     queue_ptr: int = 0
+    # High 32 bits of the LDS and scratch flat-aperture bases, from the queue's amd_queue_t
+    # (group_/private_segment_aperture_base_hi); only gfx8 code reads them (AMDGPUUsage, code
+    # object V5 hidden arguments), gfx9+ has src_shared_base / src_private_base.
+    apertures: tuple[int, int] = (0, 0)
 
 
 def _axis(values: Sequence[int], axis: int) -> int:
@@ -104,7 +108,7 @@ def _axis(values: Sequence[int], axis: int) -> int:
 
 # hidden_* kind -> value from the dispatch. Kinds not listed are 0 (AMDGPUUsage lists what each
 # one is for; the runtime-service ones -- printf, hostcall, heap, default queue, completion
-# action, multigrid sync, private/shared base -- stay 0: hsapy provides none of those services).
+# action, multigrid sync -- stay 0: hsapy provides none of those services).
 HIDDEN_KINDS: dict[str, Callable[[Dispatch], int]] = {
     "hidden_block_count_x": lambda d: d.grid[0] // d.workgroup[0],
     "hidden_block_count_y": lambda d: d.grid[1] // d.workgroup[1],
@@ -118,6 +122,8 @@ HIDDEN_KINDS: dict[str, Callable[[Dispatch], int]] = {
     "hidden_grid_dims": lambda d: d.dims,
     "hidden_dynamic_lds_size": lambda d: d.dynamic_lds,
     "hidden_queue_ptr": lambda d: d.queue_ptr,
+    "hidden_shared_base": lambda d: d.apertures[0],
+    "hidden_private_base": lambda d: d.apertures[1],
     "hidden_global_offset_x": lambda d: 0,
     "hidden_global_offset_y": lambda d: 0,
     "hidden_global_offset_z": lambda d: 0,
@@ -279,6 +285,14 @@ class KernargLayout:
         self.info = info
         self._explicit = _explicit_struct(slots)
         self._template = struct.Struct(f"<{size}s")
+        # The explicit struct writes zero pad bytes over its gaps, which would clobber a hidden
+        # argument placed among the explicit ones (LLVM always appends hidden arguments).
+        for h in hidden:
+            if h.size and h.offset < self._explicit.size:
+                raise KernelArgumentValueError(
+                    f"kernel {kernel_name}: hidden argument {h.kind} at offset {h.offset} lies "
+                    f"among the explicit arguments (which end at {self._explicit.size}); hsapy "
+                    "packs only layouts whose hidden arguments follow the explicit ones")
 
     @classmethod
     def from_kernel(cls, info: KernelInfo, types: Iterable[Any] | None = None) -> "KernargLayout":
@@ -344,14 +358,16 @@ class KernargLayout:
     # -- packing -------------------------------------------------------------------------
 
     def dispatch(self, grid: int | Sequence[int], workgroup: int | Sequence[int],
-                 dynamic_lds: int = 0, queue_ptr: int = 0) -> Dispatch:
+                 dynamic_lds: int = 0, queue_ptr: int = 0,
+                 apertures: tuple[int, int] = (0, 0)) -> Dispatch:
         """Normalize and check the geometry hidden arguments are computed from."""
         grid3, dims = normalize_dims(grid, "grid")
         workgroup3, wg_dims = normalize_dims(workgroup, "workgroup")
         dims = max(dims, wg_dims)
         if dynamic_lds < 0:
             raise KernelArgumentValueError(f"dynamic LDS size must be >= 0, not {dynamic_lds}")
-        return Dispatch(grid3, workgroup3, dims, int(dynamic_lds), int(queue_ptr))
+        return Dispatch(grid3, workgroup3, dims, int(dynamic_lds), int(queue_ptr),
+                        (int(apertures[0]), int(apertures[1])))
 
     def hidden_values(self, dispatch: Dispatch) -> dict[str, int]:
         """kind -> value for every hidden argument of this kernel."""
@@ -371,15 +387,18 @@ class KernargLayout:
         return bytes(out)
 
     def packer(self, grid: int | Sequence[int], workgroup: int | Sequence[int],
-               dynamic_lds: int = 0, queue_ptr: int = 0) -> "Packer":
-        """A :class:`Packer` for this geometry: ``packer(buffer, offset, *args)``."""
-        return Packer(self, self.dispatch(grid, workgroup, dynamic_lds, queue_ptr))
+               dynamic_lds: int = 0, queue_ptr: int = 0,
+               apertures: tuple[int, int] = (0, 0)) -> "Packer":
+        """A :class:`Packer` for this geometry: ``packer(buffer, offset, *args)``. The dispatch
+        path passes the queue's ``queue_ptr`` and ``apertures`` (``Queue.apertures``)."""
+        return Packer(self, self.dispatch(grid, workgroup, dynamic_lds, queue_ptr, apertures))
 
     def pack(self, args: Sequence[Any], grid: int | Sequence[int],
-             workgroup: int | Sequence[int], dynamic_lds: int = 0, queue_ptr: int = 0) -> bytes:
+             workgroup: int | Sequence[int], dynamic_lds: int = 0, queue_ptr: int = 0,
+             apertures: tuple[int, int] = (0, 0)) -> bytes:
         """The packed kernarg segment as bytes (convenience; the fast path uses a Packer)."""
         buffer = bytearray(self.size)
-        self.packer(grid, workgroup, dynamic_lds, queue_ptr).pack_into(buffer, 0, *args)
+        self.packer(grid, workgroup, dynamic_lds, queue_ptr, apertures).pack_into(buffer, 0, *args)
         return bytes(buffer)
 
     # -- the slow path ---------------------------------------------------------------------
@@ -416,7 +435,13 @@ class KernargLayout:
         if slot.category == "scalar":
             _, fmt, is_float = SCALAR_TYPES[slot.type]
             if is_float and isinstance(value, (int, float)) and not isinstance(value, bool):
-                return float(value)
+                try:
+                    number = float(value)
+                    struct.pack("<" + fmt, number)   # f16/f32 overflow raises, inf/nan pack
+                except (OverflowError, struct.error):
+                    raise KernelArgumentValueError(
+                        f"{where}, got {value!r:.40} (out of range for {slot.type})") from None
+                return number
             if not is_float and _is_integer(value):
                 integer = int(value)
                 try:
@@ -564,7 +589,7 @@ class Packer:
             try:
                 self._explicit.pack_into(buffer, offset, *values)
                 return
-            except (struct.error, TypeError):
+            except (struct.error, TypeError, OverflowError):
                 pass  # fall through to the checked path, which converts or names the problem
         values = self.layout.convert(args)
         self._explicit.pack_into(buffer, offset, *values)
