@@ -340,7 +340,8 @@ class PreparedDispatch:
         self.geometry = geometry
         dims = geometry.dims  # hidden_grid_dims and the packet's setup agree with what was given
         self.packer = kernel.layout.packer(geometry.grid[:dims], geometry.workgroup[:dims],
-                                           dynamic_lds, queue_ptr=queue.address)
+                                           dynamic_lds, queue_ptr=queue.address,
+                                           apertures=queue.apertures)
         template = aql.kernel_dispatch(
             kernel.kernel_object, geometry.grid, geometry.workgroup, dims=geometry.dims,
             private_segment_size=kernel.private_segment_size,

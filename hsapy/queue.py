@@ -24,6 +24,7 @@ __all__ = ["Queue", "QueueFullError", "QUEUE_TYPES"]
 # hsa_queue_type_t (hsa.h)
 QUEUE_TYPES = {"multi": 0, "single": 1, "cooperative": 2}
 PACKET_SIZE = 64
+AMD_QUEUE_APERTURES_OFFSET = 64   # amd_queue_t.group_segment_aperture_base_hi
 UINT32_MAX = 0xFFFFFFFF
 
 
@@ -106,6 +107,11 @@ class Queue:
         self.size = int(self._ptr.size)
         self.id = int(self._ptr.id)
         self.doorbell = int(self._ptr.doorbell_signal.handle)
+        # amd_queue_t (hsa/amd_hsa_queue.h) begins with the hsa_queue_t; bytes 64..71 hold
+        # group_/private_segment_aperture_base_hi, the launcher's source for the
+        # hidden_shared_base / hidden_private_base kernel arguments.
+        apertures = ffi.cast("uint32_t *", self.address + AMD_QUEUE_APERTURES_OFFSET)
+        self.apertures = (int(apertures[0]), int(apertures[1]))
         self._doorbell_cdata = self._ptr.doorbell_signal
         self._mask = self.size - 1
         self._read_seen = 0   # last read index observed (a lower bound of the real one)
@@ -169,10 +175,18 @@ class Queue:
         if error is not None:
             status, where = error
             raise error_for(status, "queue error callback",
-                            f"{where} on {self.agent.name} stopped; packets after the failing "
-                            "one do not run. Create a new queue")
+                            f"{where} on {self.agent.name} stopped{self._why()}; packets after "
+                            "the failing one do not run. Create a new queue")
         if self.is_closed:
-            raise HsapyValueError(f"queue {self.id} is closed")
+            raise HsapyValueError(f"queue {self.id} is closed: packets it had not finished never "
+                                  "complete")
+
+    def _why(self) -> str:
+        # ROCr's error callback carries only the status; the simulator also says what failed
+        # (the faulting address and instruction, the watchdog's limit, the malformed field).
+        describe = getattr(self._lib, "sim_queue_error", None)
+        reported = describe(self._ptr) if describe is not None and not self.is_closed else None
+        return f": {reported[1]}" if reported else ""
 
     # -- the ring and its indices ------------------------------------------------------------
     @property

@@ -223,3 +223,30 @@ def test_every_function_prototype_matches_the_header(tmp_path):
     result = subprocess.run([compiler, "-std=c11", "-fsyntax-only", "-Werror", f"-I{HEADERS}",
                              str(source)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+@needs_headers
+@needs_cc
+def test_the_amd_layouts_hsapy_reads_directly_match_the_headers(tmp_path):
+    # The dispatch path reads two AMD structs without a runtime call: the aperture words of
+    # amd_queue_t (Queue.apertures) and the value word of amd_signal_t (signal.value_pointer).
+    from hsapy.queue import AMD_QUEUE_APERTURES_OFFSET
+
+    source = tmp_path / "amd.c"
+    source.write_text("\n".join([
+        "#include <stdio.h>", "#include <stddef.h>", '#include "hsa.h"',
+        '#include "amd_hsa_queue.h"', '#include "amd_hsa_signal.h"', "int main(void) {",
+        'printf("%zu %zu\\n", offsetof(amd_queue_t, group_segment_aperture_base_hi),'
+        " offsetof(amd_queue_t, private_segment_aperture_base_hi));",
+        'printf("%zu %zu %d\\n", offsetof(amd_signal_t, kind), offsetof(amd_signal_t, value),'
+        " (int)AMD_SIGNAL_KIND_USER);",
+        "return 0; }"]))
+    binary = tmp_path / "amd"
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    subprocess.run([compiler, "-std=c11", f"-I{HEADERS}", str(source), "-o", str(binary)],
+                   check=True, capture_output=True, text=True)
+    queue_line, signal_line = subprocess.run([str(binary)], check=True, capture_output=True,
+                                             text=True).stdout.splitlines()
+    assert [int(v) for v in queue_line.split()] == [AMD_QUEUE_APERTURES_OFFSET,
+                                                   AMD_QUEUE_APERTURES_OFFSET + 4]
+    assert [int(v) for v in signal_line.split()] == [0, 8, 1]   # kind, value, KIND_USER

@@ -345,3 +345,10 @@ def test_queue_write_refuses_a_body_that_is_not_60_bytes(sim_runtime, body):
         with pytest.raises(HsapyValueError, match="exactly 60 bytes"):
             queue.write(index, 0x1234, body)
         assert bytes(queue.ring[index]) == before          # nothing was written
+
+
+def test_queue_apertures_are_the_amd_queue_fields(sim_runtime):
+    from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+
+    with sim_runtime.gpu_agents[0].create_queue(64) as queue:
+        assert queue.apertures == (SHARED_APERTURE_BASE >> 32, PRIVATE_APERTURE_BASE >> 32)

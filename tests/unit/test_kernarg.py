@@ -294,3 +294,17 @@ def test_typed_packing_round_trips(pointers, n, s, q, r, w, u, grid, workgroup):
     assert struct.unpack_from("<H", data, 76)[0] == workgroup                # group size x
     assert struct.unpack_from("<H", data, 82)[0] == grid % workgroup         # remainder x
 
+
+
+def test_gfx8_aperture_hidden_arguments_come_from_the_launcher():
+    """LLVM gives gfx8 kernels (no src_shared_base register) hidden_shared_base /
+    hidden_private_base: the high words of the LDS and scratch apertures, which the dispatch
+    path reads from the queue's amd_queue_t (Queue.apertures)."""
+    info = kernel("scale", build.build_llvmlite, "gfx803", 5, False)
+    layout = KernargLayout.from_kernel(info).with_types("ptr", "f32", "i64", "u8")
+    offsets = {a.value_kind: a.offset for a in info.args}
+    data = layout.pack([0x1000, 2.5, -7, 200], grid=64, workgroup=64, apertures=(0x10000, 0x20000))
+    assert data[offsets["hidden_shared_base"]:][:4] == u32(0x10000)
+    assert data[offsets["hidden_private_base"]:][:4] == u32(0x20000)
+    plain = layout.pack([0x1000, 2.5, -7, 200], grid=64, workgroup=64)
+    assert plain[offsets["hidden_shared_base"]:][:4] == bytes(4)
