@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hsapy._hsa import call, constant, iterate
-from hsapy.errors import HsapyValueError
+from hsapy.errors import HsapyValueError, OutOfResourcesError
 
 __all__ = ["Agent", "AGENT_INFO", "InfoField"]
 
@@ -240,7 +240,14 @@ class Agent:
         """Create an AQL queue on this agent (see :class:`hsapy.queue.Queue`)."""
         from hsapy.queue import Queue
 
-        return Queue(self, size=size, type=type, **options)
+        try:
+            return Queue(self, size=size, type=type, **options)
+        except OutOfResourcesError as exc:
+            raise exc.__class__(
+                exc.status, exc.function,
+                f"no queue of {size} packets on {self.name}: the agent runs at most "
+                f"{self.queues_max} queues at once (HSA_AGENT_INFO_QUEUES_MAX), or memory ran "
+                "out; close queues no longer needed (Queue.close)") from None
 
     def as_dict(self) -> dict[str, Any]:
         """All properties, ISA names and pools: what ``hsapy info --json`` prints."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from hsapy._hsa import call, constant
 from hsapy._lifetime import HandleState, defer
-from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
 
 __all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
 
@@ -154,7 +154,14 @@ class MemoryPool:
                 f"{self.segment} pool of {self.agent.name} allows ({self.alloc_max_size} bytes)")
         lib, ffi = self.runtime.lib, self.runtime.ffi
         out = ffi.new("void **")
-        call(lib, "hsa_amd_memory_pool_allocate", {"handle": self.handle}, int(nbytes), 0, out)
+        try:
+            call(lib, "hsa_amd_memory_pool_allocate", {"handle": self.handle}, int(nbytes), 0, out)
+        except OutOfResourcesError as exc:
+            raise type(exc)(
+                exc.status, exc.function,
+                f"{nbytes} bytes from the {self.segment} pool {self.handle:#x} of "
+                f"{self.agent.name} (pool size {self.size} bytes): the pool is exhausted; close "
+                "buffers no longer needed (Buffer.close) or allocate less") from None
         return Buffer(self, int(ffi.cast("uintptr_t", out[0])), int(nbytes))
 
     def as_dict(self) -> dict[str, Any]:

@@ -79,6 +79,9 @@ class SimMemory:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._allocations: dict[int, Allocation] = {}
+        # Bytes allocated per pool object: a pool with a ``size`` gives no more than that
+        # (ROCr: HSA_STATUS_ERROR_OUT_OF_RESOURCES once a pool is exhausted).
+        self._pool_used: dict[Any, int] = {}
         # Snapshot: (sorted starts list, allocations in the same order, starts array, ends array)
         self._table: tuple[list[int], list[Allocation], np.ndarray, np.ndarray] = (
             [], [], np.zeros(0, np.uint64), np.zeros(0, np.uint64)
@@ -90,13 +93,28 @@ class SimMemory:
                  accessible: set[int] | None = None, tag: str = "") -> int:
         """Allocate ``size`` zeroed bytes aligned to ``align``; return the address.
 
-        Raises MemoryError when the host cannot back it (the caller turns that into a status).
+        Raises MemoryError when the host cannot back it, or when ``pool`` has a ``size`` and
+        its allocations would exceed it (the caller turns that into a status).
         """
         if size <= 0:
             raise ValueError("allocation size must be positive")
         if align <= 0 or align & (align - 1):
             raise ValueError("alignment must be a power of two")
-        raw = np.zeros(size + align, dtype=np.uint8)
+        limit = getattr(pool, "size", 0) if pool is not None else 0
+        if limit:
+            with self._lock:
+                used = self._pool_used.get(pool, 0)
+                if used + size > limit:
+                    raise MemoryError(f"pool exhausted: {used} of {limit} bytes in use, "
+                                      f"{size} more requested")
+                self._pool_used[pool] = used + size
+        try:
+            raw = np.zeros(size + align, dtype=np.uint8)
+        except MemoryError:
+            if limit:
+                with self._lock:
+                    self._pool_used[pool] -= size
+            raise
         base = raw.ctypes.data
         offset = (-base) % align
         backing = raw[offset:offset + size]
@@ -107,12 +125,18 @@ class SimMemory:
             self._publish()
         return address
 
+    def pool_used(self, pool: Any) -> int:
+        """Bytes currently allocated from ``pool``."""
+        return self._pool_used.get(pool, 0)
+
     def free(self, address: int) -> bool:
         """Free the allocation that starts at ``address``; False if there is none."""
         with self._lock:
             alloc = self._allocations.pop(int(address), None)
             if alloc is None:
                 return False
+            if alloc.pool is not None and alloc.pool in self._pool_used:
+                self._pool_used[alloc.pool] -= alloc.size
             self._publish()
         return True
 

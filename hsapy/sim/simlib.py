@@ -1033,6 +1033,8 @@ class SimLib(LoaderMixin):
             return INVALID_ARGUMENT
         if int(type) == 2:
             return INVALID_QUEUE_CREATION        # no cooperative (GWS) queues in the simulator
+        if sum(q.agent is sim_agent for q in list(self.queues.values())) >= profile.queues_max:
+            return OUT_OF_RESOURCES              # HSA_AGENT_INFO_QUEUES_MAX queues exist already
         with self._state_lock:
             queue_id = self._next_queue_id
             self._next_queue_id += 1
