@@ -12,12 +12,17 @@ State keys (inputs and expectations) name a register and how its bits are read:
                half; an input's high half is 0, an expectation compares the low half only),
                ``h2`` (two f16 halves: a list of (lo, hi) pairs), ``f64 u64 i64 b64`` (the pair
                v3:v4).
+``"a3.u32"``   AGPR 3 (gfx942), as a VGPR.
 ``"s4.u32"``   SGPR 4 (one value; 64-bit types use s4:s5).
 ``"scc"``      bool. ``"vcc"`` / ``"exec"``: the lane mask as a string of 0/1 in lane order
-               ("1001" = lanes 0 and 3; the wave's remaining lanes are 0 for expectations).
+               ("1001" = lanes 0 and 3; an input's remaining lanes are 0; an expectation checks the
+               lanes it names).
 ``"mem"``      dwords at a 256-byte buffer whose address is in s[20:21] and in every lane's
                v[20:21]. ``"lds"``: dwords at LDS address 0. ``"scratch"``: bytes at private
                offset 0 of every lane (expectation: lane 0).
+
+``"check"``    (expectations only) ``fn(batch, machine)`` asserting what a table cannot say
+               (a clock value).
 
 Inputs may also hold ``"exec"`` (lanes outside it keep their old value: expect ``KEEP``, the
 0xDEADBEEF every VGPR starts with) and ``"scc"``. A float expectation of NaN accepts any NaN of
@@ -115,7 +120,7 @@ def decoded(target: str, line: str):
 
 # --- values ---------------------------------------------------------------------------------------
 
-_RE_KEY = re.compile(r"^([vs])(\d+)\.(\w+)$")
+_RE_KEY = re.compile(r"^([vsa])(\d+)\.(\w+)$")
 _WIDE = {"f64", "u64", "i64", "b64"}
 
 
@@ -190,6 +195,7 @@ def run_case(target: str, c: Case) -> None:
     assert getattr(fn, "unimplemented", None) is None, f"{c.line}: {fn.unimplemented}"
     m = machine()
     V = np.full((NVGPR, 1, lanes), KEEP, np.uint32)
+    A = np.full((NVGPR, 1, lanes), KEEP, np.uint32) if FAMILY[target] == "gfx9" else None
     S = np.zeros((1, NSREG), np.uint32)
     live = np.ones((1, lanes), bool)
     scc = np.array([False])
@@ -219,8 +225,8 @@ def run_case(target: str, c: Case) -> None:
         elif key in ("mem", "scratch"):
             continue
         else:
-            _write(V, S, key, value, lanes)
-    batch = Batch(0x1000, S, V, None, live, scc, np.zeros(1, np.int64), np.zeros(1, np.int64))
+            _write(A if key.startswith("a") else V, S, key, value, lanes)
+    batch = Batch(0x1000, S, V, A, live, scc, np.zeros(1, np.int64), np.zeros(1, np.int64))
     if "scratch" in c.inputs:
         batch.scratch = np.zeros((lanes, m.private_size), np.uint8)
         raw = bytes(c.inputs["scratch"])
@@ -233,11 +239,13 @@ def run_case(target: str, c: Case) -> None:
         if key == "scc":
             assert bool(batch.scc[0]) == bool(value), f"{where}: scc {bool(batch.scc[0])}"
         elif key in ("vcc", "exec"):
+            # the lanes the string names (inputs repeat over the wave, so later lanes do too)
             want = int(pack_mask(_mask(value, lanes)[None])[0])
             if key == "exec":
                 got = int(batch.exec_bits()[0])
             else:
                 got = int(batch.S[0, 106]) | (int(batch.S[0, 107]) << 32 if lanes == 64 else 0)
+            got &= (1 << len(value)) - 1
             assert got == want, f"{where}: {key} {got:#x}, expected {want:#x}"
         elif key == "mem":
             got = np.frombuffer(m.memory.read(buffer, 4 * len(value)), np.uint32)
@@ -247,6 +255,8 @@ def run_case(target: str, c: Case) -> None:
         elif key == "lds":
             got = list(m.lds_words[:len(value)])
             assert got == [v & 0xFFFFFFFF for v in value], f"{where}: lds {got}"
+        elif key == "check":          # a hand-written predicate over the final state
+            value(batch, m)
         elif key == "scratch":
             got = bytes(batch.scratch[0, :len(value)])
             assert got == bytes(value), f"{where}: scratch {got.hex()}"
@@ -278,12 +288,13 @@ def _write(V: np.ndarray, S: np.ndarray, key: str, value: Any, lanes: int) -> No
 def _check(batch: Batch, key: str, value: Any, lanes: int, where: str) -> None:
     file, reg, ty = _parse(key)
     wide = ty in _WIDE
+    regs = batch.A if file == "a" else batch.V
     if file == "s":
         got = int(batch.S[0, reg]) | (int(batch.S[0, reg + 1]) << 32 if wide else 0)
         assert _matches(ty, value, got), f"{where}: {key} = {got:#x}, expected {value!r}"
         return
     for lane, want in enumerate(value):
-        got = int(batch.V[reg, 0, lane]) | (int(batch.V[reg + 1, 0, lane]) << 32 if wide else 0)
+        got = int(regs[reg, 0, lane]) | (int(regs[reg + 1, 0, lane]) << 32 if wide else 0)
         if want is KEEP_MARK and wide:
             ok = got == KEEP | KEEP << 32
         else:

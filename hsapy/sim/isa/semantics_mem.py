@@ -155,6 +155,23 @@ def _smem(inst: Instruction, info: Any):
     offsets = [scalar_reader(op, "u32") if op.kind != "imm" else None for op in inst.srcs[1:]]
     imm = sum(int(op.value) for op in inst.srcs[1:] if op.kind == "imm")
     dst_row = dst.index
+    # gfx12 S_LOAD_U8/I8/U16/I16: one byte/short at its own address, extended to a dword
+    narrow = {"u8": (1, np.uint8), "i8": (1, np.int8), "u16": (2, np.uint16),
+              "i16": (2, np.int16)}.get(name.rsplit("_", 1)[-1])
+
+    def load_narrow(b: Batch, m: Any) -> None:
+        addr = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
+        if buffer:
+            addr = addr & u64(0xFFFFFFFFFFFF)
+        total = addr + u64(imm & ADDRESS_MASK)
+        for reader in offsets:
+            if reader is not None:
+                total = total + np.asarray(reader(b)).astype(u64)
+        size, dtype = narrow
+        total = total & ~u64(size - 1)
+        for wave, address in enumerate(total):
+            value = np.frombuffer(m.memory.read(int(address), size), dtype)[0]
+            b.S[wave, dst_row] = int(value) & 0xFFFFFFFF
 
     def load(b: Batch, m: Any) -> None:
         addr = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
@@ -175,7 +192,7 @@ def _smem(inst: Instruction, info: Any):
         b.S[:, dst_row:dst_row + ndw] = rows[inverse.reshape(-1)]
     if dst.kind != "sgpr":
         raise NotImplementedOperand(f"SMEM destination {dst.kind}")
-    return load
+    return load_narrow if narrow is not None else load
 
 
 # --- global / flat / scratch ---------------------------------------------------------------------
@@ -293,6 +310,10 @@ def _vmem(inst: Instruction, info: Any):
     srcs = list(inst.srcs)
     offset = int(srcs[-1].value) if srcs and srcs[-1].kind == "imm" else 0
     regs = [op for op in srcs if op.kind != "imm"]
+    if "_addtid_" in name:
+        # address = SADDR + offset + 4 * lane id: no VGPR address, so the generic operand
+        # split below would take the data register (store) or nothing (load) as the address
+        raise NotImplementedOperand(f"{name} (lane-id addressing)")
     # address parts
     if enc == "SCRATCH":
         vaddr = regs[0] if regs and inst.fields.get("sve", 0 if family != "gfx9" else 1) \
