@@ -1,0 +1,731 @@
+"""Record every AQL packet hsapy publishes and write a timeline for Perfetto / chrome://tracing.
+
+Usage::
+
+    import hsapy.trace
+
+    with hsapy.trace.Trace("trace.json") as t:     # or hsapy.trace.record("trace.json")
+        ...                                          # create queues, launch, wait, as usual
+    print(t.summary())
+
+or, for a whole Python program, ``hsapy trace -o trace.json -- python script.py args``. Open the
+file at https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.
+
+What is recorded (through ``hsapy.queue.OBSERVERS``): every packet written to any queue (queue,
+index, type, decoded fields, host time), every doorbell (host time, index), and, read with
+``hsa_amd_profiling_get_dispatch_time`` from each packet's completion signal, the GPU start/end
+timestamps of dispatches and barriers. The file is in the Trace Event Format:
+
+- one process per GPU agent and one thread (track) per queue, named by metadata (``M``) events;
+  complete events (``X``) for packet execution from the GPU timestamps;
+- a host process whose tracks (one per publishing Python thread) carry instant events (``i``)
+  for packet writes and doorbells;
+- flow arrows (``s``/``f``) from the packet whose completion signal a barrier depends on (the
+  last packet published with that completion signal) to the barrier.
+
+Limits, and how they show:
+
+- Timestamps need profiling. The tracer enables it on every queue created inside the context
+  (it wraps ``Agent.create_queue`` while active) and on any other queue the first time that
+  queue publishes, so the first packet(s) of a queue created before the trace may have none.
+  Profiling is left enabled on those queues.
+- A packet without a completion signal has no timestamps of its own (e.g. the dispatches inside
+  ``PreparedDispatch.batch``; barriers published with ``completion_signal=0``). A barrier
+  without one is drawn as an *inferred* slice: from the end of the packet before it on its queue
+  to the start of the packet after it (the barrier ran somewhere inside; args say so).
+- A completion signal's timestamps are overwritten when the signal is reused: the tracer reads
+  them when hsapy's dispatch path announces a reuse, when another packet is published with the
+  same completion signal, when a queue or runtime closes, and at the end of the trace (waiting
+  at most ``harvest_timeout`` seconds for packets still running). Two packets in flight at once
+  with one completion signal keep only the last timestamps.
+- GPU times are converted to microseconds with ``runtime.timestamp_frequency`` and placed on the
+  host's time axis by one calibration per runtime (host clock read around
+  ``HSA_SYSTEM_INFO_TIMESTAMP``); the drift measured at the end is in ``otherData``. On the
+  simulator the GPU clock is simulated (host wall-clock of the simulator), and the trace says so.
+- On one queue, slices that overlap without nesting (concurrent dispatches without the barrier
+  bit, on hardware) are clipped to start where the previous one ended; the true times stay in
+  the slice's args (``gpu_start_us``/``gpu_end_us``).
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from hsapy import aql
+from hsapy.errors import HsapyValueError
+
+__all__ = ["Trace", "record", "PacketRecord"]
+
+HOST_PID = 1
+_COND_LT = 2            # hsa_signal_condition_t HSA_SIGNAL_CONDITION_LT
+_WAIT_BLOCKED = 0       # hsa_wait_state_t HSA_WAIT_STATE_BLOCKED
+_WAIT_SLICE_S = 0.01
+_HARVEST_PER_CALL = 8   # completed packets read per observer call (keeps publishing cheap)
+_EPSILON_US = 0.002     # timestamps are rounded to ns: closer than this is "at the same time"
+_BARRIER_TYPES = (aql.PacketType.BARRIER_AND, aql.PacketType.BARRIER_OR)
+
+
+@dataclass(eq=False)
+class PacketRecord:
+    """One packet as published: where, when (host ns), its 64 bytes, and GPU ticks once read."""
+
+    seq: int
+    queue: _QueueInfo
+    index: int
+    data: bytes
+    host_ns: int
+    thread: int
+    completion: int
+    deps: list[tuple[int, PacketRecord | None]] = field(default_factory=list)
+    start: int | None = None      # GPU ticks (system domain)
+    end: int | None = None
+    harvested: bool = False
+    note: str = ""
+    signal_ptr: Any = None        # hsa_signal_t * of the completion signal (kept alive here)
+
+    @property
+    def type(self) -> int:
+        return self.data[0]
+
+    @property
+    def kind(self) -> str:
+        """dispatch, barrier-AND, barrier-OR, barrier-value, agent-dispatch or packet-type-N."""
+        if self.type == aql.PacketType.KERNEL_DISPATCH:
+            return "dispatch"
+        if self.type == aql.PacketType.BARRIER_AND:
+            return "barrier-AND"
+        if self.type == aql.PacketType.BARRIER_OR:
+            return "barrier-OR"
+        if self.type == aql.PacketType.VENDOR_SPECIFIC and \
+                self.data[2] == aql.AMD_PACKET_TYPE_BARRIER_VALUE:
+            return "barrier-value"
+        if self.type == aql.PacketType.AGENT_DISPATCH:
+            return "agent-dispatch"
+        return f"packet-type-{self.type}"
+
+    @property
+    def is_barrier(self) -> bool:
+        return self.kind.startswith("barrier")
+
+
+class _RuntimeInfo:
+    """Per runtime: clock calibration and signal bookkeeping."""
+
+    def __init__(self, runtime: Any, key: int) -> None:
+        self.runtime = runtime
+        self.key = key
+        self.backend = runtime.backend
+        self.frequency = int(runtime.timestamp_frequency)
+        self.calibration = _calibrate(runtime)
+        self.end_calibration: tuple[int, int] | None = None
+        self.last_times: dict[int, tuple[int, int]] = {}   # signal -> last (start, end) read
+
+
+class _QueueInfo:
+    """Per queue: its track and what is still to harvest."""
+
+    def __init__(self, queue: Any, rt: _RuntimeInfo, pid: int, tid: int) -> None:
+        self.queue = queue                     # strong reference while the trace is active
+        self.rt = rt
+        self.pid = pid
+        self.tid = tid
+        self.id = int(queue.id)
+        self.size = int(queue.size)
+        self.agent_name = queue.agent.name
+        self.agent_handle = int(queue.agent.handle)
+        self.records: list[PacketRecord] = []
+        self.doorbells: list[tuple[int, int, int]] = []   # (host ns, thread, index)
+        self.pending: deque[PacketRecord] = deque()
+        self.profiling_from_start = False
+
+
+def _calibrate(runtime: Any) -> tuple[int, int]:
+    """(host perf_counter ns, GPU system ticks) read at (nearly) the same moment."""
+    best: tuple[int, int, int] | None = None
+    for _ in range(3):
+        before = time.perf_counter_ns()
+        ticks = int(runtime.timestamp())
+        after = time.perf_counter_ns()
+        if best is None or after - before < best[0]:
+            best = (after - before, (before + after) // 2, ticks)
+    assert best is not None
+    return best[1], best[2]
+
+
+class Trace:
+    """Record AQL traffic while active; write Trace Event Format JSON to ``path`` on exit.
+
+    ``path`` may be None (then call :meth:`write` or :meth:`to_json` yourself).
+    ``harvest_timeout`` bounds the wait at the end for packets still running (seconds)."""
+
+    def __init__(self, path: Any = None, harvest_timeout: float = 2.0) -> None:
+        if harvest_timeout is None or harvest_timeout < 0:
+            raise HsapyValueError("Trace: harvest_timeout must be a number of seconds >= 0")
+        self.path = path
+        self.harvest_timeout = float(harvest_timeout)
+        self.records: list[PacketRecord] = []
+        self._queues: dict[int, _QueueInfo] = {}
+        self._runtimes: dict[int, _RuntimeInfo] = {}
+        self._pending: dict[tuple[int, int], PacketRecord] = {}      # (runtime, signal) -> rec
+        self._producer: dict[tuple[int, int], PacketRecord] = {}     # last packet with that
+        self._agents: dict[tuple[int, int], int] = {}                 # (runtime, agent) -> pid
+        self._threads: dict[int, tuple[int, str]] = {}                # ident -> (tid, name)
+        self._kernel_names: dict[int, str] = {}
+        self._lock = threading.RLock()
+        self._patches: list[tuple[Any, str, Any, Any]] = []
+        self._origin_ns = 0
+        self._end_ns = 0
+        self.is_active = False
+        self._events: list[dict[str, Any]] | None = None
+
+    # -- context -----------------------------------------------------------------------------
+    def __enter__(self) -> Trace:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        if self.path is not None:
+            self.write(self.path)
+
+    def start(self) -> None:
+        """Start observing (what ``with`` does on entry)."""
+        from hsapy import queue as queue_module
+
+        if self.is_active:
+            raise HsapyValueError("Trace.start: this trace is already recording")
+        self._origin_ns = time.perf_counter_ns()
+        self._install_patches()
+        self.is_active = True
+        queue_module.OBSERVERS.append(self)
+
+    def stop(self) -> None:
+        """Stop observing, harvest the remaining timestamps (bounded wait), undo the patches."""
+        from hsapy import queue as queue_module
+
+        if not self.is_active:
+            return
+        try:
+            queue_module.OBSERVERS.remove(self)
+        except ValueError:
+            pass
+        self.is_active = False
+        try:
+            self._harvest_all(self.harvest_timeout)
+            for rt in self._runtimes.values():
+                if rt.end_calibration is None and not rt.runtime.is_closed:
+                    rt.end_calibration = _calibrate(rt.runtime)
+        finally:
+            self._remove_patches()
+            self._end_ns = time.perf_counter_ns()
+            for info in self._queues.values():
+                info.queue = None
+                info.pending.clear()
+            for rt in self._runtimes.values():
+                rt.runtime = None
+            for rec in self.records:
+                rec.signal_ptr = None
+            self._pending.clear()
+            self._events = None
+
+    # -- patches (only while active; each wrapper passes straight through once inactive) ------
+    def _install_patches(self) -> None:
+        from hsapy.agent import Agent
+        from hsapy.executable import Kernel
+        from hsapy.queue import Queue
+        from hsapy.runtime import Runtime
+
+        tracer = self
+        create_queue = Agent.create_queue
+        queue_close = Queue.close
+        runtime_close = Runtime.close
+        kernel_init = Kernel.__init__
+
+        def traced_create_queue(agent: Any, *args: Any, **kwargs: Any) -> Any:
+            queue = create_queue(agent, *args, **kwargs)
+            if tracer.is_active:
+                tracer._see_queue(queue, created=True)
+            return queue
+
+        def traced_queue_close(queue: Any) -> None:
+            if tracer.is_active and not queue.is_closed:
+                tracer._queue_closing(queue)
+            queue_close(queue)
+
+        def traced_runtime_close(runtime: Any) -> None:
+            if tracer.is_active and not runtime.is_closed:
+                tracer._runtime_closing(runtime)
+            runtime_close(runtime)
+
+        def traced_kernel_init(kernel: Any, *args: Any, **kwargs: Any) -> None:
+            kernel_init(kernel, *args, **kwargs)
+            if tracer.is_active:
+                tracer._kernel_names[int(kernel.kernel_object)] = kernel.name
+
+        for owner, name, wrapper, original in (
+                (Agent, "create_queue", traced_create_queue, create_queue),
+                (Queue, "close", traced_queue_close, queue_close),
+                (Runtime, "close", traced_runtime_close, runtime_close),
+                (Kernel, "__init__", traced_kernel_init, kernel_init)):
+            wrapper.__wrapped__ = original
+            wrapper.__doc__ = original.__doc__
+            setattr(owner, name, wrapper)
+            self._patches.append((owner, name, wrapper, original))
+
+    def _remove_patches(self) -> None:
+        while self._patches:
+            owner, name, wrapper, original = self._patches.pop()
+            # Another trace may have wrapped ours meanwhile; then ours stays in its chain as a
+            # pass-through (is_active is False) and that trace restores ours when it ends.
+            if owner.__dict__.get(name) is wrapper:
+                setattr(owner, name, original)
+
+    # -- the observer interface (hsapy.queue.OBSERVERS) ----------------------------------------
+    def packets_written(self, queue: Any, first: int, count: int) -> None:
+        """``count`` packets from index ``first`` were published on ``queue``."""
+        now = time.perf_counter_ns()
+        ring, mask = queue.ring, queue.size - 1
+        datas = [ring[(first + k) & mask].tobytes() for k in range(count)]
+        with self._lock:
+            if not self.is_active:
+                return
+            info = self._queues.get(id(queue)) or self._see_queue(queue)
+            thread = self._thread_tid()
+            for k, data in enumerate(datas):
+                self._record(info, first + k, data, now, thread)
+            self._harvest_ready(info)
+
+    def doorbell(self, queue: Any, index: int) -> None:
+        """The doorbell of ``queue`` is about to be rung with ``index``."""
+        now = time.perf_counter_ns()
+        with self._lock:
+            if not self.is_active:
+                return
+            info = self._queues.get(id(queue)) or self._see_queue(queue)
+            info.doorbells.append((now, self._thread_tid(), int(index)))
+            self._harvest_ready(info)
+
+    def signal_reused(self, handle: int) -> None:
+        """A completion signal is about to be re-armed: read its packet's timestamps first.
+
+        The dispatch path waits for that packet to complete before re-arming; when it has not
+        completed yet, this waits the same way (doorbell flushed, at most 10 s) so the
+        timestamps are not lost."""
+        with self._lock:
+            records = [self._pending.get((key, int(handle))) for key in self._runtimes]
+        for rec in records:
+            if rec is None or rec.harvested:
+                continue
+            done = self._is_done(rec) or self._wait_done(rec, 10.0, flush=True)
+            with self._lock:
+                if done:
+                    self._read_times(rec)
+                else:
+                    self._give_up(rec, "completion signal re-armed before the packet completed")
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _thread_tid(self) -> int:
+        ident = threading.get_ident()
+        entry = self._threads.get(ident)
+        if entry is None:
+            entry = self._threads[ident] = (len(self._threads) + 1,
+                                            threading.current_thread().name)
+        return entry[0]
+
+    def _see_queue(self, queue: Any, created: bool = False) -> _QueueInfo:
+        with self._lock:
+            info = self._queues.get(id(queue))
+            if info is not None:
+                return info
+            runtime = queue.runtime
+            rt = self._runtimes.get(id(runtime))
+            if rt is None:
+                rt = self._runtimes[id(runtime)] = _RuntimeInfo(runtime, id(runtime))
+            agent_key = (rt.key, int(queue.agent.handle))
+            pid = self._agents.get(agent_key)
+            if pid is None:
+                pid = self._agents[agent_key] = HOST_PID + 1 + len(self._agents)
+            info = _QueueInfo(queue, rt, pid, tid=len(self._queues) + 1)
+            info.profiling_from_start = created
+            self._queues[id(queue)] = info
+        queue.enable_profiling()
+        return info
+
+    def _record(self, info: _QueueInfo, index: int, data: bytes, now: int, thread: int) -> None:
+        rt = info.rt
+        rec = PacketRecord(len(self.records), info, index, data, now, thread,
+                           completion=int.from_bytes(data[56:64], "little"))
+        if rec.type in _BARRIER_TYPES:
+            handles = [int.from_bytes(data[8 + 8 * k:16 + 8 * k], "little") for k in range(5)]
+        elif rec.kind == "barrier-value":
+            handles = [int.from_bytes(data[8:16], "little")]
+        else:
+            handles = []
+        rec.deps = [(h, self._producer.get((rt.key, h))) for h in handles if h]
+        if rec.completion:
+            key = (rt.key, rec.completion)
+            older = self._pending.get(key)
+            if older is not None and not older.harvested:
+                # The signal is used again: the older packet must be done (or the program is
+                # sharing one signal between packets in flight; _read_times rejects stale times).
+                self._read_times(older)
+            rec.signal_ptr = rt.runtime.ffi.new("hsa_signal_t *", {"handle": rec.completion})
+            self._pending[key] = rec
+            self._producer[key] = rec
+            info.pending.append(rec)
+        else:
+            rec.harvested = True
+            rec.note = "no completion signal: no GPU timestamps"
+        self.records.append(rec)
+        info.records.append(rec)
+
+    # -- harvesting timestamps -----------------------------------------------------------------
+    def _usable(self, rec: PacketRecord) -> bool:
+        queue, runtime = rec.queue.queue, rec.queue.rt.runtime
+        return queue is not None and runtime is not None and not runtime.is_closed
+
+    def _is_done(self, rec: PacketRecord) -> bool:
+        if not self._usable(rec):
+            return False
+        lib = rec.queue.rt.runtime.lib
+        return lib.hsa_signal_load_scacquire(rec.signal_ptr[0]) < 1
+
+    def _wait_done(self, rec: PacketRecord, timeout: float, flush: bool = False) -> bool:
+        """Wait (at most ``timeout`` s, never holding the trace's lock) for the packet's
+        completion signal to drop below 1; False on timeout or a queue error."""
+        if not self._usable(rec):
+            return False
+        queue = rec.queue.queue
+        lib = rec.queue.rt.runtime.lib
+        if flush and not queue.is_closed:
+            queue.flush()  # a packet whose doorbell was never rung would never complete
+        ticks_per_s = rec.queue.rt.frequency
+        deadline = time.monotonic() + timeout
+        cdata = rec.signal_ptr[0]
+        while True:
+            remaining = deadline - time.monotonic()
+            slice_s = min(max(remaining, 0.0), _WAIT_SLICE_S)
+            if lib.hsa_signal_wait_scacquire(cdata, _COND_LT, 1, int(slice_s * ticks_per_s) + 1,
+                                             _WAIT_BLOCKED) < 1:
+                return True
+            if remaining <= 0 or queue.error is not None:
+                return False
+
+    def _read_times(self, rec: PacketRecord) -> None:
+        """Read the packet's start/end ticks from its completion signal (lock held)."""
+        if rec.harvested:
+            return
+        rec.harvested = True
+        rt = rec.queue.rt
+        key = (rt.key, rec.completion)
+        if self._pending.get(key) is rec:
+            del self._pending[key]
+        if not self._usable(rec):
+            rec.note = "queue or runtime closed before the timestamps were read"
+            return
+        runtime = rt.runtime
+        times = runtime.ffi.new("hsa_amd_profiling_dispatch_time_t *")
+        status = runtime.lib.hsa_amd_profiling_get_dispatch_time(
+            {"handle": rec.queue.agent_handle}, rec.signal_ptr[0], times)
+        start, end = int(times.start), int(times.end)
+        if status != 0 or end == 0:
+            rec.note = ("no GPU timestamps (profiling was not enabled yet when the packet ran, "
+                        "or the runtime recorded none)")
+            return
+        if rt.last_times.get(rec.completion) == (start, end) or end < start:
+            rec.note = "timestamps not recorded: its completion signal was reused while in flight"
+            return
+        rt.last_times[rec.completion] = (start, end)
+        rec.start, rec.end = start, end
+
+    def _give_up(self, rec: PacketRecord, why: str) -> None:
+        rt = rec.queue.rt
+        key = (rt.key, rec.completion)
+        if self._pending.get(key) is rec:
+            del self._pending[key]
+        rec.harvested = True
+        rec.note = why
+
+    def _harvest_ready(self, info: _QueueInfo) -> None:
+        """Read the timestamps of the oldest completed packets of ``info``'s queue (lock held)."""
+        pending = info.pending
+        for _ in range(_HARVEST_PER_CALL):
+            if not pending:
+                return
+            rec = pending[0]
+            if not rec.harvested:
+                if not self._is_done(rec):
+                    return
+                self._read_times(rec)
+            pending.popleft()
+
+    def _harvest_queue(self, info: _QueueInfo, deadline: float) -> None:
+        for rec in list(info.pending):
+            if rec.harvested:
+                continue
+            done = self._is_done(rec) or self._wait_done(rec, max(deadline - time.monotonic(), 0))
+            with self._lock:
+                if done:
+                    self._read_times(rec)
+                else:
+                    self._give_up(rec, "not completed when the trace ended (or its queue "
+                                       "closed)")
+        with self._lock:
+            info.pending = deque(r for r in info.pending if not r.harvested)
+
+    def _harvest_all(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for info in list(self._queues.values()):
+            if info.queue is not None:
+                self._harvest_queue(info, deadline)
+
+    def _queue_closing(self, queue: Any) -> None:
+        info = self._queues.get(id(queue))
+        if info is not None:
+            self._harvest_queue(info, time.monotonic() + min(self.harvest_timeout, 1.0))
+            with self._lock:
+                info.queue = None
+
+    def _runtime_closing(self, runtime: Any) -> None:
+        rt = self._runtimes.get(id(runtime))
+        if rt is None:
+            return
+        deadline = time.monotonic() + min(self.harvest_timeout, 1.0)
+        for info in list(self._queues.values()):
+            if info.rt is rt and info.queue is not None:
+                self._harvest_queue(info, deadline)
+                info.queue = None
+        rt.end_calibration = _calibrate(runtime)
+
+    # -- the timeline --------------------------------------------------------------------------
+    def _host_us(self, ns: int) -> float:
+        return round((ns - self._origin_ns) / 1000.0, 3)
+
+    def _gpu_us(self, rt: _RuntimeInfo, ticks: int) -> float:
+        host_ns, ticks0 = rt.calibration
+        return round((ticks - ticks0) * 1e6 / rt.frequency + (host_ns - self._origin_ns) / 1e3, 3)
+
+    def _name(self, rec: PacketRecord) -> str:
+        if rec.kind == "dispatch":
+            kernel_object = int.from_bytes(rec.data[32:40], "little")
+            return self._kernel_names.get(kernel_object, f"kernel {kernel_object:#x}")
+        return rec.kind
+
+    def _slices(self) -> dict[int, dict[str, Any]]:
+        """Complete events by record seq: measured where timestamps exist, inferred for
+        barriers without a completion signal; then clipped per track so slices nest."""
+        slices: dict[int, dict[str, Any]] = {}
+        for info in self._queues.values():
+            measured: dict[int, tuple[float, float]] = {}
+            for rec in info.records:
+                if rec.start is not None and rec.end is not None:
+                    measured[rec.seq] = (self._gpu_us(info.rt, rec.start),
+                                         self._gpu_us(info.rt, rec.end))
+            ordered = sorted(info.records, key=lambda r: r.index)
+            for position, rec in enumerate(ordered):
+                args = {"queue": info.id, "index": rec.index, "type": rec.kind}
+                if rec.seq in measured:
+                    begin, end = measured[rec.seq]
+                    args.update(gpu_start_us=begin, gpu_end_us=end)
+                    cat = "dispatch" if rec.kind == "dispatch" else "barrier"
+                elif rec.is_barrier and not rec.completion:
+                    bounds = self._inferred_bounds(ordered, position, measured)
+                    if bounds is None:
+                        continue
+                    begin, end = bounds
+                    cat = "barrier"
+                    args["timing"] = ("inferred: no completion signal, so no timestamps; the "
+                                      "barrier ran within this interval (previous packet's end "
+                                      "to the next packet's start on this queue)")
+                else:
+                    continue
+                args["packet"] = aql.explain(rec.data).splitlines()
+                slices[rec.seq] = {"name": self._name(rec), "cat": cat, "ph": "X", "ts": begin,
+                                   "dur": round(max(end - begin, 0.0), 3), "pid": info.pid,
+                                   "tid": info.tid, "args": args}
+            self._clip(slices, ordered)
+        return slices
+
+    def _inferred_bounds(self, ordered: list[PacketRecord], position: int,
+                         measured: dict[int, tuple[float, float]]) -> tuple[float, float] | None:
+        rec = ordered[position]
+        before = next((measured[r.seq][1] for r in reversed(ordered[:position])
+                       if r.seq in measured), None)
+        after = next((measured[r.seq][0] for r in ordered[position + 1:] if r.seq in measured),
+                     None)
+        if after is None:
+            return None
+        rung = [self._host_us(ns) for ns, _t, index in rec.queue.doorbells if index >= rec.index]
+        begin = before if before is not None else (min(rung) if rung else None)
+        if begin is None or begin > after:
+            return None
+        return begin, after
+
+    @staticmethod
+    def _clip(slices: dict[int, dict[str, Any]], ordered: list[PacketRecord]) -> None:
+        track = sorted((slices[r.seq] for r in ordered if r.seq in slices),
+                       key=lambda e: (e["ts"], -e["dur"]))
+        open_end = None
+        for event in track:
+            end = event["ts"] + event["dur"]
+            if open_end is not None and event["ts"] + _EPSILON_US < open_end < end:
+                event["args"]["clipped"] = "overlapped the previous slice on this queue"
+                event["ts"] = round(open_end, 3)
+                event["dur"] = round(end - open_end, 3)
+            open_end = max(open_end or end, end)
+
+    def events(self) -> list[dict[str, Any]]:
+        """The trace events (built once after the trace stopped)."""
+        if self.is_active:
+            raise HsapyValueError("Trace.events: the trace is still recording; leave the "
+                                  "`with` block (or call stop()) first")
+        if self._events is not None:
+            return self._events
+        events: list[dict[str, Any]] = []
+
+        def meta(name: str, pid: int, tid: int, value: Any) -> None:
+            events.append({"name": name, "ph": "M", "ts": 0, "pid": pid, "tid": tid,
+                           "args": {"name" if name.endswith("name") else "sort_index": value}})
+
+        meta("process_name", HOST_PID, 0, "host (hsapy: packet writes and doorbells)")
+        meta("process_sort_index", HOST_PID, 0, 0)
+        for tid, thread_name in self._threads.values():
+            meta("thread_name", HOST_PID, tid, f"host thread {thread_name}")
+        agent_names = {}
+        for info in self._queues.values():
+            agent_names[info.pid] = (info.agent_name, info.rt.backend)
+        for pid, (name, backend) in sorted(agent_names.items()):
+            clock = "simulated clock" if backend == "sim" else "GPU timestamps"
+            meta("process_name", pid, 0, f"GPU agent {name} ({backend}, {clock})")
+            meta("process_sort_index", pid, 0, pid)
+        for info in self._queues.values():
+            profiled = ", profiled from creation" if info.profiling_from_start else ""
+            meta("thread_name", info.pid, info.tid,
+                 f"queue {info.id} (size {info.size}{profiled})")
+            meta("thread_sort_index", info.pid, info.tid, info.tid)
+
+        for rec in self.records:
+            info = rec.queue
+            args: dict[str, Any] = {"queue": info.id, "agent": info.agent_name,
+                                    "index": rec.index, "type": rec.kind,
+                                    "fields": _fields(rec.data)}
+            if rec.note:
+                args["gpu_time"] = rec.note
+            events.append({"name": f"write {rec.kind} q{info.id}[{rec.index}]", "cat": "packet",
+                           "ph": "i", "s": "t", "ts": self._host_us(rec.host_ns),
+                           "pid": HOST_PID, "tid": rec.thread, "args": args})
+        for info in self._queues.values():
+            for ns, thread, index in info.doorbells:
+                events.append({"name": f"doorbell q{info.id} = {index}", "cat": "doorbell",
+                               "ph": "i", "s": "t", "ts": self._host_us(ns), "pid": HOST_PID,
+                               "tid": thread, "args": {"queue": info.id, "index": index,
+                                                       "agent": info.agent_name}})
+        slices = self._slices()
+        events.extend(slices[seq] for seq in sorted(slices))
+
+        flow_id = 0
+        for rec in self.records:
+            target = slices.get(rec.seq)
+            for handle, producer in rec.deps:
+                source = slices.get(producer.seq) if producer is not None else None
+                if target is None or source is None:
+                    continue
+                flow_id += 1
+                name = f"{rec.kind} waits for signal {handle:#x}"
+                events.append({"name": name, "cat": "dependency", "ph": "s", "id": flow_id,
+                               "ts": round(source["ts"] + source["dur"] / 2, 3),
+                               "pid": source["pid"], "tid": source["tid"]})
+                # The arrow ends late in the barrier's slice: where the wait was satisfied.
+                end = target["ts"] + target["dur"] - min(target["dur"] / 2, 0.001)
+                events.append({"name": name, "cat": "dependency", "ph": "f", "bp": "e",
+                               "id": flow_id, "ts": round(end, 3),
+                               "pid": target["pid"], "tid": target["tid"]})
+        self._events = events
+        return events
+
+    def other_data(self) -> dict[str, Any]:
+        """What the trace's ``otherData`` says: tool, clocks and how they were aligned."""
+        clocks = []
+        for rt in self._runtimes.values():
+            entry: dict[str, Any] = {
+                "backend": rt.backend,
+                "timestamp_frequency_hz": rt.frequency,
+                "gpu_clock": ("simulated: the hsapy simulator's clock (host wall-clock of the "
+                              "simulator), not GPU time" if rt.backend == "sim" else
+                              "GPU dispatch timestamps in the HSA system timestamp domain "
+                              "(hsa_amd_profiling_get_dispatch_time)"),
+                "alignment": ("GPU ticks -> us with timestamp_frequency_hz, placed on the host "
+                              "axis (time.perf_counter) by reading HSA_SYSTEM_INFO_TIMESTAMP "
+                              "between two host clock reads"),
+            }
+            if rt.end_calibration is not None:
+                host0, ticks0 = rt.calibration
+                host1, ticks1 = rt.end_calibration
+                predicted = (ticks1 - ticks0) * 1e6 / rt.frequency
+                entry["drift_us"] = round((host1 - host0) / 1e3 - predicted, 3)
+            clocks.append(entry)
+        return {"tool": "hsapy trace", "time_origin": "trace start (host time.perf_counter)",
+                "clocks": clocks, "packets": len(self.records),
+                "notes": ("the first packets of a queue created before the trace may lack "
+                          "timestamps (profiling is enabled when the tracer first sees it); "
+                          "barriers without a completion signal are drawn as inferred slices")}
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole trace as a Trace Event Format object."""
+        return {"traceEvents": self.events(), "displayTimeUnit": "ns",
+                "otherData": self.other_data()}
+
+    def write(self, path: Any) -> None:
+        """Write the trace as JSON to ``path``."""
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(self.to_json(), out, separators=(",", ":"))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts per queue and overall (what ``hsapy trace`` prints)."""
+        queues = []
+        for info in self._queues.values():
+            kinds = [r.kind for r in info.records]
+            queues.append({"queue": info.id, "agent": info.agent_name, "packets": len(kinds),
+                           "dispatches": kinds.count("dispatch"),
+                           "barriers": sum(k.startswith("barrier") for k in kinds),
+                           "timed": sum(r.start is not None for r in info.records),
+                           "doorbells": len(info.doorbells)})
+        deps = [(rec, producer) for rec in self.records for _h, producer in rec.deps]
+        flows = sum(e["ph"] == "s" for e in self.events()) if not self.is_active else 0
+        return {"path": None if self.path is None else str(self.path),
+                "packets": len(self.records), "queues": queues,
+                "dispatches": sum(q["dispatches"] for q in queues),
+                "barriers": sum(q["barriers"] for q in queues),
+                "dependencies": len(deps),
+                "dependencies_without_producer": sum(p is None for _r, p in deps),
+                "flows": flows,
+                "simulated": any(rt.backend == "sim" for rt in self._runtimes.values())}
+
+
+def record(path: Any = None, harvest_timeout: float = 2.0) -> Trace:
+    """``with hsapy.trace.record("trace.json"):`` -- the same as :class:`Trace`."""
+    return Trace(path, harvest_timeout=harvest_timeout)
+
+
+def _fields(data: bytes) -> dict[str, Any]:
+    """The packet's decoded fields, JSON-ready (addresses and signals in hex)."""
+    out: dict[str, Any] = {}
+    parsed = aql.parse(data)
+    for name, value in parsed.items():
+        if name.startswith("_") or name.startswith("reserved") or name == "raw":
+            continue
+        if isinstance(value, list):
+            out[name] = [hex(v) for v in value]
+        elif name in ("kernel_object", "kernarg_address", "completion_signal", "signal",
+                      "return_address"):
+            out[name] = hex(value)
+        elif isinstance(value, int):
+            out[name] = int(value)
+    header = aql.decode_header(data[0] | data[1] << 8)
+    out["header"] = {"type": header.type_name, "barrier": header.barrier,
+                     "acquire": header.acquire, "release": header.release}
+    return out
