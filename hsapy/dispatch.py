@@ -355,8 +355,8 @@ class PreparedDispatch:
         # completion signal), built on the slot's first use: a call patches nothing.
         self._bodies: list[bytes | None] = [None] * self.ring.slots
         self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
-        self._signals = self.ring.signals
-        self._fast = self._compile_submit()
+        self._call = self._compile_submit(result=True)
+        self._submit_index = self._compile_submit(result=False)
 
     def _slot_body(self, slot: int) -> bytes:
         ring = self.ring
@@ -365,51 +365,62 @@ class PreparedDispatch:
         self._bodies[slot] = body = bytes(body)
         return body
 
-    def _compile_submit(self) -> Any:
+    def _compile_submit(self, result: bool) -> Any:
         """The per-dispatch hot path as a closure over everything that does not change between
         calls (ring, queue, packer, header word, bodies): what _submit does, with its attribute
-        lookups done once. Falls back to _submit while an observer (hsapy.trace) is installed
-        or when signals cannot be armed through their value word."""
-        ring, queue, packer = self.ring, self.queue, self.packer
+        lookups done once; it returns a DispatchResult when ``result`` else the packet index.
+        It defers to _submit while an observer (hsapy.trace) is installed, and is _submit
+        itself when signals cannot be armed through their value word."""
+        ring, queue, packer, kernel = self.ring, self.queue, self.packer, self.kernel
         values, mask, owner, view = ring.values, ring.mask, ring.template_owner, ring.view
         slot_size, explicit = self._slot_size, packer.explicit_count
         add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
                                                   queue._mask)
         ring_bytes, header_words, word = queue._ring_bytes, queue._words, self.word
-        bodies, slot_body, generic = self._bodies, self._slot_body, self._submit
+        bodies, slot_body, generic, signals = self._bodies, self._slot_body, self._submit, ring.signals
         pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
+        if values is None:
+            if result:
+                return lambda args, doorbell: DispatchResult(
+                    queue, kernel, *self._index_and_signal(args, doorbell))
+            return lambda args, doorbell: generic(args, doorbell)[0]
 
-        def submit(args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
-            if OBSERVERS or values is None:
-                return generic(args, doorbell)
-            slot = ring.next
-            ring.next = (slot + 1) & mask
-            value = values[slot]
-            if value[1] > 0:
-                ring.wait_free(slot)
-            value[1] = 1                                   # silent store: armed
-            try:
-                if owner[slot] is packer:                  # hidden arguments already in place
-                    if args or explicit:
-                        pack_explicit(view, slot * slot_size, *args)
-                else:
-                    owner[slot] = None
-                    pack(view, slot * slot_size, *args)
-                    owner[slot] = packer
-                index = add(queue_ptr, 1)
-                if index - queue._read_seen >= queue_size:
-                    queue._make_space(index, 10.0)
-            except BaseException:
-                ring.give_back(slot)
-                raise
-            at = index & queue_mask
-            ring_bytes[(at << 6) + 4:(at << 6) + 64] = bodies[slot] or slot_body(slot)
-            header_words[at << 4] = word                   # the release store (see Queue.write)
-            if doorbell:
-                queue.ring_doorbell(index)
-            return index, slot
+        def submit(args: Sequence[Any], doorbell: bool) -> Any:
+            if OBSERVERS:
+                index, slot = generic(args, doorbell)
+            else:
+                slot = ring.next
+                ring.next = (slot + 1) & mask
+                value = values[slot]
+                if value[1] > 0:
+                    ring.wait_free(slot)
+                value[1] = 1                               # silent store: armed
+                try:
+                    if owner[slot] is packer:              # hidden arguments already in place
+                        if args or explicit:
+                            pack_explicit(view, slot * slot_size, *args)
+                    else:
+                        owner[slot] = None
+                        pack(view, slot * slot_size, *args)
+                        owner[slot] = packer
+                    index = add(queue_ptr, 1)
+                    if index - queue._read_seen >= queue_size:
+                        queue._make_space(index, 10.0)
+                except BaseException:
+                    ring.give_back(slot)
+                    raise
+                at = index & queue_mask
+                ring_bytes[(at << 6) + 4:(at << 6) + 64] = bodies[slot] or slot_body(slot)
+                header_words[at << 4] = word               # the release store (see Queue.write)
+                if doorbell:
+                    queue.ring_doorbell(index)
+            return DispatchResult(queue, kernel, index, signals[slot]) if result else index
 
         return submit
+
+    def _index_and_signal(self, args: Sequence[Any], doorbell: bool) -> tuple[int, Any]:
+        index, slot = self._submit(args, doorbell)
+        return index, self.ring.signals[slot]
 
     def _submit(self, args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
         """Publish one dispatch; return (packet index, kernarg slot). The per-dispatch hot path,
@@ -455,12 +466,11 @@ class PreparedDispatch:
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
-        index, slot = self._fast(args, doorbell)
-        return DispatchResult(self.queue, self.kernel, index, self._signals[slot])
+        return self._call(args, doorbell)
 
     def submit(self, *args: Any, doorbell: bool = True) -> int:
         """The fast path: publish and return only the packet index (no result object)."""
-        return self._fast(args, doorbell)[0]
+        return self._submit_index(args, doorbell)
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
