@@ -289,11 +289,11 @@ def _unchanged(target: str, line: str, why: str):
              {"v3.u32": [5, 6], "s4.u32": 7, "scc": True, "exec": "01", "vcc": "1"}, why))
 
 
-for line in ("s_nop 3", "s_sleep 1", "s_setprio 1", "s_setkill 0", "s_icache_inv",
+for line in ("s_nop 3", "s_waitcnt 0", "s_sleep 1", "s_setprio 1", "s_setkill 0", "s_icache_inv",
              "s_dcache_inv", "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s0",
              "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0x0", "s_ttracedata"):
     _unchanged("*", line, "no register effect (MODE writes are not modelled)")
-for line in ("s_waitcnt 0", "s_dcache_wb", "s_dcache_inv_vol", "s_dcache_wb_vol", "buffer_wbl2",
+for line in ("s_dcache_wb", "s_dcache_inv_vol", "s_dcache_wb_vol", "buffer_wbl2",
              "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol",
              "s_sendmsg sendmsg(MSG_INTERRUPT)"):
     _unchanged("gfx942", line, "ordering/cache/message only")

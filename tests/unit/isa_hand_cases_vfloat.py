@@ -331,3 +331,32 @@ add(case("*", "v_pk_fma_f16 v3, v0, v1, v2 op_sel_hi:[1,1,0]",
 add(case("*", "v_fma_mix_f32 v3, -v0, v1, |v2| op_sel_hi:[1,1,1]",
          {"v0.f16": [2.0], "v1.f16": [3.0], "v2.f16": [-1.0]}, {"v3.f32": [-5.0]},
          "all three f16 (op_sel_hi bit 2 lives in word 0); -2*3 + |-1|"))
+
+# --- gfx12 dual issue (VOPD): both halves read their sources before either writes -------------------
+# X: v0 = f(v1, v2); Y: v3 = f(v4, v5) (the halves must use different VGPR banks)
+for line, inputs, expect, why in (
+        ("v_dual_add_f32 v0, v1, v2 :: v_dual_mul_f32 v3, v4, v5",
+         {"v1.f32": [1.5], "v2.f32": [2.25], "v4.f32": [0.0], "v5.f32": [INF]},
+         {"v0.f32": [3.75], "v3.f32": [NAN]}, "X adds; Y: 0 * inf = NaN"),
+        ("v_dual_sub_f32 v0, v1, v2 :: v_dual_subrev_f32 v3, v4, v5",
+         {"v1.f32": [1.5], "v2.f32": [2.25], "v4.f32": [0.5], "v5.f32": [2.0]},
+         {"v0.f32": [-0.75], "v3.f32": [1.5]}, "X: v1 - v2; Y: v5 - v4"),
+        ("v_dual_max_num_f32 v0, v1, v2 :: v_dual_min_num_f32 v3, v4, v5",
+         {"v1.f32": [NAN], "v2.f32": [2.0], "v4.f32": [NAN], "v5.f32": [-1.0]},
+         {"v0.f32": [2.0], "v3.f32": [-1.0]}, "maxNum/minNum ignore a NaN"),
+        ("v_dual_mul_dx9_zero_f32 v0, v1, v2 :: v_dual_add_nc_u32 v3, v4, v5",
+         {"v1.f32": [0.0], "v2.f32": [INF], "v4.u32": [0xFFFFFFFF], "v5.u32": [2]},
+         {"v0.f32": [0.0], "v3.u32": [1]}, "DX9 0 * inf = 0; integer add wraps"),
+        ("v_dual_fmac_f32 v0, v1, v2 :: v_dual_lshlrev_b32 v3, v4, v5",
+         {"v0.f32": [1.0], "v1.f32": [2.0], "v2.f32": [3.0], "v4.u32": [4], "v5.u32": [1]},
+         {"v0.f32": [7.0], "v3.u32": [16]}, "X: v0 += v1*v2; Y: v5 << v4"),
+        ("v_dual_fmaak_f32 v0, v1, v2, 0x40000000 :: v_dual_and_b32 v3, v4, v5",
+         {"v1.f32": [3.0], "v2.f32": [0.5], "v4.u32": [0xF0], "v5.u32": [0x3C]},
+         {"v0.f32": [3.5], "v3.u32": [0x30]}, "X: 3*0.5 + K(2); Y: and"),
+        ("v_dual_fmamk_f32 v0, v1, 0x40000000, v2 :: v_dual_cndmask_b32 v3, v4, v5",
+         {"v1.f32": [3.0], "v2.f32": [0.5], "v4.u32": [1], "v5.u32": [2], "vcc": "10"},
+         {"v0.f32": [6.5], "v3.u32": [2, 1]}, "X: 3*K(2) + 0.5; Y: VCC ? v5 : v4"),
+        ("v_dual_cndmask_b32 v0, v1, v2 :: v_dual_mov_b32 v3, v0",
+         {"v0.u32": [9], "v1.u32": [1], "v2.u32": [2], "vcc": "01"},
+         {"v0.u32": [1, 2], "v3.u32": [9, 9]}, "Y reads v0 before X writes it")):
+    add(case("gfx1201", line, inputs, expect, why))

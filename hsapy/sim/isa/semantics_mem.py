@@ -798,10 +798,15 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
         values = np.ascontiguousarray(values).view(utype).reshape(-1).view(dtype)
         cmp = None
         if cmpswap:
-            # ds_cmpst: data0 is the compare value, data1 the new value (gfx9 ISA "DS_CMPST")
             second = _lane_values(b, b.V, data_ops[1].index, ndw, mask)
             second = np.ascontiguousarray(second).view(utype).reshape(-1).view(dtype)
-            cmp, values = values, second
+            if kind == "cmpst":
+                # gfx9 ds_cmpst: data0 is the compare value, data1 the new value ("DS_CMPST")
+                cmp, values = values, second
+            else:
+                # gfx11/gfx12 ds_cmpstore: data0 is the new value, data1 the compare value
+                # (RDNA3/4 ISA "DS_CMPSTORE_B32": src = DATA, cmp = DATA2)
+                cmp = second
 
         def read(k: np.ndarray) -> np.ndarray:
             words = lds_load(m, k // m.lds_stride, k % m.lds_stride, size)
