@@ -360,3 +360,21 @@ for line, inputs, expect, why in (
          {"v0.u32": [9], "v1.u32": [1], "v2.u32": [2], "vcc": "01"},
          {"v0.u32": [1, 2], "v3.u32": [9, 9]}, "Y reads v0 before X writes it")):
     add(case("gfx1201", line, inputs, expect, why))
+
+# --- denormal flush mode (kernel descriptor FLOAT_DENORM_MODE_32 / _16_64 = flush) ---------------------
+N32 = 2.0 ** -126                 # smallest normal f32
+for target in ("gfx942", "gfx1201"):
+    add(case(target, "v_add_f32 v3, v0, v1",
+             {"v0.f32": [D32, -D32, N32, D32], "v1.f32": [D32, -D32, 0.0, 1.0]},
+             {"v3.f32": [0.0, -0.0, N32, 1.0]},
+             "flush: a denormal result becomes a zero of its sign; normals are untouched",
+             ftz=True))
+    add(case(target, "v_mul_f32 v3, v0, v1", {"v0.f32": [2.0 ** -130], "v1.f32": [2.0 ** 20]},
+             {"v3.f32": [0.0]},
+             "inputs are flushed too: 2^-130 (denormal) reads as 0, not 2^-110", ftz=True))
+    add(case(target, "v_fma_f64 v[6:7], v[0:1], v[2:3], v[4:5]",
+             {"v0.f64": [2.0 ** -1074, 2.0 ** -1022], "v2.f64": [1.0, 1.0],
+              "v4.f64": [0.0, 0.0]},
+             {"v6.f64": [0.0, 2.0 ** -1022]}, "f64 flush (the 16/64 mode)", ftz=True))
+    add(case(target, "v_add_f16 v3, v0, v1", {"v0.f16": [D16, 2.0 ** -14], "v1.f16": [D16, 0.0]},
+             {"v3.f16": [0.0, 2.0 ** -14]}, "f16 follows the 16/64 mode", ftz=True))

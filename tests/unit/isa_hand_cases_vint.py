@@ -194,3 +194,25 @@ add(case("gfx942", "v_accvgpr_read_b32 v3, a0", {"a0.u32": [5, 6]}, {"v3.u32": [
          "AGPR to VGPR"))
 add(case("gfx942", "v_accvgpr_mov_b32 a3, a0", {"a0.u32": [5, 6], "exec": "01"},
          {"a3.u32": [KEEP_MARK, 6]}, "AGPR to AGPR under EXEC"))
+
+# --- VOP3 clamp on integer add/sub saturates (LLVM selects it for uadd.sat / usub.sat / sadd.sat) ---
+for line9, line12, inputs, expect, why in (
+        ("v_add_u32_e64 v3, v0, v1 clamp", "v_add_nc_u32_e64 v3, v0, v1 clamp",
+         {"v0.u32": [M32, 5], "v1.u32": [2]}, {"v3.u32": [M32, 7]}, "unsigned: stops at 2^32-1"),
+        ("v_sub_u32_e64 v3, v0, v1 clamp", "v_sub_nc_u32_e64 v3, v0, v1 clamp",
+         {"v0.u32": [1, 5], "v1.u32": [2]}, {"v3.u32": [0, 3]}, "unsigned: stops at 0"),
+        ("v_add_i32 v3, v0, v1 clamp", "v_add_nc_i32 v3, v0, v1 clamp",
+         {"v0.u32": [0x7FFFFFFF, 0x80000000], "v1.i32": [1, -1]},
+         {"v3.u32": [0x7FFFFFFF, 0x80000000]}, "signed: stops at 2^31-1 and -2^31"),
+        ("v_add_u16_e64 v3, v0, v1 clamp", "v_add_nc_u16 v3, v0, v1 clamp",
+         {"v0.u16": [0xFFFF], "v1.u16": [2]}, {"v3.u16": [0xFFFF]}, "16-bit unsigned saturates"),
+        ("v_pk_add_u16 v3, v0, v1 clamp", None, {"v0.u32": [0xFFFF0001], "v1.u32": [0x00020002]},
+         {"v3.u32": [0xFFFF0003]}, "packed: the high half saturates, the low half adds"),
+        ("v_add_co_u32_e64 v3, s[8:9], v0, v1 clamp", "v_add_co_u32 v3, s8, v0, v1 clamp",
+         {"v0.u32": [M32], "v1.u32": [2], "exec": "1"}, {"v3.u32": [M32], "s8.u32": 1},
+         "saturates; the carry out is still reported")):
+    add(both(line9, line12, inputs, expect, why))
+add(both("v_mad_u64_u32 v[6:7], s[8:9], v0, v1, v[4:5]", "v_mad_co_u64_u32 v[6:7], s8, v0, v1, v[4:5]",
+         {"v0.u32": [M32, 1], "v1.u32": [M32, 1], "v4.u64": [2 ** 64 - 1, 1], "exec": "11"},
+         {"v6.u64": [0xFFFFFFFE00000000, 2], "s8.u32": 0b01},
+         "(2^32-1)^2 + (2^64-1) overflows 64 bits: carry out for lane 0 only"))

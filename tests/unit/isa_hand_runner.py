@@ -67,6 +67,7 @@ class Case:
     expect: dict[str, Any]
     why: str = ""
     result: Any = field(default=None)   # the closure's return value (None: next instruction)
+    ftz: bool = False    # kernel descriptor denormal mode "flush" (f32 and f16/f64) instead of keep
 
     def runs_on(self, target: str) -> bool:
         return self.target in ("*", target)
@@ -77,8 +78,8 @@ class Case:
 
 
 def case(target: str, line: str, inputs: dict, expect: dict, why: str = "",
-         result: Any = None) -> Case:
-    return Case(target, line, dict(inputs), dict(expect), why, result)
+         result: Any = None, ftz: bool = False) -> Case:
+    return Case(target, line, dict(inputs), dict(expect), why, result, ftz)
 
 
 def both(line9: str, line12: str | None, inputs: dict, expect: dict, why: str = "",
@@ -191,7 +192,7 @@ def run_case(target: str, c: Case) -> None:
     """Run ``c`` on ``target`` and assert every expectation (message names the case)."""
     lanes = WAVE[target]
     inst = decoded(target, c.line)
-    fn = compile_instruction(inst, ProgramInfo(FAMILY[target], lanes, False, False))
+    fn = compile_instruction(inst, ProgramInfo(FAMILY[target], lanes, c.ftz, c.ftz))
     assert getattr(fn, "unimplemented", None) is None, f"{c.line}: {fn.unimplemented}"
     m = machine()
     V = np.full((NVGPR, 1, lanes), KEEP, np.uint32)

@@ -545,6 +545,16 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
         r0, r1, r2 = readers
         return (lambda b, m: fn(r0(b), r1(b), r2(b))), write
 
+    if clamp and not is_float and dst_ty in _INT_RANGE and _saturating(inst.name):
+        lo, hi = _INT_RANGE[dst_ty]
+
+        def saturate(b: Batch, m: Any):
+            # VOP3 clamp on integer add/sub saturates (LLVM selects it for uadd.sat & co.):
+            # the exact result in int64, clipped to the destination type
+            args = [np.asarray(r(b)).astype(np.int64) for r in readers]
+            return np.clip(fn(*args), lo, hi)
+        return saturate, write
+
     def compute(b: Batch, m: Any):
         args = [r(b) for r in readers]
         if ftz and is_float:
@@ -560,6 +570,17 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
                 result = flush(result)
         return result
     return compute, write
+
+
+_INT_RANGE = {"u32": (0, 0xFFFFFFFF), "i32": (-2 ** 31, 2 ** 31 - 1), "u16": (0, 0xFFFF),
+              "i16": (-2 ** 15, 2 ** 15 - 1)}
+
+
+def _saturating(name: str) -> bool:
+    """Integer ops whose VOP3 clamp bit saturates: adds and subtracts (ISA "clamp" for
+    V_ADD_U32, V_SUB_U32, V_ADD_I32, V_ADD_U16, V_ADD_NC_*, V_SUB_NC_*, ...)."""
+    op = name.replace("v_dual_", "v_").split("_")[1]
+    return op in ("add", "sub", "subrev")
 
 
 def _vscalar_trans(inst: Instruction, spec: alu.Spec):
@@ -609,9 +630,13 @@ def _vcarry(inst: Instruction, spec: tuple):
         total = x - y - cin if subtract else x + y + cin
         return total
 
+    clamp = bool(int(inst.fields.get("clamp", 0)))
+
     def commit(b: Batch, total) -> None:
         if write_carry is not None:
             write_carry(b, (total < 0) | (total > 0xFFFFFFFF))
+        if clamp:   # unsigned saturation instead of wrapping
+            total = np.clip(total, 0, 0xFFFFFFFF)
         write(b, (total & 0xFFFFFFFF).astype(np.uint32))
     return compute, commit
 
@@ -881,6 +906,7 @@ def _vpk(inst: Instruction):
                for op, ty in zip(inst.srcs, src_tys)]
     write = vector_writer(inst.dsts[0], "b32")
     is_float = ty == "f16"
+    saturate = bool(int(fields.get("clamp", 0))) and not is_float and _saturating(base)
 
     def compute16(b: Batch, m: Any):
         out = []
@@ -890,8 +916,13 @@ def _vpk(inst: Instruction):
                 value = (hi_r if (sels >> i) & 1 else lo_r)(b)
                 if is_float and (negs >> i) & 1:
                     value = -value
+                if saturate:
+                    value = np.asarray(value).astype(np.int64)
                 args.append(value)
-            out.append(np.asarray(fn(*args)).astype(alu.DTYPE16[ty]).view(np.uint16).astype(np.uint32))
+            result = np.asarray(fn(*args))
+            if saturate:   # VOP3P clamp on integer add/sub saturates each half
+                result = np.clip(result, *_INT_RANGE[ty])
+            out.append(result.astype(alu.DTYPE16[ty]).view(np.uint16).astype(np.uint32))
         return out[0] | (out[1] << np.uint32(16))
     return compute16, write
 
