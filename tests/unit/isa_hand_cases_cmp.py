@@ -78,3 +78,10 @@ CASES.append(case("gfx942", "v_cmp_lt_i32_e64 s[8:9], v0, v1",
 CASES.append(case("gfx1201", "v_cmp_lt_u32_e64 s8, v0, v1",
                   {"v0.u32": [1, 2, 3, -1], "v1.u32": [2], "exec": "1111"},
                   {"s8.u32": 0b0001}, "unsigned lt into s8; inactive lanes 0"))
+
+# signaling vs quiet NaN: class bit 0 is sNaN (quiet bit clear), bit 1 qNaN
+for target, vcc in (("gfx942", "vcc"), ("gfx1201", "vcc_lo")):
+    CASES.append(case(target, f"v_cmp_class_f32 {vcc}, v0, v1",
+                      {"v0.u32": [0x7F800001, 0x7F800001, 0x7FC00000, 0x7FC00000],
+                       "v1.u32": [1, 2, 1, 2]}, {"vcc": "1001"},
+                      "0x7F800001 is a signaling NaN, 0x7FC00000 a quiet one"))

@@ -330,3 +330,10 @@ for kind, base in (("s_load", "s[20:21]"), ("s_buffer_load", "s[20:23]")):
                                     ("i16", 2, 0xFFFF8281, "bytes 2-3 sign-extended")):
         add(case("gfx1201", f"{kind}_{name} s4, {base}, 0x{offset:x}", {"mem": SUB},
                  {"s4.u32": want}, why))
+sop2("s_bfe_i32", None, 0x80000000, (8 << 16) | 28, 0xFFFFFFF8, True,
+     "arithmetic shift: bits 28..35 of -2^31 are 0xF8, sign-extended from bit 7")
+sop2("s_bfe_u32", None, 0x80000000, (8 << 16) | 28, 0x8, True, "bits past 31 read as 0")
+sop1("s_abs_i32", None, 0, 0, False, "abs(0) = 0 clears SCC")
+sop1("s_bcnt1_i32_b32", None, 0, 0, False, "no bits: SCC clear")
+add(both("s_lshl_b64 s[4:5], s[0:1], s2", None, {"s0.u64": 1, "s2.u32": 64},
+         {"s4.u64": 1}, "the 64-bit shift amount is s2 & 63"))

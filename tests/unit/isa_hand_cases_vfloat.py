@@ -378,3 +378,27 @@ for target in ("gfx942", "gfx1201"):
              {"v6.f64": [0.0, 2.0 ** -1022]}, "f64 flush (the 16/64 mode)", ftz=True))
     add(case(target, "v_add_f16 v3, v0, v1", {"v0.f16": [D16, 2.0 ** -14], "v1.f16": [D16, 0.0]},
              {"v3.f16": [0.0, 2.0 ** -14]}, "f16 follows the 16/64 mode", ftz=True))
+
+# --- signed zeros, NaN and infinities through the transcendentals and rounding ---------------------
+unary("f32", "v_rsq_f32", [-0.0], [-INF], "rsq(-0) = -inf")
+unary64("v_rcp_f64", [-0.0], [-INF], "rcp(-0) = -inf")
+unary64("v_sqrt_f64", [-0.0], [-0.0], "sqrt(-0) = -0")
+unary("f32", "v_log_f32", [-0.0, INF], [-INF, INF], "log2(-0) = -inf; log2(inf) = inf")
+unary("f32", "v_exp_f32", [NAN, INF], [NAN, INF], "2^NaN NaN; 2^inf inf")
+unary("f32", "v_trunc_f32", [-0.5], [-0.0], "trunc keeps the sign of zero")
+unary64("v_ceil_f64", [-0.5], [-0.0], "ceil(-0.5) = -0")
+unary64("v_rndne_f64", [-0.5, 0.5, 1.5], [-0.0, 0.0, 2.0], "ties to even, sign kept")
+unary("f32", "v_frexp_mant_f32", [NAN, -INF, D32], [NAN, -INF, 0.5], "denormal 2^-149 = 0.5 * 2^-148")
+unary("f32", "v_fract_f32", [-(2.0 ** -30)], [1.0 - 2.0 ** -24],
+      "1 - 2^-30 rounds to 1.0; fract clamps to the largest float below 1")
+unary("f32", "v_sin_f32", [256.25], [1.0], "periodic in revolutions: sin(2*pi*256.25) = 1")
+add(case("*", "v_ldexp_f32 v3, v0, v1", {"v0.f32": [0.0, INF, -0.0], "v1.i32": [1000, -1000, 5]},
+         {"v3.f32": [0.0, INF, -0.0]}, "zeros and infinities do not scale"))
+add(case("*", "v_cvt_f32_f64 v3, v[0:1]", {"v0.f64": [NAN, 2.0 ** -150, 3 * 2.0 ** -151]},
+         {"v3.f32": [NAN, 0.0, D32]},
+         "2^-150 is halfway to the smallest denormal: ties to even gives 0; 1.5 * 2^-150 rounds up"))
+add(case("*", "v_cvt_f16_f32 v3, v0", {"v0.f32": [2.0 ** -25, 3 * 2.0 ** -26, -65536.0]},
+         {"v3.f16": [0.0, D16, -INF]},
+         "f16 denormal rounding: 2^-25 ties to 0, 0.75 * 2^-24 rounds to 2^-24; -65536 overflows"))
+add(case("*", "v_cvt_u32_f64 v3, v[0:1]", {"v0.f64": [4294967295.5, -0.5]},
+         {"v3.u32": [0xFFFFFFFF, 0]}, "truncates before the range check"))

@@ -216,3 +216,14 @@ add(both("v_mad_u64_u32 v[6:7], s[8:9], v0, v1, v[4:5]", "v_mad_co_u64_u32 v[6:7
          {"v0.u32": [M32, 1], "v1.u32": [M32, 1], "v4.u64": [2 ** 64 - 1, 1], "exec": "11"},
          {"v6.u64": [0xFFFFFFFE00000000, 2], "s8.u32": 0b01},
          "(2^32-1)^2 + (2^64-1) overflows 64 bits: carry out for lane 0 only"))
+
+# --- bit-field and permute corner cases ------------------------------------------------------------
+op("v_bfe_i32", None, [[0x80000000, M32], [28, 0], [8, 31]], [0xFFFFFFF8, M32],
+   "S0 is shifted arithmetically: bits 28..35 of -2^31 are 0xF8, sign-extended from bit 7")
+op("v_bfe_u32", None, [[0x80000000, M32], [28, 1], [8, 31]], [0x8, 0x7FFFFFFF],
+   "bits past 31 read as 0")
+op("v_perm_b32", None, [[0x80112233], [0x44558066], [0x0B0A0908]], [0xFF0000FF],
+   "selectors 8-11 replicate the sign of bytes 1, 3 (of v1) and 5, 7 (of v0)")
+op("v_alignbit_b32", None, [[0x12345678], [0x9ABCDEF0], [32]], [0x9ABCDEF0],
+   "the shift is v2 & 31: 32 shifts by 0")
+op("v_mul_hi_u32", None, [[M32], [M32]], [0xFFFFFFFE], "(2^32-1)^2 = 0xFFFFFFFE00000001")

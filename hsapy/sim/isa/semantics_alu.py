@@ -38,10 +38,13 @@ def _bfe_u32(a, b, c):
 
 
 def _bfe_i32(a, b, c):
-    off = (np.asarray(b).astype(u32) & u32(31)).astype(i32)
-    width = (np.asarray(c).astype(u32) & u32(31)).astype(i32)
-    shifted = (np.asarray(a).astype(i64) << (32 - off - width).astype(i64)) & 0xFFFFFFFF
-    value = shifted.astype(u32).view(i32).astype(i64) >> (32 - width).astype(i64)
+    # ISA: tmp = (S0.i32 >> offset) & ((1 << width) - 1); D = sign-extend tmp from bit width-1
+    # (a field that runs past bit 31 takes copies of the sign bit)
+    off = (np.asarray(b).astype(u32) & u32(31)).astype(i64)
+    width = (np.asarray(c).astype(u32) & u32(31)).astype(i64)
+    field = (np.asarray(a).astype(u32).view(i32).astype(i64) >> off) & ((i64(1) << width) - 1)
+    sign = (field >> np.maximum(width - 1, 0)) & 1
+    value = np.where(sign == 1, field - (i64(1) << width), field)
     return np.where(width == 0, 0, value).astype(i32)
 
 
@@ -502,16 +505,16 @@ def _ffbl(a):
 
 
 def _perm(a, b, c):
-    # V_PERM_B32: byte select from {S0, S1} by each byte of S2 (0-7 bytes, 8-11 sign
-    # replicate, 12 = 0x00, >= 13 = 0xFF).
+    # V_PERM_B32: byte select from {S0, S1} by each byte of S2 (0-7 bytes; 8-11 replicate the
+    # sign bit of byte 1, 3, 5, 7 -- bits 15, 31, 47, 63; 12 = 0x00, >= 13 = 0xFF).
     src = (np.asarray(a).astype(u64) << u64(32)) | np.asarray(b).astype(u64)
     c = np.asarray(c).astype(u32)
     out = np.zeros(np.broadcast_shapes(src.shape, c.shape), u32)
     for byte in range(4):
         sel = (c >> u32(8 * byte)) & u32(0xFF)
         value = ((src >> (sel.astype(u64) * u64(8) % u64(64))) & u64(0xFF)).astype(u32)
-        sign_byte = ((src >> ((u64(2) * (sel.astype(u64) - u64(8)) + u64(1)) * u64(8) - u64(1)))
-                     & u64(1)).astype(u32) * u32(0xFF)
+        sign_bit = (u64(16) * ((sel.astype(u64) - u64(8)) & u64(3)) + u64(15))
+        sign_byte = ((src >> sign_bit) & u64(1)).astype(u32) * u32(0xFF)
         value = np.where(sel >= 8, sign_byte, value)
         value = np.where(sel == 12, u32(0), value)
         value = np.where(sel >= 13, u32(0xFF), value)
