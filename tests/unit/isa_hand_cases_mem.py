@@ -357,3 +357,32 @@ for target in ("gfx942", "gfx1201"):
                       lanes_in, {"v3.u32": [13, 12, 11, 10]}, "reverses each quad"))
     CASES.append(case(target, "ds_nop", {"v3.u32": [1], "lds": [7]},
                       {"v3.u32": [1], "lds": [7]}, "no effect"))
+
+# --- addressing forms --------------------------------------------------------------------------------
+for target, g_load, s_load, f_load in (("gfx942", "global_load_dword", "scratch_load_dword",
+                                        "flat_load_dword"),
+                                       ("gfx1201", "global_load_b32", "scratch_load_b32",
+                                        "flat_load_b32")):
+    CASES.append(case(target, f"{g_load} v8, v4, s[20:21] offset:-4",
+                      {"v4.u32": [12], "mem": WORDS}, {"v8.u32": [0x8281F0E1]},
+                      "the immediate offset is signed: 12 - 4 = byte 8"))
+    CASES.append(case(target, f"{g_load} v8, v[20:21], off offset:8", {"mem": WORDS},
+                      {"v8.u32": [0x8281F0E1]}, "no SGPR base: a 64-bit VGPR address"))
+    CASES.append(case(target, f"{s_load} v8, off, s0 offset:8",
+                      {"s0.u32": 4, "scratch": bytes(range(32))}, {"v8.u32": [0x0F0E0D0C]},
+                      "SGPR offset 4 + immediate 8 = private byte 12"))
+    CASES.append(case(target, f"{f_load} v8, v[0:1]", {"v0.u64": [(1 << 48) + 8], "lds": WORDS},
+                      {"v8.u32": [0x8281F0E1]},
+                      "a flat address in the shared aperture (base 2^48 here) reads LDS"))
+CASES.append(case("gfx942", "flat_store_dword v[0:1], v3",
+                  {"v0.u64": [(1 << 48) + 8], "v3.u32": [5], "exec": "1", "lds": [0, 0, 0]},
+                  {"lds": [0, 0, 5]}, "a flat store through the shared aperture writes LDS"))
+CASES.append(case("gfx942", "ds_add_rtn_f32 v3, v4, v5",
+                  {"v4.u32": [0], "v5.f32": [1.0], "exec": "111", "lds": [0]},
+                  {"lds": [0x40400000], "v3.f32": [0.0, 1.0, 2.0]},
+                  "three lanes add 1.0 to one word in lane order: returns 0, 1, 2; LDS holds 3.0"))
+CASES.append(case("gfx942", "global_atomic_min_f64 v[8:9], v4, v[6:7], s[20:21] offset:8 sc0",
+                  {"v4.u32": [0], "v6.f64": [float("nan")], "exec": "1",
+                   "mem": [0, 0, 0, 0x3FF00000]},
+                  {"mem": [0, 0, 0, 0x3FF00000], "v8.f64": [1.0]},
+                  "min with a NaN operand keeps the number (minNum)"))

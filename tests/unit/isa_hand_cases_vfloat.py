@@ -402,3 +402,15 @@ add(case("*", "v_cvt_f16_f32 v3, v0", {"v0.f32": [2.0 ** -25, 3 * 2.0 ** -26, -6
          "f16 denormal rounding: 2^-25 ties to 0, 0.75 * 2^-24 rounds to 2^-24; -65536 overflows"))
 add(case("*", "v_cvt_u32_f64 v3, v[0:1]", {"v0.f64": [4294967295.5, -0.5]},
          {"v3.u32": [0xFFFFFFFF, 0]}, "truncates before the range check"))
+
+# --- VOP3 output modifiers and input modifiers --------------------------------------------------------
+add(case("gfx942", "v_add_f32_e64 v3, v0, v1 mul:4", {"v0.f32": [1.0e38], "v1.f32": [1.0e38]},
+         {"v3.f32": [INF]}, "omod x4 after the add overflows to inf"))
+add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 div:2", {"v0.f32": [3.0], "v1.f32": [1.0]},
+         {"v3.f32": [1.5]}, "omod /2"))
+add(case("gfx942", "v_max_f32_e64 v3, v0, v1 clamp",
+         {"v0.f32": [NAN, -1.0, 2.0], "v1.f32": [NAN, -2.0, 1.0]}, {"v3.f32": [0.0, 0.0, 1.0]},
+         "clamp to [0, 1]; a NaN result clamps to 0"))
+add(case("gfx942", "v_cmp_lt_f32_e64 s[8:9], |v0|, -v1",
+         {"v0.f32": [-1.0, -3.0], "v1.f32": [-2.0], "exec": "11"}, {"s8.u32": 0b01},
+         "|-1| < 2 true, |-3| < 2 false: modifiers apply before the compare"))

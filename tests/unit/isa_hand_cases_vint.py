@@ -227,3 +227,17 @@ op("v_perm_b32", None, [[0x80112233], [0x44558066], [0x0B0A0908]], [0xFF0000FF],
 op("v_alignbit_b32", None, [[0x12345678], [0x9ABCDEF0], [32]], [0x9ABCDEF0],
    "the shift is v2 & 31: 32 shifts by 0")
 op("v_mul_hi_u32", None, [[M32], [M32]], [0xFFFFFFFE], "(2^32-1)^2 = 0xFFFFFFFE00000001")
+
+# --- lane-access corner cases ---------------------------------------------------------------------
+add(case("*", "v_readfirstlane_b32 s4, v0", {"v0.u32": [7, 8], "exec": "0"}, {"s4.u32": 7},
+         "EXEC empty: reads lane 0"))
+add(case("gfx942", "v_readlane_b32 s4, v0, s1", {"v0.u32": [7, 8, 9], "s1.u32": 65},
+         {"s4.u32": 8}, "the lane select is s1 & 63"))
+add(case("gfx1201", "v_readlane_b32 s4, v0, s1", {"v0.u32": [7, 8, 9], "s1.u32": 33},
+         {"s4.u32": 8}, "the lane select is s1 & 31 in wave32"))
+add(case("gfx942", "v_cndmask_b32_e64 v3, v0, v1, s[0:1]", {"v0.u32": [1], "v1.u32": [2],
+                                                          "s0.u32": 0b10},
+         {"v3.u32": [1, 2]}, "the VOP3 form takes its mask from any SGPR pair"))
+add(case("gfx942", "v_cmpx_lt_i32_e64 s[8:9], v0, v1",
+         {"v0.i32": [1, 3], "v1.i32": [2], "exec": "11"}, {"exec": "10", "s8.u32": 1},
+         "gfx9 VOP3 v_cmpx writes both the SGPR pair and EXEC"))
