@@ -102,6 +102,10 @@ class HSAError(HsapyError):
         if message:
             text += f" ({message})"
         hint = _HINTS.get(self.status)
+        if self.status == 0x1008 and function != "hsa_init":
+            # Only hsa_init fails this way for want of /dev/kfd; elsewhere it is exhaustion.
+            hint = ("the runtime is out of resources (memory, queues or signals); free what is "
+                    "no longer needed or ask for less")
         if hint:
             text += f". {hint[0].upper()}{hint[1:]}."
         super().__init__(text)

@@ -86,3 +86,11 @@ def test_errors_survive_pickling():
     copy = pickle.loads(pickle.dumps(exc))
     assert type(copy) is errors.InvalidPacketError
     assert (copy.status, copy.function, str(copy)) == (exc.status, exc.function, str(exc))
+
+
+def test_out_of_resources_names_kfd_only_for_hsa_init():
+    from hsapy.errors import error_for
+
+    assert "/dev/kfd" in str(error_for(0x1008, "hsa_init"))
+    exhausted = str(error_for(0x1008, "hsa_amd_memory_pool_allocate"))
+    assert "/dev/kfd" not in exhausted and "free what is no longer needed" in exhausted
