@@ -9,7 +9,10 @@ import isa_hand_cases_vint
 
 from isa_hand_runner import TARGETS, Case
 
-ALL_CASES: list[Case] = [*isa_hand_cases_mem.CASES, *isa_hand_cases_scalar.CASES, *isa_hand_cases_cmp.CASES, *isa_hand_cases_vfloat.CASES, *isa_hand_cases_vint.CASES]
+ALL_CASES: list[Case] = [
+    *isa_hand_cases_vfloat.CASES, *isa_hand_cases_vint.CASES, *isa_hand_cases_cmp.CASES,
+    *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES,
+]
 
 
 def cases_for(target: str) -> list[Case]:

@@ -43,7 +43,8 @@ for ty in ("f16", "f32", "f64", "i16", "i32", "i64", "u16", "u32", "u64"):
     a, b, values = _sources(ty)
     for pred, lanes in truth.items():
         why = f"{pred} on {ty}: lanes {lanes}"
-        CASES.append(case("gfx942", f"v_cmp_{pred}_{ty} vcc, {a}, {b}", values, {"vcc": lanes}, why))
+        CASES.append(case("gfx942", f"v_cmp_{pred}_{ty} vcc, {a}, {b}", values, {"vcc": lanes},
+                          why))
         # gfx9 e32 v_cmpx writes EXEC (and VCC); lanes outside EXEC end up clear
         CASES.append(case("gfx942", f"v_cmpx_{pred}_{ty} vcc, {a}, {b}", {**values, "exec": "1110"},
                           {"exec": lanes[:3] + "0"}, why + "; lane 3 was outside EXEC"))

@@ -166,7 +166,8 @@ for seg in ("global", "flat"):
                               {"v4.u32": [0], "v6.u32": [9], "v7.u32": [cmp], "exec": "1",
                                "mem": [0, 0, 5]},
                               {"v3.u32": [5], "mem": [0, 0, new]},
-                              f"memory 5, compare {cmp}: {'swaps in 9' if new == 9 else 'no swap'}"))
+                              f"memory 5, compare {cmp}: "
+                              + ("swaps in 9" if new == 9 else "no swap")))
         addr = "v4, v[12:15], s[20:21]" if seg == "global" else "v[20:21], v[12:15]"
         CASES.append(case(target, f"{seg}_atomic_{name64} v[8:9], {addr} offset:8 {RETURN[target]}",
                           {"v4.u32": [0], "v12.u64": [1 << 40], "v14.u64": [(1 << 33) | 5],
@@ -179,7 +180,7 @@ CASES.append(case("gfx942", "global_atomic_add v4, v5, s[20:21] offset:8",
                   {"v4.u32": [0], "v5.u32": [3], "exec": "11", "mem": [0, 0, 10]},
                   {"mem": [0, 0, 16], "v3.u32": [KEEP_MARK]}, "two lanes add 3 each; no return"))
 
-# --- LDS -------------------------------------------------------------------------------------------
+# --- LDS ------------------------------------------------------------------------------------------
 DS_LOADS = [  # (gfx9 read_*, gfx12 load_*, byte offset, count, expected, why)
     ("u8", "u8", 9, 1, [0xF0], "zero-extended byte"),
     ("i8", "i8", 9, 1, [0xFFFFFFF0], "sign-extended byte"),
@@ -358,7 +359,7 @@ for target in ("gfx942", "gfx1201"):
     CASES.append(case(target, "ds_nop", {"v3.u32": [1], "lds": [7]},
                       {"v3.u32": [1], "lds": [7]}, "no effect"))
 
-# --- addressing forms --------------------------------------------------------------------------------
+# --- addressing forms -----------------------------------------------------------------------------
 for target, g_load, s_load, f_load in (("gfx942", "global_load_dword", "scratch_load_dword",
                                         "flat_load_dword"),
                                        ("gfx1201", "global_load_b32", "scratch_load_b32",

@@ -5,11 +5,9 @@ Sources s0, s1 (64-bit: s[0:1], s[2:3]); result s4 (64-bit: s[4:5]); SCC as note
 """
 from __future__ import annotations
 
-import numpy as np
-
 from hsapy.sim.isa.semantics import BARRIER, END
 
-from isa_hand_runner import INF, NAN, KEEP_MARK, both, case
+from isa_hand_runner import INF, NAN, both, case
 
 CASES = []
 M32 = 0xFFFFFFFF
@@ -43,7 +41,7 @@ def sop1(name9, name12, a, want, scc=None, why="", ty="u32", out="u32"):
              {f"s0.{ty}": a}, expect, why))
 
 
-# --- integer arithmetic and SCC --------------------------------------------------------------------
+# --- integer arithmetic and SCC -------------------------------------------------------------------
 sop2("s_add_u32", "s_add_co_u32", M32, 2, 1, True, "unsigned carry out to SCC")
 sop2("s_sub_u32", "s_sub_co_u32", 1, 2, M32, True, "borrow to SCC")
 sop2("s_add_i32", "s_add_co_i32", 0x7FFFFFFF, 1, 0x80000000, True, "signed overflow to SCC")
@@ -72,7 +70,7 @@ sop1("s_abs_i32", None, -5, 5, True, "abs; SCC = result != 0")
 add(both("s_abs_i32 s4, s0", None, {"s0.u32": 0x80000000}, {"s4.u32": 0x80000000},
          "abs(-2^31) wraps to itself"))
 
-# --- SOPK ------------------------------------------------------------------------------------------
+# --- SOPK -----------------------------------------------------------------------------------------
 add(both("s_movk_i32 s4, 0x8000", None, {}, {"s4.u32": 0xFFFF8000}, "simm16 is sign-extended"))
 add(both("s_cmovk_i32 s4, 0x8000", None, {"scc": True, "s4.u32": 9}, {"s4.u32": 0xFFFF8000},
          "SCC set: moves the sign-extended constant"))
@@ -114,7 +112,7 @@ add(both("s_flbit_i32_b32 s4, s0", "s_clz_i32_u32 s4, s0", {"s0.u32": 0}, {"s4.u
 sop1("s_sext_i32_i8", None, 0x1280, 0xFFFFFF80, None, "sign-extends bit 7")
 sop1("s_sext_i32_i16", None, 0x18000, 0xFFFF8000, None, "sign-extends bit 15")
 
-# --- shifts and bit fields ---------------------------------------------------------------------------
+# --- shifts and bit fields ------------------------------------------------------------------------
 sop2("s_lshl_b32", None, 3, 30, 0xC0000000, True, "shift; SCC = result != 0")
 sop2("s_lshl_b32", None, 1, 33, 2, True, "shift amount & 31")
 sop2("s_lshr_b32", None, 0x80000000, 31, 1, True, "logical")
@@ -147,7 +145,7 @@ add(both("s_bitcmp0_b64 s[0:1], s2", None, {"s0.u64": 1 << 40, "s2.u32": 40}, {"
 add(both("s_bitcmp1_b64 s[0:1], s2", None, {"s0.u64": 1 << 40, "s2.u32": 40}, {"scc": True},
          "bit 40 is 1"))
 
-# --- selects ---------------------------------------------------------------------------------------
+# --- selects --------------------------------------------------------------------------------------
 add(both("s_cselect_b32 s4, s0, s1", None, {"s0.u32": 11, "s1.u32": 22, "scc": True},
          {"s4.u32": 11}, "SCC set: s0"))
 add(both("s_cselect_b64 s[4:5], s[0:1], s[2:3]", None,
@@ -157,7 +155,7 @@ add(both("s_cmov_b32 s4, s0", None, {"s0.u32": 5, "s4.u32": 9, "scc": False}, {"
 add(both("s_cmov_b64 s[4:5], s[0:1]", None, {"s0.u64": 1 << 33, "s4.u64": 9, "scc": True},
          {"s4.u64": 1 << 33}, "SCC set: moves"))
 
-# --- compares ----------------------------------------------------------------------------------------
+# --- compares -------------------------------------------------------------------------------------
 # s0 = 0xFFFFFFFF, s1 = 2: -1 < 2 read signed, 2^32-1 > 2 read unsigned.
 for pred, signed, unsigned in (("eq", 0, 0), ("lg", 1, 1), ("gt", 0, 1), ("ge", 0, 1),
                                ("lt", 1, 0), ("le", 1, 0)):
@@ -186,7 +184,7 @@ for ty in ("f16", "f32"):
             add(case("gfx1201", f"s_cmp_{pred}_{ty} s0, s1", {f"s0.{ty}": a, f"s1.{ty}": 2.0},
                      {"scc": bit == "1"}, f"{pred}: {a} vs 2.0"))
 
-# --- gfx12 scalar float --------------------------------------------------------------------------------
+# --- gfx12 scalar float ---------------------------------------------------------------------------
 for line, inputs, want, why in (
         ("s_add_f32 s4, s0, s1", {"s0.f32": 1.5, "s1.f32": 2.25}, 3.75, "exact"),
         ("s_sub_f32 s4, s0, s1", {"s0.f32": INF, "s1.f32": INF}, NAN, "inf - inf"),
@@ -207,7 +205,7 @@ for line, inputs, want, why in (
 add(case("gfx1201", "s_cvt_u32_f32 s4, s0", {"s0.f32": -1.0}, {"s4.u32": 0}, "negative -> 0"))
 add(case("gfx1201", "s_cvt_i32_f32 s4, s0", {"s0.f32": NAN}, {"s4.u32": 0}, "NaN -> 0"))
 
-# --- EXEC: saveexec / wrexec ------------------------------------------------------------------------------
+# --- EXEC: saveexec / wrexec ----------------------------------------------------------------------
 # EXEC = lanes 0,1 (0b0011), S0 = 0b1010. New EXEC per op (first four lanes), old EXEC saved.
 SAVEEXEC = {   # op: (gfx9 name, gfx12 name, new EXEC lanes 0..3)
     "and": ("and", "and", "0100"), "or": ("or", "or", "1101"), "xor": ("xor", "xor", "1001"),
@@ -235,7 +233,7 @@ for n9, n12, lanes, value in (("andn1", "and_not0", "1000", 0b0001),
     add(case("gfx1201", f"s_{n12}_wrexec_b32 s4, s0", {"s0.u32": 0b1010, "exec": "1100"},
              {"exec": lanes, "s4.u32": value, "scc": True}, why))
 
-# --- program flow ----------------------------------------------------------------------------------------
+# --- program flow ---------------------------------------------------------------------------------
 PC = 0x1000    # the runner places the instruction here; SOPP branch targets are PC + 4 + 4*simm16
 add(both("s_branch 3", None, {}, {}, "PC + 4 + 4*3", result=PC + 16))
 for cond, inputs_taken, inputs_not in (
@@ -258,7 +256,7 @@ add(case("gfx1201", "s_barrier_wait 0xffff", {}, {}, "waits for the workgroup",
          result=BARRIER))
 
 
-# --- clocks and hardware registers ---------------------------------------------------------------------
+# --- clocks and hardware registers ----------------------------------------------------------------
 def _clock_in_range(lo: int, hi: int, wide: bool):
     def check(batch, m):
         value = int(batch.S[0, lo]) | (int(batch.S[0, hi]) << 32 if wide else 0)
@@ -281,7 +279,7 @@ add(case("gfx942", "s_getreg_b32 s4, hwreg(HW_REG_MODE, 0, 4)", {"s4.u32": 9}, {
          "MODE.FP_ROUND (bits 3:0) is 0: round to nearest even for f32 and f16/f64"))
 
 
-# --- instructions without architectural effect on registers ----------------------------------------------
+# --- instructions without architectural effect on registers ---------------------------------------
 def _unchanged(target: str, line: str, why: str):
     """A wait/hint/cache instruction: registers, SCC, EXEC and VCC are left alone."""
     add(case(target, line, {"v3.u32": [5, 6], "s4.u32": 7, "scc": True, "exec": "01",
@@ -306,7 +304,7 @@ for line in ("s_wait_loadcnt 0", "s_wait_storecnt 0", "s_wait_dscnt 0", "s_wait_
              "s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)", "global_inv", "global_wb", "global_wbinv"):
     _unchanged("gfx1201", line, "ordering/cache/message/hint only")
 
-# --- scalar memory ----------------------------------------------------------------------------------------
+# --- scalar memory --------------------------------------------------------------------------------
 # "mem" is a buffer at s[20:21]; as a buffer resource s[20:23] its base is the same address.
 MEM = [0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555, 0x66666666, 0x77777777,
        0x88888888] + list(range(9, 25))

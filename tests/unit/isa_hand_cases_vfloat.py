@@ -45,7 +45,7 @@ def unary64(name: str, a, expect, why: str, src: str = "f64", dst: str = "f64"):
     add(case("*", f"{name} {dreg}, {sreg}", {f"v0.{src}": a}, {f"{dkey}.{dst}": expect}, why))
 
 
-# --- add / sub / mul ---------------------------------------------------------------------------------
+# --- add / sub / mul ------------------------------------------------------------------------------
 for t in ("f16", "f32"):
     big = 65504.0 if t == "f16" else 3.0e38
     binary(t, f"v_add_{t}", None, [1.5, INF, NAN, big, -0.0],
@@ -63,7 +63,7 @@ binary64("v_add_f64", [1.0, INF, 1e308], [2.0 ** -52, -INF, 1e308], [1.0 + 2.0 *
 binary64("v_mul_f64", [3.0, 0.0, -2.0], [0.5, -INF, 2.0 ** -1074], [1.5, NAN, -(2.0 ** -1073)],
          "0 * inf NaN; f64 denormal result kept")
 
-# --- fused multiply-add ------------------------------------------------------------------------------
+# --- fused multiply-add ---------------------------------------------------------------------------
 add(case("*", "v_fma_f32 v3, v0, v1, v2",
          {"v0.f32": [1.0 + ULP1, 2.0, INF], "v1.f32": [1.0 - ULP1, 3.0, 0.0],
           "v2.f32": [-1.0, 1.0, 1.0]},
@@ -92,7 +92,7 @@ add(case("gfx1201", "v_fmaak_f16 v3, v0, v1, 0x4000",
 add(case("gfx1201", "v_fmamk_f16 v3, v0, 0x4000, v1",
          {"v0.f16": [3.0], "v1.f16": [0.5]}, {"v3.f16": [6.5]}, "3*K(f16 2.0) + 0.5"))
 
-# --- min / max / med3 ----------------------------------------------------------------------------------
+# --- min / max / med3 -----------------------------------------------------------------------------
 # gfx9 v_max/v_min and gfx12 *_num: IEEE maxNum/minNum, a quiet NaN loses to a number.
 for t in ("f16", "f32"):
     binary(t, f"v_max_{t}", f"v_max_num_{t}", [1.0, NAN, -INF, NAN], [2.0, 5.0, NAN, NAN],
@@ -127,12 +127,12 @@ add(case("gfx1201", "v_minimum_f64 v[6:7], v[0:1], v[2:3]",
          {"v0.f64": [1.0, NAN, 0.0], "v2.f64": [2.0, 5.0, -0.0]}, {"v6.f64": [1.0, NAN, -0.0]},
          "minimum f64: NaN propagates, -0 < +0"))
 
-# --- legacy multiply --------------------------------------------------------------------------------
+# --- legacy multiply ------------------------------------------------------------------------------
 binary("f32", "v_mul_legacy_f32", "v_mul_dx9_zero_f32", [0.0, NAN, 2.0, -0.0],
        [INF, 0.0, 3.0, INF], [0.0, 0.0, 6.0, 0.0],
        "DX9 rule: a zero operand gives +0 even against inf or NaN")
 
-# --- rounding ------------------------------------------------------------------------------------------
+# --- rounding -------------------------------------------------------------------------------------
 for t in ("f16", "f32"):
     unary(t, f"v_floor_{t}", [-1.5, 2.75, -0.0, INF], [-2.0, 2.0, -0.0, INF], "floor keeps -0, inf")
     unary(t, f"v_ceil_{t}", [-1.5, 2.25, -0.25], [-1.0, 3.0, -0.0], "ceil(-0.25) = -0")
@@ -146,7 +146,7 @@ unary64("v_trunc_f64", [-1.5, 2.75], [-1.0, 2.0], "trunc f64")
 unary64("v_rndne_f64", [2.5, 3.5], [2.0, 4.0], "rndne f64 ties to even")
 unary64("v_fract_f64", [1.25, -0.25, INF], [0.25, 0.75, NAN], "fract f64")
 
-# --- transcendentals -------------------------------------------------------------------------------
+# --- transcendentals ------------------------------------------------------------------------------
 for t in ("f16", "f32"):
     unary(t, f"v_rcp_{t}", [2.0, 0.0, -0.0, INF, 0.25], [0.5, INF, -INF, 0.0, 4.0],
           "1/0 = +inf, 1/-0 = -inf, 1/inf = 0")
@@ -169,11 +169,12 @@ unary64("v_sqrt_f64", [4.0, -1.0, 2.25], [2.0, NAN, 1.5], "sqrt f64")
 # gfx12 VALU ops with scalar operands (VOP3 "v_s_*"): SGPR in, SGPR out.
 for t, big in (("f32", 8.0), ("f16", 8.0)):
     for name, a, want, why in (("v_s_exp", 3.0, 8.0, "2^3"), ("v_s_log", 8.0, 3.0, "log2 8"),
-                               ("v_s_rcp", 0.0, INF, "1/0 = inf"), ("v_s_rsq", 4.0, 0.5, "1/sqrt 4"),
+                               ("v_s_rcp", 0.0, INF, "1/0 = inf"), ("v_s_rsq", 4.0, 0.5,
+                                                                    "1/sqrt 4"),
                                ("v_s_sqrt", -1.0, NAN, "sqrt(-1) = NaN")):
         add(case("gfx1201", f"{name}_{t} s4, s0", {f"s0.{t}": a}, {f"s4.{t}": want}, why))
 
-# --- frexp / ldexp -------------------------------------------------------------------------------------
+# --- frexp / ldexp --------------------------------------------------------------------------------
 for t in ("f16", "f32"):
     unary(t, f"v_frexp_mant_{t}", [12.0, -0.75, INF, 0.0], [0.75, -0.75, INF, 0.0],
           "12 = 0.75 * 2^4; inf passes through")
@@ -186,14 +187,15 @@ add(case("*", "v_frexp_mant_f64 v[6:7], v[0:1]", {"v0.f64": [12.0, -3.0]},
          {"v6.f64": [0.75, -0.75]}, "mantissa in [0.5, 1)"))
 add(case("*", "v_frexp_exp_i32_f64 v3, v[0:1]", {"v0.f64": [12.0, 2.0 ** -1074]},
          {"v3.i32": [4, -1073]}, "exponent; the smallest denormal is 0.5 * 2^-1073"))
-add(case("*", "v_ldexp_f32 v3, v0, v1", {"v0.f32": [1.5, 1.0, 1.0, 1.0], "v1.i32": [3, -149, 200, -150]},
+add(case("*", "v_ldexp_f32 v3, v0, v1",
+         {"v0.f32": [1.5, 1.0, 1.0, 1.0], "v1.i32": [3, -149, 200, -150]},
          {"v3.f32": [12.0, D32, INF, 0.0]}, "x*2^n: denormal result, overflow to inf, underflow"))
 add(case("*", "v_ldexp_f16 v3, v0, v1", {"v0.f16": [1.5, 1.0], "v1.i16": [3, 16]},
          {"v3.f16": [12.0, INF]}, "2^16 > f16 max"))
 add(case("*", "v_ldexp_f64 v[6:7], v[0:1], v2", {"v0.f64": [1.5, 1.0], "v2.i32": [-1, 1024]},
          {"v6.f64": [0.75, INF]}, "2^1024 overflows f64"))
 
-# --- conversions ---------------------------------------------------------------------------------------
+# --- conversions ----------------------------------------------------------------------------------
 add(case("*", "v_cvt_f16_f32 v3, v0", {"v0.f32": [1.5, 65520.0, 1e-8, NAN, 65519.0]},
          {"v3.f16": [1.5, INF, 0.0, NAN, 65504.0]},
          "65520 is the halfway point above f16 max: RNE goes to inf; 65519 rounds down; "
@@ -243,7 +245,7 @@ add(both("v_cvt_pkrtz_f16_f32 v3, v0, v1", "v_cvt_pk_rtz_f16_f32 v3, v0, v1",
 add(case("*", "v_pack_b32_f16 v3, v0, v1", {"v0.f16": [1.5], "v1.f16": [-2.0]},
          {"v3.h2": [(1.5, -2.0)]}, "low halves of both sources, v0 in the low half"))
 
-# --- division helpers -----------------------------------------------------------------------------------
+# --- division helpers -----------------------------------------------------------------------------
 for t in ("f16", "f32"):
     add(case("*", f"v_div_fixup_{t} v3, v0, v1, v2",
              {f"v0.{t}": [2.0, 1.0, 1.0, 1.0, 1.0], f"v1.{t}": [4.0, 0.0, INF, NAN, 0.0],
@@ -268,7 +270,7 @@ add(both("v_div_scale_f64 v[6:7], vcc, v[0:1], v[2:3], v[4:5]",
          {"v0.f64": [3.0], "v2.f64": [3.0], "v4.f64": [1.0]}, {"v6.f64": [3.0], "vcc": "0"},
          "ordinary operands need no scaling"))
 
-# --- dot products, mixed precision, packed -----------------------------------------------------------
+# --- dot products, mixed precision, packed --------------------------------------------------------
 add(case("*", "v_dot2_f32_f16 v3, v0, v1, v2",
          {"v0.h2": [(1.5, -2.0)], "v1.h2": [(4.0, 0.25)], "v2.f32": [10.0]},
          {"v3.f32": [15.5]}, "1.5*4 + -2*0.25 + 10"))
@@ -316,12 +318,12 @@ add(case("gfx942", "v_pk_mov_b32 v[6:7], v[0:1], v[2:3] op_sel:[1,0]",
          {"v0.u32": [11], "v1.u32": [22], "v2.u32": [33], "v3.u32": [44]},
          {"v6.u32": [22], "v7.u32": [33]}, "op_sel picks the hi dword of src0 for the low result"))
 
-# --- partial EXEC on a float op ---------------------------------------------------------------------
+# --- partial EXEC on a float op -------------------------------------------------------------------
 add(case("*", "v_add_f32 v3, v0, v1",
          {"v0.f32": [1.0], "v1.f32": [2.0], "exec": "1011"},
          {"v3.f32": [3.0, KEEP_MARK, 3.0, 3.0, KEEP_MARK]}, "lanes outside EXEC keep their value"))
 
-# --- VOP3P modifiers: neg_lo, the third source's op_sel_hi bit ----------------------------------------
+# --- VOP3P modifiers: neg_lo, the third source's op_sel_hi bit ------------------------------------
 add(case("*", "v_pk_fma_f16 v3, v0, v1, v2 neg_lo:[1,0,0] neg_hi:[0,0,1]",
          {"v0.h2": [(2.0, -1.0)], "v1.h2": [(3.0, 4.0)], "v2.h2": [(1.0, 0.5)]},
          {"v3.h2": [(-5.0, -4.5)]}, "lo: -2*3+1; hi: -1*4-0.5"))
@@ -332,7 +334,7 @@ add(case("*", "v_fma_mix_f32 v3, -v0, v1, |v2| op_sel_hi:[1,1,1]",
          {"v0.f16": [2.0], "v1.f16": [3.0], "v2.f16": [-1.0]}, {"v3.f32": [-5.0]},
          "all three f16 (op_sel_hi bit 2 lives in word 0); -2*3 + |-1|"))
 
-# --- gfx12 dual issue (VOPD): both halves read their sources before either writes -------------------
+# --- gfx12 dual issue (VOPD): both halves read their sources before either writes -----------------
 # X: v0 = f(v1, v2); Y: v3 = f(v4, v5) (the halves must use different VGPR banks)
 for line, inputs, expect, why in (
         ("v_dual_add_f32 v0, v1, v2 :: v_dual_mul_f32 v3, v4, v5",
@@ -361,7 +363,7 @@ for line, inputs, expect, why in (
          {"v0.u32": [1, 2], "v3.u32": [9, 9]}, "Y reads v0 before X writes it")):
     add(case("gfx1201", line, inputs, expect, why))
 
-# --- denormal flush mode (kernel descriptor FLOAT_DENORM_MODE_32 / _16_64 = flush) ---------------------
+# --- denormal flush mode (kernel descriptor FLOAT_DENORM_MODE_32 / _16_64 = flush) ----------------
 N32 = 2.0 ** -126                 # smallest normal f32
 for target in ("gfx942", "gfx1201"):
     add(case(target, "v_add_f32 v3, v0, v1",
@@ -379,7 +381,7 @@ for target in ("gfx942", "gfx1201"):
     add(case(target, "v_add_f16 v3, v0, v1", {"v0.f16": [D16, 2.0 ** -14], "v1.f16": [D16, 0.0]},
              {"v3.f16": [0.0, 2.0 ** -14]}, "f16 follows the 16/64 mode", ftz=True))
 
-# --- signed zeros, NaN and infinities through the transcendentals and rounding ---------------------
+# --- signed zeros, NaN and infinities through the transcendentals and rounding --------------------
 unary("f32", "v_rsq_f32", [-0.0], [-INF], "rsq(-0) = -inf")
 unary64("v_rcp_f64", [-0.0], [-INF], "rcp(-0) = -inf")
 unary64("v_sqrt_f64", [-0.0], [-0.0], "sqrt(-0) = -0")
@@ -388,7 +390,8 @@ unary("f32", "v_exp_f32", [NAN, INF], [NAN, INF], "2^NaN NaN; 2^inf inf")
 unary("f32", "v_trunc_f32", [-0.5], [-0.0], "trunc keeps the sign of zero")
 unary64("v_ceil_f64", [-0.5], [-0.0], "ceil(-0.5) = -0")
 unary64("v_rndne_f64", [-0.5, 0.5, 1.5], [-0.0, 0.0, 2.0], "ties to even, sign kept")
-unary("f32", "v_frexp_mant_f32", [NAN, -INF, D32], [NAN, -INF, 0.5], "denormal 2^-149 = 0.5 * 2^-148")
+unary("f32", "v_frexp_mant_f32", [NAN, -INF, D32], [NAN, -INF, 0.5],
+      "denormal 2^-149 = 0.5 * 2^-148")
 unary("f32", "v_fract_f32", [-(2.0 ** -30)], [1.0 - 2.0 ** -24],
       "1 - 2^-30 rounds to 1.0; fract clamps to the largest float below 1")
 unary("f32", "v_sin_f32", [256.25], [1.0], "periodic in revolutions: sin(2*pi*256.25) = 1")
@@ -396,14 +399,15 @@ add(case("*", "v_ldexp_f32 v3, v0, v1", {"v0.f32": [0.0, INF, -0.0], "v1.i32": [
          {"v3.f32": [0.0, INF, -0.0]}, "zeros and infinities do not scale"))
 add(case("*", "v_cvt_f32_f64 v3, v[0:1]", {"v0.f64": [NAN, 2.0 ** -150, 3 * 2.0 ** -151]},
          {"v3.f32": [NAN, 0.0, D32]},
-         "2^-150 is halfway to the smallest denormal: ties to even gives 0; 1.5 * 2^-150 rounds up"))
+          "2^-150 is halfway to the smallest denormal: ties to even gives 0; "
+          "1.5 * 2^-150 rounds up"))
 add(case("*", "v_cvt_f16_f32 v3, v0", {"v0.f32": [2.0 ** -25, 3 * 2.0 ** -26, -65536.0]},
          {"v3.f16": [0.0, D16, -INF]},
          "f16 denormal rounding: 2^-25 ties to 0, 0.75 * 2^-24 rounds to 2^-24; -65536 overflows"))
 add(case("*", "v_cvt_u32_f64 v3, v[0:1]", {"v0.f64": [4294967295.5, -0.5]},
          {"v3.u32": [0xFFFFFFFF, 0]}, "truncates before the range check"))
 
-# --- VOP3 output modifiers and input modifiers --------------------------------------------------------
+# --- VOP3 output modifiers and input modifiers ----------------------------------------------------
 add(case("gfx942", "v_add_f32_e64 v3, v0, v1 mul:4", {"v0.f32": [1.0e38], "v1.f32": [1.0e38]},
          {"v3.f32": [INF]}, "omod x4 after the add overflows to inf"))
 add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 div:2", {"v0.f32": [3.0], "v1.f32": [1.0]},

@@ -24,7 +24,7 @@ def op(name9, name12, srcs, expect, why, ty="u32", out="u32"):
              {f"v3.{out}": expect}, why))
 
 
-# --- add / sub -------------------------------------------------------------------------------------
+# --- add / sub ------------------------------------------------------------------------------------
 op("v_add_u32", "v_add_nc_u32", [[M32, 5], [1, 7]], [0, 12], "wraps modulo 2^32")
 op("v_sub_u32", "v_sub_nc_u32", [[0, 5], [1, 7]], [M32, 0xFFFFFFFE], "wraps below zero")
 op("v_subrev_u32", "v_subrev_nc_u32", [[1, 7], [0, 5]], [M32, 0xFFFFFFFE], "v1 - v0, wraps")
@@ -56,7 +56,7 @@ add(both("v_subbrev_co_u32 v3, vcc, v0, v1, vcc",
          {"v0.u32": [0, 2], "v1.u32": [0, 5], "vcc": "11"},
          {"v3.u32": [M32, 2], "vcc": "10"}, "v1 - v0 - borrow in"))
 
-# --- multiply ----------------------------------------------------------------------------------------
+# --- multiply -------------------------------------------------------------------------------------
 op("v_mul_lo_u32", None, [[0x10000, 3], [0x10001, M32]], [0x10000, 0xFFFFFFFD],
    "low 32 bits of the product")
 op("v_mul_hi_u32", None, [[0x80000000, 3], [4, M32]], [2, 2], "high 32 bits, unsigned")
@@ -81,7 +81,7 @@ add(both("v_mad_i64_i32 v[6:7], s[8:9], v0, v1, v[4:5]",
          "v_mad_co_i64_i32 v[6:7], s8, v0, v1, v[4:5]",
          {"v0.i32": [-1], "v1.i32": [5], "v4.i64": [2]}, {"v6.i64": [-3]}, "signed: -1*5 + 2"))
 
-# --- shifts ------------------------------------------------------------------------------------------
+# --- shifts ---------------------------------------------------------------------------------------
 op("v_lshlrev_b32", None, [[4, 33], [0xF0000001, 1]], [0x10, 2], "shift is v0 & 31")
 op("v_lshrrev_b32", None, [[4, 31], [0xF0000000, 0x80000000]], [0x0F000000, 1], "logical")
 op("v_ashrrev_i32", None, [[4, 1], [0xF0000000, 0x7FFFFFFF]], [0xFF000000, 0x3FFFFFFF],
@@ -106,7 +106,7 @@ op("v_lshl_add_u32", None, [[1, M32], [4, 1], [3, 3]], [19, 1], "(a << b) + c, w
 op("v_add_lshl_u32", None, [[1, M32], [3, 1], [4, 1]], [64, 0], "(a + b) << c")
 op("v_lshl_or_b32", None, [[1], [4], [3]], [19], "(a << b) | c")
 
-# --- logic -----------------------------------------------------------------------------------------
+# --- logic ----------------------------------------------------------------------------------------
 op("v_and_b32", None, [[0xFF00FF00], [0x0FF00FF0]], [0x0F000F00], "and")
 op("v_or_b32", None, [[0xFF000000], [0x000000FF]], [0xFF0000FF], "or")
 op("v_xor_b32", None, [[0xFFFF0000], [0x0F0F0F0F]], [0xF0F00F0F], "xor")
@@ -139,7 +139,7 @@ op("v_ffbh_u32", "v_clz_i32_u32", [[0x00010000, 0, 1]], [15, M32, 31],
 op("v_ffbl_b32", "v_ctz_i32_b32", [[0x100, 0, 0x80000000]], [8, M32, 31],
    "trailing zeros; 0 gives -1")
 
-# --- min / max / med3 ------------------------------------------------------------------------------
+# --- min / max / med3 -----------------------------------------------------------------------------
 op("v_max_i32", None, [[M32, 3], [2, -5]], [2, 3], "signed: -1 < 2")
 op("v_max_u32", None, [[M32, 3], [2, 5]], [M32, 5], "unsigned: 0xFFFFFFFF is the largest")
 op("v_min_i32", None, [[M32, 3], [2, 5]], [M32, 3], "signed: -1 < 2")
@@ -155,7 +155,7 @@ op("v_min3_u32", None, [[M32], [5], [3]], [3], "unsigned")
 op("v_med3_i32", None, [[M32, 9], [5, 2], [3, 4]], [3, 4], "signed median of (-1, 5, 3)")
 op("v_med3_u32", None, [[M32, 9], [5, 2], [3, 4]], [5, 4], "unsigned median of (max, 5, 3)")
 
-# --- packed 16-bit integer ---------------------------------------------------------------------------
+# --- packed 16-bit integer ------------------------------------------------------------------------
 op("v_pk_add_u16", None, [[0x0001FFFF], [0x00020002]], [0x00030001], "per half, wraps")
 op("v_pk_sub_u16", None, [[0x00050001], [0x00020002]], [0x0003FFFF], "per half, wraps")
 op("v_pk_mul_lo_u16", None, [[0x00030100], [0x00050100]], [0x000F0000], "per half, low 16 bits")
@@ -167,7 +167,7 @@ op("v_pk_max_u16", None, [[0xFFFF0005], [0x00020007]], [0xFFFF0007], "unsigned p
 op("v_pk_min_i16", None, [[0xFFFF0005], [0x00020007]], [0xFFFF0005], "signed per half")
 op("v_pk_min_u16", None, [[0xFFFF0005], [0x00020007]], [0x00020005], "unsigned per half")
 
-# --- moves, selects, lanes -----------------------------------------------------------------------------
+# --- moves, selects, lanes ------------------------------------------------------------------------
 add(case("*", "v_mov_b32 v3, v0", {"v0.u32": [7, 8, 9, 10], "exec": "1011"},
          {"v3.u32": [7, KEEP_MARK, 9, 10]}, "lane 1 is outside EXEC: keeps its old value"))
 add(case("gfx942", "v_mov_b64 v[6:7], v[0:1]", {"v0.u64": [0x123456789, 5], "exec": "01"},
@@ -195,7 +195,7 @@ add(case("gfx942", "v_accvgpr_read_b32 v3, a0", {"a0.u32": [5, 6]}, {"v3.u32": [
 add(case("gfx942", "v_accvgpr_mov_b32 a3, a0", {"a0.u32": [5, 6], "exec": "01"},
          {"a3.u32": [KEEP_MARK, 6]}, "AGPR to AGPR under EXEC"))
 
-# --- VOP3 clamp on integer add/sub saturates (LLVM selects it for uadd.sat / usub.sat / sadd.sat) ---
+# --- VOP3 clamp on integer add/sub saturates (LLVM selects it for uadd.sat / usub.sat / sadd.sat) -
 for line9, line12, inputs, expect, why in (
         ("v_add_u32_e64 v3, v0, v1 clamp", "v_add_nc_u32_e64 v3, v0, v1 clamp",
          {"v0.u32": [M32, 5], "v1.u32": [2]}, {"v3.u32": [M32, 7]}, "unsigned: stops at 2^32-1"),
@@ -212,12 +212,13 @@ for line9, line12, inputs, expect, why in (
          {"v0.u32": [M32], "v1.u32": [2], "exec": "1"}, {"v3.u32": [M32], "s8.u32": 1},
          "saturates; the carry out is still reported")):
     add(both(line9, line12, inputs, expect, why))
-add(both("v_mad_u64_u32 v[6:7], s[8:9], v0, v1, v[4:5]", "v_mad_co_u64_u32 v[6:7], s8, v0, v1, v[4:5]",
+add(both("v_mad_u64_u32 v[6:7], s[8:9], v0, v1, v[4:5]",
+         "v_mad_co_u64_u32 v[6:7], s8, v0, v1, v[4:5]",
          {"v0.u32": [M32, 1], "v1.u32": [M32, 1], "v4.u64": [2 ** 64 - 1, 1], "exec": "11"},
          {"v6.u64": [0xFFFFFFFE00000000, 2], "s8.u32": 0b01},
          "(2^32-1)^2 + (2^64-1) overflows 64 bits: carry out for lane 0 only"))
 
-# --- bit-field and permute corner cases ------------------------------------------------------------
+# --- bit-field and permute corner cases -----------------------------------------------------------
 op("v_bfe_i32", None, [[0x80000000, M32], [28, 0], [8, 31]], [0xFFFFFFF8, M32],
    "S0 is shifted arithmetically: bits 28..35 of -2^31 are 0xF8, sign-extended from bit 7")
 op("v_bfe_u32", None, [[0x80000000, M32], [28, 1], [8, 31]], [0x8, 0x7FFFFFFF],
