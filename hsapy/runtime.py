@@ -36,10 +36,10 @@ def _open_rocr() -> Any:
     return lib
 
 
-def _open_sim(targets: Any, executor: Any) -> Any:
+def _open_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
     from hsapy.sim import SimLib
 
-    lib = SimLib(ffi, targets=targets, executor=executor)
+    lib = SimLib(ffi, targets=targets, executor=executor, watchdog_s=watchdog_s)
     call(lib, "hsa_init")
     return lib
 
@@ -62,11 +62,13 @@ class Runtime:
     ``backend``: "auto" (default, or ``HSAPY_BACKEND``), "rocr" or "sim". ``targets`` chooses the
     simulator's GPU agents (e.g. ``["gfx942"]``; default gfx942 + gfx1201 or
     ``HSAPY_SIM_TARGETS``); ``executor`` selects the simulator's executor ("null" consumes
-    dispatches without running them).
+    dispatches without running them); ``watchdog_s`` is how many host seconds one simulated
+    dispatch may run before it is stopped with an error (default 60, ``HSAPY_SIM_WATCHDOG``;
+    0 disables it; the simulator only).
     """
 
     def __init__(self, backend: str | None = None, targets: Any = None,
-                 executor: Any = None) -> None:
+                 executor: Any = None, watchdog_s: float | None = None) -> None:
         backend = backend or os.environ.get("HSAPY_BACKEND") or "auto"
         if backend not in BACKENDS:
             raise HsapyValueError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} "
@@ -75,9 +77,9 @@ class Runtime:
         if backend == "rocr":
             lib, reason = _open_rocr(), "requested"
         elif backend == "sim":
-            lib, reason = _open_sim(targets, executor), "requested"
+            lib, reason = _open_sim(targets, executor, watchdog_s), "requested"
         else:
-            lib, backend, reason = self._auto(targets, executor)
+            lib, backend, reason = self._auto(targets, executor, watchdog_s)
         self.lib = lib
         self.backend = backend
         self.backend_reason = reason
@@ -105,7 +107,7 @@ class Runtime:
         self._children.add(state)
 
     @staticmethod
-    def _auto(targets: Any, executor: Any) -> tuple[Any, str, str]:
+    def _auto(targets: Any, executor: Any, watchdog_s: Any = None) -> tuple[Any, str, str]:
         try:
             lib = _open_rocr()
         except HsapyError as exc:
@@ -113,11 +115,11 @@ class Runtime:
             reason = getattr(exc, "status_name", None) or str(exc).splitlines()[0]
             if getattr(exc, "function", None):
                 reason = f"{exc.function}: {reason}"
-            return _open_sim(targets, executor), "sim", f"ROCr unavailable ({reason})"
+            return _open_sim(targets, executor, watchdog_s), "sim", f"ROCr unavailable ({reason})"
         if any(_is_gpu(lib, h) for h in _iterate_agents(lib)):
             return lib, "rocr", "ROCr reports a GPU agent"
         lib.hsa_shut_down()
-        return _open_sim(targets, executor), "sim", "ROCr reports no GPU agent"
+        return _open_sim(targets, executor, watchdog_s), "sim", "ROCr reports no GPU agent"
 
     def _read_system_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {}

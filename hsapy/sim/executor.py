@@ -8,13 +8,21 @@ whose first instruction is ``s_endpgm`` and fails any other with
 ``not implemented for <target>: <raw word>``. ``HSAPY_SIM_EXECUTOR=null`` (or
 ``SimLib(..., executor="null")``) selects :class:`NullExecutor`, which consumes dispatches
 without running them (launch benchmarks).
+
+The watchdog: a dispatch that runs longer than ``watchdog_s`` seconds of host time (default
+:data:`DEFAULT_WATCHDOG_S`; ``HSAPY_SIM_WATCHDOG`` or ``Runtime(backend="sim", watchdog_s=...)``;
+0 turns it off) stops with ``HSA_STATUS_ERROR_EXCEPTION`` through the queue's error path. The
+packet processor also passes ``should_stop``: an executor polls both every few thousand
+instructions (:meth:`DispatchContext.poll`) and raises :class:`DispatchCancelled` when the queue
+is being destroyed, so ``hsa_queue_destroy`` never waits for a long kernel.
 """
 from __future__ import annotations
 
 import importlib
 import os
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from hsapy.sim.clock import SimClock
@@ -29,6 +37,9 @@ __all__ = [
     "Executor",
     "ExecutorFactory",
     "SimFault",
+    "DispatchCancelled",
+    "DEFAULT_WATCHDOG_S",
+    "resolve_watchdog",
     "BuiltinExecutor",
     "NullExecutor",
     "register_executor",
@@ -44,6 +55,12 @@ __all__ = [
 HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION = 41
 HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION = 42
 HSA_STATUS_ERROR_MEMORY_FAULT = 43
+HSA_STATUS_ERROR_EXCEPTION = 0x1016
+
+# Host seconds one dispatch may run before the watchdog stops it. Generous: the slowest
+# operator tests run a few seconds per dispatch; an endless loop is stopped within a minute.
+DEFAULT_WATCHDOG_S = 60.0
+WATCHDOG_ENV = "HSAPY_SIM_WATCHDOG"
 
 # s_endpgm encodings, checked with `echo s_endpgm | llvm-mc-19 -triple=amdgcn-amd-amdhsa
 # -mcpu=<gfx> -show-encoding`: gfx90a/gfx942 [0x00,0x00,0x81,0xbf], gfx1100/gfx1201
@@ -65,6 +82,33 @@ class SimFault(Exception):
         super().__init__(message)
 
 
+class DispatchCancelled(Exception):
+    """The queue running the dispatch is being destroyed or inactivated: stop quietly."""
+
+
+def resolve_watchdog(value: Any = None) -> float | None:
+    """The watchdog limit in seconds (None: no limit) from ``value``, else ``HSAPY_SIM_WATCHDOG``,
+    else :data:`DEFAULT_WATCHDOG_S`. 0 (or "0", "off") turns the watchdog off."""
+    source = "watchdog_s"
+    if value is None:
+        value = os.environ.get(WATCHDOG_ENV) or None
+        source = WATCHDOG_ENV
+    if value is None:
+        return DEFAULT_WATCHDOG_S
+    if isinstance(value, str) and value.strip().lower() in ("off", "none", "inf"):
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not seconds >= 0:
+        from hsapy.errors import HsapyValueError
+
+        raise HsapyValueError(f"{source}={value!r}: the simulator's dispatch watchdog takes a "
+                              "number of seconds >= 0 (0 or 'off' disables it)")
+    return seconds or None
+
+
 @dataclass
 class DispatchContext:
     """Everything an executor needs to run one kernel dispatch (see docs/internals.md)."""
@@ -84,6 +128,29 @@ class DispatchContext:
     kernel: Any                  # LoadedKernel: the loader's record (descriptor, code object, base)
     clock: SimClock              # simulated timestamp counter (s_memtime / s_memrealtime)
     agent_handle: int = 0        # the hsa_agent_t handle of the executing agent
+    watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds the dispatch may run (None: no limit)
+    should_stop: Callable[[], bool] | None = None  # True once the queue is being destroyed
+    started: float = field(default_factory=time.monotonic)
+
+    def kernel_name(self) -> str:
+        """The kernel's name from the loader's record, else its descriptor address."""
+        name = getattr(self.kernel, "name", None)
+        return str(name) if name else f"kernel object {self.kernel_object:#x}"
+
+    def poll(self) -> None:
+        """Raise DispatchCancelled when the queue is stopping, SimFault when the watchdog fires.
+
+        Executors call this every few thousand instructions (and between chunks of work)."""
+        if self.should_stop is not None and self.should_stop():
+            raise DispatchCancelled(f"dispatch {self.dispatch_id} cancelled: its queue stopped")
+        limit = self.watchdog_s
+        if limit is not None and time.monotonic() - self.started > limit:
+            raise SimFault(
+                HSA_STATUS_ERROR_EXCEPTION,
+                f"watchdog: dispatch {self.dispatch_id} of {self.kernel_name()} on "
+                f"{self.agent.name} ran longer than {limit:g} s of host time (endless loop?) "
+                f"and was stopped. Raise the limit with Runtime(backend='sim', watchdog_s=...) "
+                f"or {WATCHDOG_ENV}=<seconds> (0 disables the watchdog)")
 
 
 class Executor(Protocol):
@@ -188,10 +255,12 @@ class ExecutorCache:
     """Per-SimLib choice of executor for each agent.
 
     ``mode`` is None (registered interpreter, else built-in), "null", or an Executor instance
-    used for every agent (tests).
+    used for every agent (tests). ``watchdog_s`` is the per-dispatch limit the packet processor
+    puts into every DispatchContext (see :func:`resolve_watchdog`).
     """
 
-    def __init__(self, mode: Any = None) -> None:
+    def __init__(self, mode: Any = None, watchdog_s: Any = None) -> None:
+        self.watchdog_s = resolve_watchdog(watchdog_s)
         if mode is None:
             mode = os.environ.get("HSAPY_SIM_EXECUTOR") or None
         if isinstance(mode, str) and mode not in ("null", "builtin", "default"):

@@ -22,6 +22,7 @@ import numpy as np
 
 from hsapy.sim.executor import (
     HSA_STATUS_ERROR_MEMORY_FAULT,
+    DispatchCancelled,
     DispatchContext,
     SimFault,
 )
@@ -216,7 +217,7 @@ class SimQueue:
                 header = packet[0] | packet[1] << 8
                 try:
                     completion = self._process(packet, header, index)
-                except _Stopped:
+                except (_Stopped, DispatchCancelled):
                     return
                 except SimFault as fault:
                     self._fail(fault.status, fault.message, fault.address)
@@ -389,6 +390,8 @@ class SimQueue:
             kernel=kernel,
             clock=self.lib.clock,
             agent_handle=self.agent.handle,
+            watchdog_s=self.lib.executors.watchdog_s,
+            should_stop=self._should_stop,
         )
         self.lib.executors.get(profile).execute(ctx)
         return completion

@@ -210,11 +210,12 @@ class SimLib(LoaderMixin):
     :meth:`sim_queue_error` returns ``(status, message)`` of a stopped queue.
     """
 
-    def __init__(self, ffi: Any, targets: Any = None, executor: Any = None) -> None:
+    def __init__(self, ffi: Any, targets: Any = None, executor: Any = None,
+                 watchdog_s: Any = None) -> None:
         self.ffi = ffi
         self.clock = SimClock()
         self.memory = SimMemory()
-        self.executors = ExecutorCache(executor)
+        self.executors = ExecutorCache(executor, watchdog_s)
         self.kernel_objects: dict[int, Any] = {}
         self.agents: dict[int, SimAgent] = {}
         self.pools: dict[int, SimPool] = {}

@@ -15,7 +15,9 @@
 
 Faults: a memory access outside every allocation raises ``SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
 ..., address)``; an instruction without semantics ``SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-"not implemented for <target>: <mnemonic> at <offset>")``.
+"not implemented for <target>: <mnemonic> at <offset>")``. Every few thousand instructions the
+scheduler polls the context: a queue being destroyed cancels the dispatch, and the watchdog stops
+one that runs past its host-time limit (``DispatchContext.poll``).
 """
 from __future__ import annotations
 
@@ -42,8 +44,11 @@ __all__ = ["InterpreterExecutor", "KernelDescriptor", "register", "Program", "Ex
 # that a register of the chunk stays in the CPU caches between instructions (measured: 2 MiB
 # runs vector add 3-5x faster than one batch of the whole grid).
 CHUNK_BYTES = 2 << 20
-# Hang protection: a dispatch that executes more batch-instructions than this stops with an error.
-MAX_BATCH_STEPS = 5_000_000
+# Hang protection: every this many batch-instructions (and between chunks) the scheduler calls
+# DispatchContext.poll, which stops the dispatch when the queue is being destroyed or when the
+# watchdog's host-time limit has passed (hsapy/sim/executor.py). One integer compare per taken
+# branch; the poll itself costs about a microsecond every few milliseconds of interpretation.
+POLL_STEPS = 2048
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,7 @@ class InterpreterExecutor:
             return
         with np.errstate(all="ignore"):
             for chunk in self._chunks(ctx, kd, wave_size, program):
+                ctx.poll()
                 self._run_chunk(ctx, kd, program, wave_size, chunk, entry)
         last_stats = self.stats
 
@@ -229,7 +235,10 @@ class InterpreterExecutor:
         code = self._code_bytes(ctx, alloc, entry)
         insts, error = _decode_prefix(code, self.profile.name, entry)
         fns = [compile_instruction(inst, info) for inst in insts]
-        fns.append(_ran_off_the_end(self.profile.name, entry + len(code)))
+        if error is not None:   # execution that reaches the undecodable words faults naming them
+            fns.append(_undecodable(self.profile.name, error))
+        else:
+            fns.append(_ran_off_the_end(self.profile.name, entry + len(code)))
         program = Program(insts, fns, error)
         with _program_lock:
             per_alloc[key] = program
@@ -395,7 +404,11 @@ class InterpreterExecutor:
         index = program.index
         offsets = program.offsets
         steps = 0
+        poll_at = POLL_STEPS
         while runnable or waiting:
+            if steps >= poll_at:
+                poll_at = steps + POLL_STEPS
+                ctx.poll()
             if not runnable:
                 runnable = self._release_barrier(waiting, alive)
                 waiting = [b for b in waiting if b.status == BARRIER]
@@ -445,10 +458,9 @@ class InterpreterExecutor:
                     if target is None:
                         self._bad_pc(program, result)
                     i = target
-                    if steps > MAX_BATCH_STEPS:
-                        raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                                       f"dispatch on {self.profile.name} exceeded "
-                                       f"{MAX_BATCH_STEPS} steps (endless loop?)", None)
+                    if steps >= poll_at:   # every loop takes a branch: an endless one ends here
+                        poll_at = steps + POLL_STEPS
+                        ctx.poll()
                 elif result == END:
                     np.subtract.at(alive, b.wg, 1)
                     break
@@ -532,6 +544,13 @@ def _ran_off_the_end(target: str, address: int):
         raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                        f"{target}: execution ran past the end of the kernel's code at "
                        f"{address:#x}", address)
+    return run
+
+
+def _undecodable(target: str, error: Exception):
+    def run(b: Batch, m: Any) -> None:
+        raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                       f"not implemented for {target}: {error}", getattr(error, "offset", None))
     return run
 
 
