@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
-from hsapy.errors import HsapyValueError, WaitTimeoutError
+from hsapy.errors import HsapyValueError, WaitTimeoutError, error_for
 
 __all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS"]
 
@@ -44,6 +44,7 @@ _HOLDS = {
 # Longest single runtime wait; between slices the caller's ``abort`` hook may raise (e.g. when
 # the queue feeding this signal stopped with an error), so a dead queue never looks like a hang.
 _WAIT_SLICE_S = 0.05
+_HSA_STATUS_ERROR_INVALID_SIGNAL = 0x1006
 
 
 # The memory orders of each signal operation that hsapy's cdef declares, default first
@@ -185,13 +186,18 @@ class Signal:
         wait = self._function("wait", order, False)
         holds = _HOLDS[condition]
         cdata = self._cdata
+        state = self._state
         ticks_per_s = self._runtime.timestamp_frequency
         deadline = time.monotonic() + timeout
         while True:
+            if state.closed:
+                self._destroyed(condition, value, abort)
             remaining = deadline - time.monotonic()
             slice_s = min(max(remaining, 0.0), _WAIT_SLICE_S)
             observed = wait(cdata, int(condition), value, int(slice_s * ticks_per_s) + 1,
                             int(wait_state))
+            if state.closed:
+                self._destroyed(condition, value, abort)
             if holds(observed, value):
                 return observed
             if abort is not None:
@@ -201,6 +207,18 @@ class Signal:
                     f"signal {self.handle:#x}: waited {timeout:g} s for value {condition.name} "
                     f"{value}, last value {observed}. The work it tracks has not finished: check "
                     "the queue (queue.check()) or raise the timeout.")
+
+    def _destroyed(self, condition: Condition, value: int,
+                   abort: Callable[[], None] | None) -> None:
+        """The signal was destroyed before or during the wait (e.g. by another thread): what
+        the runtime returns for a dead handle is no observation of it. ``abort`` goes first, so
+        a closed or failed queue that took its completion signals along names the real cause."""
+        if abort is not None:
+            abort()
+        raise error_for(
+            _HSA_STATUS_ERROR_INVALID_SIGNAL, "Signal.wait",
+            f"signal {self.handle:#x} was destroyed while waiting for value {condition.name} "
+            f"{value}; close a signal only after every thread has stopped waiting on it")
 
 
 # amd_signal_t (hsa/amd_hsa_signal.h): int64 kind at +0, value at +8. An hsa_signal_t's handle
