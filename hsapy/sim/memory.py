@@ -288,6 +288,14 @@ class SimMemory:
             raw[sel] = alloc.backing[offsets[:, None] + lanes]
         return _to_dtype(raw, itemsize, dtype)
 
+    def check(self, addresses: np.ndarray, itemsize: int, kind: str, *,
+              agent: int | None = None) -> None:
+        """Fault (SimMemoryFault naming ``kind``: "read"/"write") unless every access of
+        ``itemsize`` bytes lies inside an allocation ``agent`` may touch; touches nothing."""
+        addrs = np.asarray(addresses, dtype=np.uint64).reshape(-1)
+        if self._single(addrs, itemsize, agent) is None and addrs.size:
+            self._check_agent(addrs, self._locate(addrs, itemsize, kind), itemsize, agent)
+
     def scatter(self, addresses: np.ndarray, values: np.ndarray, itemsize: int | None = None,
                 *, agent: int | None = None) -> None:
         """Store each value at its address (the low ``itemsize`` bytes when given); fault-checked

@@ -175,6 +175,19 @@ def test_out_of_bounds_load_is_a_memory_fault_naming_the_address(rt, vector_add,
     assert_other_queue_works(rt, vector_add, agent)
 
 
+@pytest.mark.parametrize("target", fk.TARGETS)
+def test_out_of_bounds_store_is_reported_as_a_write(rt, target):
+    agent = fk.agent_of(rt, target)
+    kernel = fk.load(rt, agent, "store_c_at_a", fk.STORE_C_AT_A)
+    out = rt.system_pool.allocate(4096)
+    queue = agent.create_queue(size=64)
+    with pytest.raises(MemoryFaultError) as raised:
+        kernel.launch(queue, [out.address + 4096, 0, 7], 1, 1)
+    assert f"{out.address + 4096:#x}" in str(raised.value)
+    assert "write of 4 byte" in str(raised.value)
+    queue.close()
+
+
 def test_memory_fault_reaches_the_system_event_handler(rt):
     agent = fk.agent_of(rt, "gfx942")
     kernel = fk.load(rt, agent, "load_a_store_b", fk.LOAD_A_STORE_B)

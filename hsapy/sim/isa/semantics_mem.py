@@ -80,7 +80,7 @@ def scatter_dwords(m: Any, addrs: np.ndarray, values: np.ndarray) -> None:
         view = m.memory.view(lo, hi - lo, "write", agent=m.agent)
     except Exception:
         for k in range(ndw):  # fault-checks every address before the first write
-            m.memory.gather(addrs + u64(4 * k), 4, np.uint32, agent=m.agent)
+            m.memory.check(addrs + u64(4 * k), 4, "write", agent=m.agent)
         for k in range(ndw):
             m.memory.scatter(addrs + u64(4 * k), np.ascontiguousarray(values[:, k]),
                              agent=m.agent)
