@@ -2,8 +2,11 @@
 
     python benchmarks/launch.py [--backend sim|rocr] [--target gfx942] [--repeats 20]
 
-Each line: mode (plain, prepared, batch256, c_floor), doorbell (whether the timed cost includes
-ringing the doorbell), median_us, p5_us, p95_us, ratio_to_floor, n, simulated.
+Each line: mode (plain, prepared, prepared_result, batch256, c_floor), doorbell (whether the
+timed cost includes ringing the doorbell), api (the call timed), median_us, p5_us, p95_us,
+ratio_to_floor, n, simulated. ``prepared`` times ``prepared.submit()``, the prepared fast path
+(take a kernarg slot, pack, publish; it returns the packet index); ``prepared_result`` times
+``prepared()``, the same plus building the DispatchResult a caller waits on.
 
 What is timed is the publishing thread only, in bursts that fit the queue: between bursts the
 doorbell is rung and completion awaited (untimed), so a slow consumer never shows up as host
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -92,12 +94,21 @@ def python_modes(backend: str, target: str, repeats: int) -> list[dict]:
             samples = time_bursts(queue, lambda: empty.launch(queue, [], wg, wg, wait=False),
                                   repeats)
             rows.append({"mode": "plain", "doorbell": True, **_stats(samples)})
+            # prepared: the fast path, prepared.submit() (kernarg slot, pack, publish; returns
+            # the packet index), then prepared() which also builds a DispatchResult
+            submit = prepared.submit
+            samples = time_bursts(queue, lambda: submit(doorbell=False), repeats)
+            rows.append({"mode": "prepared", "doorbell": False, "api": "prepared.submit()",
+                         **_stats(samples)})
+            samples = time_bursts(queue, lambda: submit(doorbell=True), repeats)
+            rows.append({"mode": "prepared", "doorbell": True, "api": "prepared.submit()",
+                         **_stats(samples)})
             samples = time_bursts(queue, lambda: prepared(doorbell=False), repeats)
-            rows.append({"mode": "prepared", "doorbell": False, **_stats(samples)})
-            samples = time_bursts(queue, lambda: prepared(doorbell=True), repeats)
-            rows.append({"mode": "prepared", "doorbell": True, **_stats(samples)})
+            rows.append({"mode": "prepared_result", "doorbell": False, "api": "prepared()",
+                         **_stats(samples)})
             per_packet = time_batches(prepared, repeats, BURST)
-            rows.append({"mode": "batch256", "doorbell": True, **_stats(per_packet)})
+            rows.append({"mode": "batch256", "doorbell": True, "api": "prepared.batch()",
+                         **_stats(per_packet)})
     for row in rows:
         row["simulated"] = backend == "sim"
     return rows

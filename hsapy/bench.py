@@ -8,7 +8,8 @@ What each measurement times:
 
 - submit (:func:`time_bursts`, :func:`time_batches`): the publishing thread only, in bursts that
   fit the queue. Between bursts the doorbell is rung and completion awaited (untimed), so a slow
-  consumer never shows up as host cost.
+  consumer never shows up as host cost. The garbage collector is off while a burst is timed
+  (as in timeit).
 - round trip (:func:`time_roundtrips`): wall time of publish + wait for one dispatch.
 - throughput (:func:`time_back_to_back`): ``count`` dispatches published back to back with one
   doorbell; the GPU's timestamps (hsa_amd_profiling_get_dispatch_time) give first start to last
@@ -19,17 +20,19 @@ never a statement about hardware.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from hsapy.errors import HsapyValueError
 
 __all__ = ["BURST", "LaunchPlan", "LaunchSetup", "ModeResult", "Progress", "run_launch",
-           "summarize", "time_bursts", "time_batches", "time_roundtrips", "time_back_to_back",
+           "summarize", "drain", "time_bursts", "time_batches", "time_roundtrips", "time_back_to_back",
            "hip_available", "HipLaunch"]
 
 BURST = 256            # dispatches per timed burst: half the queue, never waiting for space
@@ -83,6 +86,19 @@ class LaunchSetup:
 
 # -- host submit cost ----------------------------------------------------------------------------
 
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a burst is timed, as timeit does: a collection
+    triggered by whatever ran before would land in one sample as a pause of milliseconds."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def time_bursts(queue: Any, one_call: Callable[[], Any], repeats: int, burst: int = BURST,
                 tick: Tick = _no_tick) -> list[float]:
     """Seconds per ``one_call()`` (which publishes one dispatch and returns its result), timed
@@ -92,14 +108,31 @@ def time_bursts(queue: Any, one_call: Callable[[], Any], repeats: int, burst: in
     samples = []
     for _ in range(repeats):
         last = None
-        for _ in range(burst):
-            t0 = clock()
-            last = one_call()
-            samples.append(clock() - t0)
+        with _no_gc():
+            for _ in range(burst):
+                t0 = clock()
+                last = one_call()
+                samples.append(clock() - t0)
         queue.flush()
-        last.wait(timeout=WAIT_TIMEOUT)
+        if hasattr(last, "wait"):
+            last.wait(timeout=WAIT_TIMEOUT)
+        else:              # prepared.submit returns only the index: drain behind a barrier
+            drain(queue)
         tick()
     return samples
+
+
+def drain(queue: Any) -> None:
+    """Wait (untimed, with a timeout) until every packet published so far on ``queue`` has
+    completed: a barrier-AND with the barrier bit completes only after all before it."""
+    from hsapy import aql
+
+    signal = queue.runtime.signal_pool.acquire(1)
+    try:
+        queue.publish(aql.barrier_and([], completion_signal=signal.handle))
+        signal.wait(2, 1, timeout=WAIT_TIMEOUT, abort=queue.check)
+    finally:
+        queue.runtime.signal_pool.release(signal)
 
 
 def time_batches(prepared: Any, repeats: int, burst: int = BURST,
@@ -109,9 +142,10 @@ def time_batches(prepared: Any, repeats: int, burst: int = BURST,
     clock = time.perf_counter
     per_packet = []
     for _ in range(repeats):
-        t0 = clock()
-        results = prepared.batch([()] * burst)
-        per_packet.append((clock() - t0) / burst)
+        with _no_gc():
+            t0 = clock()
+            results = prepared.batch([()] * burst)
+            per_packet.append((clock() - t0) / burst)
         results.wait(timeout=WAIT_TIMEOUT)
         tick()
     return per_packet

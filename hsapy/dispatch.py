@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import struct
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -355,8 +356,6 @@ class PreparedDispatch:
         # completion signal), built on the slot's first use: a call patches nothing.
         self._bodies: list[bytes | None] = [None] * self.ring.slots
         self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
-        self._call = self._compile_submit(result=True)
-        self._submit_index = self._compile_submit(result=False)
 
     def _slot_body(self, slot: int) -> bytes:
         ring = self.ring
@@ -377,17 +376,30 @@ class PreparedDispatch:
         add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
                                                   queue._mask)
         ring_bytes, header_words, word = queue._ring_bytes, queue._words, self.word
-        bodies, slot_body, generic, signals = self._bodies, self._slot_body, self._submit, ring.signals
+        bodies, signals = self._bodies, ring.signals
         pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
+        # No reference back to self: a PreparedDispatch (one per plain launch) must not be a
+        # reference cycle, or every launch() would leave garbage for the cyclic collector.
+        generic = weakref.WeakMethod(self._submit)
+        template, addresses, handles = bytes(self._body), ring.addresses, ring.handles
+
+        def slot_body(slot: int) -> bytes:
+            body = bytearray(template)
+            _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, addresses[slot], 0, handles[slot])
+            bodies[slot] = body = bytes(body)
+            return body
+
         if values is None:
             if result:
-                return lambda args, doorbell: DispatchResult(
-                    queue, kernel, *self._index_and_signal(args, doorbell))
-            return lambda args, doorbell: generic(args, doorbell)[0]
+                def call(*args: Any, doorbell: bool = True) -> DispatchResult:
+                    index, slot = generic()(args, doorbell)
+                    return DispatchResult(queue, kernel, index, signals[slot])
+                return call
+            return lambda *args, doorbell=True: generic()(args, doorbell)[0]
 
-        def submit(args: Sequence[Any], doorbell: bool) -> Any:
+        def publish(*args: Any, doorbell: bool = True) -> Any:
             if OBSERVERS:
-                index, slot = generic(args, doorbell)
+                index, slot = generic()(args, doorbell)
             else:
                 slot = ring.next
                 ring.next = (slot + 1) & mask
@@ -416,11 +428,7 @@ class PreparedDispatch:
                     queue.ring_doorbell(index)
             return DispatchResult(queue, kernel, index, signals[slot]) if result else index
 
-        return submit
-
-    def _index_and_signal(self, args: Sequence[Any], doorbell: bool) -> tuple[int, Any]:
-        index, slot = self._submit(args, doorbell)
-        return index, self.ring.signals[slot]
+        return publish
 
     def _submit(self, args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
         """Publish one dispatch; return (packet index, kernarg slot). The per-dispatch hot path,
@@ -464,13 +472,22 @@ class PreparedDispatch:
             queue.ring_doorbell(index)
         return index, slot
 
+    _call: Any = None    # the compiled path returning a DispatchResult, built on first use
+
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
-        return self._call(args, doorbell)
+        call = self._call
+        if call is None:
+            call = self._call = self._compile_submit(result=True)
+        return call(*args, doorbell=doorbell)
 
     def submit(self, *args: Any, doorbell: bool = True) -> int:
-        """The fast path: publish and return only the packet index (no result object)."""
-        return self._submit_index(args, doorbell)
+        """The fast path: publish and return only the packet index (no result object).
+
+        The first call compiles the path and binds it as this instance's ``submit``, so later
+        calls go straight to it without a method frame in between."""
+        self.submit = self._compile_submit(result=False)    # type: ignore[method-assign]
+        return self.submit(*args, doorbell=doorbell)
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
@@ -567,7 +584,8 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
     profiling enabled."""
     prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
                                 release)
-    result = prepared(*args)
+    index, slot = prepared._submit(args, True)   # one call: nothing worth compiling
+    result = DispatchResult(queue, kernel, index, prepared.ring.signals[slot])
     return result.wait(timeout) if wait else result
 
 

@@ -102,12 +102,15 @@ def test_benchmarks_launch_script_keeps_its_rows():
     spec.loader.exec_module(script)
     rows = script.python_modes("sim", "gfx942", 1)
     assert [(row["mode"], row["doorbell"]) for row in rows] == [
-        ("plain", True), ("prepared", False), ("prepared", True), ("batch256", True)]
+        ("plain", True), ("prepared", False), ("prepared", True), ("prepared_result", False),
+        ("batch256", True)]
     for row in rows:
-        assert list(row) == ["mode", "doorbell", "median_us", "p5_us", "p95_us", "min_us", "n",
-                             "simulated"]
+        keys = ["mode", "doorbell", "median_us", "p5_us", "p95_us", "min_us", "n", "simulated"]
+        assert [k for k in row if k != "api"] == keys
         assert row["simulated"] is True and row["median_us"] > 0
-    assert [row["n"] for row in rows] == [256, 256, 256, 1]
+    assert [row.get("api") for row in rows] == [None, "prepared.submit()", "prepared.submit()",
+                                                 "prepared()", "prepared.batch()"]
+    assert [row["n"] for row in rows] == [256, 256, 256, 256, 1]
 
 
 class _FakeHip:

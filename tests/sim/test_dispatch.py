@@ -352,3 +352,26 @@ def test_queue_apertures_are_the_amd_queue_fields(sim_runtime):
 
     with sim_runtime.gpu_agents[0].create_queue(64) as queue:
         assert queue.apertures == (SHARED_APERTURE_BASE >> 32, PRIVATE_APERTURE_BASE >> 32)
+
+
+@pytest.mark.parametrize("signal_layout", [True, False])
+def test_launch_leaves_no_reference_cycles(signal_layout):
+    # A plain launch builds a PreparedDispatch; if it were a reference cycle, every launch would
+    # leave garbage that only the cyclic collector frees (and slows every later burst).
+    from hsapy.dispatch import PreparedDispatch
+
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as rt:
+        if not signal_layout:
+            rt._amd_signal_layout = False
+        agent, empty = _load(rt, "empty", "gfx942")
+        with agent.create_queue(64) as queue:
+            empty.launch(queue, [], 64, 64)
+            gc.collect()
+            gc.disable()
+            try:
+                for _ in range(20):
+                    empty.launch(queue, [], 64, 64)
+                alive = sum(isinstance(o, PreparedDispatch) for o in gc.get_objects())
+            finally:
+                gc.enable()
+            assert alive == 0
