@@ -15,6 +15,7 @@ finalizers only append to a queue (``defer``); a daemon reaper thread, ``drain()
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import time
 import warnings
@@ -28,12 +29,20 @@ _PENDING: collections.deque[Callable[[], None]] = collections.deque()
 _REAPER_LOCK = threading.Lock()
 _DRAIN_LOCK = threading.RLock()
 _REAPER: list[threading.Thread] = []
-_REAP_INTERVAL_S = 0.02
+# The reaper sleeps in os.read on this pipe and defer() wakes it with a one-byte os.write: no
+# Python-level lock on the finalizer's side, and no periodic wake-ups stealing the GIL from a
+# thread that is being measured.
+_WAKE_READ, _WAKE_WRITE = os.pipe()
+os.set_blocking(_WAKE_WRITE, False)
 
 
 def defer(release: Callable[[], None]) -> None:
     """Queue a release for a normal context. The only thing a finalizer may do."""
     _PENDING.append(release)
+    try:
+        os.write(_WAKE_WRITE, b"\0")
+    except OSError:          # the pipe is full: the reaper has wake-ups pending already
+        pass
 
 
 def drain() -> None:
@@ -54,7 +63,10 @@ def drain() -> None:
 
 def _reap() -> None:
     while True:
-        time.sleep(_REAP_INTERVAL_S)
+        try:
+            os.read(_WAKE_READ, 4096)
+        except OSError:
+            time.sleep(0.02)
         if _PENDING:
             drain()
 

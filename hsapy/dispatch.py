@@ -376,6 +376,7 @@ class PreparedDispatch:
         add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
                                                   queue._mask)
         ring_bytes, header_words, word = queue._ring_bytes, queue._words, self.word
+        body_slices = queue._body_slices
         bodies, signals = self._bodies, ring.signals
         pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
         # No reference back to self: a PreparedDispatch (one per plain launch) must not be a
@@ -422,7 +423,7 @@ class PreparedDispatch:
                     ring.give_back(slot)
                     raise
                 at = index & queue_mask
-                ring_bytes[(at << 6) + 4:(at << 6) + 64] = bodies[slot] or slot_body(slot)
+                ring_bytes[body_slices[at]] = bodies[slot] or slot_body(slot)
                 header_words[at << 4] = word               # the release store (see Queue.write)
                 if doorbell:
                     queue.ring_doorbell(index)
@@ -464,7 +465,7 @@ class PreparedDispatch:
             raise
         body = self._bodies[slot] or self._slot_body(slot)
         at = index & queue._mask
-        queue._ring_bytes[(at << 6) + 4:(at << 6) + 64] = body
+        queue._ring_bytes[queue._body_slices[at]] = body
         queue._words[at << 4] = self.word             # the release store (see Queue.write)
         if OBSERVERS:
             notify_written(queue, index, 1)
@@ -472,7 +473,8 @@ class PreparedDispatch:
             queue.ring_doorbell(index)
         return index, slot
 
-    _call: Any = None    # the compiled path returning a DispatchResult, built on first use
+    _call: Any = None    # the compiled paths (returning a DispatchResult / the packet index),
+    _fast: Any = None    # built on first use
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
@@ -485,9 +487,12 @@ class PreparedDispatch:
         """The fast path: publish and return only the packet index (no result object).
 
         The first call compiles the path and binds it as this instance's ``submit``, so later
-        calls go straight to it without a method frame in between."""
-        self.submit = self._compile_submit(result=False)    # type: ignore[method-assign]
-        return self.submit(*args, doorbell=doorbell)
+        calls through ``prepared.submit`` go straight to it without a method frame in between
+        (a reference to the method taken before the first call keeps working, one frame slower)."""
+        fast = self._fast
+        if fast is None:
+            fast = self._fast = self.submit = self._compile_submit(result=False)  # type: ignore
+        return fast(*args, doorbell=doorbell)
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell

@@ -123,6 +123,9 @@ class Queue:
         # Bodies are written through a memoryview of the ring (one memcpy, cheaper from Python
         # than ffi.memmove); headers through the uint32 pointer (one aligned 32-bit store).
         self._ring_bytes = memoryview(ffi.buffer(self._base, self.size * PACKET_SIZE))
+        # slot -> slice of its bytes 4..63 (the body), so a write computes no offsets
+        self._body_slices = [slice(k * PACKET_SIZE + 4, (k + 1) * PACKET_SIZE)
+                             for k in range(self.size)]
         self._ring = np.frombuffer(
             ffi.buffer(ffi.cast("uint8_t *", self.base_address), self.size * PACKET_SIZE),
             np.uint8).reshape(self.size, PACKET_SIZE)
@@ -294,9 +297,8 @@ class Queue:
         it would need a store-release (stlr) or a fence first; hsapy refuses to publish there
         rather than publish unordered (see ``_require_tso``)."""
         slot = index & self._mask
-        at = slot << 6
         try:
-            self._ring_bytes[at + 4:at + 64] = body
+            self._ring_bytes[self._body_slices[slot]] = body
         except (ValueError, TypeError):
             raise HsapyValueError(
                 f"Queue.write: the body is bytes 4..63 of the packet, exactly 60 bytes, not "
