@@ -39,3 +39,24 @@ def test_buffer_collected_without_close_is_freed(sim_runtime):
     gc.collect()
     live_counts()  # performs deferred releases
     assert len(lib.memory.allocations()) == allocations
+
+
+def test_the_reaper_releases_a_collected_object_without_being_asked():
+    # defer() wakes the reaper through its pipe: the release happens promptly, with no drain()
+    import gc
+    import time
+
+    from hsapy import _lifetime
+    from hsapy.runtime import Runtime
+
+    with Runtime(backend="sim") as rt:
+        before = _lifetime._LIVE["Signal"]
+        signal = rt.create_signal(1)
+        assert _lifetime._LIVE["Signal"] == before + 1
+        del signal
+        gc.collect()
+        deadline = time.monotonic() + 5
+        while _lifetime._LIVE["Signal"] != before and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert _lifetime._LIVE["Signal"] == before
+        assert not _lifetime._PENDING
