@@ -132,6 +132,11 @@ class Signal:
     def store(self, value: int, relaxed: bool = False, silent: bool = False,
               order: str | None = None) -> None:
         """Store ``value`` (screlease by default, or relaxed); ``silent`` does not wake waiters."""
+        if order is None and not silent:
+            lib = self._lib
+            (lib.hsa_signal_store_relaxed if relaxed else lib.hsa_signal_store_screlease)(
+                self._cdata, value)
+            return
         self._function("silent_store" if silent else "store", order, relaxed)(self._cdata, value)
 
     def add(self, value: int, relaxed: bool = False, order: str | None = None) -> None:

@@ -258,7 +258,7 @@ class SimQueue:
         self.headers[slot] = PACKET_INVALID
         self.store_read_index(index + 1)
         if completion is not None:
-            completion.modify(lambda v: v - 1)
+            completion.subtract(1)
 
     def _process(self, packet: bytes, header: int, index: int) -> SimSignal | None:
         """Run one packet; return its completion signal (or None)."""

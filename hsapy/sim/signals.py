@@ -77,10 +77,12 @@ class SimSignal:
 
     # All mutations hold ``cond`` and end in _changed(), so waiters never miss an update.
     def _changed(self) -> None:
-        value = int(self.words[WORD_VALUE])
+        value = self.ptr[WORD_VALUE]
         if value > self.high_water:
             self.high_water = value
-        self.cond.notify_all()
+        # Condition._waiters: CPython's list of blocked waiters (see exchange)
+        if self.cond._waiters:  # type: ignore[attr-defined]
+            self.cond.notify_all()
         for event in tuple(self.watchers):
             event.set()
 
@@ -90,9 +92,18 @@ class SimSignal:
 
     def store(self, value: int) -> None:
         """Set the value and wake waiters."""
-        with self.cond:
-            self.words[WORD_VALUE] = to_int64(value)
-            self._changed()
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            value = to_int64(value)
+        cond = self.cond
+        cond.acquire()
+        try:
+            self.ptr[WORD_VALUE] = value
+            if value > self.high_water:
+                self.high_water = value
+            if cond._waiters or self.watchers:  # type: ignore[attr-defined]
+                self._changed()
+        finally:
+            cond.release()
 
     def store_silent(self, value: int) -> None:
         """Set the value without waking waiters (they see it at their next check)."""
@@ -128,9 +139,24 @@ class SimSignal:
     def modify(self, operation: Callable[[int], int]) -> int:
         """Atomically replace the value by ``operation(old)``; return the old value."""
         with self.cond:
-            old = int(self.words[WORD_VALUE])
-            self.words[WORD_VALUE] = to_int64(operation(old))
+            old = self.ptr[WORD_VALUE]
+            self.ptr[WORD_VALUE] = to_int64(operation(old))
             self._changed()
+        return old
+
+    def subtract(self, amount: int) -> int:
+        """Atomically subtract ``amount`` (the packet processor's completion decrement)."""
+        cond = self.cond
+        cond.acquire()
+        try:
+            ptr = self.ptr
+            old = ptr[WORD_VALUE]
+            new = old - amount
+            ptr[WORD_VALUE] = new if new >= _INT64_MIN else to_int64(new)
+            if cond._waiters or self.watchers:  # type: ignore[attr-defined]
+                self._changed()
+        finally:
+            cond.release()
         return old
 
     def cas(self, expected: int, value: int) -> int:

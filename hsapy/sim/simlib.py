@@ -611,9 +611,13 @@ class SimLib(LoaderMixin):
             return self._load(signal)
 
     def _store(self, signal: Any, value: int) -> None:
-        sim_signal = self._signal(signal)
-        if sim_signal is not None:
-            sim_signal.store(int(value))
+        try:
+            sim_signal = self._live_signals[signal.handle]
+        except (AttributeError, KeyError, TypeError):
+            sim_signal = self._signal(signal)
+            if sim_signal is None:
+                return
+        sim_signal.store(int(value))
 
     def hsa_signal_store_relaxed(self, signal: Any, value: int) -> None:
         """Set the value (relaxed); wakes waiters."""
@@ -641,6 +645,15 @@ class SimLib(LoaderMixin):
     def _modify(self, signal: Any, operation: Callable[[int], int]) -> int:
         sim_signal = self._signal(signal)
         return sim_signal.modify(operation) if sim_signal is not None else 0
+
+    def _subtract(self, signal: Any, value: int) -> None:
+        try:
+            sim_signal = self._live_signals[signal.handle]
+        except (AttributeError, KeyError, TypeError):
+            sim_signal = self._signal(signal)
+            if sim_signal is None:
+                return
+        sim_signal.subtract(int(value))
 
     def _exchange(self, signal: Any, value: int) -> int:
         try:
@@ -693,15 +706,15 @@ class SimLib(LoaderMixin):
 
     def hsa_signal_subtract_scacq_screl(self, signal: Any, value: int) -> None:
         """Atomic subtract."""
-        self._modify(signal, lambda old: old - int(value))
+        self._subtract(signal, value)
 
     def hsa_signal_subtract_relaxed(self, signal: Any, value: int) -> None:
         """Atomic subtract."""
-        self._modify(signal, lambda old: old - int(value))
+        self._subtract(signal, value)
 
     def hsa_signal_subtract_screlease(self, signal: Any, value: int) -> None:
         """Atomic subtract."""
-        self._modify(signal, lambda old: old - int(value))
+        self._subtract(signal, value)
 
     def hsa_signal_and_scacq_screl(self, signal: Any, value: int) -> None:
         """Atomic bitwise AND."""
@@ -1001,7 +1014,7 @@ class SimLib(LoaderMixin):
                 self.memory.view(dst, size)[:] = data
             if self._copy_profiling:
                 completion.set_times(start, self.clock.now())
-            completion.modify(lambda v: v - 1)
+            completion.subtract(1)
         finally:
             self._copy_threads.discard(threading.current_thread())
 
