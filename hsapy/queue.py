@@ -31,7 +31,8 @@ UINT32_MAX = 0xFFFFFFFF
 # Observers of publishing on every queue (hsapy.trace installs one). An observer has
 #   packets_written(queue, first, count)  after the header stores: the ring holds the packets
 #   doorbell(queue, index)                before the doorbell store
-#   signal_reused(handle)                 before the dispatch path re-arms a completion signal
+#   signal_reused(handle)                 before the dispatch path re-arms a completion signal,
+#                                         and before any hsapy Signal is destroyed
 # Empty in normal use, where the cost is one truthiness check per call.
 OBSERVERS: list[Any] = []
 

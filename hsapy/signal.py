@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import enum
 import time
+import warnings
 import weakref
 from typing import Any, Callable
 
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyValueError, WaitTimeoutError, error_for
+from hsapy.queue import OBSERVERS, notify_signal_reused
 
 __all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS"]
 
@@ -63,6 +65,12 @@ ORDERS: dict[str, tuple[str, ...]] = {
 
 def _destroy(lib: Any, handle: int) -> Callable[[], None]:
     def release() -> None:
+        if OBSERVERS:   # what the signal holds (e.g. dispatch timestamps) goes with it
+            try:
+                notify_signal_reused(handle)
+            except Exception as exc:
+                warnings.warn(f"hsapy: a publishing observer failed: {exc}", RuntimeWarning,
+                              stacklevel=2)
         status = lib.hsa_signal_destroy({"handle": handle})
         if status != 0:
             raise RuntimeError(f"hsa_signal_destroy returned {status:#x}")

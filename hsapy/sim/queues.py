@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -127,6 +127,7 @@ class SimQueue:
         struct.pack_into("<I", self.struct_bytes, OFFSET_READ_ID_FIELD_OFFSET,
                          OFFSET_READ_DISPATCH_ID)
         self.index_lock = threading.Lock()
+        self._turn = threading.Lock()      # held while a packet is processed (see _run)
         # The write index as a C uint64 (same memory as ``words``) for the producer's hot path.
         self.write_ptr = cast_ffi.cast("uint64_t *", self.address + OFFSET_WRITE_DISPATCH_ID)
         self.is_profiling = False
@@ -199,58 +200,127 @@ class SimQueue:
             self.doorbell.cond.notify_all()
         if threading.current_thread() is not self.thread:
             self.thread.join(timeout_s)
+            # a waiting thread may be running a packet: it stops at the next poll
+            if self._turn.acquire(timeout=timeout_s):
+                self._turn.release()
 
     def _should_stop(self) -> bool:
         return self._stop
 
     # -- the packet processor -------------------------------------------------------------------
 
+    # Packets are processed one at a time by whoever holds ``_turn``: normally this queue's
+    # processor thread, or a thread waiting on a signal (``help``), which runs announced
+    # packets itself while the processor thread is idle. A synchronous dispatch + wait then needs
+    # no thread hand-off at all (on a VM each costs tens of microseconds). Order and every rule
+    # of the processor (doorbell, INVALID headers, errors) are the same on either thread.
     def _run(self) -> None:
         try:
             while not self._stop:
-                index = self.read_index
-                slot = index & self.mask
-                if not self._wait_for_packet(index):
+                index = self._wait_for_packet()
+                if index is None:
                     return
-                base = slot * PACKET_BYTES
-                packet = self.ring[base:base + PACKET_BYTES].tobytes()
-                header = packet[0] | packet[1] << 8
-                try:
-                    completion = self._process(packet, header, index)
-                except (_Stopped, DispatchCancelled):
-                    return
-                except SimFault as fault:
-                    self._fail(fault.status, fault.message, fault.address)
-                    return
-                except SimMemoryFault as fault:
-                    self._fail(HSA_STATUS_ERROR_MEMORY_FAULT, str(fault), fault.address)
-                    return
-                self._retire(slot, index, completion)
+                with self._turn:
+                    if self._stop:
+                        return
+                    if self.read_index != index:      # a waiting thread processed it
+                        continue
+                    if not self._step(index):
+                        return
         except Exception:  # a simulator bug: report it through the queue, never die silently
             self._fail(HSA_STATUS_ERROR_EXCEPTION,
                        "internal simulator error:\n" + traceback.format_exc())
 
-    def _wait_for_packet(self, index: int) -> bool:
-        """Wait until packet ``index`` is published and announced; False when asked to stop.
+    def _step(self, index: int) -> bool:
+        """Process packet ``index`` (the caller holds ``_turn``); False once the queue stopped."""
+        slot = index & self.mask
+        base = slot * PACKET_BYTES
+        packet = self.ring[base:base + PACKET_BYTES].tobytes()
+        header = packet[0] | packet[1] << 8
+        try:
+            completion = self._process(packet, header, index)
+        except (_Stopped, DispatchCancelled):
+            return False
+        except SimFault as fault:
+            self._fail(fault.status, fault.message, fault.address)
+            return False
+        except SimMemoryFault as fault:
+            self._fail(HSA_STATUS_ERROR_MEMORY_FAULT, str(fault), fault.address)
+            return False
+        self._retire(slot, index, completion)
+        return True
+
+    def help(self, done: Callable[[], bool]) -> None:
+        """Run this queue's announced packets on the calling (waiting) thread until ``done()``,
+        while the processor thread is not busy. Only packets that cannot block are taken here --
+        kernel dispatches and barriers without dependencies; anything else is left to the
+        processor thread. A KeyboardInterrupt in the middle of a dispatch stops the queue (the
+        kernel ran only in part), then propagates."""
+        if self._stop or not self._turn.acquire(blocking=False):
+            return
+        try:
+            while not self._stop and not done():
+                index = self.read_index
+                slot = index & self.mask
+                header = int(self.headers[slot])
+                if header & 0xFF == PACKET_INVALID or self.doorbell.high_water < index:
+                    return
+                kind = header & 0xFF
+                if kind in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
+                    base = slot * PACKET_BYTES + 8
+                    if self.ring[base:base + 40].any():          # dep_signal[0..4]
+                        return
+                elif kind != PACKET_KERNEL_DISPATCH:
+                    return
+                try:
+                    if not self._step(index):
+                        return
+                except KeyboardInterrupt:
+                    self._fail(HSA_STATUS_ERROR_EXCEPTION,
+                               f"packet {index}: interrupted (KeyboardInterrupt) while the "
+                               "simulator ran it on the waiting thread; it ran only in part")
+                    raise
+                except Exception:
+                    self._fail(HSA_STATUS_ERROR_EXCEPTION,
+                               "internal simulator error:\n" + traceback.format_exc())
+                    return
+        finally:
+            self._turn.release()
+
+    @property
+    def has_announced_work(self) -> bool:
+        """A packet is published and covered by a doorbell but not yet processed."""
+        index = self.read_index
+        return (self.doorbell.high_water >= index
+                and int(self.headers[index & self.mask]) & 0xFF != PACKET_INVALID)
+
+    def _wait_for_packet(self) -> int | None:
+        """Wait until the packet at the read index is published and announced; return its index,
+        or None when asked to stop.
 
         Published: its header type is not INVALID. Announced: the doorbell has been rung with a
         value >= index (the highest value ever rung counts, since concurrent producers may ring
         out of order). Like the hardware, a packet whose doorbell was never rung is not fetched.
         Both are checked while holding the doorbell's lock, which every doorbell store takes
-        before notifying, so a publish between check and wait cannot be missed.
+        before notifying, so a publish between check and wait cannot be missed. The read index
+        is re-read on every look: a waiting thread (``help``) may have moved it on.
         """
         headers = self.headers
-        slot = index & self.mask
+        mask = self.mask
         doorbell = self.doorbell
         cond = doorbell.cond
-        if headers[slot] & 0xFF != PACKET_INVALID and doorbell.high_water >= index:
-            return not self._stop
+        index = self.read_index
+        if headers[index & mask] & 0xFF != PACKET_INVALID and doorbell.high_water >= index:
+            return None if self._stop else index
         with cond:
-            while headers[slot] & 0xFF == PACKET_INVALID or doorbell.high_water < index:
+            while True:
                 if self._stop:
-                    return False
+                    return None
+                index = self.read_index
+                if headers[index & mask] & 0xFF != PACKET_INVALID and \
+                        doorbell.high_water >= index:
+                    return index
                 cond.wait(_PROCESSOR_POLL_S)
-        return not self._stop
 
     def _retire(self, slot: int, index: int, completion: SimSignal | None) -> None:
         # The slot becomes INVALID before the read index moves past it, so a producer that

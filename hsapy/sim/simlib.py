@@ -34,7 +34,7 @@ from hsapy.sim.clock import SimClock
 from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import PAGE_SIZE, SimMemory
 from hsapy.sim.queues import SimQueue
-from hsapy.sim.signals import SignalTable, SimSignal, wait_any
+from hsapy.sim.signals import SignalTable, SimSignal, condition_holds, wait_any
 from hsapy.sim.targets import (
     CPU_PROFILE,
     GPU_PROFILES,
@@ -739,7 +739,16 @@ class SimLib(LoaderMixin):
         sim_signal = self._signal(signal)
         if sim_signal is None:
             return 0
-        return sim_signal.wait(int(condition), int(compare), self._timeout_seconds(timeout_hint),
+        condition, compare = int(condition), int(compare)
+        # Before sleeping, run announced packets on this thread (SimQueue.help): the work that
+        # will satisfy the wait is usually right there, and doing it here saves two thread
+        # hand-offs.
+        for sim_queue in list(self.queues.values()):
+            if condition_holds(condition, sim_signal.load(), compare):
+                break
+            if sim_queue.has_announced_work:
+                sim_queue.help(lambda: condition_holds(condition, sim_signal.load(), compare))
+        return sim_signal.wait(condition, compare, self._timeout_seconds(timeout_hint),
                                lambda: not sim_signal.is_valid)
 
     def hsa_signal_wait_scacquire(self, signal: Any, condition: int, compare_value: int,

@@ -550,3 +550,39 @@ def test_error_without_callback_is_logged(lib, caplog):
             time.sleep(0.001)
     assert "HSA_STATUS_ERROR_INVALID_PACKET_FORMAT" in caplog.text
     assert "unknown packet type 77" in caplog.text
+
+
+def test_a_waiting_thread_runs_ready_dispatches_but_never_a_blocking_barrier(monkeypatch):
+    # SimQueue.help: a dispatch + wait runs on the waiting thread (no thread hand-off); a barrier
+    # with dependencies is left to the queue's processor thread; order is unchanged.
+    import threading
+
+    from hsapy import aql
+    from hsapy.asm import kernels
+    from hsapy.runtime import Runtime
+    from hsapy.sim import queues as sim_queues
+
+    ran = []
+    process = sim_queues.SimQueue._process
+
+    def recording(self, packet, header, index):
+        ran.append((index, header & 0xFF, threading.current_thread().name))
+        return process(self, packet, header, index)
+
+    monkeypatch.setattr(sim_queues.SimQueue, "_process", recording)
+    with Runtime(backend="sim", targets=["gfx942"]) as rt:
+        agent = rt.gpu_agents[0]
+        empty = rt.load(kernels.build("empty", "gfx942"), agent).kernel("empty")
+        with agent.create_queue(64) as queue:
+            prepared = empty.prepare(queue, 64, 64)
+            first = prepared()
+            first.wait(timeout=10)
+            gate, done = rt.create_signal(1), rt.create_signal(1)
+            queue.publish(aql.barrier_and([gate.handle], completion_signal=done.handle))
+            after = prepared()
+            threading.Timer(0.05, gate.store, (0,)).start()
+            after.wait(timeout=10)
+            done.wait(timeout=10)
+    assert [index for index, _kind, _thread in ran] == [0, 1, 2]
+    assert ran[0][2] == "MainThread"                     # the waiter ran the dispatch
+    assert ran[1][1] == 3 and ran[1][2].startswith("hsapy-sim-queue")   # the barrier did not
