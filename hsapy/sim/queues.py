@@ -220,13 +220,23 @@ class SimQueue:
                 index = self._wait_for_packet()
                 if index is None:
                     return
-                with self._turn:
+                if not self._turn.acquire(blocking=False):
+                    # A waiting thread is running packets; it wakes this thread through the
+                    # doorbell's condition if it leaves work behind. (Blocking on the lock here
+                    # would wake this thread for nothing whenever the waiter drains the queue.)
+                    with self.doorbell.cond:
+                        if not self._stop and self._turn.locked():
+                            self.doorbell.cond.wait(_PROCESSOR_POLL_S)
+                    continue
+                try:
                     if self._stop:
                         return
                     if self.read_index != index:      # a waiting thread processed it
                         continue
                     if not self._step(index):
                         return
+                finally:
+                    self._turn.release()
         except Exception:  # a simulator bug: report it through the queue, never die silently
             self._fail(HSA_STATUS_ERROR_EXCEPTION,
                        "internal simulator error:\n" + traceback.format_exc())
@@ -286,6 +296,9 @@ class SimQueue:
                     return
         finally:
             self._turn.release()
+            if not self._stop and self.has_announced_work:   # hand the rest to the processor
+                with self.doorbell.cond:
+                    self.doorbell.cond.notify_all()
 
     @property
     def has_announced_work(self) -> bool:

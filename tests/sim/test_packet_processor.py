@@ -59,8 +59,10 @@ def open_lib(executor) -> SimLib:
 @pytest.fixture
 def restore_registry():
     """Put the executor registry back as it was (hsapy.sim.isa may have registered families)."""
-    from hsapy.sim.executor import registered_factory, register_executor, unregister_executor
+    from hsapy.sim.executor import (_load_isa_package, register_executor, registered_factory,
+                                    unregister_executor)
 
+    _load_isa_package()   # its interpreters register once, at import: save them, not a blank
     saved = {f: registered_factory(f) for f in ("gfx9", "gfx11", "gfx12")}
     yield
     for family_name, factory in saved.items():
