@@ -85,6 +85,10 @@ _BARRIER_VALUE = struct.Struct("<HBBIQqqIIQQQ")
 _PROCESSOR_POLL_S = 0.05              # every wait wakes this often to check for stop
 
 
+# The largest dispatch (grid work-items) a waiting thread runs itself (SimQueue.help).
+HELP_MAX_WORK_ITEMS = 4096
+
+
 class _Stopped(Exception):
     """The queue was destroyed or inactivated while a packet waited."""
 
@@ -263,8 +267,10 @@ class SimQueue:
     def help(self, done: Callable[[], bool]) -> None:
         """Run this queue's announced packets on the calling (waiting) thread until ``done()``,
         while the processor thread is not busy. Only packets that cannot block are taken here --
-        kernel dispatches and barriers without dependencies; anything else is left to the
-        processor thread. A KeyboardInterrupt in the middle of a dispatch stops the queue (the
+        small kernel dispatches (at most HELP_MAX_WORK_ITEMS work-items: the latency-bound case;
+        the waiter cannot give up a dispatch it is running, so its wait lasts as long as that
+        dispatch, at most the watchdog limit for one that never ends) and barriers without
+        dependencies; anything else is left to the processor thread. A KeyboardInterrupt in the middle of a dispatch stops the queue (the
         kernel ran only in part), then propagates."""
         if self._stop or not self._turn.acquire(blocking=False):
             return
@@ -276,12 +282,16 @@ class SimQueue:
                 if header & 0xFF == PACKET_INVALID or self.doorbell.high_water < index:
                     return
                 kind = header & 0xFF
+                base = slot * PACKET_BYTES
                 if kind in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
-                    base = slot * PACKET_BYTES + 8
-                    if self.ring[base:base + 40].any():          # dep_signal[0..4]
+                    if self.ring[base + 8:base + 48].any():      # dep_signal[0..4]
                         return
                 elif kind != PACKET_KERNEL_DISPATCH:
                     return
+                else:
+                    grid = self.ring[base + 12:base + 24].view(np.uint32)   # grid_size_x/y/z
+                    if int(grid[0]) * int(grid[1]) * int(grid[2]) > HELP_MAX_WORK_ITEMS:
+                        return
                 try:
                     if not self._step(index):
                         return

@@ -585,6 +585,9 @@ def test_a_waiting_thread_runs_ready_dispatches_but_never_a_blocking_barrier(mon
             threading.Timer(0.05, gate.store, (0,)).start()
             after.wait(timeout=10)
             done.wait(timeout=10)
-    assert [index for index, _kind, _thread in ran] == [0, 1, 2]
+            big = sim_queues.HELP_MAX_WORK_ITEMS * 2
+            empty.prepare(queue, big, 64)().wait(timeout=10)
+    assert [index for index, _kind, _thread in ran] == [0, 1, 2, 3]
     assert ran[0][2] == "MainThread"                     # the waiter ran the dispatch
     assert ran[1][1] == 3 and ran[1][2].startswith("hsapy-sim-queue")   # the barrier did not
+    assert ran[3][2].startswith("hsapy-sim-queue")       # nor a large dispatch
