@@ -9,7 +9,7 @@ What each measurement times:
 - submit (:func:`time_bursts`, :func:`time_batches`): the publishing thread only, in bursts that
   fit the queue. Between bursts the doorbell is rung and completion awaited (untimed), so a slow
   consumer never shows up as host cost. The garbage collector is off while a burst is timed
-  (as in timeit).
+  (as in timeit), and completion between bursts is polled (see ``_settle``).
 - round trip (:func:`time_roundtrips`): wall time of publish + wait for one dispatch.
 - throughput (:func:`time_back_to_back`): ``count`` dispatches published back to back with one
   doorbell; the GPU's timestamps (hsa_amd_profiling_get_dispatch_time) give first start to last
@@ -115,11 +115,26 @@ def time_bursts(queue: Any, one_call: Callable[[], Any], repeats: int, burst: in
                 samples.append(clock() - t0)
         queue.flush()
         if hasattr(last, "wait"):
-            last.wait(timeout=WAIT_TIMEOUT)
+            _settle(queue, last.signal)
         else:              # prepared.submit returns only the index: drain behind a barrier
             drain(queue)
         tick()
     return samples
+
+
+def _settle(queue: Any, signal: Any) -> None:
+    """Wait (untimed) for ``signal`` to drop below 1 by polling, with a timeout.
+
+    Not Signal.wait: on the simulator a thread blocked in hsa_signal_wait runs small announced
+    dispatches itself, which would fill the publishing core's caches with the packet
+    processor's work between bursts -- on a GPU system the GPU does that work, so the
+    publishing thread only looks at the signal here."""
+    deadline = time.monotonic() + WAIT_TIMEOUT
+    while signal.load(relaxed=True) > 0:
+        queue.check()
+        if time.monotonic() > deadline:
+            signal.wait(2, 1, timeout=0.0, abort=queue.check)   # raises WaitTimeoutError
+        time.sleep(0.0002)
 
 
 def drain(queue: Any) -> None:
@@ -130,7 +145,7 @@ def drain(queue: Any) -> None:
     signal = queue.runtime.signal_pool.acquire(1)
     try:
         queue.publish(aql.barrier_and([], completion_signal=signal.handle))
-        signal.wait(2, 1, timeout=WAIT_TIMEOUT, abort=queue.check)
+        _settle(queue, signal)
     finally:
         queue.runtime.signal_pool.release(signal)
 
@@ -146,7 +161,8 @@ def time_batches(prepared: Any, repeats: int, burst: int = BURST,
             t0 = clock()
             results = prepared.batch([()] * burst)
             per_packet.append((clock() - t0) / burst)
-        results.wait(timeout=WAIT_TIMEOUT)
+        for _first, _count, signal in results.chunks:
+            _settle(prepared.queue, signal)
         tick()
     return per_packet
 
