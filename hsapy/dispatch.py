@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import struct
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -326,6 +325,67 @@ class DispatchResult:
         return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
 
 
+def _body_maker(bodies: list[bytes | None], template: bytes, ring: KernargRing) -> Any:
+    """``slot -> packet body``: the template with the slot's kernarg address and completion
+    signal patched in, built on the slot's first use and kept in ``bodies``."""
+    addresses, handles = ring.addresses, ring.handles
+
+    def slot_body(slot: int) -> bytes:
+        body = bytearray(template)
+        _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, addresses[slot], 0, handles[slot])
+        bodies[slot] = body = bytes(body)
+        return body
+
+    return slot_body
+
+
+def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
+                 bodies: list[bytes | None], template: bytes, word: int) -> Any:
+    """``submit(args, doorbell) -> (packet index, kernarg slot)``: one dispatch, written out
+    plainly -- KernargRing.take, Packer.pack_into, Queue.reserve/write/ring_doorbell inlined
+    (each is the reference for what its lines do) -- with the observer calls. It references
+    only what it is given, never the PreparedDispatch."""
+    slot_body = _body_maker(bodies, template, ring)
+
+    def submit(args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
+        slot = ring.next
+        ring.next = (slot + 1) & ring.mask
+        if OBSERVERS:
+            notify_signal_reused(ring.handles[slot])
+        values = ring.values
+        if values is not None:
+            value = values[slot]
+            if value[1] > 0:
+                ring.wait_free(slot)
+            value[1] = 1                                   # silent store: armed
+        else:
+            ring.take_at(slot)
+        try:
+            if ring.template_owner[slot] is packer:      # hidden arguments already in place
+                packer.pack_explicit_into(ring.view, slot * slot_size, *args)
+            else:
+                ring.template_owner[slot] = None
+                packer.pack_into(ring.view, slot * slot_size, *args)
+                ring.template_owner[slot] = packer
+            index = queue._add_write_index(queue._ptr, 1)
+            if index - queue._read_seen >= queue.size:
+                queue._make_space(index, 10.0)
+        except BaseException:
+            ring.give_back(slot)
+            raise
+        body = bodies[slot] or slot_body(slot)
+        at = index & queue._mask
+        queue._ring_bytes[queue._body_slices[at]] = body
+        queue._words[at << 4] = word                  # the release store (see Queue.write)
+        if OBSERVERS:
+            notify_written(queue, index, 1)
+        if doorbell:
+            queue.ring_doorbell(index)
+        return index, slot
+
+    return submit
+
+
 class PreparedDispatch:
     """A launch prepared once: header|setup word, body template and kernarg packer.
 
@@ -355,14 +415,13 @@ class PreparedDispatch:
         # The body each ring slot publishes (template + that slot's kernarg address and
         # completion signal), built on the slot's first use: a call patches nothing.
         self._bodies: list[bytes | None] = [None] * self.ring.slots
+        # The plain per-dispatch path as a closure that does not reference self (see
+        # _make_submit): the compiled paths below fall back to it, and none of them may keep a
+        # PreparedDispatch alive or make it a reference cycle.
+        self._submit = _make_submit(self.ring, queue, self.packer, self._slot_size,
+                                    self._bodies, bytes(self._body), self.word)
         self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
 
-    def _slot_body(self, slot: int) -> bytes:
-        ring = self.ring
-        body = bytearray(self._body)
-        _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0, ring.handles[slot])
-        self._bodies[slot] = body = bytes(body)
-        return body
 
     def _compile_submit(self, result: bool) -> Any:
         """The per-dispatch hot path as a closure over everything that does not change between
@@ -381,26 +440,20 @@ class PreparedDispatch:
         pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
         # No reference back to self: a PreparedDispatch (one per plain launch) must not be a
         # reference cycle, or every launch() would leave garbage for the cyclic collector.
-        generic = weakref.WeakMethod(self._submit)
-        template, addresses, handles = bytes(self._body), ring.addresses, ring.handles
-
-        def slot_body(slot: int) -> bytes:
-            body = bytearray(template)
-            _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, addresses[slot], 0, handles[slot])
-            bodies[slot] = body = bytes(body)
-            return body
+        generic = self._submit
+        slot_body = _body_maker(bodies, bytes(self._body), ring)
 
         if values is None:
             if result:
                 def call(*args: Any, doorbell: bool = True) -> DispatchResult:
-                    index, slot = generic()(args, doorbell)
+                    index, slot = generic(args, doorbell)
                     return DispatchResult(queue, kernel, index, signals[slot])
                 return call
-            return lambda *args, doorbell=True: generic()(args, doorbell)[0]
+            return lambda *args, doorbell=True: generic(args, doorbell)[0]
 
         def publish(*args: Any, doorbell: bool = True) -> Any:
             if OBSERVERS:
-                index, slot = generic()(args, doorbell)
+                index, slot = generic(args, doorbell)
             else:
                 slot = ring.next
                 ring.next = (slot + 1) & mask
@@ -430,48 +483,6 @@ class PreparedDispatch:
             return DispatchResult(queue, kernel, index, signals[slot]) if result else index
 
         return publish
-
-    def _submit(self, args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
-        """Publish one dispatch; return (packet index, kernarg slot). The per-dispatch hot path,
-        kept flat: KernargRing.take, Packer.pack_into, Queue.reserve/write/ring_doorbell
-        inlined (each is the reference for what its lines do)."""
-        ring = self.ring
-        slot = ring.next
-        ring.next = (slot + 1) & ring.mask
-        if OBSERVERS:
-            notify_signal_reused(ring.handles[slot])
-        values = ring.values
-        if values is not None:
-            value = values[slot]
-            if value[1] > 0:
-                ring.wait_free(slot)
-            value[1] = 1                                   # silent store: armed
-        else:
-            ring.take_at(slot)
-        queue = self.queue
-        try:
-            packer = self.packer
-            if ring.template_owner[slot] is packer:      # hidden arguments already in place
-                packer.pack_explicit_into(ring.view, slot * self._slot_size, *args)
-            else:
-                ring.template_owner[slot] = None
-                packer.pack_into(ring.view, slot * self._slot_size, *args)
-                ring.template_owner[slot] = packer
-            index = queue._add_write_index(queue._ptr, 1)
-            if index - queue._read_seen >= queue.size:
-                queue._make_space(index, 10.0)
-        except BaseException:
-            ring.give_back(slot)
-            raise
-        body = self._bodies[slot] or self._slot_body(slot)
-        at = index & queue._mask
-        queue._ring_bytes[queue._body_slices[at]] = body
-        queue._words[at << 4] = self.word             # the release store (see Queue.write)
-        if OBSERVERS:
-            notify_written(queue, index, 1)
-        if doorbell:
-            queue.ring_doorbell(index)
-        return index, slot
 
     _call: Any = None    # the compiled paths (returning a DispatchResult / the packet index),
     _fast: Any = None    # built on first use

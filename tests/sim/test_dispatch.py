@@ -377,3 +377,22 @@ def test_launch_leaves_no_reference_cycles(signal_layout):
             finally:
                 gc.enable()
             assert alive == []
+
+
+def test_a_bound_submit_outlives_its_prepared_dispatch_even_while_traced(sim_runtime, tmp_path):
+    # The compiled paths hold no reference to the PreparedDispatch: keeping only
+    # ``prepared.submit`` must keep working, on the observer path too.
+    import hsapy.trace
+
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        prepared = empty.prepare(queue, 64, 64)
+        prepared.submit()
+        submit = prepared.submit
+        del prepared
+        gc.collect()
+        with hsapy.trace.Trace(tmp_path / "t.json"):
+            submit()
+        submit()
+        queue.flush()
+        assert queue.load_write_index() == 3
