@@ -426,11 +426,10 @@ class SimQueue:
                 signal.cond.wait(_PROCESSOR_POLL_S)
         return completion
 
-    def _dispatch(self, packet: bytes, index: int) -> SimSignal | None:
-        (_, setup, wg_x, wg_y, wg_z, _, grid_x, grid_y, grid_z, private_size, group_size,
-         kernel_object, kernarg, _, completion_handle) = _DISPATCH.unpack(packet)
+    def _refuse_geometry(self, index: int, dims: int, workgroup: tuple[int, int, int],
+                         grid: tuple[int, int, int], group_size: int) -> None:
+        """Raise the SimFault naming the first bad geometry field of dispatch packet ``index``."""
         profile = self.agent.profile
-        dims = setup & 0x3
 
         def bad(reason: str) -> SimFault:
             return SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
@@ -438,8 +437,6 @@ class SimQueue:
 
         if dims == 0:
             raise bad("setup dimensions is 0 (must be 1, 2 or 3)")
-        workgroup = (wg_x, wg_y, wg_z)
-        grid = (grid_x, grid_y, grid_z)
         for axis in range(3):
             name = "xyz"[axis]
             if workgroup[axis] == 0:
@@ -452,13 +449,36 @@ class SimQueue:
             if workgroup[axis] > profile.workgroup_max_dim[axis]:
                 raise bad(f"workgroup_size_{name} {workgroup[axis]} exceeds the agent's maximum "
                           f"{profile.workgroup_max_dim[axis]}")
-        total = wg_x * wg_y * wg_z
+        total = workgroup[0] * workgroup[1] * workgroup[2]
         if total > profile.workgroup_max_size:
             raise bad(f"workgroup has {total} work-items; {profile.name} allows at most "
                       f"{profile.workgroup_max_size}")
         if group_size > profile.lds_size:
             raise bad(f"group_segment_size {group_size} exceeds the agent's LDS size "
                       f"{profile.lds_size}")
+        raise bad("invalid geometry")   # unreachable: the fast check and this one agree
+
+    def _dispatch(self, packet: bytes, index: int) -> SimSignal | None:
+        (_, setup, wg_x, wg_y, wg_z, _, grid_x, grid_y, grid_z, private_size, group_size,
+         kernel_object, kernarg, _, completion_handle) = _DISPATCH.unpack(packet)
+        profile = self.agent.profile
+        dims = setup & 0x3
+        max_x, max_y, max_z = profile.workgroup_max_dim
+        # The common case in one expression; any failure re-checks field by field below to name
+        # the first problem.
+        if not (0 < wg_x <= max_x and 0 < wg_y <= max_y and 0 < wg_z <= max_z
+                and grid_x and grid_y and grid_z and dims
+                and (dims >= 2 or (wg_y == 1 and grid_y == 1))
+                and (dims == 3 or (wg_z == 1 and grid_z == 1))
+                and wg_x * wg_y * wg_z <= profile.workgroup_max_size
+                and group_size <= profile.lds_size):
+            self._refuse_geometry(index, dims, (wg_x, wg_y, wg_z), (grid_x, grid_y, grid_z),
+                                  group_size)
+
+        def bad(reason: str) -> SimFault:
+            return SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                            f"kernel dispatch packet {index}: {reason}")
+
         kernel = self.lib.kernel_objects.get(kernel_object)
         if kernel is None:
             raise bad(f"kernel_object {kernel_object:#x} is not a loaded kernel descriptor")
@@ -467,6 +487,8 @@ class SimQueue:
             raise bad(f"kernel_object {kernel_object:#x} was loaded for another agent "
                       f"({kernel_agent:#x}), not this queue's {profile.name}")
         completion = self._signal(completion_handle, "completion signal")
+        workgroup = (wg_x, wg_y, wg_z)
+        grid = (grid_x, grid_y, grid_z)
         ctx = DispatchContext(
             agent=profile,
             memory=self.lib.memory,
