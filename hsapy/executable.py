@@ -32,6 +32,7 @@ from hsapy.codeobject import (
 )
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernargLayout
+from hsapy.queue import OBSERVERS, notify
 
 __all__ = ["Executable", "Kernel", "load", "agent_target"]
 
@@ -317,6 +318,8 @@ class Kernel:
             # The descriptor's kernarg_size is what the runtime reports; the metadata's segment
             # size is what the kernel reads. Allocate for the larger.
             self.kernarg_size = self.layout.size
+        if OBSERVERS:
+            notify("kernel_loaded", self)
 
     @property
     def descriptor(self) -> KernelDescriptor:

@@ -33,6 +33,8 @@ UINT32_MAX = 0xFFFFFFFF
 #   doorbell(queue, index)                before the doorbell store
 #   signal_reused(handle)                 before the dispatch path re-arms a completion signal,
 #                                         and before any hsapy Signal is destroyed
+# and, optionally (called only when present), lifecycle events through ``notify``:
+#   queue_created(queue), queue_closing(queue), runtime_closing(runtime), kernel_loaded(kernel)
 # Empty in normal use, where the cost is one truthiness check per call.
 OBSERVERS: list[Any] = []
 
@@ -145,6 +147,8 @@ class Queue:
         self._state = state
         # The finalizer holds the state (and so the callback) until the queue is destroyed.
         weakref.finalize(self, state.handle_state.close_later)
+        if OBSERVERS:
+            notify("queue_created", self)
 
     # -- lifetime ----------------------------------------------------------------------------
     @property
@@ -153,6 +157,8 @@ class Queue:
 
     def close(self) -> None:
         """Destroy the queue (idempotent), with the kernarg rings the dispatch path gave it."""
+        if OBSERVERS and not self.is_closed:
+            notify("queue_closing", self)
         self._state.handle_state.close()
         for ring in self.__dict__.pop("_kernarg_rings", {}).values():
             ring.close()
@@ -362,6 +368,14 @@ def notify_written(queue: Queue, first: int, count: int) -> None:
 def _notify_doorbell(queue: Queue, index: int) -> None:
     for observer in tuple(OBSERVERS):
         observer.doorbell(queue, index)
+
+
+def notify(event: str, *args: Any) -> None:
+    """Call ``event(*args)`` on every observer that defines it (lifecycle events)."""
+    for observer in tuple(OBSERVERS):
+        method = getattr(observer, event, None)
+        if method is not None:
+            method(*args)
 
 
 def notify_signal_reused(handle: int) -> None:

@@ -145,6 +145,10 @@ class Runtime:
         """Shut the runtime down (idempotent). Open queues, buffers and signals are released first."""
         if self._state.closed:
             return
+        from hsapy.queue import OBSERVERS, notify
+
+        if OBSERVERS:
+            notify("runtime_closing", self)
         drain()  # releases that finalizers deferred (hsapy._lifetime) happen before shut-down
         if self._signal_pool is not None:
             self._signal_pool.close()

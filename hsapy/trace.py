@@ -26,7 +26,7 @@ timestamps of dispatches and barriers. The file is in the Trace Event Format:
 Limits, and how they show:
 
 - Timestamps need profiling. The tracer enables it on every queue created inside the context
-  (it wraps ``Agent.create_queue`` while active) and on any other queue the first time that
+  (through the ``queue_created`` observer event) and on any other queue the first time that
   queue publishes, so the first packet(s) of a queue created before the trace may have none.
   Profiling is left enabled on those queues.
 - A packet without a completion signal has no timestamps of its own (e.g. the dispatches inside
@@ -176,7 +176,6 @@ class Trace:
         self._threads: dict[int, tuple[int, str]] = {}                # ident -> (tid, name)
         self._kernel_names: dict[int, str] = {}
         self._lock = threading.RLock()
-        self._patches: list[tuple[Any, str, Any, Any]] = []
         self._origin_ns = 0
         self._end_ns = 0
         self.is_active = False
@@ -199,12 +198,11 @@ class Trace:
         if self.is_active:
             raise HsapyValueError("Trace.start: this trace is already recording")
         self._origin_ns = time.perf_counter_ns()
-        self._install_patches()
         self.is_active = True
         queue_module.OBSERVERS.append(self)
 
     def stop(self) -> None:
-        """Stop observing, harvest the remaining timestamps (bounded wait), undo the patches."""
+        """Stop observing and harvest the remaining timestamps (bounded wait)."""
         from hsapy import queue as queue_module
 
         if not self.is_active:
@@ -220,7 +218,6 @@ class Trace:
                 if rt.end_calibration is None and not rt.runtime.is_closed:
                     rt.end_calibration = _calibrate(rt.runtime)
         finally:
-            self._remove_patches()
             self._end_ns = time.perf_counter_ns()
             for info in self._queues.values():
                 info.queue = None
@@ -233,58 +230,27 @@ class Trace:
             self._events = None
 
     # -- patches (only while active; each wrapper passes straight through once inactive) ------
-    def _install_patches(self) -> None:
-        from hsapy.agent import Agent
-        from hsapy.executable import Kernel
-        from hsapy.queue import Queue
-        from hsapy.runtime import Runtime
-
-        tracer = self
-        create_queue = Agent.create_queue
-        queue_close = Queue.close
-        runtime_close = Runtime.close
-        kernel_init = Kernel.__init__
-
-        def traced_create_queue(agent: Any, *args: Any, **kwargs: Any) -> Any:
-            queue = create_queue(agent, *args, **kwargs)
-            if tracer.is_active:
-                tracer._see_queue(queue, created=True)
-            return queue
-
-        def traced_queue_close(queue: Any) -> None:
-            if tracer.is_active and not queue.is_closed:
-                tracer._queue_closing(queue)
-            queue_close(queue)
-
-        def traced_runtime_close(runtime: Any) -> None:
-            if tracer.is_active and not runtime.is_closed:
-                tracer._runtime_closing(runtime)
-            runtime_close(runtime)
-
-        def traced_kernel_init(kernel: Any, *args: Any, **kwargs: Any) -> None:
-            kernel_init(kernel, *args, **kwargs)
-            if tracer.is_active:
-                tracer._kernel_names[int(kernel.kernel_object)] = kernel.name
-
-        for owner, name, wrapper, original in (
-                (Agent, "create_queue", traced_create_queue, create_queue),
-                (Queue, "close", traced_queue_close, queue_close),
-                (Runtime, "close", traced_runtime_close, runtime_close),
-                (Kernel, "__init__", traced_kernel_init, kernel_init)):
-            wrapper.__wrapped__ = original
-            wrapper.__doc__ = original.__doc__
-            setattr(owner, name, wrapper)
-            self._patches.append((owner, name, wrapper, original))
-
-    def _remove_patches(self) -> None:
-        while self._patches:
-            owner, name, wrapper, original = self._patches.pop()
-            # Another trace may have wrapped ours meanwhile; then ours stays in its chain as a
-            # pass-through (is_active is False) and that trace restores ours when it ends.
-            if owner.__dict__.get(name) is wrapper:
-                setattr(owner, name, original)
-
     # -- the observer interface (hsapy.queue.OBSERVERS) ----------------------------------------
+    def queue_created(self, queue: Any) -> None:
+        """A queue was created while tracing: profile it from its first packet."""
+        if self.is_active:
+            self._see_queue(queue, created=True)
+
+    def queue_closing(self, queue: Any) -> None:
+        """A queue is about to be destroyed: read its packets' timestamps first."""
+        if self.is_active:
+            self._queue_closing(queue)
+
+    def runtime_closing(self, runtime: Any) -> None:
+        """A runtime is about to shut down: read its queues' timestamps first."""
+        if self.is_active:
+            self._runtime_closing(runtime)
+
+    def kernel_loaded(self, kernel: Any) -> None:
+        """A kernel was loaded: remember its name for its dispatch packets."""
+        if self.is_active:
+            self._kernel_names[int(kernel.kernel_object)] = kernel.name
+
     def packets_written(self, queue: Any, first: int, count: int) -> None:
         """``count`` packets from index ``first`` were published on ``queue``."""
         now = time.perf_counter_ns()
