@@ -177,6 +177,22 @@ class Variant:
     zero_init: tuple[str, ...] = ()      # accumulators that must start at 0 instead of NaN
     expected: Callable[[Problem, Size, Device], dict[str, np.ndarray]] | None = None
     description: str = ""
+    # On the simulator: this variant's own reduced sizes, for a kernel whose simulated cost grows
+    # much faster than its size (every work-item contending for one address). They replace the
+    # operator's reduced sizes, and edge sizes above the largest of them (see sim_sizes_for).
+    sim_sizes: tuple[Size, ...] | None = None
+
+
+def sim_sizes_for(op: "Operator", variant: Variant, sizes: tuple[Size, ...]) -> tuple[Size, ...]:
+    """``sizes`` as the simulator runs them for ``variant`` (unchanged without variant sizes)."""
+    if not variant.sim_sizes:
+        return sizes
+    largest = max(variant.sim_sizes)
+    kept = [s for s in sizes if s not in op.sim_sizes and s <= largest]
+    unique: dict[Size, None] = {}
+    for size in (*kept, *variant.sim_sizes):
+        unique.setdefault(size, None)
+    return tuple(unique)
 
 
 @dataclass(frozen=True)
@@ -718,9 +734,11 @@ _register(
         llvmlite_kernels=True,
     ),
     [
+        # Where atomicAdd(float) is a compare-and-swap loop (gfx1201), all work-items contend
+        # for one address and the serial simulator pays ~N^2 / wave size steps: 65536 took ~100 s.
         Variant("reduction", "element_atomic", ("reduce_element_atomic",), _red_element_atomic,
                 Published(34_650.0), zero_init=("out",),
-                description="atomicAdd per element"),
+                description="atomicAdd per element", sim_sizes=((8_192,), (8_193,))),
         Variant("reduction", "block_atomic", ("reduce_block_atomic",), _red_block_atomic,
                 Published(4_350.0), zero_init=("out",),
                 description="LDS tree, one atomicAdd per block"),

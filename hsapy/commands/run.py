@@ -141,7 +141,7 @@ def select_rows(args: argparse.Namespace, targets: Iterable[str], simulated: boo
     for name in names:
         op = ops.operator(name)
         variants = [op.variant(v) for v in args.variant] if args.variant else list(op.variants)
-        sizes = _sizes(op, args.size, simulated)
+        all_sizes = _sizes(op, args.size, simulated)
         kinds = op.inputs_kinds
         if args.inputs:
             if args.inputs not in kinds:
@@ -151,6 +151,9 @@ def select_rows(args: argparse.Namespace, targets: Iterable[str], simulated: boo
                 continue
             kinds = (args.inputs,)
         for variant in variants:
+            sizes = all_sizes
+            if simulated and not args.size:
+                sizes = ops.sim_sizes_for(op, variant, all_sizes)
             for route in routes:
                 if route == "llvmlite" and not set(variant.kernels) <= llvmlite.get(name, set()):
                     continue
@@ -323,7 +326,12 @@ def sizes_note(names: Iterable[str]) -> str:
         op = ops.operator(name)
         reduced = ", ".join(ops.size_label(s) for s in op.sim_sizes)
         parts.append(f"{name} {reduced} for {ops.size_label(op.main_size)}")
-    return "reduced sizes " + "; ".join(parts) + " (edge sizes unchanged)"
+        for variant in op.variants:
+            if variant.sim_sizes:
+                own = ", ".join(ops.size_label(s) for s in variant.sim_sizes)
+                parts.append(f"{name}/{variant.name} {own} for {ops.size_label(op.main_size)} "
+                             f"and edges above {ops.size_label(max(variant.sim_sizes))}")
+    return "reduced sizes " + "; ".join(parts) + " (other edge sizes unchanged)"
 
 
 def _number(value: float | None) -> str:
@@ -402,6 +410,11 @@ class HsapySession:
         return self._executables[key]
 
     def queue(self, target: str) -> Any:
+        old = self._queues.get(target)
+        if old is not None and (old.error is not None or old.is_closed):
+            # a failed dispatch stopped it: later rows get a fresh queue, not its error
+            self._queues.pop(target)
+            old.close()
         if target not in self._queues:
             queue = self.agent(target).create_queue()
             queue.enable_profiling()  # dispatch start/end timestamps for the time column

@@ -63,3 +63,16 @@ def test_operator_variant_matches_the_fp64_reference(backend, sessions, spec):
     result = runcmd.execute_row(session, spec)
     assert result.error == ""
     assert result.ok, f"max_err {result.max_err} > {result.tolerance} at {result.worst}"
+
+
+def test_a_failed_queue_is_replaced_for_the_next_row():
+    # One failing dispatch stops its queue; later rows of `hsapy run` must not inherit the error.
+    from hsapy.runtime import Runtime
+
+    with Runtime(backend="sim", targets=["gfx942"]) as rt:
+        session = runcmd.HsapySession(rt)
+        first = session.queue("gfx942")
+        assert session.queue("gfx942") is first
+        first._state.error = (0x1016, "queue 0")          # as the error callback records it
+        second = session.queue("gfx942")
+        assert second is not first and first.is_closed and second.error is None
