@@ -325,10 +325,26 @@ class DispatchResult:
         return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
 
 
-def _body_maker(bodies: list[bytes | None], template: bytes, ring: KernargRing) -> Any:
-    """``slot -> packet body``: the template with the slot's kernarg address and completion
-    signal patched in, built on the slot's first use and kept in ``bodies``."""
-    addresses, handles = ring.addresses, ring.handles
+def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
+                 bodies: list[bytes | None], template: bytes, word: int, kernel: Any,
+                 returns: str) -> Any:
+    """``submit(*args, doorbell=True)``: publish one dispatch -- KernargRing.take,
+    Packer.pack_into and Queue.reserve/write/ring_doorbell inlined (each is the reference for
+    what its lines do), with the observer calls -- as a closure over everything that does not
+    change between calls, so a call does no attribute lookups. It returns the packet index
+    (``returns="index"``), a DispatchResult (``"result"``) or (index, kernarg slot)
+    (``"pair"``). It references only what it is given, never the PreparedDispatch: one is made
+    per plain launch, and a reference cycle would leave garbage for the cyclic collector.
+
+    ``bodies[slot]`` is the packet body a slot publishes (template + the slot's kernarg address
+    and completion signal), built on the slot's first use."""
+    values, mask, owner, view = ring.values, ring.mask, ring.template_owner, ring.view
+    handles, addresses, signals = ring.handles, ring.addresses, ring.signals
+    explicit = packer.explicit_count
+    add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
+                                              queue._mask)
+    ring_bytes, header_words, body_slices = queue._ring_bytes, queue._words, queue._body_slices
+    pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
 
     def slot_body(slot: int) -> bytes:
         body = bytearray(template)
@@ -336,23 +352,11 @@ def _body_maker(bodies: list[bytes | None], template: bytes, ring: KernargRing) 
         bodies[slot] = body = bytes(body)
         return body
 
-    return slot_body
-
-
-def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
-                 bodies: list[bytes | None], template: bytes, word: int) -> Any:
-    """``submit(args, doorbell) -> (packet index, kernarg slot)``: one dispatch, written out
-    plainly -- KernargRing.take, Packer.pack_into, Queue.reserve/write/ring_doorbell inlined
-    (each is the reference for what its lines do) -- with the observer calls. It references
-    only what it is given, never the PreparedDispatch."""
-    slot_body = _body_maker(bodies, template, ring)
-
-    def submit(args: Sequence[Any], doorbell: bool) -> tuple[int, int]:
+    def submit(*args: Any, doorbell: bool = True) -> Any:
         slot = ring.next
-        ring.next = (slot + 1) & ring.mask
+        ring.next = (slot + 1) & mask
         if OBSERVERS:
-            notify_signal_reused(ring.handles[slot])
-        values = ring.values
+            notify_signal_reused(handles[slot])
         if values is not None:
             value = values[slot]
             if value[1] > 0:
@@ -361,26 +365,30 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
         else:
             ring.take_at(slot)
         try:
-            if ring.template_owner[slot] is packer:      # hidden arguments already in place
-                packer.pack_explicit_into(ring.view, slot * slot_size, *args)
+            if owner[slot] is packer:                      # hidden arguments already in place
+                if args or explicit:
+                    pack_explicit(view, slot * slot_size, *args)
             else:
-                ring.template_owner[slot] = None
-                packer.pack_into(ring.view, slot * slot_size, *args)
-                ring.template_owner[slot] = packer
-            index = queue._add_write_index(queue._ptr, 1)
-            if index - queue._read_seen >= queue.size:
+                owner[slot] = None
+                pack(view, slot * slot_size, *args)
+                owner[slot] = packer
+            index = add(queue_ptr, 1)
+            if index - queue._read_seen >= queue_size:
                 queue._make_space(index, 10.0)
         except BaseException:
             ring.give_back(slot)
             raise
-        body = bodies[slot] or slot_body(slot)
-        at = index & queue._mask
-        queue._ring_bytes[queue._body_slices[at]] = body
-        queue._words[at << 4] = word                  # the release store (see Queue.write)
+        at = index & queue_mask
+        ring_bytes[body_slices[at]] = bodies[slot] or slot_body(slot)
+        header_words[at << 4] = word                       # the release store (see Queue.write)
         if OBSERVERS:
             notify_written(queue, index, 1)
         if doorbell:
             queue.ring_doorbell(index)
+        if returns == "index":
+            return index
+        if returns == "result":
+            return DispatchResult(queue, kernel, index, signals[slot])
         return index, slot
 
     return submit
@@ -415,74 +423,15 @@ class PreparedDispatch:
         # The body each ring slot publishes (template + that slot's kernarg address and
         # completion signal), built on the slot's first use: a call patches nothing.
         self._bodies: list[bytes | None] = [None] * self.ring.slots
-        # The plain per-dispatch path as a closure that does not reference self (see
-        # _make_submit): the compiled paths below fall back to it, and none of them may keep a
-        # PreparedDispatch alive or make it a reference cycle.
-        self._submit = _make_submit(self.ring, queue, self.packer, self._slot_size,
-                                    self._bodies, bytes(self._body), self.word)
+        # (index, slot) per call, for launch(); __call__ and submit build
+        # their own flavours on first use (see _make_submit).
+        self._submit = self._compile_submit("pair")
         self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
 
-
-    def _compile_submit(self, result: bool) -> Any:
-        """The per-dispatch hot path as a closure over everything that does not change between
-        calls (ring, queue, packer, header word, bodies): what _submit does, with its attribute
-        lookups done once; it returns a DispatchResult when ``result`` else the packet index.
-        It defers to _submit while an observer (hsapy.trace) is installed, and is _submit
-        itself when signals cannot be armed through their value word."""
-        ring, queue, packer, kernel = self.ring, self.queue, self.packer, self.kernel
-        values, mask, owner, view = ring.values, ring.mask, ring.template_owner, ring.view
-        slot_size, explicit = self._slot_size, packer.explicit_count
-        add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
-                                                  queue._mask)
-        ring_bytes, header_words, word = queue._ring_bytes, queue._words, self.word
-        body_slices = queue._body_slices
-        bodies, signals = self._bodies, ring.signals
-        pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
-        # No reference back to self: a PreparedDispatch (one per plain launch) must not be a
-        # reference cycle, or every launch() would leave garbage for the cyclic collector.
-        generic = self._submit
-        slot_body = _body_maker(bodies, bytes(self._body), ring)
-
-        if values is None:
-            if result:
-                def call(*args: Any, doorbell: bool = True) -> DispatchResult:
-                    index, slot = generic(args, doorbell)
-                    return DispatchResult(queue, kernel, index, signals[slot])
-                return call
-            return lambda *args, doorbell=True: generic(args, doorbell)[0]
-
-        def publish(*args: Any, doorbell: bool = True) -> Any:
-            if OBSERVERS:
-                index, slot = generic(args, doorbell)
-            else:
-                slot = ring.next
-                ring.next = (slot + 1) & mask
-                value = values[slot]
-                if value[1] > 0:
-                    ring.wait_free(slot)
-                value[1] = 1                               # silent store: armed
-                try:
-                    if owner[slot] is packer:              # hidden arguments already in place
-                        if args or explicit:
-                            pack_explicit(view, slot * slot_size, *args)
-                    else:
-                        owner[slot] = None
-                        pack(view, slot * slot_size, *args)
-                        owner[slot] = packer
-                    index = add(queue_ptr, 1)
-                    if index - queue._read_seen >= queue_size:
-                        queue._make_space(index, 10.0)
-                except BaseException:
-                    ring.give_back(slot)
-                    raise
-                at = index & queue_mask
-                ring_bytes[body_slices[at]] = bodies[slot] or slot_body(slot)
-                header_words[at << 4] = word               # the release store (see Queue.write)
-                if doorbell:
-                    queue.ring_doorbell(index)
-            return DispatchResult(queue, kernel, index, signals[slot]) if result else index
-
-        return publish
+    def _compile_submit(self, returns: str) -> Any:
+        """This launch's per-dispatch path returning ``returns`` (see _make_submit)."""
+        return _make_submit(self.ring, self.queue, self.packer, self._slot_size, self._bodies,
+                            bytes(self._body), self.word, self.kernel, returns)
 
     _call: Any = None    # the compiled paths (returning a DispatchResult / the packet index),
     _fast: Any = None    # built on first use
@@ -491,7 +440,7 @@ class PreparedDispatch:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
         call = self._call
         if call is None:
-            call = self._call = self._compile_submit(result=True)
+            call = self._call = self._compile_submit("result")
         return call(*args, doorbell=doorbell)
 
     def submit(self, *args: Any, doorbell: bool = True) -> int:
@@ -502,7 +451,7 @@ class PreparedDispatch:
         (a reference to the method taken before the first call keeps working, one frame slower)."""
         fast = self._fast
         if fast is None:
-            fast = self._fast = self.submit = self._compile_submit(result=False)  # type: ignore
+            fast = self._fast = self.submit = self._compile_submit("index")  # type: ignore
         return fast(*args, doorbell=doorbell)
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
@@ -600,7 +549,7 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
     profiling enabled."""
     prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
                                 release)
-    index, slot = prepared._submit(args, True)   # one call: nothing worth compiling
+    index, slot = prepared._submit(*args)
     result = DispatchResult(queue, kernel, index, prepared.ring.signals[slot])
     return result.wait(timeout) if wait else result
 
