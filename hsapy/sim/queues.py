@@ -270,18 +270,17 @@ class SimQueue:
         small kernel dispatches (at most HELP_MAX_WORK_ITEMS work-items: the latency-bound case;
         the waiter cannot give up a dispatch it is running, so its wait lasts as long as that
         dispatch, at most the watchdog limit for one that never ends) and barriers without
-        dependencies; anything else is left to the processor thread. A KeyboardInterrupt in the middle of a dispatch stops the queue (the
-        kernel ran only in part), then propagates."""
+        dependencies; anything else is left to the processor thread. A KeyboardInterrupt in the
+        middle of a dispatch stops the queue (the kernel ran only in part), then propagates."""
         if self._stop or not self._turn.acquire(blocking=False):
             return
         try:
             while not self._stop and not done():
                 index = self.read_index
-                slot = index & self.mask
-                header = int(self.headers[slot])
-                if header & 0xFF == PACKET_INVALID or self.doorbell.high_water < index:
+                if not self._is_ready(index):
                     return
-                kind = header & 0xFF
+                slot = index & self.mask
+                kind = int(self.headers[slot]) & 0xFF
                 base = slot * PACKET_BYTES
                 if kind in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
                     if self.ring[base + 8:base + 48].any():      # dep_signal[0..4]
@@ -313,9 +312,13 @@ class SimQueue:
     @property
     def has_announced_work(self) -> bool:
         """A packet is published and covered by a doorbell but not yet processed."""
-        index = self.read_index
-        return (self.doorbell.high_water >= index
-                and int(self.headers[index & self.mask]) & 0xFF != PACKET_INVALID)
+        return self._is_ready(self.read_index)
+
+    def _is_ready(self, index: int) -> bool:
+        """Packet ``index`` is published (its header type is not INVALID) and announced (the
+        doorbell has been rung with a value >= index)."""
+        return (self.headers[index & self.mask] & 0xFF != PACKET_INVALID
+                and self.doorbell.high_water >= index)
 
     def _wait_for_packet(self) -> int | None:
         """Wait until the packet at the read index is published and announced; return its index,
@@ -328,20 +331,16 @@ class SimQueue:
         before notifying, so a publish between check and wait cannot be missed. The read index
         is re-read on every look: a waiting thread (``help``) may have moved it on.
         """
-        headers = self.headers
-        mask = self.mask
-        doorbell = self.doorbell
-        cond = doorbell.cond
         index = self.read_index
-        if headers[index & mask] & 0xFF != PACKET_INVALID and doorbell.high_water >= index:
+        if self._is_ready(index):
             return None if self._stop else index
+        cond = self.doorbell.cond
         with cond:
             while True:
                 if self._stop:
                     return None
                 index = self.read_index
-                if headers[index & mask] & 0xFF != PACKET_INVALID and \
-                        doorbell.high_water >= index:
+                if self._is_ready(index):
                     return index
                 cond.wait(_PROCESSOR_POLL_S)
 

@@ -92,18 +92,7 @@ class SimSignal:
 
     def store(self, value: int) -> None:
         """Set the value and wake waiters."""
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            value = to_int64(value)
-        cond = self.cond
-        cond.acquire()
-        try:
-            self.ptr[WORD_VALUE] = value
-            if value > self.high_water:
-                self.high_water = value
-            if cond._waiters or self.watchers:  # type: ignore[attr-defined]
-                self._changed()
-        finally:
-            cond.release()
+        self.exchange(value)
 
     def store_silent(self, value: int) -> None:
         """Set the value without waking waiters (they see it at their next check)."""

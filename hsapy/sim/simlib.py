@@ -312,7 +312,10 @@ class SimLib(LoaderMixin):
         return self.pools.get(_handle(value))
 
     def _signal(self, value: Any) -> SimSignal | None:
-        return self.signals.get(_handle(value))
+        try:  # the common case first: a cdata hsa_signal_t of a live signal
+            return self._live_signals[value.handle]
+        except (AttributeError, KeyError, TypeError):
+            return self.signals.get(_handle(value))
 
     def _queue(self, pointer: Any) -> SimQueue | None:
         try:
@@ -593,31 +596,18 @@ class SimLib(LoaderMixin):
         sim_signal = self._signal(signal)
         return sim_signal.load() if sim_signal is not None else 0
 
-    # The producer's hot calls (signal load/exchange/silent store, write-index add) look the
-    # object up directly from the cdata's handle; anything else (a dict, an int, a stale handle)
-    # takes the general path, which also returns the C function's answer for bad arguments.
     def hsa_signal_load_scacquire(self, signal: Any) -> int:
         """Signal value (sequentially consistent acquire)."""
-        try:
-            return self._live_signals[signal.handle].ptr[1]
-        except (AttributeError, KeyError, TypeError):
-            return self._load(signal)
+        return self._load(signal)
 
     def hsa_signal_load_relaxed(self, signal: Any) -> int:
         """Signal value (relaxed)."""
-        try:
-            return self._live_signals[signal.handle].ptr[1]
-        except (AttributeError, KeyError, TypeError):
-            return self._load(signal)
+        return self._load(signal)
 
     def _store(self, signal: Any, value: int) -> None:
-        try:
-            sim_signal = self._live_signals[signal.handle]
-        except (AttributeError, KeyError, TypeError):
-            sim_signal = self._signal(signal)
-            if sim_signal is None:
-                return
-        sim_signal.store(int(value))
+        sim_signal = self._signal(signal)
+        if sim_signal is not None:
+            sim_signal.store(int(value))
 
     def hsa_signal_store_relaxed(self, signal: Any, value: int) -> None:
         """Set the value (relaxed); wakes waiters."""
@@ -630,13 +620,9 @@ class SimLib(LoaderMixin):
     def hsa_signal_silent_store_relaxed(self, signal: Any, value: int) -> None:
         """Set the value without waking waiters (hsa.h: a silent store need not wake them;
         a waiter still sees the value at its next check)."""
-        try:
-            sim_signal = self._live_signals[signal.handle]
-        except (AttributeError, KeyError, TypeError):
-            sim_signal = self._signal(signal)
-            if sim_signal is None:
-                return
-        sim_signal.store_silent(int(value))
+        sim_signal = self._signal(signal)
+        if sim_signal is not None:
+            sim_signal.store_silent(int(value))
 
     def hsa_signal_silent_store_screlease(self, signal: Any, value: int) -> None:
         """Set the value (release) without the obligation to wake waiters."""
@@ -647,22 +633,13 @@ class SimLib(LoaderMixin):
         return sim_signal.modify(operation) if sim_signal is not None else 0
 
     def _subtract(self, signal: Any, value: int) -> None:
-        try:
-            sim_signal = self._live_signals[signal.handle]
-        except (AttributeError, KeyError, TypeError):
-            sim_signal = self._signal(signal)
-            if sim_signal is None:
-                return
-        sim_signal.subtract(int(value))
+        sim_signal = self._signal(signal)
+        if sim_signal is not None:
+            sim_signal.subtract(int(value))
 
     def _exchange(self, signal: Any, value: int) -> int:
-        try:
-            sim_signal = self._live_signals[signal.handle]
-        except (AttributeError, KeyError, TypeError):
-            sim_signal = self._signal(signal)
-            if sim_signal is None:
-                return 0
-        return sim_signal.exchange(int(value))
+        sim_signal = self._signal(signal)
+        return sim_signal.exchange(int(value)) if sim_signal is not None else 0
 
     def hsa_signal_exchange_scacq_screl(self, signal: Any, value: int) -> int:
         """Atomically set the value; return the previous one."""
