@@ -172,12 +172,18 @@ def time_batches(prepared: Any, repeats: int, burst: int = BURST,
 def time_roundtrips(prepared: Any, repeats: int, per_repeat: int = 32,
                     tick: Tick = _no_tick) -> list[float]:
     """Wall seconds of publish + wait of one dispatch, ``repeats`` x ``per_repeat`` times."""
+    return _time_each(lambda: prepared().wait(WAIT_TIMEOUT), repeats, per_repeat, tick)
+
+
+def _time_each(call: Callable[[], Any], repeats: int, per_repeat: int,
+               tick: Tick) -> list[float]:
+    """Wall seconds of each ``call()``, ``repeats`` x ``per_repeat`` times (tick per repeat)."""
     clock = time.perf_counter
     samples = []
     for _ in range(repeats):
         for _ in range(per_repeat):
             t0 = clock()
-            prepared().wait(WAIT_TIMEOUT)
+            call()
             samples.append(clock() - t0)
         tick()
     return samples
@@ -275,16 +281,10 @@ class HipLaunch:
     def time_roundtrips(self, repeats: int, per_repeat: int = 32,
                         tick: Tick = _no_tick) -> list[float]:
         """Wall seconds of hipModuleLaunchKernel + hipDeviceSynchronize."""
-        clock = time.perf_counter
-        samples = []
-        for _ in range(repeats):
-            for _ in range(per_repeat):
-                t0 = clock()
-                self.launch()
-                self.synchronize()
-                samples.append(clock() - t0)
-            tick()
-        return samples
+        def roundtrip() -> None:
+            self.launch()
+            self.synchronize()
+        return _time_each(roundtrip, repeats, per_repeat, tick)
 
     def close(self) -> None:
         self._call("hipModuleUnload", self.hip.hipModuleUnload(self.module))
