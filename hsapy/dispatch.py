@@ -14,6 +14,8 @@ reaches a ring: argument count and types, workgroup and grid limits, LDS, target
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import struct
 import time
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from hsapy._hsa import check
 from hsapy.errors import HsapyValueError
 from hsapy.kernarg import normalize_dims
 from hsapy.queue import OBSERVERS, notify_signal_reused, notify_written
-from hsapy.signal import value_pointer
+from hsapy.signal import value_words
 
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
            "DispatchConfigError", "validate"]
@@ -109,7 +111,7 @@ class KernargRing:
 
     Taking a slot reads the signal's value and re-arms it with a silent store. Where the runtime
     lays signals out as amd_signal_t (ROCr and the simulator; probed by
-    ``hsapy.signal.value_pointer``) both are one C load/store on the value word, as ROCr's own
+    ``hsapy.signal.value_words``) both are one C load/store on the value word, as ROCr's own
     hsa_signal_load_relaxed / hsa_signal_silent_store_relaxed do; elsewhere they are the API
     calls. ``template_owner[slot]`` remembers whose hidden-argument template the slot holds."""
 
@@ -131,8 +133,10 @@ class KernargRing:
         self.handles = [s.handle for s in self.signals]
         self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
         self.template_owner: list[Any] = [None] * slots
-        self.next = 0
-        values = [value_pointer(runtime, s) for s in self.signals]
+        # Slots are handed out in turn by an itertools.count: next() is one atomic step, so
+        # threads sharing a ring never take the same slot (slot = count & mask).
+        self.counter = itertools.count()
+        values = [value_words(runtime, s) for s in self.signals]
         self.values = values if all(v is not None for v in values) else None
         self._load = runtime.lib.hsa_signal_load_relaxed
         # Arming needs no wake-up: nobody waits for a value of 1 (hsa.h: silent store).
@@ -140,8 +144,7 @@ class KernargRing:
 
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
-        i = self.next
-        self.next = (i + 1) & self.mask
+        i = next(self.counter) & self.mask
         if OBSERVERS:
             notify_signal_reused(self.handles[i])
         values = self.values
@@ -193,7 +196,7 @@ class _BatchArena:
             self.buffer.allow_access([queue.agent])
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address), 2 * half)
         self.signals = [runtime.create_signal(0), runtime.create_signal(0)]
-        values = [value_pointer(runtime, s) for s in self.signals]
+        values = [value_words(runtime, s) for s in self.signals]
         self.values = values if all(v is not None for v in values) else None
         self.next = 0
 
@@ -339,6 +342,7 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
     ``bodies[slot]`` is the packet body a slot publishes (template + the slot's kernarg address
     and completion signal), built on the slot's first use."""
     values, mask, owner, view = ring.values, ring.mask, ring.template_owner, ring.view
+    counter = ring.counter
     handles, addresses, signals = ring.handles, ring.addresses, ring.signals
     explicit = packer.explicit_count
     add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
@@ -353,8 +357,7 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
         return body
 
     def submit(*args: Any, doorbell: bool = True) -> Any:
-        slot = ring.next
-        ring.next = (slot + 1) & mask
+        slot = next(counter) & mask
         if OBSERVERS:
             notify_signal_reused(handles[slot])
         if values is not None:
@@ -433,8 +436,7 @@ class PreparedDispatch:
         return _make_submit(self.ring, self.queue, self.packer, self._slot_size, self._bodies,
                             bytes(self._body), self.word, self.kernel, returns)
 
-    _call: Any = None    # the compiled paths (returning a DispatchResult / the packet index),
-    _fast: Any = None    # built on first use
+    _call: Any = None    # the compiled path returning a DispatchResult, built on first use
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
@@ -443,16 +445,15 @@ class PreparedDispatch:
             call = self._call = self._compile_submit("result")
         return call(*args, doorbell=doorbell)
 
-    def submit(self, *args: Any, doorbell: bool = True) -> int:
-        """The fast path: publish and return only the packet index (no result object).
+    @functools.cached_property
+    def submit(self) -> Any:
+        """The fast path: ``prepared.submit(*args, doorbell=True)`` publishes one dispatch and
+        returns only its packet index (no result object).
 
-        The first call compiles the path and binds it as this instance's ``submit``, so later
-        calls through ``prepared.submit`` go straight to it without a method frame in between
-        (a reference to the method taken before the first call keeps working, one frame slower)."""
-        fast = self._fast
-        if fast is None:
-            fast = self._fast = self.submit = self._compile_submit("index")  # type: ignore
-        return fast(*args, doorbell=doorbell)
+        It is the compiled closure itself (see _make_submit), built on first access and then
+        found in the instance's ``__dict__``: calling it runs no method frame of its own, and
+        a reference taken once (``submit = prepared.submit``) is just as fast."""
+        return self._compile_submit("index")
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell

@@ -122,10 +122,11 @@ class Queue:
         self._store_doorbell = lib.hsa_signal_store_screlease
         _require_tso()
         self._base = ffi.cast("uint8_t *", self.base_address)
-        self._words = ffi.cast("uint32_t *", self.base_address)
         # Bodies are written through a memoryview of the ring (one memcpy, cheaper from Python
-        # than ffi.memmove); headers through the uint32 pointer (one aligned 32-bit store).
+        # than ffi.memmove); headers through the same memory viewed as uint32 (one aligned
+        # 32-bit store, again cheaper than through a cffi uint32_t *).
         self._ring_bytes = memoryview(ffi.buffer(self._base, self.size * PACKET_SIZE))
+        self._words = self._ring_bytes.cast("I")
         # slot -> slice of its bytes 4..63 (the body), so a write computes no offsets
         self._body_slices = [slice(k * PACKET_SIZE + 4, (k + 1) * PACKET_SIZE)
                              for k in range(self.size)]
@@ -298,9 +299,11 @@ class Queue:
     def write(self, index: int, word: int, body: bytes) -> None:
         """Write one packet into its reserved slot: bytes 4..63 first, then header|setup.
 
-        The 32-bit header|setup store is the release that publishes the packet. On x86-64 an
-        aligned 32-bit store through cffi is one ``mov``; x86-TSO keeps it after the earlier
-        body stores, so it is a release store without a fence. On weakly ordered CPUs (aarch64)
+        The 32-bit header|setup store is the release that publishes the packet. It is an item
+        store into a uint32 memoryview of the ring: CPython packs the item with a 4-byte
+        memcpy to the aligned address, which is one ``mov`` on x86-64 (so the processor never
+        sees half a header), and x86-TSO keeps it after the earlier body stores, so it is a
+        release store without a fence. On weakly ordered CPUs (aarch64)
         it would need a store-release (stlr) or a fence first; hsapy refuses to publish there
         rather than publish unordered (see ``_require_tso``)."""
         slot = index & self._mask

@@ -241,26 +241,32 @@ _AMD_SIGNAL_KIND_USER = 1
 _LAYOUT_PROBE = 0x0123456789ABCDEF
 
 
-def value_pointer(runtime: Any, signal: Signal) -> Any:
-    """The signal's value as an ``int64_t *`` for loads and silent stores without a runtime call
-    (how ROCr itself reads a default signal), or None when this runtime does not lay signals out
-    as amd_signal_t. The layout is probed once per runtime through the API: a value stored with
-    hsa_signal_store must appear at +8 and a value written at +8 must load back."""
+def value_words(runtime: Any, signal: Signal) -> Any:
+    """The signal's amd_signal_t words (``[0]`` kind, ``[1]`` value) for loads and silent stores
+    of the value without a runtime call (how ROCr itself reads a default signal), or None when
+    this runtime does not lay signals out as amd_signal_t. The layout is probed once per runtime
+    through the API: a value stored with hsa_signal_store must appear at +8 and a value written
+    at +8 must load back.
+
+    The words are a memoryview of int64: indexing one is a single aligned 8-byte load or store
+    (CPython's memoryview packs an item with a fixed-size memcpy, one ``mov`` on x86-64, so
+    neither can tear), and costs less than half of a cffi ``int64_t *`` access from Python."""
     ok = getattr(runtime, "_amd_signal_layout", None)
-    pointer = runtime.ffi.cast("int64_t *", signal.handle)
+    ffi = runtime.ffi
+    words = memoryview(ffi.buffer(ffi.cast("int64_t *", signal.handle), 16)).cast("q")
     if ok is None:
         lib, cdata = runtime.lib, signal.cdata
         old = lib.hsa_signal_load_scacquire(cdata)
         try:
             lib.hsa_signal_store_screlease(cdata, _LAYOUT_PROBE)
-            ok = pointer[0] == _AMD_SIGNAL_KIND_USER and pointer[1] == _LAYOUT_PROBE
+            ok = words[0] == _AMD_SIGNAL_KIND_USER and words[1] == _LAYOUT_PROBE
             if ok:
-                pointer[1] = ~_LAYOUT_PROBE
+                words[1] = ~_LAYOUT_PROBE
                 ok = lib.hsa_signal_load_scacquire(cdata) == ~_LAYOUT_PROBE
         finally:
             lib.hsa_signal_store_screlease(cdata, old)
         runtime._amd_signal_layout = ok
-    return pointer if ok else None
+    return words if ok else None
 
 
 class SignalPool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import time
 import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -83,6 +84,10 @@ _BARRIER = struct.Struct("<HHI5QQQ")
 _BARRIER_VALUE = struct.Struct("<HBBIQqqIIQQQ")
 
 _PROCESSOR_POLL_S = 0.05              # every wait wakes this often to check for stop
+_PROCESSOR_LINGER_S = 0.005          # how long an idle processor polls before blocking ...
+_PROCESSOR_NAP_S = 0.0001             # ... and how often it looks (SimQueue._wait_for_packet)
+WRITE_INDEX_WORD = OFFSET_WRITE_DISPATCH_ID // 8    # as an index of 64-bit words
+_WRITE_TOKEN_LOST_S = 10.0            # see SimQueue.take_write_token
 
 
 # The largest dispatch (grid work-items) a waiting thread runs itself (SimQueue.help).
@@ -132,8 +137,16 @@ class SimQueue:
                          OFFSET_READ_DISPATCH_ID)
         self.index_lock = threading.Lock()
         self._turn = threading.Lock()      # held while a packet is processed (see _run)
-        # The write index as a C uint64 (same memory as ``words``) for the producer's hot path.
-        self.write_ptr = cast_ffi.cast("uint64_t *", self.address + OFFSET_WRITE_DISPATCH_ID)
+        # The write index is owned through a token: a one-element list that holds the current
+        # value while nobody is changing it. list.pop() and list.append() are each one atomic
+        # step under CPython's GIL (and under the per-object locks of free-threaded builds), so
+        # whoever pops the value owns the index until it appends the new one: a lock that costs
+        # two C calls where threading.Lock's acquire + release cost about three times as much
+        # from Python -- and the producer's hot path (hsa_queue_add_write_index) takes it once
+        # per dispatch. amd_queue_t.write_dispatch_id mirrors the value, written before the
+        # token is given back, so every reader of the struct sees the values in order.
+        self.write_token = [0]
+        self.write_view = memoryview(self.struct_bytes).cast("B").cast("Q")
         self.is_profiling = False
         self.is_active = True
         self.is_destroyed = False
@@ -144,7 +157,7 @@ class SimQueue:
                                        daemon=True)
         self.thread.start()
 
-    # -- indices (every access holds index_lock: atomic semantics) ------------------------------
+    # -- indices (atomic: the read index under index_lock, the write index through its token) --
 
     @property
     def read_index(self) -> int:
@@ -154,34 +167,55 @@ class SimQueue:
     @property
     def write_index(self) -> int:
         """Current write index (amd_queue_t.write_dispatch_id)."""
-        return int(self.words[OFFSET_WRITE_DISPATCH_ID // 8])
+        return self.write_view[WRITE_INDEX_WORD]
 
     def store_read_index(self, value: int) -> None:
         """Set the read index."""
         with self.index_lock:
             self.words[OFFSET_READ_DISPATCH_ID // 8] = value & 0xFFFFFFFFFFFFFFFF
 
+    def take_write_token(self) -> int:
+        """Own the write index (see ``write_token``): its current value. Another producer holds
+        it only between two C calls, so this yields the GIL and retries; a token missing for
+        seconds means a producer died holding it (an asynchronous exception between its pop and
+        append), which is reported instead of spinning forever."""
+        token = self.write_token
+        deadline = None
+        while True:
+            try:
+                return token.pop()
+            except IndexError:
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + _WRITE_TOKEN_LOST_S
+                elif now > deadline:
+                    raise RuntimeError(
+                        f"simulated queue {self.id}: the write index has been held for "
+                        f"{_WRITE_TOKEN_LOST_S:g} s; a thread was interrupted while reserving "
+                        "packets on this queue. Destroy the queue and create a new one") from None
+                time.sleep(0)
+
+    def give_write_token(self, value: int) -> None:
+        """Set the write index to ``value`` and give up ownership of it."""
+        self.write_view[WRITE_INDEX_WORD] = value
+        self.write_token.append(value)
+
     def store_write_index(self, value: int) -> None:
         """Set the write index."""
-        with self.index_lock:
-            self.words[OFFSET_WRITE_DISPATCH_ID // 8] = value & 0xFFFFFFFFFFFFFFFF
+        self.take_write_token()
+        self.give_write_token(value & 0xFFFFFFFFFFFFFFFF)
 
     def cas_write_index(self, expected: int, value: int) -> int:
         """Compare-and-swap the write index; return the value observed."""
-        slot = OFFSET_WRITE_DISPATCH_ID // 8
-        with self.index_lock:
-            old = int(self.words[slot])
-            if old == expected & 0xFFFFFFFFFFFFFFFF:
-                self.words[slot] = value & 0xFFFFFFFFFFFFFFFF
+        old = self.take_write_token()
+        self.give_write_token(value & 0xFFFFFFFFFFFFFFFF
+                              if old == expected & 0xFFFFFFFFFFFFFFFF else old)
         return old
 
     def add_write_index(self, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
-        lock, ptr = self.index_lock, self.write_ptr
-        lock.acquire()
-        old = ptr[0]
-        ptr[0] = (old + value) & 0xFFFFFFFFFFFFFFFF
-        lock.release()
+        old = self.take_write_token()
+        self.give_write_token((old + value) & 0xFFFFFFFFFFFFFFFF)
         return old
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -330,10 +364,25 @@ class SimQueue:
         Both are checked while holding the doorbell's lock, which every doorbell store takes
         before notifying, so a publish between check and wait cannot be missed. The read index
         is re-read on every look: a waiting thread (``help``) may have moved it on.
+
+        Before blocking, the processor keeps looking for _PROCESSOR_LINGER_S in naps of
+        _PROCESSOR_NAP_S, as a command processor polls its queues: a producer that rings the
+        doorbell while it lingers finds no waiter to wake. Waking a blocked thread costs the
+        producer's thread 10-80 us here (a futex wake across CPUs, then the GIL hand-over), which
+        a doorbell on a GPU -- one store -- does not cost, and it would dominate what
+        benchmarks/launch.py measures for a batch.
         """
         index = self.read_index
         if self._is_ready(index):
             return None if self._stop else index
+        lingering = time.monotonic() + _PROCESSOR_LINGER_S
+        while time.monotonic() < lingering:
+            time.sleep(_PROCESSOR_NAP_S)
+            if self._stop:
+                return None
+            index = self.read_index
+            if self._is_ready(index):
+                return index
         cond = self.doorbell.cond
         with cond:
             while True:

@@ -33,7 +33,7 @@ from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
 from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import PAGE_SIZE, SimMemory
-from hsapy.sim.queues import SimQueue
+from hsapy.sim.queues import WRITE_INDEX_WORD, SimQueue
 from hsapy.sim.signals import SignalTable, SimSignal, condition_holds, wait_any
 from hsapy.sim.targets import (
     CPU_PROFILE,
@@ -176,6 +176,28 @@ def _handle(value: Any) -> int:
         return 0
 
 
+def _compiled_add_write_index(table: dict[Any, SimQueue],
+                              slow: Callable[[Any, int], int]) -> Callable[[Any, int], int]:
+    """hsa_queue_add_write_index_scacq_screl for one SimLib: SimQueue.add_write_index with the
+    queue lookup and the token (SimQueue.write_token) inlined; anything unusual (an unknown
+    queue, a token held by another producer) goes the general way, ``slow``."""
+
+    def hsa_queue_add_write_index_scacq_screl(queue: Any, value: int) -> int:
+        """Fetch-and-add the write index; return the previous value."""
+        try:
+            sim_queue = table[queue]
+            token = sim_queue.write_token
+            old = token.pop()
+        except (KeyError, TypeError, IndexError):
+            return slow(queue, value)
+        new = (old + value) & 0xFFFFFFFFFFFFFFFF
+        sim_queue.write_view[WRITE_INDEX_WORD] = new        # amd_queue_t.write_dispatch_id
+        token.append(new)
+        return old
+
+    return hsa_queue_add_write_index_scacq_screl
+
+
 class SimLib(LoaderMixin):
     """The simulated HSA runtime: the C API of hsapy's cdef, implemented in Python.
 
@@ -223,6 +245,11 @@ class SimLib(LoaderMixin):
         self.caches: dict[int, SimCache] = {}
         self.queues: dict[int, SimQueue] = {}
         self._queue_pointers: dict[Any, SimQueue] = {}
+        # The producer's hot path (one call per dispatch) as a plain function over the queue
+        # table, shadowing the method of the same name: no bound-method call and no attribute
+        # lookups on self per call. The method below is the reference it must match.
+        self.hsa_queue_add_write_index_scacq_screl = _compiled_add_write_index(
+            self._queue_pointers, self._add_write_index)
         self.is_open = False
         self._refcount = 0
         self._state_lock = threading.RLock()
@@ -1143,19 +1170,9 @@ class SimLib(LoaderMixin):
         return sim_queue.add_write_index(int(value))
 
     def hsa_queue_add_write_index_scacq_screl(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value."""
-        try:  # the producer's hot path, flattened (SimQueue.add_write_index, inlined)
-            sim_queue = self._queue_pointers[queue]
-        except (KeyError, TypeError):
-            return self._add_write_index(queue, value)
-        lock, pointer = sim_queue.index_lock, sim_queue.write_ptr
-        lock.acquire()
-        try:
-            old = pointer[0]
-            pointer[0] = (old + value) & 0xFFFFFFFFFFFFFFFF
-        finally:
-            lock.release()
-        return old
+        """Fetch-and-add the write index; return the previous value. (Each instance calls
+        its compiled copy, _compiled_add_write_index.)"""
+        return self._add_write_index(queue, value)
 
     def hsa_queue_add_write_index_scacquire(self, queue: Any, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""

@@ -229,7 +229,7 @@ def test_every_function_prototype_matches_the_header(tmp_path):
 @needs_cc
 def test_the_amd_layouts_hsapy_reads_directly_match_the_headers(tmp_path):
     # The dispatch path reads two AMD structs without a runtime call: the aperture words of
-    # amd_queue_t (Queue.apertures) and the value word of amd_signal_t (signal.value_pointer).
+    # amd_queue_t (Queue.apertures) and the value word of amd_signal_t (signal.value_words).
     from hsapy.queue import AMD_QUEUE_APERTURES_OFFSET
 
     source = tmp_path / "amd.c"

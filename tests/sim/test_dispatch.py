@@ -396,3 +396,4 @@ def test_a_bound_submit_outlives_its_prepared_dispatch_even_while_traced(sim_run
         submit()
         queue.flush()
         assert queue.load_write_index() == 3
+

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import struct
+import sys
 import threading
 
 import pytest
@@ -102,6 +103,19 @@ def test_write_index_functions(lib):
     lib.hsa_queue_destroy(queue)
 
 
+def test_a_lost_write_index_is_reported_not_a_hang(lib, monkeypatch):
+    import hsapy.sim.queues as queues
+    monkeypatch.setattr(queues, "_WRITE_TOKEN_LOST_S", 0.05)
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    sim_queue = lib._queue(queue)
+    sim_queue.write_token.pop()           # as if a producer died between its pop and append
+    with pytest.raises(RuntimeError, match="write index has been held"):
+        lib.hsa_queue_add_write_index_scacq_screl(queue, 1)
+    sim_queue.give_write_token(0)
+    assert lib.hsa_queue_add_write_index_scacq_screl(queue, 1) == 0
+    lib.hsa_queue_destroy(queue)
+
+
 def test_indices_live_in_the_amd_queue_t(lib):
     queue = create_queue(lib, gpu(lib, "gfx942"))
     lib.hsa_queue_add_write_index_relaxed(queue, 9)
@@ -122,21 +136,30 @@ def test_amd_queue_t_apertures_and_limits(lib):
 
 
 def test_concurrent_add_write_index_is_atomic(lib):
+    # Producers race through the flattened hot path and the generic one; a tiny switch
+    # interval makes the GIL change hands inside reservations often.
     queue = create_queue(lib, gpu(lib, "gfx942"))
     got: list[int] = []
     lock = threading.Lock()
 
-    def reserve():
-        mine = [lib.hsa_queue_add_write_index_scacq_screl(queue, 1) for _ in range(300)]
+    def reserve(add):
+        mine = [add(queue, 1) for _ in range(3000)]
         with lock:
             got.extend(mine)
 
-    threads = [threading.Thread(target=reserve) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(got) == list(range(1200))
+    adds = [lib.hsa_queue_add_write_index_scacq_screl, lib.hsa_queue_add_write_index_relaxed] * 2
+    threads = [threading.Thread(target=reserve, args=(add,)) for add in adds]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert sorted(got) == list(range(12000))
+    assert ffi.cast("uint64_t *", queue)[56 // 8] == 12000      # amd_queue_t.write_dispatch_id
     lib.hsa_queue_destroy(queue)
 
 
