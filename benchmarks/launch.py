@@ -2,11 +2,15 @@
 
     python benchmarks/launch.py [--backend sim|rocr] [--target gfx942] [--repeats 20]
 
-Each line: mode (plain, prepared, prepared_result, batch256, c_floor), doorbell (whether the
-timed cost includes ringing the doorbell), api (the call timed), median_us, p5_us, p95_us,
-ratio_to_floor, n, simulated. ``prepared`` times ``prepared.submit()``, the prepared fast path
-(take a kernarg slot, pack, publish; it returns the packet index); ``prepared_result`` times
-``prepared()``, the same plus building the DispatchResult a caller waits on.
+Each line: mode (plain, prepared, prepared_result, batch256, python_call, c_floor), doorbell
+(whether the timed cost includes ringing the doorbell), api (the call timed), median_us, p5_us,
+p95_us, min_us, ratio_to_floor, n, simulated. ``prepared`` times ``prepared.submit()``, the
+prepared fast path (take a kernarg slot, pack, publish; it returns the packet index);
+``prepared_result`` times ``prepared()``, the same plus building the DispatchResult a caller
+waits on. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
+timed the same way, so numbers from machines (or moments) of different speed can be compared.
+The modes take turns burst by burst, so a change of machine speed during the run affects all
+of them alike.
 
 What is timed is the publishing thread only, in bursts that fit the queue: between bursts the
 doorbell is rung and completion awaited (untimed), so a slow consumer never shows up as host
@@ -18,11 +22,13 @@ the cost of the protocol itself with no Python in the way.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from hsapy.bench import BURST
 from hsapy.bench import summarize as _stats
@@ -54,8 +60,8 @@ uint64_t monotonic_ns(void) {
 """
 
 
-def c_floor(repeats: int) -> dict[str, float]:
-    """Per-packet cost of the same ring writes in C (cffi, compiled here)."""
+def c_floor_sampler() -> Callable[[], list[float]]:
+    """One burst of the same ring writes in C (cffi, compiled here): per-packet seconds."""
     import cffi
 
     builder = cffi.FFI()
@@ -74,46 +80,72 @@ def c_floor(repeats: int) -> dict[str, float]:
     body = ffi.new("uint8_t[]", bytes(range(60)))
     index = ffi.new("uint64_t *")
     times = ffi.new("double[]", BURST)
-    samples: list[float] = []
-    for _ in range(repeats):
+
+    def burst() -> list[float]:
         lib.publish_loop(ring, BURST, body, 0x00031402, index, BURST, times, lib.monotonic_ns)
-        samples.extend(times[i] * 1e-9 for i in range(BURST))
-    # The timer's own cost is inside each sample; report it as measured.
-    return _stats(samples)
+        # The timer's own cost is inside each sample; report it as measured.
+        return [times[i] * 1e-9 for i in range(BURST)]
+
+    return burst
 
 
-def python_modes(backend: str, target: str, repeats: int) -> list[dict]:
-    from hsapy.bench import LaunchSetup, time_batches, time_bursts
+def _nothing() -> None:
+    """The python_call reference: an empty Python function, timed like a dispatch."""
+
+
+def measure(backend: str, target: str, repeats: int) -> list[dict]:
+    """Every mode's row. The modes take turns, one burst each per repeat, so a machine that
+    changes speed while this runs (shared or throttled CPUs do, by 2x here) slows them alike
+    and the ratios between rows stay meaningful."""
+    from hsapy.bench import LaunchSetup, _time_each, time_batches, time_bursts
     from hsapy.runtime import Runtime
 
-    rows = []
-    with Runtime(backend=backend, executor="null" if backend == "sim" else None) as rt:
-        with LaunchSetup(rt, target) as setup:
-            empty, queue, wg = setup.kernel, setup.queue, setup.workgroup
-            prepared = setup.prepared
+    floor = c_floor_sampler()
+    with contextlib.ExitStack() as stack:
+        rt = stack.enter_context(
+            Runtime(backend=backend, executor="null" if backend == "sim" else None))
+        setup = stack.enter_context(LaunchSetup(rt, target))
+        empty, queue, wg = setup.kernel, setup.queue, setup.workgroup
+        prepared = setup.prepared
+        # plain launches get their own queue, hence their own kernarg ring: each one
+        # prepares afresh, and sharing the ring would leave every slot holding another
+        # launch's hidden arguments when the prepared modes come round
+        plain_queue = stack.enter_context(setup.agent.create_queue(size=queue.size))
+        # (functools.partial, not a lambda: a C-level call adds no Python frame of the
+        # harness's own to what is timed)
+        submit = prepared.submit
+        modes: list[tuple[dict, Callable[[], list[float]]]] = [
             # plain: validate + build the packet + pack + publish + doorbell, per call
-            samples = time_bursts(queue, lambda: empty.launch(queue, [], wg, wg, wait=False),
-                                  repeats)
-            rows.append({"mode": "plain", "doorbell": True, **_stats(samples)})
-            # prepared: the fast path, prepared.submit() (kernarg slot, pack, publish; returns
-            # the packet index), then prepared() which also builds a DispatchResult
-            # (functools.partial, not a lambda: a C-level call adds no Python frame of the
-            # harness's own to what is timed)
-            submit = prepared.submit
-            samples = time_bursts(queue, partial(submit, doorbell=False), repeats)
-            rows.append({"mode": "prepared", "doorbell": False, "api": "prepared.submit()",
-                         **_stats(samples)})
-            samples = time_bursts(queue, partial(submit, doorbell=True), repeats)
-            rows.append({"mode": "prepared", "doorbell": True, "api": "prepared.submit()",
-                         **_stats(samples)})
-            samples = time_bursts(queue, partial(prepared, doorbell=False), repeats)
-            rows.append({"mode": "prepared_result", "doorbell": False, "api": "prepared()",
-                         **_stats(samples)})
-            per_packet = time_batches(prepared, repeats, BURST)
-            rows.append({"mode": "batch256", "doorbell": True, "api": "prepared.batch()",
-                         **_stats(per_packet)})
-    for row in rows:
-        row["simulated"] = backend == "sim"
+            ({"mode": "plain", "doorbell": True, "api": "kernel.launch(wait=False)"},
+             lambda: time_bursts(plain_queue,
+                                 lambda: empty.launch(plain_queue, [], wg, wg, wait=False), 1)),
+            # prepared: the fast path (kernarg slot, pack, publish; returns the index)
+            ({"mode": "prepared", "doorbell": False, "api": "prepared.submit()"},
+             lambda: time_bursts(queue, partial(submit, doorbell=False), 1)),
+            ({"mode": "prepared", "doorbell": True, "api": "prepared.submit()"},
+             lambda: time_bursts(queue, partial(submit, doorbell=True), 1)),
+            # the same plus building the DispatchResult a caller waits on
+            ({"mode": "prepared_result", "doorbell": False, "api": "prepared()"},
+             lambda: time_bursts(queue, partial(prepared, doorbell=False), 1)),
+            # one sample per batch: each turn publishes two and keeps the second, which
+            # finds the batch path warm as a program publishing batch after batch does (a
+            # prepared burst of 256 warms itself: its median is not its first calls)
+            ({"mode": "batch256", "doorbell": True, "api": "prepared.batch()"},
+             lambda: time_batches(prepared, 2, BURST)[1:]),
+            # what this interpreter costs right now: an empty function call, timed alike
+            ({"mode": "python_call", "doorbell": False, "api": "an empty Python function"},
+             lambda: _time_each(_nothing, 1, BURST, lambda: None)),
+            ({"mode": "c_floor", "doorbell": False, "api": "C loop (cffi)"}, floor),
+        ]
+        samples: list[list[float]] = [[] for _ in modes]
+        for _ in range(repeats):
+            for taken, (_row, burst) in zip(samples, modes):
+                taken.extend(burst())
+    rows = []
+    for (row, _burst), taken in zip(modes, samples):
+        rows.append({**row, **_stats(taken),
+                     "simulated": backend == "sim" and row["mode"] not in ("c_floor",
+                                                                           "python_call")})
     return rows
 
 
@@ -123,11 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="gfx942")
     parser.add_argument("--repeats", type=int, default=20, help="bursts of 256 per mode")
     args = parser.parse_args(argv)
-    rows = python_modes(args.backend, args.target, args.repeats)
-    floor = c_floor(args.repeats)
-    rows.append({"mode": "c_floor", "doorbell": False, **floor, "simulated": False})
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    rows = measure(args.backend, args.target, args.repeats)
+    floor = next(row["median_us"] for row in rows if row["mode"] == "c_floor")
     for row in rows:
-        row["ratio_to_floor"] = row["median_us"] / floor["median_us"] if floor["median_us"] else None
+        row["ratio_to_floor"] = row["median_us"] / floor if floor else None
         print(json.dumps(row))
     return 0
 

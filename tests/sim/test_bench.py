@@ -95,22 +95,27 @@ def test_unknown_benchmark_is_refused():
         main(["bench", "kernels", "--backend", "sim"])
 
 
-def test_benchmarks_launch_script_keeps_its_rows():
+def test_benchmarks_launch_script_keeps_its_rows(capsys):
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "launch.py"
     spec = importlib.util.spec_from_file_location("launch_benchmark", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    rows = script.python_modes("sim", "gfx942", 1)
+    assert script.main(["--repeats", "1"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(row["mode"], row["doorbell"]) for row in rows] == [
         ("plain", True), ("prepared", False), ("prepared", True), ("prepared_result", False),
-        ("batch256", True)]
+        ("batch256", True), ("python_call", False), ("c_floor", False)]
+    keys = ["mode", "doorbell", "api", "median_us", "p5_us", "p95_us", "min_us", "n",
+            "simulated", "ratio_to_floor"]
     for row in rows:
-        keys = ["mode", "doorbell", "median_us", "p5_us", "p95_us", "min_us", "n", "simulated"]
-        assert [k for k in row if k != "api"] == keys
-        assert row["simulated"] is True and row["median_us"] > 0
-    assert [row.get("api") for row in rows] == [None, "prepared.submit()", "prepared.submit()",
-                                                 "prepared()", "prepared.batch()"]
-    assert [row["n"] for row in rows] == [256, 256, 256, 256, 1]
+        assert list(row) == keys
+        assert row["simulated"] is (row["mode"] not in ("python_call", "c_floor"))
+        assert row["p5_us"] <= row["median_us"] <= row["p95_us"]
+        assert row["ratio_to_floor"] == pytest.approx(row["median_us"] / rows[-1]["median_us"])
+    assert [row["api"] for row in rows] == [
+        "kernel.launch(wait=False)", "prepared.submit()", "prepared.submit()", "prepared()",
+        "prepared.batch()", "an empty Python function", "C loop (cffi)"]
+    assert [row["n"] for row in rows] == [256, 256, 256, 256, 1, 256, 256]
 
 
 class _FakeHip:
