@@ -420,6 +420,8 @@ class KernargLayout:
             address = value if isinstance(value, int) else getattr(value, "address", None)
             if value is None:
                 address = 0
+            elif address is None and _is_numpy_integer(value):
+                address = int(value)          # address arithmetic done in numpy
             if not isinstance(address, int) or isinstance(address, bool):
                 raise KernelArgumentError(
                     f"{where}, got {type(value).__name__}; signature: {self.signature}")
@@ -434,7 +436,8 @@ class KernargLayout:
             return raw
         if slot.category == "scalar":
             _, fmt, is_float = SCALAR_TYPES[slot.type]
-            if is_float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if is_float and ((isinstance(value, (int, float)) and not isinstance(value, bool))
+                             or _is_numpy_number(value)):
                 try:
                     number = float(value)
                     struct.pack("<" + fmt, number)   # f16/f32 overflow raises, inf/nan pack
@@ -479,7 +482,7 @@ class KernargLayout:
 
 def _expectation(slot: ArgSlot) -> str:
     if slot.category == "pointer":
-        return "a device address (a Buffer or an int)"
+        return "a device address (a Buffer, an int or a numpy integer)"
     if slot.category == "bytes":
         return f"exactly {slot.size} bytes (a struct passed by value: bytes or a numpy record)"
     if slot.category == "scalar":
@@ -493,6 +496,18 @@ def _is_integer(value: Any) -> bool:
     if isinstance(value, int):
         return True
     return _numpy_kind(value) == "iu" and getattr(value, "ndim", 1) == 0
+
+
+def _is_numpy_integer(value: Any) -> bool:
+    """A numpy integer scalar (or 0-d array), not a numpy bool."""
+    dtype = getattr(value, "dtype", None)
+    return getattr(dtype, "kind", None) in ("i", "u") and getattr(value, "ndim", 1) == 0
+
+
+def _is_numpy_number(value: Any) -> bool:
+    """A numpy integer or float scalar (or 0-d array), not a numpy bool or complex."""
+    dtype = getattr(value, "dtype", None)
+    return getattr(dtype, "kind", None) in ("i", "u", "f") and getattr(value, "ndim", 1) == 0
 
 
 def _numpy_kind(value: Any) -> str | None:
@@ -543,6 +558,9 @@ def _explicit_struct(slots: tuple[ArgSlot, ...]) -> struct.Struct:
     return struct.Struct("".join(parts))
 
 
+_FAST_FLOAT_CLASSES = (float, int)
+
+
 class Packer:
     """Writes a kernel's kernarg segment for one dispatch geometry.
 
@@ -553,7 +571,8 @@ class Packer:
     """
 
     __slots__ = ("layout", "dispatch", "template", "_template_struct", "_explicit",
-                 "_pointer_slots", "_bytes_slots", "_count", "size", "explicit_count")
+                 "_pointer_slots", "_float_slots", "_bytes_slots", "_count", "size",
+                 "explicit_count")
 
     def __init__(self, layout: KernargLayout, dispatch: Dispatch) -> None:
         self.layout = layout
@@ -563,6 +582,11 @@ class Packer:
         self._template_struct = layout._template
         self._explicit = layout._explicit
         self._pointer_slots = tuple(s.index for s in layout.slots if s.category == "pointer")
+        # struct packs anything with __float__ into a float slot (bools, numpy integers,
+        # Decimal): the fast path takes only int and float there and leaves the rest to the
+        # checked path, so both paths accept and refuse the same values.
+        self._float_slots = tuple(s.index for s in layout.slots
+                                  if s.category == "scalar" and SCALAR_TYPES[s.type][2])
         # struct's "Ns" pads or truncates silently: by-value structs are always size-checked.
         self._bytes_slots = tuple((s.index, s.size) for s in layout.slots if s.category == "bytes")
         self._count = self.explicit_count = len(layout.slots)
@@ -579,18 +603,33 @@ class Packer:
         if not args and not self._count:
             return
         if len(args) == self._count:
+            # The fast path: values of the types the packing struct takes exactly as the
+            # checked path would (ints, floats, objects whose .address is an int, exact-size
+            # bytes). Anything else -- None, bools or numpy numbers for pointers and floats --
+            # and anything out of range goes to the checked path, which converts it or names
+            # the problem, so both paths accept and refuse the same values.
             values = list(args)
+            fast = True
             for i in self._pointer_slots:
                 value = values[i]
                 if value.__class__ is not int:
-                    values[i] = getattr(value, "address", value)
-            for i, size in self._bytes_slots:
-                values[i] = _exact_bytes(values[i], size)   # None on a mismatch: slow path
-            try:
-                self._explicit.pack_into(buffer, offset, *values)
-                return
-            except (struct.error, TypeError, OverflowError):
-                pass  # fall through to the checked path, which converts or names the problem
+                    value = values[i] = getattr(value, "address", None)
+                    if value.__class__ is not int:
+                        fast = False
+                        break
+            if fast:
+                for i in self._float_slots:
+                    if values[i].__class__ not in _FAST_FLOAT_CLASSES:
+                        fast = False
+                        break
+            if fast:
+                for i, size in self._bytes_slots:
+                    values[i] = _exact_bytes(values[i], size)   # None on a mismatch: refused
+                try:
+                    self._explicit.pack_into(buffer, offset, *values)
+                    return
+                except (struct.error, TypeError, OverflowError):
+                    pass
         values = self.layout.convert(args)
         self._explicit.pack_into(buffer, offset, *values)
 

@@ -37,7 +37,6 @@ DECLARED = (tuple(SCALAR_TYPES) + tuple(TYPE_ALIASES)[:12]
 HIDDEN = tuple(HIDDEN_KINDS) + ("hidden_printf_buffer", "hidden_heap_v1", "hidden_none")
 OK = "ok"          # the value must pack to the model's bytes
 BAD = "bad"        # the value must be refused with an hsapy error
-EITHER = "either"  # either is fine (fast and checked paths differ); if it packs, it is exact
 
 
 class Addressed:
@@ -157,6 +156,15 @@ def _int_like(value) -> int | None:
     return None
 
 
+def _numpy_integer(value) -> bool:
+    return isinstance(value, np.generic | np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu"
+
+
+def _numpy_number(value) -> bool:
+    return (isinstance(value, np.generic | np.ndarray) and value.ndim == 0
+            and value.dtype.kind in "iuf")
+
+
 def _raw(value, size: int) -> bytes | None:
     if isinstance(value, (bytes, bytearray)):
         return bytes(value) if len(value) == size else None
@@ -167,7 +175,8 @@ def _raw(value, size: int) -> bytes | None:
 
 
 def model(slot, value) -> tuple[str, bytes | None]:
-    """(OK | BAD | EITHER, the exact bytes when it packs)."""
+    """(OK | BAD, the exact bytes when it packs): what the checked path does, which the fast
+    path must match."""
     size, category = slot.size, slot.category
     if category == "pointer":
         if value is None:
@@ -177,37 +186,35 @@ def model(slot, value) -> tuple[str, bytes | None]:
             if 0 <= address < 1 << 64:
                 return OK, address.to_bytes(8, "little")
             return BAD, None
-        if type(address) is bool or (isinstance(address, np.generic)
-                                      and address.dtype.kind in "iub"):
-            number = int(address)
-            return EITHER, number.to_bytes(8, "little") if 0 <= number < 1 << 64 else None
-        return BAD, None
+        if not isinstance(value, Addressed) and _numpy_integer(value):
+            number = int(value)                         # numpy address arithmetic
+            return (OK, number.to_bytes(8, "little")) if 0 <= number < 1 << 64 else (BAD, None)
+        return BAD, None                                # bools included
     if category == "bytes":
         raw = _raw(value, size)
         return (OK, raw) if raw is not None else (BAD, None)
     if category == "scalar":
         _, fmt, is_float = SCALAR_TYPES[slot.type]
         if is_float:
-            if type(value) is bool or (isinstance(value, np.generic)
-                                       and value.dtype.kind in "iubf" and not
-                                       isinstance(value, float)):
-                verdict = EITHER   # the fast path takes anything with __float__
-            elif isinstance(value, (int, float)):
-                verdict = OK
-            elif isinstance(value, np.ndarray):
-                raw = _raw(value, size) if value.dtype.kind == "f" else None
-                return (OK, raw) if raw is not None else (BAD, None)
-            else:
+            if type(value) is bool:
+                return BAD, None
+            if not (isinstance(value, (int, float)) or _numpy_number(value)):
+                if isinstance(value, np.ndarray):
+                    raw = _raw(value, size) if value.dtype.kind == "f" else None
+                    return (OK, raw) if raw is not None else (BAD, None)
                 return BAD, None
             try:
-                return verdict, struct.pack("<" + fmt, float(value))
+                return OK, struct.pack("<" + fmt, float(value))
             except (OverflowError, struct.error):
                 return BAD, None
         number = _int_like(value)
-        if number is None:
-            if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+        if number is None and isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+            if value.ndim == 0:
+                number = int(value)
+            else:                                       # raw bytes of exactly the slot's size
                 raw = _raw(value, size)
-                return (EITHER, raw) if raw is not None else (BAD, None)
+                return (OK, raw) if raw is not None else (BAD, None)
+        if number is None:
             return BAD, None
         try:
             return OK, struct.pack("<" + fmt, number)

@@ -185,6 +185,36 @@ def test_typed_slots_check_kind_and_range():
     assert floats.pack([0, 3], 1, 1)[8:12] == struct.pack("<f", 3.0)
 
 
+@pytest.mark.parametrize("values, packed", [
+    ([np.uint64(0x1000), 3.0], u64(0x1000) + struct.pack("<f", 3.0)),   # numpy address
+    ([FakeBuffer(0x2000), np.int32(7)], u64(0x2000) + struct.pack("<f", 7.0)),
+    ([0, np.float64(0.5)], u64(0) + struct.pack("<f", 0.5)),
+    ([0, np.float16(1.5)], u64(0) + struct.pack("<f", 1.5)),
+    ([True, 1.0], KernelArgumentError),                  # a bool is no address
+    ([FakeBuffer(True), 1.0], KernelArgumentError),
+    ([np.bool_(True), 1.0], KernelArgumentError),
+    ([0, True], KernelArgumentError),                    # nor a float
+    ([0, np.bool_(False)], KernelArgumentError),
+    ([0, 1e39], KernelArgumentValueError),               # out of range for f32
+])
+def test_the_fast_and_checked_paths_accept_and_refuse_alike(values, packed):
+    # Packer.pack_into tries struct first; struct alone would take bools and anything with
+    # __float__ or __index__. Whatever the fast path packs, the checked path packs the same;
+    # whatever one refuses, so does the other.
+    layout = KernargLayout.from_kernel(kernel("dims"), types=["ptr", "float"])
+    packer = layout.packer(1, 1)
+    if isinstance(packed, bytes):
+        buffer = bytearray(layout.size)
+        packer.pack_into(buffer, 0, *values)
+        assert bytes(buffer[:12]) == packed
+        assert layout.convert(values) == list(struct.unpack("<Qf", packed))
+    else:
+        with pytest.raises(packed):
+            packer.pack_into(bytearray(layout.size), 0, *values)
+        with pytest.raises(packed):
+            layout.convert(values)
+
+
 def test_struct_by_value_needs_exact_bytes():
     layout = KernargLayout.from_kernel(kernel("by_struct"))
     assert layout.slots[0].category == "bytes" and layout.slots[0].size == 16
