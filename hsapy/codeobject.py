@@ -281,6 +281,23 @@ def _cstring(table: bytes, index: int, table_offset: int, what: str) -> str:
 # Targets
 
 
+def max_scratch_per_wave(processor: str) -> int | None:
+    """Bytes of private (scratch) memory one wave may use on ``processor`` (``"gfx942"``): the
+    range of the COMPUTE_TMPRING_SIZE.WAVESIZE field a queue's scratch is programmed through,
+    as LLVM's GCNSubtarget::getMaxWaveScratchSize gives it -- (2^13 - 1) x 1 KiB up to gfx10
+    (ROCr's MAX_WAVE_SCRATCH, 8,387,584), (2^15 - 1) x 256 B on gfx11, (2^18 - 1) x 256 B from
+    gfx12 (quoted in ROCm/clr pull request #80). None for a name that is not ``gfx`` + digits."""
+    digits = processor[3:] if processor.startswith("gfx") else ""
+    if not digits[:1].isdigit():
+        return None
+    major = int(digits[:2]) if len(digits) >= 4 else int(digits[0])
+    if major <= 10:
+        return (2**13 - 1) * 1024
+    if major == 11:
+        return (2**15 - 1) * 256
+    return (2**18 - 1) * 256
+
+
 @dataclass(frozen=True)
 class Target:
     """A target id: processor name plus xnack / sramecc settings.

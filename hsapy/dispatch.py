@@ -25,6 +25,7 @@ import numpy as np
 
 from hsapy import aql
 from hsapy._hsa import check
+from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import HsapyValueError
 from hsapy.kernarg import normalize_dims
 from hsapy.queue import OBSERVERS, notify_signal_reused, notify_written
@@ -99,6 +100,14 @@ def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: in
             f"kernel {name}: {kernel.group_segment_size} bytes of static LDS + {dynamic_lds} "
             f"dynamic = {lds} bytes exceed the {agent.lds_size} bytes a workgroup of "
             f"{agent.name} may use")
+    lanes = kernel.wavefront_size or agent.wavefront_size
+    scratch_limit = max_scratch_per_wave(agent.name)
+    if scratch_limit is not None and kernel.private_segment_size * lanes > scratch_limit:
+        raise DispatchConfigError(
+            f"kernel {name}: {kernel.private_segment_size} bytes of private memory per "
+            f"work-item x {lanes} lanes = {kernel.private_segment_size * lanes} bytes of "
+            f"scratch per wave exceed {agent.name}'s limit of {scratch_limit} "
+            "(COMPUTE_TMPRING_SIZE.WAVESIZE): shrink the kernel's private arrays or stack")
     return Geometry(grid3, workgroup3, max(grid_dims, wg_dims), dynamic_lds)
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION",
     "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION",
     "HSA_STATUS_ERROR_MEMORY_FAULT",
+    "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
 ]
 
 # hsa_ext_amd.h status values for kernel faults.
@@ -56,6 +57,7 @@ HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION = 41
 HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION = 42
 HSA_STATUS_ERROR_MEMORY_FAULT = 43
 HSA_STATUS_ERROR_EXCEPTION = 0x1016
+HSA_STATUS_ERROR_OUT_OF_RESOURCES = 0x1008   # hsa.h; what ROCr reports when scratch won't fit
 
 # Host seconds one dispatch may run before the watchdog stops it. Generous: the slowest
 # operator tests run a few seconds per dispatch; an endless loop is stopped within a minute.

@@ -397,3 +397,69 @@ def test_a_bound_submit_outlives_its_prepared_dispatch_even_while_traced(sim_run
         queue.flush()
         assert queue.load_write_index() == 3
 
+
+
+# A kernel whose descriptor asks for ``private`` bytes of private memory per work-item.
+# LLVM refuses such a stack frame when it compiles (gfx942: "stack frame size (160004) exceeds
+# limit (131056)"); the assembler writes whatever it is told, as a hand-written kernel may.
+ASM_PRIVATE = """
+.amdgcn_target "amdgcn-amd-amdhsa--{target}"
+.text
+.globl private
+.p2align 8
+.type private,@function
+private:
+  s_endpgm
+.rodata
+.p2align 6
+.amdhsa_kernel private
+  .amdhsa_next_free_vgpr 1
+  .amdhsa_next_free_sgpr 1
+  {accum}
+  .amdhsa_private_segment_fixed_size {private}
+.end_amdhsa_kernel
+"""
+
+
+def _private_kernel(runtime, target, private):
+    from hsapy import toolchain
+
+    accum = ".amdhsa_accum_offset 4" if target == "gfx942" else ""
+    source = ASM_PRIVATE.format(target=target, accum=accum, private=private)
+    agent = runtime.gpu(target)
+    return agent, runtime.load(toolchain.assemble(source, target=target), agent).kernel("private")
+
+
+@pytest.mark.parametrize("target, lanes, limit", [("gfx942", 64, 8387584),
+                                                  ("gfx1201", 32, 67108608)])
+def test_private_memory_past_the_per_wave_scratch_limit_is_refused(sim_runtime, target, lanes,
+                                                                   limit):
+    per_lane = limit // lanes                 # 131056 on gfx942: LLVM's own stack limit
+    agent, fits = _private_kernel(sim_runtime, target, per_lane)
+    _, too_big = _private_kernel(sim_runtime, target, per_lane + 1)
+    with agent.create_queue(64) as queue:
+        with pytest.raises(DispatchConfigError,
+                           match=rf"{per_lane + 1} bytes of private memory per work-item x "
+                                 rf"{lanes} lanes = {(per_lane + 1) * lanes} bytes of scratch per "
+                                 rf"wave exceed {target}'s limit of {limit}"):
+            too_big.launch(queue, [], lanes, lanes)
+        assert queue.load_write_index() == 0            # refused before the ring
+        assert fits.launch(queue, [], lanes, lanes, timeout=10).is_done
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_raw_packet_asking_for_too_much_scratch_stops_the_queue(sim_runtime, target):
+    # Written by hand, a packet's private_segment_size is not validated by hsapy: the simulated
+    # packet processor refuses it as ROCr does, with HSA_STATUS_ERROR_OUT_OF_RESOURCES (it used
+    # to try to allocate 4 GiB per lane when the kernel touched scratch).
+    from hsapy.errors import OutOfResourcesError
+
+    agent, empty = _load(sim_runtime, "empty", target)
+    done = sim_runtime.create_signal(1)
+    with agent.create_queue(64) as queue:
+        queue.publish(aql.kernel_dispatch(empty.kernel_object, 64, 64, completion_signal=done.handle,
+                                          private_segment_size=0xFFFFFFFF))
+        with pytest.raises(OutOfResourcesError, match=r"4294967295 bytes of private memory per "
+                                                      r"work-item.*scratch per wave"):
+            done.wait(timeout=10, abort=queue.check)
+    done.close()

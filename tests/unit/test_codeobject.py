@@ -540,3 +540,15 @@ def test_descriptor_bitfields_copy_and_pickle():
         rsrc2.user_sgpr_count = 3
     with pytest.raises(AttributeError, match="no field 'nope'"):
         rsrc2.nope
+
+
+@pytest.mark.parametrize("processor, limit", [
+    ("gfx90a", 8387584), ("gfx942", 8387584), ("gfx1030", 8387584),     # (2^13 - 1) KiB
+    ("gfx1100", 8388352),                                                # (2^15 - 1) x 256 B
+    ("gfx1201", 67108608),                                               # (2^18 - 1) x 256 B
+    ("x86_64", None), ("gfx", None),
+])
+def test_max_scratch_per_wave_follows_the_tmpring_field_of_each_generation(processor, limit):
+    from hsapy.codeobject import max_scratch_per_wave
+
+    assert max_scratch_per_wave(processor) == limit

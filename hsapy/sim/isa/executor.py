@@ -29,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from hsapy.codeobject import max_scratch_per_wave
 from hsapy.sim.executor import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                                HSA_STATUS_ERROR_MEMORY_FAULT, DispatchContext, SimFault,
+                                HSA_STATUS_ERROR_MEMORY_FAULT,
+                                HSA_STATUS_ERROR_OUT_OF_RESOURCES, DispatchContext, SimFault,
                                 register_executor, registered_factory)
 from hsapy.sim.isa.semantics import (BARRIER, END, NotImplementedInstruction,
                                      compile_instruction)
@@ -200,6 +202,15 @@ class InterpreterExecutor:
         wave_size = 32 if kd.wave32 else 64
         if self.profile.family == "gfx9":
             wave_size = 64
+        private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
+        limit = max_scratch_per_wave(self.profile.name)
+        if limit is not None and private * wave_size > limit:
+            # ROCr cannot program the queue's scratch for it and stops the queue the same way
+            raise SimFault(
+                HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+                f"the dispatch needs {private} bytes of private memory per work-item, "
+                f"{private * wave_size} per wave of {wave_size}; {self.profile.name} allows at "
+                f"most {limit} bytes of scratch per wave (COMPUTE_TMPRING_SIZE.WAVESIZE)")
         info = ProgramInfo(self.profile.family, wave_size,
                            ftz32=kd.float_denorm_32 == 0, ftz64=kd.float_denorm_16_64 == 0)
         program = self._program(ctx, entry, info)
@@ -263,8 +274,9 @@ class InterpreterExecutor:
         items = block[0] * block[1] * block[2]
         waves_per_wg = (items + wave_size - 1) // wave_size
         lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
+        private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
         per_wg = waves_per_wg * wave_size * 4 * (program.vgprs + program.agprs) + lds \
-            + waves_per_wg * NSREG * 4
+            + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
         per_chunk = max(1, CHUNK_BYTES // max(1, per_wg))
         for start in range(0, total, per_chunk):
             yield start, min(total, start + per_chunk), counts, grid, block
