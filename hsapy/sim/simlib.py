@@ -176,22 +176,22 @@ def _handle(value: Any) -> int:
         return 0
 
 
-def _compiled_add_write_index(table: dict[Any, SimQueue],
+def _compiled_add_write_index(write_indices: dict[Any, tuple[list[int], memoryview]],
                               slow: Callable[[Any, int], int]) -> Callable[[Any, int], int]:
     """hsa_queue_add_write_index_scacq_screl for one SimLib: SimQueue.add_write_index with the
-    queue lookup and the token (SimQueue.write_token) inlined; anything unusual (an unknown
+    queue lookup and the token (SimQueue.write_token) inlined. ``write_indices`` maps each live
+    queue pointer to (its token, its amd_queue_t as uint64 words). Anything unusual (an unknown
     queue, a token held by another producer) goes the general way, ``slow``."""
 
     def hsa_queue_add_write_index_scacq_screl(queue: Any, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
         try:
-            sim_queue = table[queue]
-            token = sim_queue.write_token
+            token, words = write_indices[queue]
             old = token.pop()
         except (KeyError, TypeError, IndexError):
             return slow(queue, value)
         new = (old + value) & 0xFFFFFFFFFFFFFFFF
-        sim_queue.write_view[WRITE_INDEX_WORD] = new        # amd_queue_t.write_dispatch_id
+        words[WRITE_INDEX_WORD] = new                 # amd_queue_t.write_dispatch_id
         token.append(new)
         return old
 
@@ -248,8 +248,9 @@ class SimLib(LoaderMixin):
         # The producer's hot path (one call per dispatch) as a plain function over the queue
         # table, shadowing the method of the same name: no bound-method call and no attribute
         # lookups on self per call. The method below is the reference it must match.
+        self._write_indices: dict[Any, tuple[list[int], memoryview]] = {}
         self.hsa_queue_add_write_index_scacq_screl = _compiled_add_write_index(
-            self._queue_pointers, self._add_write_index)
+            self._write_indices, self._add_write_index)
         self.is_open = False
         self._refcount = 0
         self._state_lock = threading.RLock()
@@ -1075,6 +1076,7 @@ class SimLib(LoaderMixin):
         # cdata pointers hash and compare by address: the producer's hot path finds its queue
         # without an ffi.cast per call.
         self._queue_pointers[pointer] = sim_queue
+        self._write_indices[pointer] = (sim_queue.write_token, sim_queue.write_view)
         queue[0] = pointer
         return SUCCESS
 
@@ -1082,7 +1084,9 @@ class SimLib(LoaderMixin):
         sim_queue.stop()
         sim_queue.is_destroyed = True
         self.queues.pop(sim_queue.address, None)
-        self._queue_pointers.pop(self.ffi.cast("hsa_queue_t *", sim_queue.address), None)
+        pointer = self.ffi.cast("hsa_queue_t *", sim_queue.address)
+        self._queue_pointers.pop(pointer, None)
+        self._write_indices.pop(pointer, None)
         self.signals.destroy(sim_queue.doorbell.handle)
         self.memory.free(sim_queue.ring_address)
         self.memory.free(sim_queue.address)

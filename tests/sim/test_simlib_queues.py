@@ -76,6 +76,9 @@ def test_destroy_validation(lib):
     queue = create_queue(lib, gpu(lib, "gfx942"))
     assert lib.hsa_queue_destroy(queue) == SUCCESS
     assert lib.hsa_queue_destroy(queue) == INVALID_QUEUE
+    # the hot path forgets the queue with it: a destroyed queue's index is not advanced
+    assert lib.hsa_queue_add_write_index_scacq_screl(queue, 1) == 0
+    assert lib.hsa_queue_add_write_index_scacq_screl(queue, 1) == 0
     assert lib.hsa_queue_destroy(ffi.NULL) == INVALID_ARGUMENT
 
 
