@@ -9,8 +9,8 @@ prepared fast path (take a kernarg slot, pack, publish; it returns the packet in
 ``prepared_result`` times ``prepared()``, the same plus building the DispatchResult a caller
 waits on. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
 timed the same way, so numbers from machines (or moments) of different speed can be compared.
-The modes take turns burst by burst, so a change of machine speed during the run affects all
-of them alike.
+The modes take turns, five bursts at a time (``--turn``), so a change of machine speed during
+the run affects all of them alike while each mode still runs mostly after its own kind.
 
 What is timed is the publishing thread only, in bursts that fit the queue: between bursts the
 doorbell is rung and completion awaited (untimed), so a slow consumer never shows up as host
@@ -89,14 +89,17 @@ def c_floor_sampler() -> Callable[[], list[float]]:
     return burst
 
 
+TURN = 5          # bursts a mode runs before the next mode's turn (--turn)
+
+
 def _nothing() -> None:
     """The python_call reference: an empty Python function, timed like a dispatch."""
 
 
-def measure(backend: str, target: str, repeats: int) -> list[dict]:
-    """Every mode's row. The modes take turns, one burst each per repeat, so a machine that
-    changes speed while this runs (shared or throttled CPUs do, by 2x here) slows them alike
-    and the ratios between rows stay meaningful."""
+def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[dict]:
+    """Every mode's row, from ``repeats`` bursts each. The modes take turns, ``turn`` bursts
+    at a time, so a machine that changes speed while this runs (shared or throttled CPUs do,
+    by 2x here) slows them alike, while each mode still runs mostly after its own kind."""
     from hsapy.bench import LaunchSetup, _time_each, time_batches, time_bursts
     from hsapy.runtime import Runtime
 
@@ -114,35 +117,37 @@ def measure(backend: str, target: str, repeats: int) -> list[dict]:
         # (functools.partial, not a lambda: a C-level call adds no Python frame of the
         # harness's own to what is timed)
         submit = prepared.submit
-        modes: list[tuple[dict, Callable[[], list[float]]]] = [
+        # each sampler: n bursts -> seconds per dispatch
+        modes: list[tuple[dict, Callable[[int], list[float]]]] = [
             # plain: validate + build the packet + pack + publish + doorbell, per call
             ({"mode": "plain", "doorbell": True, "api": "kernel.launch(wait=False)"},
-             lambda: time_bursts(plain_queue,
-                                 lambda: empty.launch(plain_queue, [], wg, wg, wait=False), 1)),
+             lambda n: time_bursts(
+                 plain_queue, lambda: empty.launch(plain_queue, [], wg, wg, wait=False), n)),
             # prepared: the fast path (kernarg slot, pack, publish; returns the index)
             ({"mode": "prepared", "doorbell": False, "api": "prepared.submit()"},
-             lambda: time_bursts(queue, partial(submit, doorbell=False), 1)),
+             lambda n: time_bursts(queue, partial(submit, doorbell=False), n)),
             ({"mode": "prepared", "doorbell": True, "api": "prepared.submit()"},
-             lambda: time_bursts(queue, partial(submit, doorbell=True), 1)),
+             lambda n: time_bursts(queue, partial(submit, doorbell=True), n)),
             # the same plus building the DispatchResult a caller waits on
             ({"mode": "prepared_result", "doorbell": False, "api": "prepared()"},
-             lambda: time_bursts(queue, partial(prepared, doorbell=False), 1)),
-            # one sample per batch: each turn publishes two and keeps the second, which
-            # finds the batch path warm as a program publishing batch after batch does (a
-            # prepared burst of 256 warms itself: its median is not its first calls)
+             lambda n: time_bursts(queue, partial(prepared, doorbell=False), n)),
+            # one sample per batch; a turn's first batch follows another mode's work and is
+            # not kept (a prepared burst of 256 warms itself: its median is not its first
+            # calls)
             ({"mode": "batch256", "doorbell": True, "api": "prepared.batch()"},
-             lambda: time_batches(prepared, 2, BURST)[1:]),
+             lambda n: time_batches(prepared, 1 + n, BURST)[1:]),
             # what this interpreter costs right now: an empty function call, timed alike
             ({"mode": "python_call", "doorbell": False, "api": "an empty Python function"},
-             lambda: _time_each(_nothing, 1, BURST, lambda: None)),
-            ({"mode": "c_floor", "doorbell": False, "api": "C loop (cffi)"}, floor),
+             lambda n: _time_each(_nothing, n, BURST, lambda: None)),
+            ({"mode": "c_floor", "doorbell": False, "api": "C loop (cffi)"},
+             lambda n: [t for _ in range(n) for t in floor()]),
         ]
         samples: list[list[float]] = [[] for _ in modes]
-        for _ in range(repeats):
-            for taken, (_row, burst) in zip(samples, modes):
-                taken.extend(burst())
+        for done in range(0, repeats, turn):
+            for taken, (_row, sampler) in zip(samples, modes):
+                taken.extend(sampler(min(turn, repeats - done)))
     rows = []
-    for (row, _burst), taken in zip(modes, samples):
+    for (row, _sampler), taken in zip(modes, samples):
         rows.append({**row, **_stats(taken),
                      "simulated": backend == "sim" and row["mode"] not in ("c_floor",
                                                                            "python_call")})
@@ -154,10 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="sim", choices=("sim", "rocr"))
     parser.add_argument("--target", default="gfx942")
     parser.add_argument("--repeats", type=int, default=20, help="bursts of 256 per mode")
+    parser.add_argument("--turn", type=int, default=TURN,
+                        help="bursts a mode runs before the next mode's turn")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error("--repeats must be at least 1")
-    rows = measure(args.backend, args.target, args.repeats)
+    if args.repeats < 1 or args.turn < 1:
+        parser.error("--repeats and --turn must be at least 1")
+    rows = measure(args.backend, args.target, args.repeats, args.turn)
     floor = next(row["median_us"] for row in rows if row["mode"] == "c_floor")
     for row in rows:
         row["ratio_to_floor"] = row["median_us"] / floor if floor else None
