@@ -18,6 +18,7 @@ against ``clang-19 --offload-compress`` output), and /work/shared/reference/amdg
 """
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -281,6 +282,7 @@ def _cstring(table: bytes, index: int, table_offset: int, what: str) -> str:
 # Targets
 
 
+@functools.lru_cache(maxsize=None)   # called on every launch's validation
 def max_scratch_per_wave(processor: str) -> int | None:
     """Bytes of private (scratch) memory one wave may use on ``processor`` (``"gfx942"``): the
     range of the COMPUTE_TMPRING_SIZE.WAVESIZE field a queue's scratch is programmed through,

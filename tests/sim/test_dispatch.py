@@ -12,6 +12,7 @@ from hsapy.asm import kernels
 from hsapy.dispatch import DispatchConfigError, Graph
 from hsapy.kernarg import KernelArgumentError
 from hsapy.runtime import Runtime
+from _codeobjects import build, built
 
 TARGETS = ["gfx942", "gfx1201"]
 
@@ -399,35 +400,13 @@ def test_a_bound_submit_outlives_its_prepared_dispatch_even_while_traced(sim_run
 
 
 
-# A kernel whose descriptor asks for ``private`` bytes of private memory per work-item.
-# LLVM refuses such a stack frame when it compiles (gfx942: "stack frame size (160004) exceeds
-# limit (131056)"); the assembler writes whatever it is told, as a hand-written kernel may.
-ASM_PRIVATE = """
-.amdgcn_target "amdgcn-amd-amdhsa--{target}"
-.text
-.globl private
-.p2align 8
-.type private,@function
-private:
-  s_endpgm
-.rodata
-.p2align 6
-.amdhsa_kernel private
-  .amdhsa_next_free_vgpr 1
-  .amdhsa_next_free_sgpr 1
-  {accum}
-  .amdhsa_private_segment_fixed_size {private}
-.end_amdhsa_kernel
-"""
-
-
 def _private_kernel(runtime, target, private):
-    from hsapy import toolchain
-
-    accum = ".amdhsa_accum_offset 4" if target == "gfx942" else ""
-    source = ASM_PRIVATE.format(target=target, accum=accum, private=private)
+    """The assembled s_endpgm kernel whose descriptor asks for ``private`` bytes of private
+    memory per work-item (LLVM would refuse past the limit: "stack frame size (160004) exceeds
+    limit (131056)" on gfx942)."""
     agent = runtime.gpu(target)
-    return agent, runtime.load(toolchain.assemble(source, target=target), agent).kernel("private")
+    code = built(build.build_asm, target, 5, private)
+    return agent, runtime.load(code, agent).kernel("endpgm")
 
 
 @pytest.mark.parametrize("target, lanes, limit", [("gfx942", 64, 8387584),

@@ -460,27 +460,23 @@ _INTERRUPTED_WAITS = textwrap.dedent("""
     import _fault_kernels as fk
     from hsapy.asm import kernels
 
-    def interrupt_in(seconds):
-        threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT)).start()
+    def interrupted(label, wait):
+        # SIGINT 0.3 s into wait(); prints how long the KeyboardInterrupt took after it
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        start = time.monotonic()
+        try:
+            wait(timeout=30)
+        except KeyboardInterrupt:
+            print(label, round(time.monotonic() - start - 0.3, 3))
 
     with hsapy.Runtime(backend="sim", targets=["gfx942"], watchdog_s=0) as rt:
         agent = rt.gpu_agents[0]
         sig = rt.create_signal(1)
-        interrupt_in(0.3)
-        start = time.monotonic()
-        try:
-            sig.wait(timeout=30)
-        except KeyboardInterrupt:
-            print("signal-wait", round(time.monotonic() - start - 0.3, 3))
+        interrupted("signal-wait", sig.wait)
         spin = fk.load(rt, agent, "spin", fk.SPIN)
         queue = agent.create_queue(size=64)
         result = spin.launch(queue, [0, 0, 0], 64, 64, wait=False)
-        interrupt_in(0.3)
-        start = time.monotonic()
-        try:
-            result.wait(timeout=30)
-        except KeyboardInterrupt:
-            print("dispatch-wait", round(time.monotonic() - start - 0.3, 3))
+        interrupted("dispatch-wait", result.wait)
         queue.close()
         add = rt.load(kernels.build("vector_add", "gfx942"), agent).kernel("vector_add")
         n = 512

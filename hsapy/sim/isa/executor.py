@@ -225,10 +225,11 @@ class InterpreterExecutor:
             global last_stats
             last_stats = self.stats
             return
+        lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
         with np.errstate(all="ignore"):
-            for chunk in self._chunks(ctx, kd, wave_size, program):
+            for chunk in self._chunks(ctx, wave_size, program, lds, private):
                 ctx.poll()
-                self._run_chunk(ctx, kd, program, wave_size, chunk, entry)
+                self._run_chunk(ctx, kd, program, wave_size, chunk, entry, lds, private)
         last_stats = self.stats
 
     # --- code ---------------------------------------------------------------------------------
@@ -265,16 +266,16 @@ class InterpreterExecutor:
         return ctx.memory.read(entry, end - entry)
 
     # --- chunks of workgroups -----------------------------------------------------------------
-    def _chunks(self, ctx: DispatchContext, kd: KernelDescriptor, wave_size: int,
-                program: Program):
+    def _chunks(self, ctx: DispatchContext, wave_size: int, program: Program, lds: int,
+                private: int):
+        """Whole workgroups per chunk, ``lds`` and ``private`` being the dispatch's group
+        segment bytes per workgroup and private bytes per work-item."""
         grid = [max(1, int(g)) for g in ctx.grid_size]
         block = [max(1, int(w)) for w in ctx.workgroup_size]
         counts = [(g + w - 1) // w for g, w in zip(grid, block)]
         total = counts[0] * counts[1] * counts[2]
         items = block[0] * block[1] * block[2]
         waves_per_wg = (items + wave_size - 1) // wave_size
-        lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
-        private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
         per_wg = waves_per_wg * wave_size * 4 * (program.vgprs + program.agprs) + lds \
             + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
         per_chunk = max(1, CHUNK_BYTES // max(1, per_wg))
@@ -282,10 +283,8 @@ class InterpreterExecutor:
             yield start, min(total, start + per_chunk), counts, grid, block
 
     def _run_chunk(self, ctx: DispatchContext, kd: KernelDescriptor, program: Program,
-                   wave_size: int, chunk: tuple, entry: int) -> None:
+                   wave_size: int, chunk: tuple, entry: int, lds: int, private: int) -> None:
         start, stop, counts, grid, block = chunk
-        lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
-        private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
         batch, alive = self._initial_batch(ctx, kd, program, wave_size, start, stop, counts,
                                            grid, block, entry)
         machine = _Machine(ctx, stop - start, lds, private, wave_size)

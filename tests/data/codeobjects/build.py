@@ -198,16 +198,21 @@ endpgm:
   {accum}
   .amdhsa_user_sgpr_kernarg_segment_ptr 1
   .amdhsa_kernarg_size 16
+  .amdhsa_private_segment_fixed_size {private}
 .end_amdhsa_kernel
 """
 
 
 @functools.lru_cache(maxsize=None)
-def build_asm(target: str = "gfx942", version: int = 5) -> bytes:
-    """A one-instruction (s_endpgm) kernel `endpgm` from assembly: llvm-mc-19 + ld.lld-19."""
+def build_asm(target: str = "gfx942", version: int = 5, private: int = 0) -> bytes:
+    """A one-instruction (s_endpgm) kernel `endpgm` from assembly: llvm-mc-19 + ld.lld-19.
+
+    ``private`` is its descriptor's private segment bytes per work-item. LLVM refuses a stack
+    frame past the per-wave scratch limit when it compiles; the assembler writes any value,
+    as a hand-written kernel may."""
     accum = ".amdhsa_accum_offset 4" if target in ("gfx90a", "gfx940", "gfx942") else ""
-    src = _workdir() / f"asm_{target}_v{version}.s"
-    src.write_text(ASM_ENDPGM.format(target=target, accum=accum))
+    src = _workdir() / f"asm_{target}_v{version}_p{private}.s"
+    src.write_text(ASM_ENDPGM.format(target=target, accum=accum, private=private))
     obj = src.with_suffix(".o")
     out = src.with_suffix(".hsaco")
     _run([tool("llvm-mc-19"), "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj",
