@@ -122,7 +122,13 @@ class KernargRing:
     lays signals out as amd_signal_t (ROCr and the simulator; probed by
     ``hsapy.signal.value_words``) both are one C load/store on the value word, as ROCr's own
     hsa_signal_load_relaxed / hsa_signal_silent_store_relaxed do; elsewhere they are the API
-    calls. ``template_owner[slot]`` remembers whose hidden-argument template the slot holds."""
+    calls.
+
+    ``state[slot]`` is ``(owner, value words, body)``: ``owner`` the Packer whose hidden-argument
+    template the slot's kernarg segment holds (None: nobody's), ``value words`` the slot
+    signal's ``value_words`` (None where signals are not amd_signal_t), ``body`` the packet body
+    that owner's prepared launch publishes with this slot (its kernarg address and completion
+    signal patched in). One tuple, so a prepared call finds all three with one lookup."""
 
     def __init__(self, queue: Any, slot_size: int, slots: int = RING_SLOTS) -> None:
         runtime = queue.runtime
@@ -141,12 +147,13 @@ class KernargRing:
         self.cdatas = [s.cdata for s in self.signals]
         self.handles = [s.handle for s in self.signals]
         self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
-        self.template_owner: list[Any] = [None] * slots
         # Slots are handed out in turn by an itertools.count: next() is one atomic step, so
         # threads sharing a ring never take the same slot (slot = count & mask).
         self.counter = itertools.count()
         values = [value_words(runtime, s) for s in self.signals]
         self.values = values if all(v is not None for v in values) else None
+        self.state: list[tuple[Any, Any, bytes | None]] = [
+            (None, value, None) for value in (self.values or [None] * slots)]
         self._load = runtime.lib.hsa_signal_load_relaxed
         # Arming needs no wake-up: nobody waits for a value of 1 (hsa.h: silent store).
         self._store = runtime.lib.hsa_signal_silent_store_relaxed
@@ -165,6 +172,10 @@ class KernargRing:
         else:
             self.take_at(i, timeout)
         return i
+
+    def forget(self, i: int) -> None:
+        """Slot ``i``'s kernarg segment is about to hold other bytes than its owner's template."""
+        self.state[i] = (None, self.state[i][1], None)
 
     def take_at(self, i: int, timeout: float = 10.0) -> None:
         """Arm slot ``i`` through the API (wait for its previous dispatch first)."""
@@ -337,53 +348,75 @@ class DispatchResult:
         return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
 
 
-def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
-                 bodies: list[bytes | None], template: bytes, word: int, kernel: Any,
-                 returns: str) -> Any:
+def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, word: int,
+                 kernel: Any, returns: str) -> Any:
     """``submit(*args, doorbell=True)``: publish one dispatch -- KernargRing.take,
     Packer.pack_into and Queue.reserve/write/ring_doorbell inlined (each is the reference for
-    what its lines do), with the observer calls -- as a closure over everything that does not
-    change between calls, so a call does no attribute lookups. It returns the packet index
-    (``returns="index"``), a DispatchResult (``"result"``) or (index, kernarg slot)
-    (``"pair"``). It references only what it is given, never the PreparedDispatch: one is made
-    per plain launch, and a reference cycle would leave garbage for the cyclic collector.
+    what its lines do) -- as a closure over everything that does not change between calls, so
+    a call does no attribute lookups. It returns the packet index (``returns="index"``), a
+    DispatchResult (``"result"``) or (index, kernarg slot) (``"pair"``). It references only
+    what it is given, never the PreparedDispatch: one is made per plain launch, and a
+    reference cycle would leave garbage for the cyclic collector.
 
-    ``bodies[slot]`` is the packet body a slot publishes (template + the slot's kernarg address
-    and completion signal), built on the slot's first use."""
-    values, mask, owner, view = ring.values, ring.mask, ring.template_owner, ring.view
-    counter = ring.counter
-    handles, addresses, signals = ring.handles, ring.addresses, ring.signals
+    The common case -- the slot already holds this launch's hidden arguments and its packet
+    body, its signal is an amd_signal_t, nobody observes -- takes one branch; anything else
+    (first use of a slot, another launch used it since, observers attached, signals armed
+    through the API) goes through ``take_general``, which leaves the slot's state so that
+    the next call with it is the common case again."""
+    state, mask, view, counter = ring.state, ring.mask, ring.view, ring.counter
+    slot_size, handles, addresses, signals = ring.slot_size, ring.handles, ring.addresses, ring.signals
     explicit = packer.explicit_count
     add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
                                               queue._mask)
     ring_bytes, header_words, body_slices = queue._ring_bytes, queue._words, queue._body_slices
     pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
+    # where signals are not amd_signal_t, the fast branch looks for an owner no slot ever
+    # has: every call goes the general way, arming through the API
+    fast_owner = packer if ring.values is not None else object()
 
-    def slot_body(slot: int) -> bytes:
-        body = bytearray(template)
-        _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, addresses[slot], 0, handles[slot])
-        bodies[slot] = body = bytes(body)
-        return body
-
-    def submit(*args: Any, doorbell: bool = True) -> Any:
-        slot = next(counter) & mask
+    def take_general(slot: int, args: tuple) -> bytes:
+        """Arm slot ``slot`` (telling observers), pack ``args``; the slot's packet body."""
         if OBSERVERS:
             notify_signal_reused(handles[slot])
-        if values is not None:
-            value = values[slot]
+        owner, value, body = state[slot]
+        if value is not None:
             if value[1] > 0:
                 ring.wait_free(slot)
             value[1] = 1                                   # silent store: armed
         else:
             ring.take_at(slot)
         try:
-            if owner[slot] is packer:                      # hidden arguments already in place
+            if owner is packer and body is not None:       # hidden arguments already in place
                 if args or explicit:
                     pack_explicit(view, slot * slot_size, *args)
-            else:
-                owner[slot] = None
-                pack(view, slot * slot_size, *args)
-                owner[slot] = packer
+                return body
+            state[slot] = (None, value, None)
+            pack(view, slot * slot_size, *args)
+        except BaseException:
+            ring.give_back(slot)
+            raise
+        patched = bytearray(template)
+        _BODY_PATCH.pack_into(patched, _BODY_PATCH_OFFSET, addresses[slot], 0, handles[slot])
+        body = bytes(patched)
+        state[slot] = (packer, value, body)
+        return body
+
+    def submit(*args: Any, doorbell: bool = True) -> Any:
+        slot = next(counter) & mask
+        owner, value, body = state[slot]
+        if owner is not fast_owner or OBSERVERS:
+            body = take_general(slot, args)
+        else:
+            if value[1] > 0:
+                ring.wait_free(slot)
+            value[1] = 1                                   # silent store: armed
+            if args or explicit:
+                try:
+                    pack_explicit(view, slot * slot_size, *args)
+                except BaseException:
+                    ring.give_back(slot)
+                    raise
+        try:
             index = add(queue_ptr, 1)
             if index - queue._read_seen >= queue_size:
                 queue._make_space(index, 10.0)
@@ -391,7 +424,7 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, slot_size: int,
             ring.give_back(slot)
             raise
         at = index & queue_mask
-        ring_bytes[body_slices[at]] = bodies[slot] or slot_body(slot)
+        ring_bytes[body_slices[at]] = body
         header_words[at << 4] = word                       # the release store (see Queue.write)
         if OBSERVERS:
             notify_written(queue, index, 1)
@@ -432,9 +465,6 @@ class PreparedDispatch:
         self._body = bytearray(template.body)
         self.ring = _ring_for(queue, max(kernel.kernarg_size, self.packer.size, 1))
         self._slot_size = self.ring.slot_size
-        # The body each ring slot publishes (template + that slot's kernarg address and
-        # completion signal), built on the slot's first use: a call patches nothing.
-        self._bodies: list[bytes | None] = [None] * self.ring.slots
         # (index, slot) per call, for launch(); __call__ and submit build
         # their own flavours on first use (see _make_submit).
         self._submit = self._compile_submit("pair")
@@ -442,8 +472,8 @@ class PreparedDispatch:
 
     def _compile_submit(self, returns: str) -> Any:
         """This launch's per-dispatch path returning ``returns`` (see _make_submit)."""
-        return _make_submit(self.ring, self.queue, self.packer, self._slot_size, self._bodies,
-                            bytes(self._body), self.word, self.kernel, returns)
+        return _make_submit(self.ring, self.queue, self.packer, bytes(self._body), self.word,
+                            self.kernel, returns)
 
     _call: Any = None    # the compiled path returning a DispatchResult, built on first use
 
@@ -603,7 +633,7 @@ class Graph:
                 continue
             ring = prepared.ring
             slot = ring.take()
-            ring.template_owner[slot] = None
+            ring.forget(slot)
             ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
             body = bytearray(packet.body)
             _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0,
