@@ -315,6 +315,19 @@ def test_a_refused_call_gives_its_kernarg_slot_back(sim_runtime):
         assert queue.load_write_index() == 0         # nothing reached the ring
         result = prepared(bufs[0], bufs[1], bufs[2], 10).wait(timeout=10)
         assert result.is_done
+        # once every slot holds this launch's template, calls take the short branch: its
+        # refusals give the slot back too
+        slots = prepared.ring.slots
+        for _ in range(slots):
+            last = prepared(bufs[0], bufs[1], bufs[2], 10)
+        last.wait(timeout=10)
+        assert all(owner is prepared.packer for owner, _value, _body in prepared.ring.state)
+        published = queue.load_write_index()
+        for _ in range(slots + 5):
+            with pytest.raises(KernelArgumentError):
+                prepared.submit(bufs[0], bufs[1], bufs[2], "ten")
+        assert queue.load_write_index() == published
+        assert prepared(bufs[0], bufs[1], bufs[2], 10).wait(timeout=10).is_done
 
 
 def test_a_batch_that_wraps_around_the_ring(sim_runtime):
