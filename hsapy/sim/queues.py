@@ -79,6 +79,8 @@ HSA_STATUS_ERROR_EXCEPTION = 0x1016
 _DISPATCH = struct.Struct("<HH3HH3III QQQQ".replace(" ", ""))
 # barrier-AND / barrier-OR: header, reserved0, reserved1, dep_signal[5], reserved2, completion
 _BARRIER = struct.Struct("<HHI5QQQ")
+_GRID = struct.Struct("<3I")           # grid_size_x/y/z, at byte 12 of a dispatch packet
+_DEP_SIGNALS = struct.Struct("<5Q")    # dep_signal[0..4], at byte 8 of a barrier-AND/OR packet
 # hsa_amd_barrier_value_packet_t: header(u16) AmdFormat(u8) reserved(u8) reserved0(u32) signal
 # value mask cond(u32) reserved1(u32) reserved2 reserved3 completion_signal
 _BARRIER_VALUE = struct.Struct("<HBBIQqqIIQQQ")
@@ -87,6 +89,7 @@ _PROCESSOR_POLL_S = 0.05              # every wait wakes this often to check for
 _PROCESSOR_LINGER_S = 0.005          # how long an idle processor polls before blocking ...
 _PROCESSOR_NAP_S = 0.0001             # ... and how often it looks (SimQueue._wait_for_packet)
 WRITE_INDEX_WORD = OFFSET_WRITE_DISPATCH_ID // 8    # as an index of 64-bit words
+READ_INDEX_WORD = OFFSET_READ_DISPATCH_ID // 8
 _WRITE_TOKEN_LOST_S = 10.0            # see SimQueue.take_write_token
 
 
@@ -120,8 +123,12 @@ class SimQueue:
         self.headers = self.ring.view(np.uint16)[:: PACKET_BYTES // 2]  # one u16 per slot
         self.ring.view(np.uint64)[:] = 0
         self.headers[:] = PACKET_INVALID                                  # hsa.h: type INVALID
+        # The same ring as memoryviews, for the processor's per-packet reads and stores: an
+        # item of a memoryview is a Python int in one C step, where a numpy element is a numpy
+        # scalar (and each operation on it another small array operation).
+        self.ring_view = memoryview(self.ring).cast("B")
+        self.header_view = self.ring_view.cast("H")     # packet k's header: item k << 5
         self.struct_bytes = memory.view(self.address, AMD_QUEUE_BYTES)
-        self.words = self.struct_bytes.view(np.uint64)
         # The doorbell starts below every index: nothing is announced until the first ring.
         self.doorbell: SimSignal = lib.signals.create(-1, kind=-1)
         # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id
@@ -135,6 +142,8 @@ class SimQueue:
                          profile.compute_units - 1, profile.max_waves_per_cu - 1)
         struct.pack_into("<I", self.struct_bytes, OFFSET_READ_ID_FIELD_OFFSET,
                          OFFSET_READ_DISPATCH_ID)
+        # what the processor checks every dispatch's geometry against
+        self._limits = (*profile.workgroup_max_dim, profile.workgroup_max_size, profile.lds_size)
         self.index_lock = threading.Lock()
         self._turn = threading.Lock()      # held while a packet is processed (see _run)
         # The write index is owned through a token: a one-element list that holds the current
@@ -162,7 +171,7 @@ class SimQueue:
     @property
     def read_index(self) -> int:
         """Current read index (amd_queue_t.read_dispatch_id)."""
-        return int(self.words[OFFSET_READ_DISPATCH_ID // 8])
+        return self.write_view[READ_INDEX_WORD]
 
     @property
     def write_index(self) -> int:
@@ -172,7 +181,7 @@ class SimQueue:
     def store_read_index(self, value: int) -> None:
         """Set the read index."""
         with self.index_lock:
-            self.words[OFFSET_READ_DISPATCH_ID // 8] = value & 0xFFFFFFFFFFFFFFFF
+            self.write_view[READ_INDEX_WORD] = value & 0xFFFFFFFFFFFFFFFF
 
     def take_write_token(self) -> int:
         """Own the write index (see ``write_token``): its current value. Another producer holds
@@ -283,7 +292,7 @@ class SimQueue:
         """Process packet ``index`` (the caller holds ``_turn``); False once the queue stopped."""
         slot = index & self.mask
         base = slot * PACKET_BYTES
-        packet = self.ring[base:base + PACKET_BYTES].tobytes()
+        packet = self.ring_view[base:base + PACKET_BYTES].tobytes()
         header = packet[0] | packet[1] << 8
         try:
             completion = self._process(packet, header, index)
@@ -314,17 +323,17 @@ class SimQueue:
                 if not self._is_ready(index):
                     return
                 slot = index & self.mask
-                kind = int(self.headers[slot]) & 0xFF
+                kind = self.header_view[slot << 5] & 0xFF
                 base = slot * PACKET_BYTES
-                if kind in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
-                    if self.ring[base + 8:base + 48].any():      # dep_signal[0..4]
+                if kind == PACKET_KERNEL_DISPATCH:
+                    grid_x, grid_y, grid_z = _GRID.unpack_from(self.ring_view, base + 12)
+                    if grid_x * grid_y * grid_z > HELP_MAX_WORK_ITEMS:
                         return
-                elif kind != PACKET_KERNEL_DISPATCH:
-                    return
+                elif kind in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
+                    if any(_DEP_SIGNALS.unpack_from(self.ring_view, base + 8)):
+                        return
                 else:
-                    grid = self.ring[base + 12:base + 24].view(np.uint32)   # grid_size_x/y/z
-                    if int(grid[0]) * int(grid[1]) * int(grid[2]) > HELP_MAX_WORK_ITEMS:
-                        return
+                    return
                 try:
                     if not self._step(index):
                         return
@@ -351,7 +360,7 @@ class SimQueue:
     def _is_ready(self, index: int) -> bool:
         """Packet ``index`` is published (its header type is not INVALID) and announced (the
         doorbell has been rung with a value >= index)."""
-        return (self.headers[index & self.mask] & 0xFF != PACKET_INVALID
+        return (self.header_view[(index & self.mask) << 5] & 0xFF != PACKET_INVALID
                 and self.doorbell.high_water >= index)
 
     def _wait_for_packet(self) -> int | None:
@@ -396,7 +405,7 @@ class SimQueue:
     def _retire(self, slot: int, index: int, completion: SimSignal | None) -> None:
         # The slot becomes INVALID before the read index moves past it, so a producer that
         # reuses the slot never has its header overwritten (amdgpu-abi.md, publishing).
-        self.headers[slot] = PACKET_INVALID
+        self.header_view[slot << 5] = PACKET_INVALID
         self.store_read_index(index + 1)
         if completion is not None:
             completion.subtract(1)
@@ -509,37 +518,38 @@ class SimQueue:
     def _dispatch(self, packet: bytes, index: int) -> SimSignal | None:
         (_, setup, wg_x, wg_y, wg_z, _, grid_x, grid_y, grid_z, private_size, group_size,
          kernel_object, kernarg, _, completion_handle) = _DISPATCH.unpack(packet)
+        lib = self.lib
         profile = self.agent.profile
         dims = setup & 0x3
-        max_x, max_y, max_z = profile.workgroup_max_dim
+        max_x, max_y, max_z, max_size, lds_size = self._limits
         # The common case in one expression; any failure re-checks field by field below to name
         # the first problem.
         if not (0 < wg_x <= max_x and 0 < wg_y <= max_y and 0 < wg_z <= max_z
                 and grid_x and grid_y and grid_z and dims
                 and (dims >= 2 or (wg_y == 1 and grid_y == 1))
                 and (dims == 3 or (wg_z == 1 and grid_z == 1))
-                and wg_x * wg_y * wg_z <= profile.workgroup_max_size
-                and group_size <= profile.lds_size):
+                and wg_x * wg_y * wg_z <= max_size
+                and group_size <= lds_size):
             self._refuse_geometry(index, dims, (wg_x, wg_y, wg_z), (grid_x, grid_y, grid_z),
                                   group_size)
 
-        def bad(reason: str) -> SimFault:
-            return SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                            f"kernel dispatch packet {index}: {reason}")
-
-        kernel = self.lib.kernel_objects.get(kernel_object)
+        kernel = lib.kernel_objects.get(kernel_object)
         if kernel is None:
-            raise bad(f"kernel_object {kernel_object:#x} is not a loaded kernel descriptor")
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           f"kernel dispatch packet {index}: kernel_object {kernel_object:#x} is "
+                           "not a loaded kernel descriptor")
         kernel_agent = getattr(kernel, "agent_handle", None)
         if kernel_agent is not None and kernel_agent != self.agent.handle:
-            raise bad(f"kernel_object {kernel_object:#x} was loaded for another agent "
-                      f"({kernel_agent:#x}), not this queue's {profile.name}")
+            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                           f"kernel dispatch packet {index}: kernel_object {kernel_object:#x} "
+                           f"was loaded for another agent ({kernel_agent:#x}), not this "
+                           f"queue's {profile.name}")
         completion = self._signal(completion_handle, "completion signal")
         workgroup = (wg_x, wg_y, wg_z)
         grid = (grid_x, grid_y, grid_z)
         ctx = DispatchContext(
             agent=profile,
-            memory=self.lib.memory,
+            memory=lib.memory,
             packet_address=self.ring_address + (index & self.mask) * PACKET_BYTES,
             queue_address=self.address,
             dispatch_id=index,
@@ -551,12 +561,12 @@ class SimQueue:
             kernel_object=kernel_object,
             kernarg_address=kernarg,
             kernel=kernel,
-            clock=self.lib.clock,
+            clock=lib.clock,
             agent_handle=self.agent.handle,
-            watchdog_s=self.lib.executors.watchdog_s,
+            watchdog_s=lib.executors.watchdog_s,
             should_stop=self._should_stop,
         )
-        self.lib.executors.get(profile).execute(ctx)
+        lib.executors.get(profile).execute(ctx)
         return completion
 
     def _fail(self, status: int, message: str, address: int | None = None) -> None:
