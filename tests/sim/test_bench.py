@@ -190,3 +190,43 @@ def test_hip_failure_names_the_call_and_status(fake_hip):
     fake_hip.fail = "hipModuleLoadData"
     with pytest.raises(HsapyValueError, match="hipModuleLoadData failed: 200"):
         HipLaunch(b"not a code object", 64)
+
+
+class _DoneSignal:
+    def load(self, relaxed=False):
+        return 0
+
+
+class _Result:
+    signal = _DoneSignal()
+
+    def wait(self, timeout=None):
+        return self
+
+
+class _FlushCounter:
+    def __init__(self):
+        self.flushes = 0
+
+    def flush(self):
+        self.flushes += 1
+
+    def check(self):
+        pass
+
+
+@pytest.mark.parametrize("doorbell", [None, False, True])
+def test_time_bursts_calls_as_asked_and_flushes_once_per_burst(doorbell):
+    from hsapy.bench import time_bursts
+
+    calls = []
+
+    def one_call(**kwargs):
+        calls.append(kwargs)
+        return _Result()
+
+    queue = _FlushCounter()
+    samples = time_bursts(queue, one_call, 3, burst=4, doorbell=doorbell)
+    assert len(samples) == 12 and all(s >= 0 for s in samples)
+    assert calls == [{} if doorbell is None else {"doorbell": doorbell}] * 12
+    assert queue.flushes == 3
