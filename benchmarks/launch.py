@@ -14,7 +14,14 @@ the run affects all of them alike while each mode still runs mostly after its ow
 
 What is timed is the publishing thread only, in bursts that fit the queue: between bursts the
 doorbell is rung and completion awaited (untimed), so a slow consumer never shows up as host
-cost. On the simulator the executor is the null executor (packets are consumed, kernels are not
+cost. That wait is active (hsa.h's HSA_WAIT_STATE_ACTIVE: the thread stays on its CPU), a C
+loop polling the signal's value word with the GIL released so the simulator's packet processor
+runs meanwhile; see ``active_wait_below``. A thread that sleeps through the wait instead comes
+back to a cold CPU: on this project's 2-vCPU KVM machine ten microseconds of Python took 43-49
+us right after a 4-20 ms sleep, 14 us after 0.2 ms, 10 us after an equal busy spin, which
+landed in each batch256 sample (one batch = one sample, timed straight after a wait). Where
+signals are not amd_signal_t (no value word to poll) the wait sleeps in short naps instead.
+On the simulator the executor is the null executor (packets are consumed, kernels are not
 run). ``c_floor`` is a C loop doing the same ring writes (reserve an index, copy the 60-byte
 body, release-store header|setup) compiled at run time with the system C compiler through cffi:
 the cost of the protocol itself with no Python in the way.
@@ -56,24 +63,42 @@ uint64_t monotonic_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+/* The untimed wait between bursts: poll a signal's value word until it is below `bound` or
+   `timeout_ns` passed (returns 1 or 0). cffi releases the GIL for the call, so the simulator's
+   packet processor thread runs meanwhile. No PAUSE in the loop: under KVM a PAUSE loop makes
+   the vCPU exit to the host (pause-loop exiting), which measured no better than sleeping. */
+int active_wait_below(const int64_t *value, int64_t bound, uint64_t timeout_ns) {
+    uint64_t deadline = monotonic_ns() + timeout_ns;
+    for (uint32_t i = 1;; i++) {
+        if (__atomic_load_n(value, __ATOMIC_ACQUIRE) < bound)
+            return 1;
+        if ((i & 4095) == 0 && monotonic_ns() > deadline)
+            return 0;
+    }
+}
 """
 
 
-def c_floor_sampler() -> Callable[[], list[float]]:
-    """One burst of the same ring writes in C (cffi, compiled here): per-packet seconds."""
+def _compile_helpers() -> object:
+    """The C side of this benchmark (C_FLOOR_SOURCE), compiled here through cffi."""
     import cffi
 
     builder = cffi.FFI()
     builder.cdef("double publish_loop(uint8_t *, uint32_t, const uint8_t *, uint32_t, uint64_t *,"
-                 " uint32_t, double *, uint64_t (*)(void)); uint64_t monotonic_ns(void);")
+                 " uint32_t, double *, uint64_t (*)(void)); uint64_t monotonic_ns(void);"
+                 "int active_wait_below(const int64_t *, int64_t, uint64_t);")
     builder.set_source("_hsapy_launch_floor", C_FLOOR_SOURCE, extra_compile_args=["-O2"])
     with tempfile.TemporaryDirectory() as tmp:
         path = builder.compile(tmpdir=tmp, verbose=False)
         sys.path.insert(0, str(Path(path).parent))
         try:
-            module = __import__("_hsapy_launch_floor")
+            return __import__("_hsapy_launch_floor")
         finally:
             sys.path.pop(0)
+
+
+def c_floor_sampler(module: object) -> Callable[[], list[float]]:
+    """One burst of the same ring writes in C (``_compile_helpers``): per-packet seconds."""
     ffi, lib = module.ffi, module.lib
     ring = ffi.new("uint8_t[]", BURST * 64)
     body = ffi.new("uint8_t[]", bytes(range(60)))
@@ -89,6 +114,34 @@ def c_floor_sampler() -> Callable[[], list[float]]:
 
 
 TURN = 5          # bursts a mode runs before the next mode's turn (--turn)
+ACTIVE_SLICE_NS = 50_000_000   # an active wait looks at the queue's state this often
+
+
+def active_settle(module: object, runtime: object) -> Callable[[object, object], None]:
+    """settle(queue, signal) for hsapy.bench: the active wait (``active_wait_below``) in slices,
+    checking the queue between them, up to hsapy.bench.WAIT_TIMEOUT; a sleeping poll
+    (hsapy.bench._settle) where signals have no amd_signal_t value word."""
+    import time
+
+    from hsapy.bench import WAIT_TIMEOUT, _settle
+    from hsapy.signal import value_words
+
+    ffi, lib = module.ffi, module.lib
+
+    def settle(queue: object, signal: object) -> None:
+        words = value_words(runtime, signal)
+        if words is None:
+            _settle(queue, signal)
+            return
+        value = ffi.from_buffer("int64_t[]", words) + 1       # amd_signal_t.value
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while not lib.active_wait_below(value, 1, ACTIVE_SLICE_NS):
+            queue.check()
+            if time.monotonic() > deadline:
+                signal.wait(2, 1, timeout=0.0, abort=queue.check)   # raises WaitTimeoutError
+        queue.check()
+
+    return settle
 
 
 def _nothing() -> None:
@@ -102,10 +155,12 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
     from hsapy.bench import LaunchSetup, _time_each, time_batches, time_bursts
     from hsapy.runtime import Runtime
 
-    floor = c_floor_sampler()
+    helpers = _compile_helpers()
+    floor = c_floor_sampler(helpers)
     with contextlib.ExitStack() as stack:
         rt = stack.enter_context(
             Runtime(backend=backend, executor="null" if backend == "sim" else None))
+        settle = active_settle(helpers, rt)
         setup = stack.enter_context(LaunchSetup(rt, target))
         empty, queue, wg = setup.kernel, setup.queue, setup.workgroup
         prepared = setup.prepared
@@ -121,20 +176,21 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
             # plain: validate + build the packet + pack + publish + doorbell, per call
             ({"mode": "plain", "doorbell": True, "api": "kernel.launch(wait=False)"},
              lambda n: time_bursts(
-                 plain_queue, lambda: empty.launch(plain_queue, [], wg, wg, wait=False), n)),
+                 plain_queue, lambda: empty.launch(plain_queue, [], wg, wg, wait=False), n,
+                 settle=settle)),
             # prepared: the fast path (kernarg slot, pack, publish; returns the index)
             ({"mode": "prepared", "doorbell": False, "api": "prepared.submit()"},
-             lambda n: time_bursts(queue, submit, n, doorbell=False)),
+             lambda n: time_bursts(queue, submit, n, doorbell=False, settle=settle)),
             ({"mode": "prepared", "doorbell": True, "api": "prepared.submit()"},
-             lambda n: time_bursts(queue, submit, n, doorbell=True)),
+             lambda n: time_bursts(queue, submit, n, doorbell=True, settle=settle)),
             # the same plus building the DispatchResult a caller waits on
             ({"mode": "prepared_result", "doorbell": False, "api": "prepared()"},
-             lambda n: time_bursts(queue, prepared, n, doorbell=False)),
+             lambda n: time_bursts(queue, prepared, n, doorbell=False, settle=settle)),
             # one sample per batch; a turn's first batch follows another mode's work and is
             # not kept (a prepared burst of 256 warms itself: its median is not its first
             # calls)
             ({"mode": "batch256", "doorbell": True, "api": "prepared.batch()"},
-             lambda n: time_batches(prepared, 1 + n, BURST)[1:]),
+             lambda n: time_batches(prepared, 1 + n, BURST, settle=settle)[1:]),
             # what this interpreter costs right now: an empty function call, timed alike
             ({"mode": "python_call", "doorbell": False, "api": "an empty Python function"},
              lambda n: _time_each(_nothing, n, BURST, lambda: None)),

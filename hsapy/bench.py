@@ -9,7 +9,8 @@ What each measurement times:
 - submit (:func:`time_bursts`, :func:`time_batches`): the publishing thread only, in bursts that
   fit the queue. Between bursts the doorbell is rung and completion awaited (untimed), so a slow
   consumer never shows up as host cost. The garbage collector is off while a burst is timed
-  (as in timeit), and completion between bursts is polled (see ``_settle``).
+  (as in timeit), and completion between bursts is polled (see ``_settle``; callers may pass
+  their own ``settle``, as benchmarks/launch.py does).
 - round trip (:func:`time_roundtrips`): wall time of publish + wait for one dispatch.
 - throughput (:func:`time_back_to_back`): ``count`` dispatches published back to back with one
   doorbell; the GPU's timestamps (hsa_amd_profiling_get_dispatch_time) give first start to last
@@ -39,6 +40,7 @@ BURST = 256            # dispatches per timed burst: half the queue, never waiti
 WAIT_TIMEOUT = 60.0    # seconds for any completion wait (the simulator interprets the kernel)
 
 Tick = Callable[[], None]
+Settle = Callable[[Any, Any], None]     # (queue, signal): wait until the signal drops below 1
 
 
 def _no_tick() -> None:
@@ -100,7 +102,8 @@ def _no_gc() -> Iterator[None]:
 
 
 def time_bursts(queue: Any, one_call: Callable[..., Any], repeats: int, burst: int = BURST,
-                tick: Tick = _no_tick, doorbell: bool | None = None) -> list[float]:
+                tick: Tick = _no_tick, doorbell: bool | None = None,
+                settle: Settle | None = None) -> list[float]:
     """Seconds per ``one_call()`` (which publishes one dispatch and returns its result), timed
     one by one in ``repeats`` bursts of ``burst``; after each burst (untimed) the doorbell is
     rung and its last dispatch awaited.
@@ -108,7 +111,11 @@ def time_bursts(queue: Any, one_call: Callable[..., Any], repeats: int, burst: i
     With ``doorbell`` given, each call is ``one_call(doorbell=doorbell)``, written out in the
     timed loop as a caller writes it. (Not a functools.partial with that keyword: CPython 3.11
     calls a partial holding keywords through its slow path, building an argument tuple and a
-    keyword dict per call -- about 0.1 us here, more than a lambda's frame.)"""
+    keyword dict per call -- about 0.1 us here, more than a lambda's frame.)
+
+    ``settle(queue, signal)`` is how the untimed wait between bursts waits for a signal to drop
+    below 1 (default ``_settle``)."""
+    settle = settle or _settle
     clock = time.perf_counter
     samples = []
     append = samples.append
@@ -127,9 +134,9 @@ def time_bursts(queue: Any, one_call: Callable[..., Any], repeats: int, burst: i
                     append(clock() - t0)
         queue.flush()
         if hasattr(last, "wait"):
-            _settle(queue, last.signal)
+            settle(queue, last.signal)
         else:              # prepared.submit returns only the index: drain behind a barrier
-            drain(queue)
+            drain(queue, settle)
         tick()
     return samples
 
@@ -149,23 +156,26 @@ def _settle(queue: Any, signal: Any) -> None:
         time.sleep(0.0002)
 
 
-def drain(queue: Any) -> None:
+def drain(queue: Any, settle: Settle | None = None) -> None:
     """Wait (untimed, with a timeout) until every packet published so far on ``queue`` has
-    completed: a barrier-AND with the barrier bit completes only after all before it."""
+    completed: a barrier-AND with the barrier bit completes only after all before it. The
+    wait is ``settle(queue, signal)`` (default ``_settle``)."""
     from hsapy import aql
 
     signal = queue.runtime.signal_pool.acquire(1)
     try:
         queue.publish(aql.barrier_and([], completion_signal=signal.handle))
-        _settle(queue, signal)
+        (settle or _settle)(queue, signal)
     finally:
         queue.runtime.signal_pool.release(signal)
 
 
 def time_batches(prepared: Any, repeats: int, burst: int = BURST,
-                 tick: Tick = _no_tick) -> list[float]:
+                 tick: Tick = _no_tick, settle: Settle | None = None) -> list[float]:
     """Seconds per dispatch of ``prepared.batch`` of ``burst`` empty argument lists (one sample
-    per batch: its time divided by ``burst``); each batch is awaited, untimed."""
+    per batch: its time divided by ``burst``); each batch is awaited, untimed, through
+    ``settle(queue, signal)`` (default ``_settle``)."""
+    settle = settle or _settle
     clock = time.perf_counter
     per_packet = []
     for _ in range(repeats):
@@ -174,7 +184,7 @@ def time_batches(prepared: Any, repeats: int, burst: int = BURST,
             results = prepared.batch([()] * burst)
             per_packet.append((clock() - t0) / burst)
         for _first, _count, signal in results.chunks:
-            _settle(prepared.queue, signal)
+            settle(prepared.queue, signal)
         tick()
     return per_packet
 

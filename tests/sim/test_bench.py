@@ -95,11 +95,16 @@ def test_unknown_benchmark_is_refused():
         main(["bench", "kernels", "--backend", "sim"])
 
 
-def test_benchmarks_launch_script_keeps_its_rows(capsys):
+def _launch_script():
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "launch.py"
     spec = importlib.util.spec_from_file_location("launch_benchmark", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
+    return script
+
+
+def test_benchmarks_launch_script_keeps_its_rows(capsys):
+    script = _launch_script()
     assert script.main(["--repeats", "1"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(row["mode"], row["doorbell"]) for row in rows] == [
@@ -230,3 +235,32 @@ def test_time_bursts_calls_as_asked_and_flushes_once_per_burst(doorbell):
     assert len(samples) == 12 and all(s >= 0 for s in samples)
     assert calls == [{} if doorbell is None else {"doorbell": doorbell}] * 12
     assert queue.flushes == 3
+
+
+def test_the_launch_scripts_active_wait_returns_on_completion_and_times_out(monkeypatch):
+    import threading
+    import time
+
+    import hsapy.bench
+    from hsapy.errors import WaitTimeoutError
+    from hsapy.runtime import Runtime
+
+    script = _launch_script()
+    monkeypatch.setattr(hsapy.bench, "WAIT_TIMEOUT", 0.3)
+    monkeypatch.setattr(script, "ACTIVE_SLICE_NS", 20_000_000)
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as rt:
+        settle = script.active_settle(script._compile_helpers(), rt)
+        with rt.gpu("gfx942").create_queue(64) as queue:
+            signal = rt.create_signal(1)
+            try:
+                threading.Timer(0.05, signal.store, (0,)).start()
+                started = time.monotonic()
+                settle(queue, signal)                   # returns once another thread stores 0
+                assert time.monotonic() - started > 0.04     # it did wait for the store
+                signal.store(1)
+                started = time.monotonic()
+                with pytest.raises(WaitTimeoutError):
+                    settle(queue, signal)
+                assert time.monotonic() - started < 5.0      # the timeout, not a hang
+            finally:
+                signal.close()
