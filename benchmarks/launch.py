@@ -18,11 +18,15 @@ cost. That wait is active (hsa.h's HSA_WAIT_STATE_ACTIVE: the thread stays on it
 loop polling the signal's value word with the GIL released so the simulator's packet processor
 runs meanwhile; see ``active_wait_below``. A thread that sleeps through the wait instead comes
 back to a cold CPU: on this project's 2-vCPU KVM machine ten microseconds of Python took 43-49
-us right after a 4-20 ms sleep, 14 us after 0.2 ms, 10 us after an equal busy spin, which
-landed in each batch256 sample (one batch = one sample, timed straight after a wait). Where
+us right after a 4-20 ms sleep, 14 us after 0.2 ms, 10 us after an equal busy spin. Where
 signals are not amd_signal_t (no value word to poll) the wait sleeps in short naps instead.
-On the simulator the executor is the null executor (packets are consumed, kernels are not
-run). ``c_floor`` is a C loop doing the same ring writes (reserve an index, copy the 60-byte
+Even an active wait leaves the first microseconds after it slow on the simulator, whose packet
+processor is host CPU work (each step of a batch ran 5-10x its steady cost straight after one):
+a prepared burst's median is its steady state regardless, but a batch is one sample, so
+``batch256`` times each batch right after an untimed one published just before it, both
+announced by the timed batch's doorbell (hsapy.bench.time_batches(warm=True)), on a queue of
+its own that holds both. On the simulator the executor is the null executor (packets are
+consumed, kernels are not run). ``c_floor`` is a C loop doing the same ring writes (reserve an index, copy the 60-byte
 body, release-store header|setup) compiled at run time with the system C compiler through cffi:
 the cost of the protocol itself with no Python in the way.
 """
@@ -168,6 +172,10 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
         # prepares afresh, and sharing the ring would leave every slot holding another
         # launch's hidden arguments when the prepared modes come round
         plain_queue = stack.enter_context(setup.agent.create_queue(size=queue.size))
+        # batches are timed in pairs (see time_batches(warm=True)): a queue holding two
+        batch_queue = stack.enter_context(setup.agent.create_queue(
+            size=max(1 << (2 * (BURST + 1) - 1).bit_length(), setup.agent.queue_min_size)))
+        batched = empty.prepare(batch_queue, wg, wg)
         # the timed loop calls submit(doorbell=...) itself, as a caller writes it: no
         # lambda's frame and no functools.partial (whose keyword calls take a slow path)
         submit = prepared.submit
@@ -186,11 +194,11 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
             # the same plus building the DispatchResult a caller waits on
             ({"mode": "prepared_result", "doorbell": False, "api": "prepared()"},
              lambda n: time_bursts(queue, prepared, n, doorbell=False, settle=settle)),
-            # one sample per batch; a turn's first batch follows another mode's work and is
-            # not kept (a prepared burst of 256 warms itself: its median is not its first
-            # calls)
+            # one sample per batch, each timed right after an untimed batch published just
+            # before it (its doorbell announces both): batches back to back, as a prepared
+            # burst's median is its calls after the first ones, not straight after a wait
             ({"mode": "batch256", "doorbell": True, "api": "prepared.batch()"},
-             lambda n: time_batches(prepared, 1 + n, BURST, settle=settle)[1:]),
+             lambda n: time_batches(batched, n, BURST, settle=settle, warm=True)),
             # what this interpreter costs right now: an empty function call, timed alike
             ({"mode": "python_call", "doorbell": False, "api": "an empty Python function"},
              lambda n: _time_each(_nothing, n, BURST, lambda: None)),

@@ -171,20 +171,36 @@ def drain(queue: Any, settle: Settle | None = None) -> None:
 
 
 def time_batches(prepared: Any, repeats: int, burst: int = BURST,
-                 tick: Tick = _no_tick, settle: Settle | None = None) -> list[float]:
+                 tick: Tick = _no_tick, settle: Settle | None = None,
+                 warm: bool = False) -> list[float]:
     """Seconds per dispatch of ``prepared.batch`` of ``burst`` empty argument lists (one sample
     per batch: its time divided by ``burst``); each batch is awaited, untimed, through
-    ``settle(queue, signal)`` (default ``_settle``)."""
+    ``settle(queue, signal)`` (default ``_settle``).
+
+    With ``warm``, each timed batch follows an untimed one published just before it without a
+    doorbell (the timed batch's doorbell announces both), so it is timed in the steady state of
+    batches published back to back rather than straight after the wait: on the simulator the
+    packet processor's work is host CPU work that leaves the publishing core's caches cold,
+    which a GPU's packet processor does not. The queue must hold both batches."""
     settle = settle or _settle
+    queue = prepared.queue
+    if warm and 2 * (burst + 1) > queue.size:
+        raise HsapyValueError(
+            f"time_batches(warm=True): two batches of {burst} (each with its closing barrier) "
+            f"need {2 * (burst + 1)} slots; the queue has {queue.size}. Create a larger queue")
     clock = time.perf_counter
     per_packet = []
+    args = [()] * burst
     for _ in range(repeats):
         with _no_gc():
+            before = prepared.batch(args, doorbell=False) if warm else None
             t0 = clock()
-            results = prepared.batch([()] * burst)
+            results = prepared.batch(args)
             per_packet.append((clock() - t0) / burst)
-        for _first, _count, signal in results.chunks:
-            settle(prepared.queue, signal)
+        for done in (before, results):
+            if done is not None:
+                for _first, _count, signal in done.chunks:
+                    settle(queue, signal)
         tick()
     return per_packet
 

@@ -264,3 +264,22 @@ def test_the_launch_scripts_active_wait_returns_on_completion_and_times_out(monk
                 assert time.monotonic() - started < 5.0      # the timeout, not a hang
             finally:
                 signal.close()
+
+
+def test_warm_batches_publish_an_untimed_batch_before_each_timed_one():
+    from hsapy.asm import kernels
+    from hsapy.bench import time_batches
+    from hsapy.errors import HsapyValueError
+    from hsapy.runtime import Runtime
+
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as rt:
+        agent = rt.gpu("gfx942")
+        empty = rt.load(kernels.build("empty", agent.target), agent).kernel("empty")
+        with agent.create_queue(64) as small, agent.create_queue(128) as queue:
+            with pytest.raises(HsapyValueError, match="need 66 slots; the queue has 64"):
+                time_batches(empty.prepare(small, 64, 64), 1, burst=32, warm=True)
+            assert small.load_write_index() == 0           # refused before publishing
+            samples = time_batches(empty.prepare(queue, 64, 64), 3, burst=40, warm=True)
+            assert len(samples) == 3
+            # per repeat: two batches of 40 dispatches, each closed by a barrier, all consumed
+            assert queue.load_write_index() == queue.load_read_index() == 3 * 2 * 41
