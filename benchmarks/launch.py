@@ -26,9 +26,9 @@ a prepared burst's median is its steady state regardless, but a batch is one sam
 ``batch256`` times each batch right after an untimed one published just before it, both
 announced by the timed batch's doorbell (hsapy.bench.time_batches(warm=True)), on a queue of
 its own that holds both. On the simulator the executor is the null executor (packets are
-consumed, kernels are not run). ``c_floor`` is a C loop doing the same ring writes (reserve an index, copy the 60-byte
-body, release-store header|setup) compiled at run time with the system C compiler through cffi:
-the cost of the protocol itself with no Python in the way.
+consumed, kernels are not run). ``c_floor`` is a C loop doing the same ring writes (reserve an
+index, copy the 60-byte body, release-store header|setup) compiled at run time with the system
+C compiler through cffi: the cost of the protocol itself with no Python in the way.
 """
 from __future__ import annotations
 
@@ -156,7 +156,8 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
     """Every mode's row, from ``repeats`` bursts each. The modes take turns, ``turn`` bursts
     at a time, so a machine that changes speed while this runs (shared or throttled CPUs do,
     by 2x here) slows them alike, while each mode still runs mostly after its own kind."""
-    from hsapy.bench import LaunchSetup, _time_each, time_batches, time_bursts
+    from hsapy.bench import (LaunchSetup, _time_each, time_batches, time_bursts,
+                             warm_batch_queue_size)
     from hsapy.runtime import Runtime
 
     helpers = _compile_helpers()
@@ -173,8 +174,8 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
         # launch's hidden arguments when the prepared modes come round
         plain_queue = stack.enter_context(setup.agent.create_queue(size=queue.size))
         # batches are timed in pairs (see time_batches(warm=True)): a queue holding two
-        batch_queue = stack.enter_context(setup.agent.create_queue(
-            size=max(1 << (2 * (BURST + 1) - 1).bit_length(), setup.agent.queue_min_size)))
+        batch_queue = stack.enter_context(
+            setup.agent.create_queue(size=warm_batch_queue_size(setup.agent)))
         batched = empty.prepare(batch_queue, wg, wg)
         # the timed loop calls submit(doorbell=...) itself, as a caller writes it: no
         # lambda's frame and no functools.partial (whose keyword calls take a slow path)

@@ -33,8 +33,8 @@ import numpy as np
 from hsapy.errors import HsapyValueError
 
 __all__ = ["BURST", "LaunchPlan", "LaunchSetup", "ModeResult", "Progress", "run_launch",
-           "summarize", "drain", "time_bursts", "time_batches", "time_roundtrips", "time_back_to_back",
-           "hip_available", "HipLaunch"]
+           "summarize", "drain", "time_bursts", "time_batches", "warm_batch_queue_size",
+           "time_roundtrips", "time_back_to_back", "hip_available", "HipLaunch"]
 
 BURST = 256            # dispatches per timed burst: half the queue, never waiting for space
 WAIT_TIMEOUT = 60.0    # seconds for any completion wait (the simulator interprets the kernel)
@@ -168,6 +168,12 @@ def drain(queue: Any, settle: Settle | None = None) -> None:
         (settle or _settle)(queue, signal)
     finally:
         queue.runtime.signal_pool.release(signal)
+
+
+def warm_batch_queue_size(agent: Any, burst: int = BURST) -> int:
+    """The smallest queue size (a power of two, at least the agent's minimum) that holds the two
+    batches of ``time_batches(warm=True)``: 2 x (``burst`` dispatches + a closing barrier)."""
+    return max(1 << (2 * (burst + 1) - 1).bit_length(), agent.queue_min_size or 1)
 
 
 def time_batches(prepared: Any, repeats: int, burst: int = BURST,
@@ -510,7 +516,7 @@ def _submit_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress) -> l
         queue, prepared, n, burst, tick, doorbell=True))
     # each timed batch right after an untimed one (time_batches(warm=True)), on a queue that
     # holds both
-    size = max(1 << (2 * (burst + 1) - 1).bit_length(), setup.agent.queue_min_size)
+    size = warm_batch_queue_size(setup.agent, burst)
     with setup.agent.create_queue(size=size) as batch_queue:
         batched = kernel.prepare(batch_queue, wg, wg)
         batch = _phase(progress, "submit_batch", plan,

@@ -364,7 +364,8 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, wo
     through the API) goes through ``take_general``, which leaves the slot's state so that
     the next call with it is the common case again."""
     state, mask, view, counter = ring.state, ring.mask, ring.view, ring.counter
-    slot_size, handles, addresses, signals = ring.slot_size, ring.handles, ring.addresses, ring.signals
+    slot_size, handles = ring.slot_size, ring.handles
+    addresses, signals = ring.addresses, ring.signals
     explicit = packer.explicit_count
     add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
                                               queue._mask)
