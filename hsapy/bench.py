@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from hsapy.dispatch import BATCH_ARENA_SLOTS
 from hsapy.errors import HsapyValueError
 
 __all__ = ["BURST", "LaunchPlan", "LaunchSetup", "ModeResult", "Progress", "run_launch",
@@ -190,6 +191,11 @@ def time_batches(prepared: Any, repeats: int, burst: int = BURST,
     which a GPU's packet processor does not. The queue must hold both batches."""
     settle = settle or _settle
     queue = prepared.queue
+    if warm and burst > BATCH_ARENA_SLOTS:
+        raise HsapyValueError(
+            f"time_batches(warm=True): a batch of {burst} takes more than one half of the batch "
+            f"kernarg arena ({BATCH_ARENA_SLOTS} dispatches), so the timed batch would wait for "
+            f"the untimed one; use a burst of at most {BATCH_ARENA_SLOTS}")
     if warm and 2 * (burst + 1) > queue.size:
         raise HsapyValueError(
             f"time_batches(warm=True): two batches of {burst} (each with its closing barrier) "

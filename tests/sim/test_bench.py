@@ -278,7 +278,9 @@ def test_warm_batches_publish_an_untimed_batch_before_each_timed_one():
         with agent.create_queue(64) as small, agent.create_queue(128) as queue:
             with pytest.raises(HsapyValueError, match="need 66 slots; the queue has 64"):
                 time_batches(empty.prepare(small, 64, 64), 1, burst=32, warm=True)
-            assert small.load_write_index() == 0           # refused before publishing
+            with pytest.raises(HsapyValueError, match="more than one half of the batch kernarg"):
+                time_batches(empty.prepare(queue, 64, 64), 1, burst=513, warm=True)
+            assert small.load_write_index() == queue.load_write_index() == 0   # refused first
             samples = time_batches(empty.prepare(queue, 64, 64), 3, burst=40, warm=True)
             assert len(samples) == 3
             # per repeat: two batches of 40 dispatches, each closed by a barrier, all consumed
