@@ -420,7 +420,7 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, wo
         try:
             index = add(queue_ptr, 1)
             if index - queue._read_seen >= queue_size:
-                queue._make_space(index, 10.0)
+                queue._make_space(index, index, 10.0)   # abandons the index if it fails
         except BaseException:
             ring.give_back(slot)
             raise

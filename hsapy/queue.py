@@ -16,6 +16,7 @@ import numpy as np
 
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState
+from hsapy import aql
 from hsapy.aql import Packet, split
 from hsapy.errors import HsapyError, HsapyValueError, error_for
 
@@ -37,6 +38,11 @@ UINT32_MAX = 0xFFFFFFFF
 #   queue_created(queue), queue_closing(queue), runtime_closing(runtime), kernel_loaded(kernel)
 # Empty in normal use, where the cost is one truthiness check per call.
 OBSERVERS: list[Any] = []
+
+# What an abandoned slot receives (Queue.abandon): a packet that does nothing -- no dependencies,
+# no completion signal, no barrier bit, no fences.
+_NO_OP = aql.barrier_and([], barrier=False, acquire=aql.FenceScope.NONE,
+                         release=aql.FenceScope.NONE)
 
 
 class QueueFullError(HsapyError, TimeoutError):
@@ -118,6 +124,8 @@ class Queue:
         self._doorbell_cdata = self._ptr.doorbell_signal
         self._mask = self.size - 1
         self._read_seen = 0   # last read index observed (a lower bound of the real one)
+        # Indices reserved but never written (the reserving call failed: see abandon).
+        self._abandoned: list[int] = []
         self._add_write_index = lib.hsa_queue_add_write_index_scacq_screl
         self._store_doorbell = lib.hsa_signal_store_screlease
         _require_tso()
@@ -191,6 +199,8 @@ class Queue:
         if self.is_closed:
             raise HsapyValueError(f"queue {self.id} is closed: packets it had not finished never "
                                   "complete")
+        if self._abandoned:
+            self._fill_abandoned(self._lib.hsa_queue_load_read_index_scacquire(self._ptr))
 
     def _why(self) -> str:
         # ROCr's error callback carries only the status; the simulator also says what failed
@@ -272,21 +282,54 @@ class Queue:
         index = self._add_write_index(self._ptr, count)
         last = index + count - 1
         if last - self._read_seen >= self.size:
-            self._make_space(last, timeout)
+            self._make_space(index, last, timeout)
         return index
 
-    def _make_space(self, last: int, timeout: float) -> None:
-        """Slow path of reserve: re-read the read index, then wait for the slot to be free."""
-        self._read_seen = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
-        if last - self._read_seen >= self.size:
-            self._wait_for_space(last, timeout)
+    def _make_space(self, first: int, last: int, timeout: float) -> None:
+        """Slow path of reserve (``first..last`` already reserved): re-read the read index,
+        then wait for the slots to be free. If that fails (QueueFullError, an interrupt), the
+        slots are abandoned (see :meth:`abandon`) before the error propagates."""
+        try:
+            self._read_seen = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
+            if self._abandoned:
+                self._fill_abandoned(self._read_seen)
+            if last - self._read_seen >= self.size:
+                self._wait_for_space(last, timeout)
+        except BaseException:
+            self.abandon(first, last - first + 1)
+            raise
+
+    def abandon(self, first: int, count: int = 1) -> None:
+        """Packets ``first .. first + count - 1`` were reserved but will never be written.
+
+        The packet processor consumes packets in order and waits at an INVALID header, so an
+        abandoned slot would stall the queue for good. hsapy writes a no-op packet there
+        instead (a barrier-AND without dependencies, completion signal, barrier bit or fences)
+        as soon as the slot is free -- from the next call that finds the ring full or the next
+        ``check()`` (every wait calls it) -- and lets the next doorbell announce it."""
+        self._abandoned.extend(range(first, first + count))
+
+    def _fill_abandoned(self, read_index: int) -> None:
+        """Write the no-op packet into every abandoned slot that is free at ``read_index``.
+        Each index is taken off the list (one atomic list.pop) before its slot is written, so
+        two threads never write the same slot; one not yet free goes back on the list."""
+        abandoned, size = self._abandoned, self.size
+        for _ in range(len(abandoned)):
+            try:
+                index = abandoned.pop()
+            except IndexError:
+                return
+            if index - read_index >= size:
+                abandoned.append(index)          # its slot still holds a packet one lap older
+            else:
+                self.write(index, _NO_OP.word, _NO_OP.body)
 
     def _wait_for_space(self, last: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         load = self._lib.hsa_queue_load_read_index_scacquire
         self.flush()  # the packets ahead of us must have been announced to be consumed
         while last - self._read_seen >= self.size:
-            self.check()
+            self.check()                 # (which also fills abandoned slots that became free)
             if time.monotonic() > deadline:
                 raise QueueFullError(
                     f"queue {self.id} on {self.agent.name}: no free slot for packet {last} after "
@@ -343,7 +386,11 @@ class Queue:
         if packet.__class__ is not Packet:
             packet = split(packet)
         index = self.reserve(1, timeout)
-        self.write(index, packet.word, packet.body)
+        try:
+            self.write(index, packet.word, packet.body)
+        except BaseException:
+            self.abandon(index)
+            raise
         if doorbell:
             self.ring_doorbell(index)
         return index
@@ -356,8 +403,13 @@ class Queue:
             raise HsapyValueError("publish_batch needs at least one packet")
         first = self.reserve(len(packets), timeout)
         write = self.write
-        for offset, packet in enumerate(packets):
-            write(first + offset, packet.word, packet.body)
+        offset = 0
+        try:
+            for offset, packet in enumerate(packets):
+                write(first + offset, packet.word, packet.body)
+        except BaseException:
+            self.abandon(first + offset, len(packets) - offset)
+            raise
         if doorbell:
             self.ring_doorbell(first + len(packets) - 1)
         return first

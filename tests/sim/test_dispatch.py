@@ -361,6 +361,58 @@ def test_queue_write_refuses_a_body_that_is_not_60_bytes(sim_runtime, body):
         assert bytes(queue.ring[index]) == before          # nothing was written
 
 
+@pytest.mark.parametrize("how", ["reserve", "publish", "publish_batch"])
+def test_a_full_queue_raises_and_its_abandoned_slots_do_not_stall_it(sim_runtime, how):
+    import time
+
+    from hsapy.queue import _NO_OP, QueueFullError
+
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        gate = sim_runtime.create_signal(1)
+        try:
+            queue.publish(aql.barrier_value(gate.handle, 0, "EQ"))   # the processor waits here
+            prepared = empty.prepare(queue, 64, 64)
+            held = [prepared(doorbell=False) for _ in range(queue.size - 1)]   # ring now full
+            started = time.monotonic()
+            with pytest.raises(QueueFullError, match="no free slot for packet"):
+                if how == "reserve":
+                    queue.reserve(2, timeout=0.2)
+                elif how == "publish":
+                    queue.publish(aql.barrier_and([]), timeout=0.2)
+                else:
+                    queue.publish_batch([aql.barrier_and([])] * 3, timeout=0.2)
+            assert time.monotonic() - started < 5.0
+            abandoned = range(queue.size, queue.load_write_index())
+            assert len(abandoned) == {"reserve": 2, "publish": 1, "publish_batch": 3}[how]
+            gate.store(0)
+            queue.flush()
+            for result in held:
+                result.wait(timeout=10)
+            # the processor stops at an INVALID header: without no-op packets written into the
+            # abandoned slots, nothing published after them would ever run
+            assert prepared().wait(timeout=10).is_done
+            assert queue.load_read_index() == queue.load_write_index() == abandoned.stop + 1
+            for index in abandoned:
+                assert bytes(queue.ring[index % queue.size][4:]) == _NO_OP.body
+        finally:
+            gate.close()
+
+
+def test_a_packet_refused_after_its_reservation_does_not_stall_the_queue(sim_runtime):
+    from hsapy.errors import HsapyValueError
+
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        with pytest.raises(HsapyValueError, match="exactly 60 bytes"):
+            queue.publish(aql.Packet(aql.barrier_and([]).word, b"short"))
+        with pytest.raises(HsapyValueError, match="exactly 60 bytes"):
+            queue.publish_batch([aql.barrier_and([]), aql.Packet(0x1503, b"\0" * 59)])
+        assert queue.load_write_index() == 3      # reserved, then abandoned
+        assert empty.launch(queue, [], 64, 64, timeout=10).is_done
+        assert queue.load_read_index() == 4
+
+
 def test_queue_apertures_are_the_amd_queue_fields(sim_runtime):
     from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
