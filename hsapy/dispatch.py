@@ -26,7 +26,7 @@ import numpy as np
 from hsapy import aql
 from hsapy._hsa import check
 from hsapy.codeobject import max_scratch_per_wave
-from hsapy.errors import HsapyValueError
+from hsapy.errors import HsapyValueError, WaitTimeoutError
 from hsapy.kernarg import normalize_dims
 from hsapy.queue import OBSERVERS, notify_signal_reused, notify_written
 from hsapy.signal import value_words
@@ -186,8 +186,17 @@ class KernargRing:
 
     def wait_free(self, i: int, timeout: float = 10.0) -> None:
         """Slot ``i`` is still in flight: wait (with a timeout) until its dispatch completes."""
-        self.queue.flush()  # packets published without a doorbell must be announced first
-        self.signals[i].wait(2, 1, timeout=timeout, abort=self.queue.check)
+        queue = self.queue
+        queue.flush()  # packets published without a doorbell must be announced first
+        try:
+            self.signals[i].wait(2, 1, timeout=timeout, abort=queue.check)
+        except WaitTimeoutError:
+            raise WaitTimeoutError(
+                f"kernarg ring of queue {queue.id}: slot {i} of {self.slots} is still in use "
+                f"after {timeout:g} s -- the dispatch that took it a lap ago has not completed, "
+                "so every slot is in flight. The queue is not making progress: an earlier "
+                "packet may wait on a signal that never changes (a barrier dependency, a "
+                "barrier-value packet), or a kernel does not end") from None
 
     def give_back(self, i: int) -> None:
         """Slot ``i`` was taken but its packet never published: mark it free again."""

@@ -399,6 +399,26 @@ def test_a_full_queue_raises_and_its_abandoned_slots_do_not_stall_it(sim_runtime
             gate.close()
 
 
+def test_a_kernarg_ring_with_every_slot_in_flight_says_so(sim_runtime):
+    from hsapy.errors import WaitTimeoutError
+
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(512) as queue:
+        gate = sim_runtime.create_signal(1)
+        try:
+            queue.publish(aql.barrier_value(gate.handle, 0, "EQ"))
+            prepared = empty.prepare(queue, 64, 64)
+            results = [prepared(doorbell=False) for _ in range(prepared.ring.slots)]
+            with pytest.raises(WaitTimeoutError, match="every slot is in flight"):
+                prepared.ring.take(timeout=0.2)
+            gate.store(0)
+            for result in results:
+                result.wait(timeout=10)
+            assert prepared().wait(timeout=10).is_done
+        finally:
+            gate.close()
+
+
 def test_a_packet_refused_after_its_reservation_does_not_stall_the_queue(sim_runtime):
     from hsapy.errors import HsapyValueError
 
