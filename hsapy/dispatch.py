@@ -239,7 +239,14 @@ class _BatchArena:
         value = self.values[half] if self.values is not None else None
         if (value[1] if value is not None else signal.load()) > 0:
             self.queue.flush()
-            signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
+            try:
+                signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
+            except WaitTimeoutError:
+                raise WaitTimeoutError(
+                    f"batch kernarg arena of queue {self.queue.id}: the batch that used half "
+                    f"{half} two batches ago has not completed after {timeout:g} s, so no "
+                    "half is free. The queue is not making progress: an earlier packet may "
+                    "wait on a signal that never changes, or a kernel does not end") from None
         if value is not None:
             value[1] = 1            # silent store, as KernargRing.take
         else:

@@ -399,7 +399,8 @@ def test_a_full_queue_raises_and_its_abandoned_slots_do_not_stall_it(sim_runtime
             gate.close()
 
 
-def test_a_kernarg_ring_with_every_slot_in_flight_says_so(sim_runtime):
+def test_kernarg_space_with_every_slot_in_flight_says_so(sim_runtime):
+    from hsapy.dispatch import _arena_for
     from hsapy.errors import WaitTimeoutError
 
     agent, empty = _load(sim_runtime, "empty", "gfx942")
@@ -411,9 +412,15 @@ def test_a_kernarg_ring_with_every_slot_in_flight_says_so(sim_runtime):
             results = [prepared(doorbell=False) for _ in range(prepared.ring.slots)]
             with pytest.raises(WaitTimeoutError, match="every slot is in flight"):
                 prepared.ring.take(timeout=0.2)
+            batches = [prepared.batch([()] * 4, doorbell=False) for _ in range(2)]
+            arena = _arena_for(queue, prepared.ring.slot_size)   # both halves now in flight
+            with pytest.raises(WaitTimeoutError, match="no half is free"):
+                arena.take(timeout=0.2)
             gate.store(0)
             for result in results:
                 result.wait(timeout=10)
+            for batch in batches:
+                batch.wait(timeout=10)
             assert prepared().wait(timeout=10).is_done
         finally:
             gate.close()
