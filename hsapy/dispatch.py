@@ -161,6 +161,12 @@ class KernargRing:
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
         i = next(self.counter) & self.mask
+        self.arm(i, timeout)
+        return i
+
+    def arm(self, i: int, timeout: float = 10.0) -> None:
+        """Re-arm slot ``i``'s signal (telling observers first) once its previous dispatch has
+        completed: through the value word where there is one, else through the API."""
         if OBSERVERS:
             notify_signal_reused(self.handles[i])
         values = self.values
@@ -168,10 +174,9 @@ class KernargRing:
             value = values[i]
             if value[1] > 0:
                 self.wait_free(i, timeout)
-            value[1] = 1
+            value[1] = 1                                   # silent store: armed
         else:
             self.take_at(i, timeout)
-        return i
 
     def forget(self, i: int) -> None:
         """Slot ``i``'s kernarg segment is about to hold other bytes than its owner's template."""
@@ -368,7 +373,7 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, wo
                  kernel: Any, returns: str) -> Any:
     """``submit(*args, doorbell=True)``: publish one dispatch -- KernargRing.take,
     Packer.pack_into and Queue.reserve/write/ring_doorbell inlined (each is the reference for
-    what its lines do) -- as a closure over everything that does not change between calls, so
+    what its lines do; KernargRing.arm is its slot arming) -- as a closure over everything that does not change between calls, so
     a call does no attribute lookups. It returns the packet index (``returns="index"``), a
     DispatchResult (``"result"``) or (index, kernarg slot) (``"pair"``). It references only
     what it is given, never the PreparedDispatch: one is made per plain launch, and a
@@ -393,15 +398,8 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, wo
 
     def take_general(slot: int, args: tuple) -> bytes:
         """Arm slot ``slot`` (telling observers), pack ``args``; the slot's packet body."""
-        if OBSERVERS:
-            notify_signal_reused(handles[slot])
+        ring.arm(slot)
         owner, value, body = state[slot]
-        if value is not None:
-            if value[1] > 0:
-                ring.wait_free(slot)
-            value[1] = 1                                   # silent store: armed
-        else:
-            ring.take_at(slot)
         try:
             if owner is packer and body is not None:       # hidden arguments already in place
                 if args or explicit:
@@ -482,9 +480,6 @@ class PreparedDispatch:
         self._body = bytearray(template.body)
         self.ring = _ring_for(queue, max(kernel.kernarg_size, self.packer.size, 1))
         self._slot_size = self.ring.slot_size
-        # (index, slot) per call, for launch(); __call__ and submit build
-        # their own flavours on first use (see _make_submit).
-        self._submit = self._compile_submit("pair")
         self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
 
     def _compile_submit(self, returns: str) -> Any:
@@ -492,14 +487,19 @@ class PreparedDispatch:
         return _make_submit(self.ring, self.queue, self.packer, bytes(self._body), self.word,
                             self.kernel, returns)
 
-    _call: Any = None    # the compiled path returning a DispatchResult, built on first use
+    # The compiled paths (see _make_submit), each built on first use: returning a
+    # DispatchResult for __call__, (index, kernarg slot) for launch(), the index for submit.
+    @functools.cached_property
+    def _call(self) -> Any:
+        return self._compile_submit("result")
+
+    @functools.cached_property
+    def _submit(self) -> Any:
+        return self._compile_submit("pair")
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
-        call = self._call
-        if call is None:
-            call = self._call = self._compile_submit("result")
-        return call(*args, doorbell=doorbell)
+        return self._call(*args, doorbell=doorbell)
 
     @functools.cached_property
     def submit(self) -> Any:
