@@ -155,7 +155,8 @@ class SimQueue:
         # per dispatch. amd_queue_t.write_dispatch_id mirrors the value, written before the
         # token is given back, so every reader of the struct sees the values in order.
         self.write_token = [0]
-        self.write_view = memoryview(self.struct_bytes).cast("B").cast("Q")
+        # amd_queue_t as uint64 words: the read and write indices (READ_/WRITE_INDEX_WORD)
+        self.struct_words = memoryview(self.struct_bytes).cast("B").cast("Q")
         self.is_profiling = False
         self.is_active = True
         self.is_destroyed = False
@@ -171,17 +172,17 @@ class SimQueue:
     @property
     def read_index(self) -> int:
         """Current read index (amd_queue_t.read_dispatch_id)."""
-        return self.write_view[READ_INDEX_WORD]
+        return self.struct_words[READ_INDEX_WORD]
 
     @property
     def write_index(self) -> int:
         """Current write index (amd_queue_t.write_dispatch_id)."""
-        return self.write_view[WRITE_INDEX_WORD]
+        return self.struct_words[WRITE_INDEX_WORD]
 
     def store_read_index(self, value: int) -> None:
         """Set the read index."""
         with self.index_lock:
-            self.write_view[READ_INDEX_WORD] = value & 0xFFFFFFFFFFFFFFFF
+            self.struct_words[READ_INDEX_WORD] = value & 0xFFFFFFFFFFFFFFFF
 
     def take_write_token(self) -> int:
         """Own the write index (see ``write_token``): its current value. Another producer holds
@@ -206,7 +207,7 @@ class SimQueue:
 
     def give_write_token(self, value: int) -> None:
         """Set the write index to ``value`` and give up ownership of it."""
-        self.write_view[WRITE_INDEX_WORD] = value
+        self.struct_words[WRITE_INDEX_WORD] = value
         self.write_token.append(value)
 
     def store_write_index(self, value: int) -> None:

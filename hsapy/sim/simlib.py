@@ -1076,7 +1076,7 @@ class SimLib(LoaderMixin):
         # cdata pointers hash and compare by address: the producer's hot path finds its queue
         # without an ffi.cast per call.
         self._queue_pointers[pointer] = sim_queue
-        self._write_indices[pointer] = (sim_queue.write_token, sim_queue.write_view)
+        self._write_indices[pointer] = (sim_queue.write_token, sim_queue.struct_words)
         queue[0] = pointer
         return SUCCESS
 
