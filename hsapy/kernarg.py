@@ -420,7 +420,7 @@ class KernargLayout:
             address = value if isinstance(value, int) else getattr(value, "address", None)
             if value is None:
                 address = 0
-            elif address is None and _is_numpy_integer(value):
+            elif address is None and _numpy_scalar_kind(value) in ("i", "u"):
                 address = int(value)          # address arithmetic done in numpy
             if not isinstance(address, int) or isinstance(address, bool):
                 raise KernelArgumentError(
@@ -437,7 +437,7 @@ class KernargLayout:
         if slot.category == "scalar":
             _, fmt, is_float = SCALAR_TYPES[slot.type]
             if is_float and ((isinstance(value, (int, float)) and not isinstance(value, bool))
-                             or _is_numpy_number(value)):
+                             or _numpy_scalar_kind(value) in ("i", "u", "f")):
                 try:
                     number = float(value)
                     struct.pack("<" + fmt, number)   # f16/f32 overflow raises, inf/nan pack
@@ -498,16 +498,11 @@ def _is_integer(value: Any) -> bool:
     return _numpy_kind(value) == "iu" and getattr(value, "ndim", 1) == 0
 
 
-def _is_numpy_integer(value: Any) -> bool:
-    """A numpy integer scalar (or 0-d array), not a numpy bool."""
-    dtype = getattr(value, "dtype", None)
-    return getattr(dtype, "kind", None) in ("i", "u") and getattr(value, "ndim", 1) == 0
-
-
-def _is_numpy_number(value: Any) -> bool:
-    """A numpy integer or float scalar (or 0-d array), not a numpy bool or complex."""
-    dtype = getattr(value, "dtype", None)
-    return getattr(dtype, "kind", None) in ("i", "u", "f") and getattr(value, "ndim", 1) == 0
+def _numpy_scalar_kind(value: Any) -> str | None:
+    """The dtype kind of a numpy scalar (or 0-d array) -- "i", "u", "f", "b" (bool), ... --
+    else None."""
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    return kind if getattr(value, "ndim", 1) == 0 else None
 
 
 def _numpy_kind(value: Any) -> str | None:

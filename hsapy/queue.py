@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from hsapy import aql
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState
-from hsapy import aql
 from hsapy.aql import Packet, split
 from hsapy.errors import HsapyError, HsapyValueError, error_for
 

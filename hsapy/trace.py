@@ -229,7 +229,6 @@ class Trace:
             self._pending.clear()
             self._events = None
 
-    # -- patches (only while active; each wrapper passes straight through once inactive) ------
     # -- the observer interface (hsapy.queue.OBSERVERS) ----------------------------------------
     def queue_created(self, queue: Any) -> None:
         """A queue was created while tracing: profile it from its first packet."""
