@@ -122,12 +122,11 @@ ACTIVE_SLICE_NS = 50_000_000   # an active wait looks at the queue's state this 
 
 
 def active_settle(module: object, runtime: object) -> Callable[[object, object], None]:
-    """settle(queue, signal) for hsapy.bench: the active wait (``active_wait_below``) in slices,
-    checking the queue between them, up to hsapy.bench.WAIT_TIMEOUT; a sleeping poll
-    (hsapy.bench._settle) where signals have no amd_signal_t value word."""
-    import time
-
-    from hsapy.bench import WAIT_TIMEOUT, _settle
+    """settle(queue, signal) for hsapy.bench: hsapy.bench._settle with the active wait
+    (``active_wait_below``) as its slice, so the queue is checked between slices and the
+    wait ends at hsapy.bench.WAIT_TIMEOUT; _settle's sleeping poll where signals have no
+    amd_signal_t value word."""
+    from hsapy.bench import _settle
     from hsapy.signal import value_words
 
     ffi, lib = module.ffi, module.lib
@@ -138,11 +137,7 @@ def active_settle(module: object, runtime: object) -> Callable[[object, object],
             _settle(queue, signal)
             return
         value = ffi.from_buffer("int64_t[]", words) + 1       # amd_signal_t.value
-        deadline = time.monotonic() + WAIT_TIMEOUT
-        while not lib.active_wait_below(value, 1, ACTIVE_SLICE_NS):
-            queue.check()
-            if time.monotonic() > deadline:
-                signal.wait(2, 1, timeout=0.0, abort=queue.check)   # raises WaitTimeoutError
+        _settle(queue, signal, lambda: bool(lib.active_wait_below(value, 1, ACTIVE_SLICE_NS)))
         queue.check()
 
     return settle

@@ -142,19 +142,26 @@ def time_bursts(queue: Any, one_call: Callable[..., Any], repeats: int, burst: i
     return samples
 
 
-def _settle(queue: Any, signal: Any) -> None:
-    """Wait (untimed) for ``signal`` to drop below 1 by polling, with a timeout.
+def _settle(queue: Any, signal: Any, wait_slice: Callable[[], bool] | None = None) -> None:
+    """Wait (untimed) for ``signal`` to drop below 1 by polling, with a timeout (WAIT_TIMEOUT),
+    checking the queue between slices. ``wait_slice()`` waits a while and says whether the
+    signal has dropped; by default it looks, then naps 0.2 ms.
 
     Not Signal.wait: on the simulator a thread blocked in hsa_signal_wait runs small announced
     dispatches itself, which would fill the publishing core's caches with the packet
     processor's work between bursts -- on a GPU system the GPU does that work, so the
     publishing thread only looks at the signal here."""
+    if wait_slice is None:
+        def wait_slice() -> bool:
+            if signal.load(relaxed=True) < 1:
+                return True
+            time.sleep(0.0002)
+            return False
     deadline = time.monotonic() + WAIT_TIMEOUT
-    while signal.load(relaxed=True) > 0:
+    while not wait_slice():
         queue.check()
         if time.monotonic() > deadline:
             signal.wait(2, 1, timeout=0.0, abort=queue.check)   # raises WaitTimeoutError
-        time.sleep(0.0002)
 
 
 def drain(queue: Any, settle: Settle | None = None) -> None:
