@@ -120,9 +120,9 @@ class SimQueue:
         self.address = memory.allocate(AMD_QUEUE_BYTES, 64, None, owner=owner,
                                        tag=f"queue {queue_id} amd_queue_t")
         self.ring = memory.view(self.ring_address, size * PACKET_BYTES)
-        self.headers = self.ring.view(np.uint16)[:: PACKET_BYTES // 2]  # one u16 per slot
         self.ring.view(np.uint64)[:] = 0
-        self.headers[:] = PACKET_INVALID                                  # hsa.h: type INVALID
+        # every slot's header (one u16 per packet) INVALID (hsa.h)
+        self.ring.view(np.uint16)[:: PACKET_BYTES // 2] = PACKET_INVALID
         # The same ring as memoryviews, for the processor's per-packet reads and stores: an
         # item of a memoryview is a Python int in one C step, where a numpy element is a numpy
         # scalar (and each operation on it another small array operation).
