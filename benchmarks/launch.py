@@ -4,8 +4,9 @@
 
 Each line: mode (plain, prepared, prepared_result, batch256, python_call, c_floor), doorbell
 (whether the timed cost includes ringing the doorbell), api (the call timed), median_us, p5_us,
-p95_us, min_us, ratio_to_floor, n, simulated. ``prepared`` times ``prepared.submit()``, the
-prepared fast path (take a kernarg slot, pack, publish; it returns the packet index);
+p95_us, min_us, ratio_to_floor, n, simulated. ``prepared`` times ``prepared.publish()`` (without
+the doorbell) and ``prepared.submit()`` (with it), the prepared fast path (take a kernarg slot,
+pack, publish; it returns the packet index);
 ``prepared_result`` times ``prepared()``, the same plus building the DispatchResult a caller
 waits on. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
 timed the same way, so numbers from machines (or moments) of different speed can be compared.
@@ -172,9 +173,8 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
         batch_queue = stack.enter_context(
             setup.agent.create_queue(size=warm_batch_queue_size(setup.agent)))
         batched = empty.prepare(batch_queue, wg, wg)
-        # the timed loop calls submit(doorbell=...) itself, as a caller writes it: no
-        # lambda's frame and no functools.partial (whose keyword calls take a slow path)
-        submit = prepared.submit
+        # the timed loop calls them itself, as a caller writes it: no lambda's frame
+        publish, submit = prepared.publish, prepared.submit
         # each sampler: n bursts -> seconds per dispatch
         modes: list[tuple[dict, Callable[[int], list[float]]]] = [
             # plain: validate + build the packet + pack + publish + doorbell, per call
@@ -183,10 +183,10 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
                  plain_queue, lambda: empty.launch(plain_queue, [], wg, wg, wait=False), n,
                  settle=settle)),
             # prepared: the fast path (kernarg slot, pack, publish; returns the index)
-            ({"mode": "prepared", "doorbell": False, "api": "prepared.submit()"},
-             lambda n: time_bursts(queue, submit, n, doorbell=False, settle=settle)),
+            ({"mode": "prepared", "doorbell": False, "api": "prepared.publish()"},
+             lambda n: time_bursts(queue, publish, n, settle=settle)),
             ({"mode": "prepared", "doorbell": True, "api": "prepared.submit()"},
-             lambda n: time_bursts(queue, submit, n, doorbell=True, settle=settle)),
+             lambda n: time_bursts(queue, submit, n, settle=settle)),
             # the same plus building the DispatchResult a caller waits on
             ({"mode": "prepared_result", "doorbell": False, "api": "prepared()"},
              lambda n: time_bursts(queue, prepared, n, doorbell=False, settle=settle)),

@@ -136,7 +136,7 @@ def time_bursts(queue: Any, one_call: Callable[..., Any], repeats: int, burst: i
         queue.flush()
         if hasattr(last, "wait"):
             settle(queue, last.signal)
-        else:              # prepared.submit returns only the index: drain behind a barrier
+        else:              # publish and submit return only the index: drain behind a barrier
             drain(queue, settle)
         tick()
     return samples

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import keyword
+import linecache
 import struct
 import time
 from dataclasses import dataclass
@@ -147,9 +149,9 @@ class KernargRing:
         self.cdatas = [s.cdata for s in self.signals]
         self.handles = [s.handle for s in self.signals]
         self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
-        # Slots are handed out in turn by an itertools.count: next() is one atomic step, so
-        # threads sharing a ring never take the same slot (slot = count & mask).
-        self.counter = itertools.count()
+        # Slots are handed out in turn by an itertools.cycle: next() is one atomic step, so
+        # threads sharing a ring never take the same slot.
+        self.next_slot = itertools.cycle(range(slots)).__next__
         values = [value_words(runtime, s) for s in self.signals]
         self.values = values if all(v is not None for v in values) else None
         self.state: list[tuple[Any, Any, bytes | None]] = [
@@ -160,7 +162,7 @@ class KernargRing:
 
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
-        i = next(self.counter) & self.mask
+        i = self.next_slot()
         self.arm(i, timeout)
         return i
 
@@ -369,35 +371,16 @@ class DispatchResult:
         return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
 
 
-def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, word: int,
-                 kernel: Any, returns: str) -> Any:
-    """``submit(*args, doorbell=True)``: publish one dispatch -- KernargRing.take,
-    Packer.pack_into and Queue.reserve/write/ring_doorbell inlined (each is the reference for
-    what its lines do; KernargRing.arm is its slot arming) -- as a closure over everything that does not change between calls, so
-    a call does no attribute lookups. It returns the packet index (``returns="index"``), a
-    DispatchResult (``"result"``) or (index, kernarg slot) (``"pair"``). It references only
-    what it is given, never the PreparedDispatch: one is made per plain launch, and a
-    reference cycle would leave garbage for the cyclic collector.
-
-    The common case -- the slot already holds this launch's hidden arguments and its packet
-    body, its signal is an amd_signal_t, nobody observes -- takes one branch; anything else
-    (first use of a slot, another launch used it since, observers attached, signals armed
-    through the API) goes through ``take_general``, which leaves the slot's state so that
-    the next call with it is the common case again."""
-    state, mask, view, counter = ring.state, ring.mask, ring.view, ring.counter
-    slot_size, handles = ring.slot_size, ring.handles
-    addresses, signals = ring.addresses, ring.signals
+def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
+    """``take_general(slot, args)`` for one prepared launch (see _FAST_PATH): arm slot ``slot``
+    (telling observers), pack ``args``; the slot's packet body, which it records in
+    ``ring.state`` so that the next call with the slot takes the short branch."""
+    state, view, slot_size = ring.state, ring.view, ring.slot_size
+    addresses, handles = ring.addresses, ring.handles
     explicit = packer.explicit_count
-    add, queue_ptr, queue_size, queue_mask = (queue._add_write_index, queue._ptr, queue.size,
-                                              queue._mask)
-    ring_bytes, header_words, body_slices = queue._ring_bytes, queue._words, queue._body_slices
     pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
-    # where signals are not amd_signal_t, the fast branch looks for an owner no slot ever
-    # has: every call goes the general way, arming through the API
-    fast_owner = packer if ring.values is not None else object()
 
     def take_general(slot: int, args: tuple) -> bytes:
-        """Arm slot ``slot`` (telling observers), pack ``args``; the slot's packet body."""
         ring.arm(slot)
         owner, value, body = state[slot]
         try:
@@ -416,24 +399,50 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, wo
         state[slot] = (packer, value, body)
         return body
 
-    def submit(*args: Any, doorbell: bool = True) -> Any:
-        slot = next(counter) & mask
+    return take_general
+
+
+# The per-dispatch path of a PreparedDispatch, as source compiled once per flavour and
+# parameter list (``_fast_path``): ``make(...)`` returns the call, a closure over everything
+# that does not change between calls, so a call does no attribute lookups. Its lines are
+# KernargRing.take (KernargRing.arm is the reference for the short branch's arming),
+# Packer.pack_into and Queue.reserve/write/ring_doorbell inlined. Why source: a Python call is
+# cheapest when it has a fixed list of positional parameters and is called without keywords
+# (CPython 3.11 then runs it without a C-level call and without parsing arguments); here
+# those are the kernel's own explicit parameters, so ``publish``/``submit`` take exactly what
+# the kernel takes -- and inspect.signature and a wrong argument count say so by name.
+#
+# The common case -- the slot already holds this launch's hidden arguments and its packet
+# body, its signal is an amd_signal_t, nobody observes -- takes one branch; anything else
+# (first use of a slot, another launch used it since, observers attached, signals armed
+# through the API) goes through ``take_general``. It references only what it is given, never
+# the PreparedDispatch: one is made per plain launch, and a reference cycle would leave
+# garbage for the cyclic collector.
+_FAST_PATH = """\
+def make(ring, queue, packer, word, take_general, kernel):
+    state, view, slot_size, signals = ring.state, ring.view, ring.slot_size, ring.signals
+    next_slot, explicit = ring.next_slot, packer.explicit_count
+    add, queue_ptr, free_end, queue_mask = (queue._add_write_index, queue._ptr, queue._free_end,
+                                            queue._mask)
+    ring_bytes, header_words, body_slices = queue._ring_bytes, queue._words, queue._body_slices
+    pack_explicit, ring_doorbell = packer.pack_explicit_into, queue.ring_doorbell
+    # where signals are not amd_signal_t, the short branch looks for an owner no slot ever
+    # has: every call goes the general way, arming through the API
+    fast_owner = packer if ring.values is not None else object()
+
+    def {name}({params}):
+        slot = next_slot()
         owner, value, body = state[slot]
         if owner is not fast_owner or OBSERVERS:
-            body = take_general(slot, args)
+            body = take_general(slot, {args})
         else:
             if value[1] > 0:
                 ring.wait_free(slot)
             value[1] = 1                                   # silent store: armed
-            if args or explicit:
-                try:
-                    pack_explicit(view, slot * slot_size, *args)
-                except BaseException:
-                    ring.give_back(slot)
-                    raise
+{pack}
         try:
             index = add(queue_ptr, 1)
-            if index - queue._read_seen >= queue_size:
+            if index >= free_end[0]:
                 queue._make_space(index, index, 10.0)   # abandons the index if it fails
         except BaseException:
             ring.give_back(slot)
@@ -443,15 +452,93 @@ def _make_submit(ring: KernargRing, queue: Any, packer: Any, template: bytes, wo
         header_words[at << 4] = word                       # the release store (see Queue.write)
         if OBSERVERS:
             notify_written(queue, index, 1)
-        if doorbell:
-            queue.ring_doorbell(index)
-        if returns == "index":
-            return index
-        if returns == "result":
-            return DispatchResult(queue, kernel, index, signals[slot])
-        return index, slot
+{doorbell}
+        return {result}
 
-    return submit
+    return {name}
+"""
+
+_PACK_NAMED = """\
+            try:
+                pack_explicit(view, slot * slot_size, {args})
+            except BaseException:
+                ring.give_back(slot)
+                raise"""
+_PACK_TUPLE = """\
+            if args or explicit:
+                try:
+                    pack_explicit(view, slot * slot_size, *args)
+                except BaseException:
+                    ring.give_back(slot)
+                    raise"""
+
+# flavour -> (rings the doorbell: "always" / "never" / "if asked", what the call returns)
+_FLAVOURS = {
+    "publish": ("never", "index"),
+    "submit": ("always", "index"),
+    "result": ("if asked", "DispatchResult(queue, kernel, index, signals[slot])"),
+    "pair": ("if asked", "index, slot"),
+}
+
+
+def _fast_path_source(flavour: str, params: tuple[str, ...]) -> str:
+    """The source of ``make`` for one flavour (see _FLAVOURS): "publish" and "submit" take
+    ``params`` (the kernel's explicit parameters); "result" and "pair" take (args, doorbell)."""
+    doorbell, result = _FLAVOURS[flavour]
+    if doorbell == "if asked":
+        signature, args, pack = "args, doorbell", "args", _PACK_TUPLE
+    else:
+        signature = ", ".join(params)
+        args = f"({signature}{',' if len(params) == 1 else ''})"
+        pack = _PACK_NAMED.format(args=signature) if params else ""
+    ring = {"never": "", "always": "        ring_doorbell(index)",
+            "if asked": "        if doorbell:\n            ring_doorbell(index)"}[doorbell]
+    return _FAST_PATH.format(name=flavour, params=signature, args=args, pack=pack,
+                             doorbell=ring, result=result)
+
+
+@functools.lru_cache(maxsize=512)
+def _fast_path(flavour: str, params: tuple[str, ...] = ()) -> Any:
+    """``make`` (see _FAST_PATH) compiled for one flavour and parameter list. Its source is
+    registered with linecache, so a traceback through a dispatch shows the lines."""
+    source = _fast_path_source(flavour, params)
+    filename = f"<hsapy fast path: {flavour}({', '.join(params)})>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), globals(), namespace)
+    return namespace["make"]
+
+
+@functools.lru_cache(maxsize=1)
+def _reserved_names() -> frozenset[str]:
+    """Every name the fast path's source uses: a kernel parameter may not shadow one."""
+    names: set[str] = set()
+    pending = [compile(_fast_path_source(flavour, ("_",)), "<reserved>", "exec")
+               for flavour in _FLAVOURS]
+    while pending:
+        code = pending.pop()
+        names.update(code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
+        pending.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+    return frozenset(names - {"_"})
+
+
+def parameter_names(names: Sequence[str]) -> tuple[str, ...]:
+    """Python parameter names for a kernel's explicit arguments: each argument's own name where
+    it is an identifier that no other argument, Python keyword or fast-path name uses, else
+    ``arg<i>`` (with underscores appended while another parameter has that name)."""
+    reserved = _reserved_names()
+    usable = [name.isidentifier() and not keyword.iskeyword(name) and name not in reserved
+              and names.count(name) == 1 for name in names]
+    taken = {name for name, ok in zip(names, usable) if ok}
+    out = []
+    for i, (name, ok) in enumerate(zip(names, usable)):
+        if not ok:
+            name = f"arg{i}"
+            while name in taken or name in reserved:
+                name += "_"
+            taken.add(name)
+        out.append(name)
+    return tuple(out)
 
 
 class PreparedDispatch:
@@ -482,34 +569,50 @@ class PreparedDispatch:
         self._slot_size = self.ring.slot_size
         self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
 
-    def _compile_submit(self, returns: str) -> Any:
-        """This launch's per-dispatch path returning ``returns`` (see _make_submit)."""
-        return _make_submit(self.ring, self.queue, self.packer, bytes(self._body), self.word,
-                            self.kernel, returns)
+    def _compile(self, flavour: str) -> Any:
+        """This launch's per-dispatch path of one flavour (see _FAST_PATH and _FLAVOURS)."""
+        doorbell, _result = _FLAVOURS[flavour]
+        params = (parameter_names([slot.name for slot in self.kernel.layout.slots])
+                  if doorbell != "if asked" else ())
+        make = _fast_path(flavour, params)
+        take_general = _take_general(self.ring, self.packer, bytes(self._body))
+        call = make(self.ring, self.queue, self.packer, self.word, take_general, self.kernel)
+        call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{flavour}"
+        return call
 
-    # The compiled paths (see _make_submit), each built on first use: returning a
-    # DispatchResult for __call__, (index, kernarg slot) for launch(), the index for submit.
+    # The compiled paths, each built on first use: ``_call(args, doorbell)`` returns a
+    # DispatchResult (for __call__), ``_submit(args, doorbell)`` (index, kernarg slot) (for
+    # launch()); ``publish`` and ``submit`` are public.
     @functools.cached_property
     def _call(self) -> Any:
-        return self._compile_submit("result")
+        return self._compile("result")
 
     @functools.cached_property
     def _submit(self) -> Any:
-        return self._compile_submit("pair")
+        return self._compile("pair")
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
-        return self._call(*args, doorbell=doorbell)
+        return self._call(args, doorbell)
+
+    @functools.cached_property
+    def publish(self) -> Any:
+        """The fast path without the doorbell: ``prepared.publish(a, b, ...)`` -- exactly the
+        kernel's explicit parameters, by position -- writes one dispatch packet and returns its
+        packet index. The packet processor does not fetch it until a doorbell announces it
+        (``submit``, ``queue.flush()``, ``queue.ring_doorbell(index)``), so many can be
+        published and announced with one doorbell.
+
+        It is the compiled call itself (see _FAST_PATH), built on first access and then found
+        in the instance's ``__dict__``: calling it runs no method frame of its own, and a
+        reference taken once (``publish = prepared.publish``) is just as fast."""
+        return self._compile("publish")
 
     @functools.cached_property
     def submit(self) -> Any:
-        """The fast path: ``prepared.submit(*args, doorbell=True)`` publishes one dispatch and
-        returns only its packet index (no result object).
-
-        It is the compiled closure itself (see _make_submit), built on first access and then
-        found in the instance's ``__dict__``: calling it runs no method frame of its own, and
-        a reference taken once (``submit = prepared.submit``) is just as fast."""
-        return self._compile_submit("index")
+        """``prepared.submit(a, b, ...)``: ``publish``, then the doorbell with the packet's
+        index. Returns the packet index (no result object)."""
+        return self._compile("submit")
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
@@ -606,7 +709,7 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
     profiling enabled."""
     prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
                                 release)
-    index, slot = prepared._submit(*args)
+    index, slot = prepared._submit(tuple(args), True)
     result = DispatchResult(queue, kernel, index, prepared.ring.signals[slot])
     return result.wait(timeout) if wait else result
 

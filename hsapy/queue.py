@@ -123,7 +123,10 @@ class Queue:
         self.apertures = (int(apertures[0]), int(apertures[1]))
         self._doorbell_cdata = self._ptr.doorbell_signal
         self._mask = self.size - 1
-        self._read_seen = 0   # last read index observed (a lower bound of the real one)
+        # [the last read index observed + size]: a packet whose index is below it has a free
+        # slot (the read index only grows, so this is a lower bound). A one-element list, so
+        # the prepared dispatch path holds it and compares with one subscript.
+        self._free_end = [self.size]
         # Indices reserved but never written (the reserving call failed: see abandon).
         self._abandoned: list[int] = []
         self._add_write_index = lib.hsa_queue_add_write_index_scacq_screl
@@ -281,7 +284,7 @@ class Queue:
             raise HsapyValueError(f"cannot reserve {count} slots in a queue of {self.size}")
         index = self._add_write_index(self._ptr, count)
         last = index + count - 1
-        if last - self._read_seen >= self.size:
+        if last >= self._free_end[0]:
             self._make_space(index, last, timeout)
         return index
 
@@ -290,10 +293,11 @@ class Queue:
         then wait for the slots to be free. If that fails (QueueFullError, an interrupt), the
         slots are abandoned (see :meth:`abandon`) before the error propagates."""
         try:
-            self._read_seen = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
+            read_index = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
+            self._free_end[0] = read_index + self.size
             if self._abandoned:
-                self._fill_abandoned(self._read_seen)
-            if last - self._read_seen >= self.size:
+                self._fill_abandoned(read_index)
+            if last >= self._free_end[0]:
                 self._wait_for_space(last, timeout)
         except BaseException:
             self.abandon(first, last - first + 1)
@@ -327,8 +331,9 @@ class Queue:
     def _wait_for_space(self, last: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         load = self._lib.hsa_queue_load_read_index_scacquire
+        free_end = self._free_end
         self.flush()  # the packets ahead of us must have been announced to be consumed
-        while last - self._read_seen >= self.size:
+        while last >= free_end[0]:
             self.check()                 # (which also fills abandoned slots that became free)
             if time.monotonic() > deadline:
                 raise QueueFullError(
@@ -337,7 +342,7 @@ class Queue:
                     "processor is not consuming packets: an earlier packet may be waiting on a "
                     "signal that never changes, or the doorbell was not rung")
             time.sleep(0.0002)
-            self._read_seen = load(self._ptr)
+            free_end[0] = load(self._ptr) + self.size
 
     def write(self, index: int, word: int, body: bytes) -> None:
         """Write one packet into its reserved slot: bytes 4..63 first, then header|setup.

@@ -118,7 +118,7 @@ def test_benchmarks_launch_script_keeps_its_rows(capsys):
         assert row["p5_us"] <= row["median_us"] <= row["p95_us"]
         assert row["ratio_to_floor"] == pytest.approx(row["median_us"] / rows[-1]["median_us"])
     assert [row["api"] for row in rows] == [
-        "kernel.launch(wait=False)", "prepared.submit()", "prepared.submit()", "prepared()",
+        "kernel.launch(wait=False)", "prepared.publish()", "prepared.submit()", "prepared()",
         "prepared.batch()", "an empty Python function", "C loop (cffi)"]
     assert [row["n"] for row in rows] == [256, 256, 256, 256, 1, 256, 256]
 

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import gc
+import inspect
+import time
+import traceback
 
 import numpy as np
 import pytest
@@ -9,7 +12,8 @@ import pytest
 from hsapy import aql
 from hsapy._lifetime import live_counts
 from hsapy.asm import kernels
-from hsapy.dispatch import DispatchConfigError, Graph
+from hsapy.bench import drain
+from hsapy.dispatch import DispatchConfigError, Graph, parameter_names
 from hsapy.kernarg import KernelArgumentError
 from hsapy.runtime import Runtime
 from _codeobjects import build, built
@@ -118,11 +122,12 @@ def test_prepared_batch_and_graph_packets_equal_the_plain_api(sim_runtime):
 
     prepared = vadd.prepare(queue, 1024, 256)
     one = prepared(*args, doorbell=False)
+    published = prepared.publish(*args)
     batch = prepared.batch([args, args], doorbell=False)
     graph = Graph(queue)
     graph.add_dispatch(vadd, args, 1024, 256, barrier=False)
     replay = graph.launch(wait=False, doorbell=False)
-    indices = [one.index, *batch.indices, *(r.index for r in replay)]
+    indices = [one.index, published, *batch.indices, *(r.index for r in replay)]
     packets = [_ring_packet(queue, index) for index in indices]
     queue.flush()
     for result in [one, batch, *replay]:
@@ -188,6 +193,57 @@ def test_wrong_argument_count_shows_the_signature(vadd_setup):
     with pytest.raises(KernelArgumentError, match=r"vector_add\(a: ptr"):
         vadd.launch(queue, bufs, grid=256, workgroup=64)
     _nothing_published(queue)
+
+
+def test_publish_and_submit_take_the_kernels_own_parameters(vadd_setup):
+    _agent, vadd, queue, bufs = vadd_setup
+    prepared = vadd.prepare(queue, 256, 64)
+    for call in (prepared.publish, prepared.submit):
+        assert list(inspect.signature(call).parameters) == ["a", "b", "out", "n"]
+        with pytest.raises(TypeError, match=r"PreparedDispatch\(vector_add\)\.\w+\(\) missing "
+                                            r"1 required positional argument: 'n'"):
+            call(*bufs)
+        with pytest.raises(TypeError, match="takes 4 positional arguments but 5 were given"):
+            call(*bufs, 16, True)
+    _nothing_published(queue)
+
+
+@pytest.mark.parametrize("names, params", [
+    (["a", "b", "n"], ("a", "b", "n")),
+    (["", "", "x"], ("arg0", "arg1", "x")),                 # unnamed in the metadata
+    (["lambda", "a.b", "n"], ("arg0", "arg1", "n")),        # not usable as Python names
+    (["x", "x"], ("arg0", "arg1")),                         # the same name twice
+    (["queue", "slot", "index"], ("arg0", "arg1", "arg2")),  # names the fast path uses
+    (["arg1", ""], ("arg1", "arg1_")),                      # a fallback never repeats a name
+])
+def test_parameter_names_fall_back_to_positions(names, params):
+    assert parameter_names(names) == params
+
+
+def test_publish_leaves_the_doorbell_to_the_caller(sim_runtime):
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        prepared = empty.prepare(queue, 64, 64)
+        index = prepared.publish()
+        time.sleep(0.05)
+        # published but not announced: the packet processor does not fetch it
+        assert queue.load_read_index() == index
+        queue.flush()
+        drain(queue)
+        assert queue.load_read_index() == index + 2          # the dispatch and drain's barrier
+        index = prepared.submit()                            # rings the doorbell itself
+        drain(queue)
+        assert queue.load_read_index() == index + 2
+
+
+def test_a_traceback_through_the_fast_path_shows_its_source(vadd_setup):
+    _agent, vadd, queue, bufs = vadd_setup
+    prepared = vadd.prepare(queue, 256, 64)
+    with pytest.raises(KernelArgumentError) as refused:
+        prepared.publish(*bufs, "ten")
+    text = "".join(traceback.format_tb(refused.tb))
+    assert "<hsapy fast path: publish(a, b, out, n)>" in text
+    assert "take_general(slot, (a, b, out, n))" in text
 
 
 def test_wrong_argument_type_names_the_argument(vadd_setup):
@@ -325,7 +381,7 @@ def test_a_refused_call_gives_its_kernarg_slot_back(sim_runtime):
         published = queue.load_write_index()
         for _ in range(slots + 5):
             with pytest.raises(KernelArgumentError):
-                prepared.submit(bufs[0], bufs[1], bufs[2], "ten")
+                prepared.publish(bufs[0], bufs[1], bufs[2], "ten")
         assert queue.load_write_index() == published
         assert prepared(bufs[0], bufs[1], bufs[2], 10).wait(timeout=10).is_done
 
