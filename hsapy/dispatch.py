@@ -30,7 +30,7 @@ from hsapy._hsa import check
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import HsapyValueError, WaitTimeoutError
 from hsapy.kernarg import normalize_dims
-from hsapy.queue import OBSERVERS, notify_signal_reused, notify_written
+from hsapy.queue import OBSERVERS, notify_signal_reused, watch_observers
 from hsapy.signal import value_words
 
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
@@ -156,6 +156,7 @@ class KernargRing:
         self.values = values if all(v is not None for v in values) else None
         self.state: list[tuple[Any, Any, bytes | None]] = [
             (None, value, None) for value in (self.values or [None] * slots)]
+        watch_observers(self)
         self._load = runtime.lib.hsa_signal_load_relaxed
         # Arming needs no wake-up: nobody waits for a value of 1 (hsa.h: silent store).
         self._store = runtime.lib.hsa_signal_silent_store_relaxed
@@ -179,6 +180,12 @@ class KernargRing:
             value[1] = 1                                   # silent store: armed
         else:
             self.take_at(i, timeout)
+
+    def observers_attached(self) -> None:
+        """An observer was attached (hsapy.queue.add_observer): make every slot nobody's, so
+        the prepared path's calls go the general way, which tells observers (see _FAST_PATH)."""
+        for i in range(self.slots):
+            self.forget(i)
 
     def forget(self, i: int) -> None:
         """Slot ``i``'s kernarg segment is about to hold other bytes than its owner's template."""
@@ -373,8 +380,8 @@ class DispatchResult:
 
 def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
     """``take_general(slot, args)`` for one prepared launch (see _FAST_PATH): arm slot ``slot``
-    (telling observers), pack ``args``; the slot's packet body, which it records in
-    ``ring.state`` so that the next call with the slot takes the short branch."""
+    (telling observers), pack ``args``; the slot's packet body. While nobody observes it records
+    the body in ``ring.state``, so that the next call with the slot takes the short branch."""
     state, view, slot_size = ring.state, ring.view, ring.slot_size
     addresses, handles = ring.addresses, ring.handles
     explicit = packer.explicit_count
@@ -397,6 +404,10 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
         _BODY_PATCH.pack_into(patched, _BODY_PATCH_OFFSET, addresses[slot], 0, handles[slot])
         body = bytes(patched)
         state[slot] = (packer, value, body)
+        # Looked at after the store: an observer attached meanwhile has either been seen here
+        # or has had add_observer forget this slot after the store (_forget_every_ring).
+        if OBSERVERS:
+            state[slot] = (None, value, None)
         return body
 
     return take_general
@@ -404,20 +415,23 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
 
 # The per-dispatch path of a PreparedDispatch, as source compiled once per flavour and
 # parameter list (``_fast_path``): ``make(...)`` returns the call, a closure over everything
-# that does not change between calls, so a call does no attribute lookups. Its lines are
-# KernargRing.take (KernargRing.arm is the reference for the short branch's arming),
-# Packer.pack_into and Queue.reserve/write/ring_doorbell inlined. Why source: a Python call is
-# cheapest when it has a fixed list of positional parameters and is called without keywords
-# (CPython 3.11 then runs it without a C-level call and without parsing arguments); here
-# those are the kernel's own explicit parameters, so ``publish``/``submit`` take exactly what
-# the kernel takes -- and inspect.signature and a wrong argument count say so by name.
+# that does not change between calls, so a call does no attribute lookups. Its short branch is
+# KernargRing.take (KernargRing.arm is the reference for its arming), Packer.pack_into and
+# Queue.reserve/write/ring_doorbell inlined. Why source: a Python call is cheapest when it has
+# a fixed list of positional parameters and is called without keywords (CPython 3.11 then runs
+# it without a C-level call and without parsing arguments); here those are the kernel's own
+# explicit parameters, so ``publish``/``submit`` take exactly what the kernel takes -- and
+# inspect.signature and a wrong argument count say so by name.
 #
-# The common case -- the slot already holds this launch's hidden arguments and its packet
-# body, its signal is an amd_signal_t, nobody observes -- takes one branch; anything else
-# (first use of a slot, another launch used it since, observers attached, signals armed
-# through the API) goes through ``take_general``. It references only what it is given, never
-# the PreparedDispatch: one is made per plain launch, and a reference cycle would leave
-# garbage for the cyclic collector.
+# The short branch is the common case: the slot already holds this launch's hidden arguments
+# and its packet body, and its signal is an amd_signal_t. Anything else -- first use of a
+# slot, another launch used it since, signals armed through the API, observers attached
+# (add_observer makes every slot nobody's, and take_general leaves them so while anyone
+# observes) -- goes through ``general``: take_general, then Queue.reserve and Queue.write,
+# which tell the observers. So the short branch never looks at OBSERVERS; a call already past
+# its first line when an observer is attached goes unobserved. The call references only what
+# it is given, never the PreparedDispatch: one is made per plain launch, and a reference cycle
+# would leave garbage for the cyclic collector.
 _FAST_PATH = """\
 def make(ring, queue, packer, word, take_general, kernel):
     state, view, slot_size, signals = ring.state, ring.view, ring.slot_size, ring.signals
@@ -430,15 +444,25 @@ def make(ring, queue, packer, word, take_general, kernel):
     # has: every call goes the general way, arming through the API
     fast_owner = packer if ring.values is not None else object()
 
+    def general(slot, args{general_doorbell}):
+        body = take_general(slot, args)
+        try:
+            index = queue.reserve(1)
+        except BaseException:
+            ring.give_back(slot)
+            raise
+        queue.write(index, word, body)
+{doorbell}
+        return {result}
+
     def {name}({params}):
         slot = next_slot()
         owner, value, body = state[slot]
-        if owner is not fast_owner or OBSERVERS:
-            body = take_general(slot, {args})
-        else:
-            if value[1] > 0:
-                ring.wait_free(slot)
-            value[1] = 1                                   # silent store: armed
+        if owner is not fast_owner:
+            return general(slot, {args}{general_doorbell})
+        if value[1] > 0:
+            ring.wait_free(slot)
+        value[1] = 1                                       # silent store: armed
 {pack}
         try:
             index = add(queue_ptr, 1)
@@ -450,8 +474,6 @@ def make(ring, queue, packer, word, take_general, kernel):
         at = index & queue_mask
         ring_bytes[body_slices[at]] = body
         header_words[at << 4] = word                       # the release store (see Queue.write)
-        if OBSERVERS:
-            notify_written(queue, index, 1)
 {doorbell}
         return {result}
 
@@ -459,18 +481,18 @@ def make(ring, queue, packer, word, take_general, kernel):
 """
 
 _PACK_NAMED = """\
+        try:
+            pack_explicit(view, slot * slot_size, {args})
+        except BaseException:
+            ring.give_back(slot)
+            raise"""
+_PACK_TUPLE = """\
+        if args or explicit:
             try:
-                pack_explicit(view, slot * slot_size, {args})
+                pack_explicit(view, slot * slot_size, *args)
             except BaseException:
                 ring.give_back(slot)
                 raise"""
-_PACK_TUPLE = """\
-            if args or explicit:
-                try:
-                    pack_explicit(view, slot * slot_size, *args)
-                except BaseException:
-                    ring.give_back(slot)
-                    raise"""
 
 # flavour -> (rings the doorbell: "always" / "never" / "if asked", what the call returns)
 _FLAVOURS = {
@@ -490,11 +512,14 @@ def _fast_path_source(flavour: str, params: tuple[str, ...]) -> str:
     else:
         signature = ", ".join(params)
         args = f"({signature}{',' if len(params) == 1 else ''})"
-        pack = _PACK_NAMED.format(args=signature) if params else ""
-    ring = {"never": "", "always": "        ring_doorbell(index)",
+        pack = (_PACK_NAMED.format(args=signature) if params
+                else "        # no explicit arguments to pack")
+    ring = {"never": "        # no doorbell: the caller announces the packet",
+            "always": "        ring_doorbell(index)",
             "if asked": "        if doorbell:\n            ring_doorbell(index)"}[doorbell]
     return _FAST_PATH.format(name=flavour, params=signature, args=args, pack=pack,
-                             doorbell=ring, result=result)
+                             doorbell=ring, result=result,
+                             general_doorbell=", doorbell" if doorbell == "if asked" else "")
 
 
 @functools.lru_cache(maxsize=512)

@@ -36,8 +36,33 @@ UINT32_MAX = 0xFFFFFFFF
 #                                         and before any hsapy Signal is destroyed
 # and, optionally (called only when present), lifecycle events through ``notify``:
 #   queue_created(queue), queue_closing(queue), runtime_closing(runtime), kernel_loaded(kernel)
-# Empty in normal use, where the cost is one truthiness check per call.
+# Empty in normal use, where the cost is one truthiness check per call. Attach and detach with
+# add_observer / remove_observer.
 OBSERVERS: list[Any] = []
+# Objects whose short path does not look at OBSERVERS on every call (KernargRing, for the
+# prepared dispatch path), registered through watch_observers: add_observer calls their
+# ``observers_attached()`` so that path steps aside.
+_WATCHERS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def watch_observers(holder: Any) -> None:
+    """Call ``holder.observers_attached()`` whenever an observer is attached (weakly held)."""
+    _WATCHERS.add(holder)
+
+
+def add_observer(observer: Any) -> None:
+    """Attach ``observer`` (see OBSERVERS) to publishing on every queue."""
+    OBSERVERS.append(observer)
+    for holder in list(_WATCHERS):
+        holder.observers_attached()
+
+
+def remove_observer(observer: Any) -> None:
+    """Detach ``observer``; nothing happens if it is not attached."""
+    try:
+        OBSERVERS.remove(observer)
+    except ValueError:
+        pass
 
 # What an abandoned slot receives (Queue.abandon): a packet that does nothing -- no dependencies,
 # no completion signal, no barrier bit, no fences.

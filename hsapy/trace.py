@@ -199,7 +199,7 @@ class Trace:
             raise HsapyValueError("Trace.start: this trace is already recording")
         self._origin_ns = time.perf_counter_ns()
         self.is_active = True
-        queue_module.OBSERVERS.append(self)
+        queue_module.add_observer(self)
 
     def stop(self) -> None:
         """Stop observing and harvest the remaining timestamps (bounded wait)."""
@@ -207,10 +207,7 @@ class Trace:
 
         if not self.is_active:
             return
-        try:
-            queue_module.OBSERVERS.remove(self)
-        except ValueError:
-            pass
+        queue_module.remove_observer(self)
         self.is_active = False
         try:
             self._harvest_all(self.harvest_timeout)

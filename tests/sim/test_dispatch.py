@@ -15,6 +15,7 @@ from hsapy.asm import kernels
 from hsapy.bench import drain
 from hsapy.dispatch import DispatchConfigError, Graph, parameter_names
 from hsapy.kernarg import KernelArgumentError
+from hsapy.queue import add_observer, remove_observer
 from hsapy.runtime import Runtime
 from _codeobjects import build, built
 
@@ -243,7 +244,7 @@ def test_a_traceback_through_the_fast_path_shows_its_source(vadd_setup):
         prepared.publish(*bufs, "ten")
     text = "".join(traceback.format_tb(refused.tb))
     assert "<hsapy fast path: publish(a, b, out, n)>" in text
-    assert "take_general(slot, (a, b, out, n))" in text
+    assert "return general(slot, (a, b, out, n))" in text
 
 
 def test_wrong_argument_type_names_the_argument(vadd_setup):
@@ -546,6 +547,47 @@ def test_a_bound_submit_outlives_its_prepared_dispatch_even_while_traced(sim_run
         queue.flush()
         assert queue.load_write_index() == 3
 
+
+
+class _Recorder:
+    """An observer (hsapy.queue.OBSERVERS) that records what it is told."""
+
+    def __init__(self):
+        self.written, self.reused = [], []
+
+    def packets_written(self, queue, first, count):
+        self.written.extend(range(first, first + count))
+
+    def doorbell(self, queue, index):
+        pass
+
+    def signal_reused(self, handle):
+        self.reused.append(handle)
+
+
+def test_an_observer_attached_later_sees_every_prepared_dispatch(sim_runtime):
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        prepared = empty.prepare(queue, 64, 64)
+        publish, slots = prepared.publish, prepared.ring.slots
+        for _ in range(2 * slots):                  # every slot now takes the short branch
+            publish()
+        drain(queue)
+        assert all(owner is prepared.packer for owner, _value, _body in prepared.ring.state)
+        recorder = _Recorder()
+        add_observer(recorder)
+        try:
+            seen = [publish() for _ in range(slots + 3)]   # more than a lap while observed
+            drain(queue)
+        finally:
+            remove_observer(recorder)
+        assert [i for i in recorder.written if i in seen] == seen
+        assert len(recorder.reused) >= len(seen)
+        for _ in range(2 * slots):                  # unobserved again: back on the short branch
+            publish()
+        drain(queue)
+        assert all(owner is prepared.packer for owner, _value, _body in prepared.ring.state)
+        assert len(recorder.written) == len(seen) + 1          # + drain's barrier
 
 
 def _private_kernel(runtime, target, private):
