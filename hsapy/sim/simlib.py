@@ -177,20 +177,32 @@ def _handle(value: Any) -> int:
 
 
 def _compiled_add_write_index(write_indices: dict[Any, tuple[list[int], memoryview]],
+                              last_queue: list[tuple[Any, Any, Any]],
                               slow: Callable[[Any, int], int]) -> Callable[[Any, int], int]:
     """hsa_queue_add_write_index_scacq_screl for one SimLib: SimQueue.add_write_index with the
     queue lookup and the token (SimQueue.write_token) inlined. ``write_indices`` maps each live
-    queue pointer to (its token, its amd_queue_t as uint64 words). Anything unusual (an unknown
-    queue, a token held by another producer) goes the general way, ``slow``."""
+    queue pointer to (its token, its amd_queue_t as uint64 words); ``last_queue[0]`` is (the
+    pointer object of the last call, its token, its words) -- a producer passes the same cdata
+    on every call, and an identity test costs less than hashing a cdata for the dict (which the
+    queue's destruction resets). Anything unusual (an unknown queue, a token held by another
+    producer) goes the general way, ``slow``."""
 
     def hsa_queue_add_write_index_scacq_screl(queue: Any, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
+        known, token, words = last_queue[0]
+        if known is not queue:
+            try:
+                token, words = write_indices[queue]
+            except (KeyError, TypeError):
+                return slow(queue, value)
+            last_queue[0] = (queue, token, words)
         try:
-            token, words = write_indices[queue]
             old = token.pop()
-        except (KeyError, TypeError, IndexError):
+        except IndexError:
             return slow(queue, value)
-        new = (old + value) & 0xFFFFFFFFFFFFFFFF
+        new = old + value
+        if new > 0xFFFFFFFFFFFFFFFF:
+            new &= 0xFFFFFFFFFFFFFFFF
         words[WRITE_INDEX_WORD] = new                 # amd_queue_t.write_dispatch_id
         token.append(new)
         return old
@@ -249,8 +261,9 @@ class SimLib(LoaderMixin):
         # table, shadowing the method of the same name: no bound-method call and no attribute
         # lookups on self per call. The method below is the reference it must match.
         self._write_indices: dict[Any, tuple[list[int], memoryview]] = {}
+        self._last_queue: list[tuple[Any, Any, Any]] = [(None, None, None)]
         self.hsa_queue_add_write_index_scacq_screl = _compiled_add_write_index(
-            self._write_indices, self._add_write_index)
+            self._write_indices, self._last_queue, self._add_write_index)
         self.is_open = False
         self._refcount = 0
         self._state_lock = threading.RLock()
@@ -1087,6 +1100,7 @@ class SimLib(LoaderMixin):
         pointer = self.ffi.cast("hsa_queue_t *", sim_queue.address)
         self._queue_pointers.pop(pointer, None)
         self._write_indices.pop(pointer, None)
+        self._last_queue[0] = (None, None, None)
         self.signals.destroy(sim_queue.doorbell.handle)
         self.memory.free(sim_queue.ring_address)
         self.memory.free(sim_queue.address)

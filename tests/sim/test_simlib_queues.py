@@ -74,6 +74,7 @@ def test_queue_create_validation(lib):
 
 def test_destroy_validation(lib):
     queue = create_queue(lib, gpu(lib, "gfx942"))
+    assert lib.hsa_queue_add_write_index_scacq_screl(queue, 1) == 0   # the hot path knows it
     assert lib.hsa_queue_destroy(queue) == SUCCESS
     assert lib.hsa_queue_destroy(queue) == INVALID_QUEUE
     # the hot path forgets the queue with it: a destroyed queue's index is not advanced
@@ -104,6 +105,18 @@ def test_write_index_functions(lib):
     lib.hsa_queue_store_write_index_screlease(queue, 61)
     assert lib.hsa_queue_load_write_index_relaxed(queue) == 61
     lib.hsa_queue_destroy(queue)
+
+
+def test_write_index_of_queues_used_in_turn_and_past_two_to_the_64(lib):
+    a, b = (create_queue(lib, gpu(lib, "gfx942")) for _ in range(2))
+    add = lib.hsa_queue_add_write_index_scacq_screl
+    assert [add(a, 1), add(b, 5), add(a, 1), add(b, 5), add(a, 2)] == [0, 0, 1, 5, 2]
+    lib.hsa_queue_store_write_index_relaxed(b, 2**64 - 2)
+    assert add(b, 3) == 2**64 - 2
+    assert lib.hsa_queue_load_write_index_relaxed(b) == 1     # wraps around, as a uint64_t does
+    assert lib.hsa_queue_load_write_index_relaxed(a) == 4
+    lib.hsa_queue_destroy(a)
+    lib.hsa_queue_destroy(b)
 
 
 def test_a_lost_write_index_is_reported_not_a_hang(lib, monkeypatch):
