@@ -150,8 +150,9 @@ class KernargRing:
         self.handles = [s.handle for s in self.signals]
         self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
         # Slots are handed out in turn by an itertools.cycle: next() is one atomic step, so
-        # threads sharing a ring never take the same slot.
-        self.next_slot = itertools.cycle(range(slots)).__next__
+        # threads sharing a ring never take the same slot. (next(it) costs less than calling a
+        # bound it.__next__, a method-wrapper without vectorcall.)
+        self.slot_order = itertools.cycle(range(slots))
         values = [value_words(runtime, s) for s in self.signals]
         self.values = values if all(v is not None for v in values) else None
         self.state: list[tuple[Any, Any, bytes | None]] = [
@@ -163,7 +164,7 @@ class KernargRing:
 
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
-        i = self.next_slot()
+        i = next(self.slot_order)
         self.arm(i, timeout)
         return i
 
@@ -435,10 +436,10 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
 _FAST_PATH = """\
 def make(ring, queue, packer, word, take_general, kernel):
     state, view, slot_size, signals = ring.state, ring.view, ring.slot_size, ring.signals
-    next_slot, explicit = ring.next_slot, packer.explicit_count
+    slot_order, explicit = ring.slot_order, packer.explicit_count
     add, queue_ptr, free_end, queue_mask = (queue._add_write_index, queue._ptr, queue._free_end,
                                             queue._mask)
-    ring_bytes, header_words, body_slices = queue._ring_bytes, queue._words, queue._body_slices
+    body_views, header_words, everything = queue._body_views, queue._words, slice(None)
     pack_explicit, ring_doorbell = packer.pack_explicit_into, queue.ring_doorbell
     # where signals are not amd_signal_t, the short branch looks for an owner no slot ever
     # has: every call goes the general way, arming through the API
@@ -456,7 +457,7 @@ def make(ring, queue, packer, word, take_general, kernel):
         return {result}
 
     def {name}({params}):
-        slot = next_slot()
+        slot = next(slot_order)
         owner, value, body = state[slot]
         if owner is not fast_owner:
             return general(slot, {args}{general_doorbell})
@@ -472,7 +473,7 @@ def make(ring, queue, packer, word, take_general, kernel):
             ring.give_back(slot)
             raise
         at = index & queue_mask
-        ring_bytes[body_slices[at]] = body
+        body_views[at][everything] = body
         header_words[at << 4] = word                       # the release store (see Queue.write)
 {doorbell}
         return {result}

@@ -166,6 +166,9 @@ class Queue:
         # slot -> slice of its bytes 4..63 (the body), so a write computes no offsets
         self._body_slices = [slice(k * PACKET_SIZE + 4, (k + 1) * PACKET_SIZE)
                              for k in range(self.size)]
+        # ... and as a view of its own: ``view[:] = body`` costs less than a slice of the whole
+        # ring (the prepared dispatch path writes bodies this way)
+        self._body_views = [self._ring_bytes[s] for s in self._body_slices]
         self._ring = np.frombuffer(
             ffi.buffer(ffi.cast("uint8_t *", self.base_address), self.size * PACKET_SIZE),
             np.uint8).reshape(self.size, PACKET_SIZE)
