@@ -31,7 +31,6 @@ from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.signals import (
     COND_EQ,
     SimSignal,
-    cast_ffi,
     condition_holds,
     wait_any,
 )

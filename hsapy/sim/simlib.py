@@ -210,6 +210,28 @@ def _compiled_add_write_index(write_indices: dict[Any, tuple[list[int], memoryvi
     return hsa_queue_add_write_index_scacq_screl
 
 
+def _compiled_signal_store(live_signals: dict[int, Any],
+                           slow: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
+    """hsa_signal_store_screlease / _relaxed for one SimLib: SimLib._store with the signal
+    lookup inlined, so a store (every doorbell) is one Python call into SimSignal.store.
+    ``live_signals`` maps each live signal's handle to its SimSignal; anything unusual (an
+    unknown or destroyed handle, a handle given as an int or dict, a value that is not an int)
+    goes the general way, ``slow``."""
+
+    def hsa_signal_store_screlease(signal: Any, value: int) -> None:
+        """Set the value; wakes waiters. On a doorbell this rings the queue."""
+        try:
+            sim_signal = live_signals[signal.handle]
+        except (AttributeError, KeyError, TypeError):
+            return slow(signal, value)
+        if value.__class__ is not int:
+            return slow(signal, value)
+        sim_signal.store(value)
+        return None
+
+    return hsa_signal_store_screlease
+
+
 class SimLib(LoaderMixin):
     """The simulated HSA runtime: the C API of hsapy's cdef, implemented in Python.
 
@@ -277,6 +299,10 @@ class SimLib(LoaderMixin):
         self._build_agents(resolve_targets(targets))
         self.signals = SignalTable(self.memory, self.cpu_agent.handle)
         self._live_signals = self.signals.by_handle
+        # every doorbell is one of these: a plain function over the signal table, shadowing the
+        # methods of the same names (the reference it must match is _store)
+        self.hsa_signal_store_screlease = self.hsa_signal_store_relaxed = _compiled_signal_store(
+            self._live_signals, self._store)
         loader_init = getattr(self, "_loader_init", None)
         if loader_init is not None:
             loader_init()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from hsapy._hsa import ffi
@@ -91,6 +92,25 @@ def test_wait_wakes_on_store_from_another_thread(lib):
     timer.start()
     assert lib.hsa_signal_wait_relaxed(h, LT, 1, UINT64_MAX, 1) == 0   # ACTIVE hint accepted
     timer.join()
+
+
+@pytest.mark.parametrize("store", ["hsa_signal_store_screlease", "hsa_signal_store_relaxed"])
+def test_a_store_through_a_cdata_handle(lib, store):
+    # how hsapy stores (a doorbell, Signal.store): the handle as cdata, the value an int
+    store = getattr(lib, store)
+    cdata = ffi.new("hsa_signal_t *", {"handle": signal(lib, 1)})[0]
+    timer = threading.Timer(0.02, lambda: store(cdata, 0))
+    timer.start()
+    started = time.monotonic()
+    assert lib.hsa_signal_wait_scacquire(cdata, EQ, 0, ticks(lib, 5), 1) == 0   # woken by it
+    timer.join()
+    assert time.monotonic() - started < 1.0
+    for value, expected in [(7, 7), (np.int64(8), 8), (2**64 - 1, -1), (-(2**63) - 1, 2**63 - 1)]:
+        assert store(cdata, value) is None
+        assert lib.hsa_signal_load_relaxed(cdata) == expected
+    assert lib.hsa_signal_destroy(cdata) == SUCCESS
+    store(cdata, 3)                                  # a destroyed signal: nothing to store to
+    assert lib.hsa_signal_load_relaxed(cdata) == 0
 
 
 def test_wait_any_returns_index_and_value(lib):
