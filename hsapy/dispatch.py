@@ -406,7 +406,7 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
         body = bytes(patched)
         state[slot] = (packer, value, body)
         # Looked at after the store: an observer attached meanwhile has either been seen here
-        # or has had add_observer forget this slot after the store (_forget_every_ring).
+        # or has had add_observer forget this slot after the store (observers_attached).
         if OBSERVERS:
             state[slot] = (None, value, None)
         return body

@@ -88,22 +88,6 @@ class SimSignal:
         """Current value."""
         return self.view[WORD_VALUE]
 
-    def store(self, value: int) -> None:
-        """Set the value and wake waiters (exchange without the old value: a doorbell is one of
-        these per ring, so it takes the fewest steps)."""
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            value = to_int64(value)
-        cond = self.cond
-        cond.acquire()
-        try:
-            self.view[WORD_VALUE] = value
-            if value > self.high_water:
-                self.high_water = value
-            if cond._waiters or self.watchers:  # type: ignore[attr-defined]  (see exchange)
-                self._changed()
-        finally:
-            cond.release()
-
     def store_silent(self, value: int) -> None:
         """Set the value without waking waiters (they see it at their next check)."""
         if not _INT64_MIN <= value <= _INT64_MAX:
@@ -134,6 +118,10 @@ class SimSignal:
         finally:
             cond.release()
         return old
+
+    # Set the value and wake waiters: exchange itself, the old value unused (a doorbell is one
+    # of these per ring, so it is one call, not a call to exchange)
+    store = exchange
 
     def modify(self, operation: Callable[[int], int]) -> int:
         """Atomically replace the value by ``operation(old)``; return the old value."""
