@@ -30,7 +30,7 @@ from hsapy._hsa import check
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import HsapyValueError, WaitTimeoutError
 from hsapy.kernarg import normalize_dims
-from hsapy.queue import OBSERVERS, notify_signal_reused, watch_observers
+from hsapy.queue import INVALID_WORD, OBSERVERS, notify_signal_reused, watch_observers
 from hsapy.signal import value_words
 
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
@@ -699,6 +699,7 @@ class PreparedDispatch:
         else:
             addresses = arena.address_of(half) + np.arange(count, dtype=np.uint64) * self._slot_size
         packets = np.empty((count + 1, 64), np.uint8)
+        packets.view(np.uint32)[:, 0] = INVALID_WORD     # Queue.write_many copies whole rows
         packets[:count, 4:] = np.frombuffer(bytes(self._body), np.uint8)
         packets[:count].view(np.uint64)[:, 5] = addresses            # kernarg_address (byte 40)
         packets[:count].view(np.uint64)[:, 7] = 0                    # completion_signal (byte 56)

@@ -64,6 +64,9 @@ def remove_observer(observer: Any) -> None:
     except ValueError:
         pass
 
+# A free slot's header|setup word: header type INVALID, setup 0 (see write_many).
+INVALID_WORD = aql.encode_header(aql.PacketType.INVALID, False, 0, 0)
+
 # What an abandoned slot receives (Queue.abandon): a packet that does nothing -- no dependencies,
 # no completion signal, no barrier bit, no fences.
 _NO_OP = aql.barrier_and([], barrier=False, acquire=aql.FenceScope.NONE,
@@ -396,15 +399,20 @@ class Queue:
 
     def write_many(self, first: int, packets: np.ndarray, words: np.ndarray) -> None:
         """Write ``len(packets)`` reserved packets from ``first`` on, wrapping around the ring:
-        every body (bytes 4..63) first, then the header|setup words in order (each header is
-        stored after its own body; see :meth:`write` for why a plain store is a release here)."""
+        every packet first, then the header|setup words in order (each header is stored after
+        its own body; see :meth:`write` for why a plain store is a release here).
+
+        ``packets`` is (n, 64) uint8 whose header|setup words (bytes 0..3) hold
+        ``INVALID_WORD``, what a free slot holds, and ``words`` the real ones: the packets are
+        then copied as whole rows (one copy of contiguous memory instead of n strided copies of
+        60 bytes), and until its own header store every slot still reads as INVALID."""
         count = len(packets)
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around
         ring, ring_words = self._ring, self._ring_words
-        ring[start:start + head, 4:] = packets[:head, 4:]
+        ring[start:start + head] = packets[:head]
         if head < count:
-            ring[:count - head, 4:] = packets[head:, 4:]
+            ring[:count - head] = packets[head:]
         ring_words[start * 16:(start + head) * 16:16] = words[:head]
         if head < count:
             ring_words[0:(count - head) * 16:16] = words[head:]

@@ -15,7 +15,7 @@ from hsapy.asm import kernels
 from hsapy.bench import drain
 from hsapy.dispatch import DispatchConfigError, Graph, parameter_names
 from hsapy.kernarg import KernelArgumentError
-from hsapy.queue import add_observer, remove_observer
+from hsapy.queue import INVALID_WORD, add_observer, remove_observer
 from hsapy.runtime import Runtime
 from _codeobjects import build, built
 
@@ -156,6 +156,20 @@ def test_batch_closes_with_a_barrier_and_signal(sim_runtime):
         assert not batch.is_done
         queue.flush()
         assert batch.wait().is_done
+
+
+def test_batch_rows_reach_the_ring_as_invalid_until_their_header_store(sim_runtime):
+    # Queue.write_many copies whole 64-byte rows, then stores each header|setup word: the rows
+    # must carry a free slot's INVALID word, or a slot could read as valid before its body is
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        prepared = empty.prepare(queue, 64, 64)
+        prepared.batch([()] * 5).wait()
+        prepared.batch([(), ()]).wait()
+        assert len(prepared._chunks) == 2
+        for packets, words in prepared._chunks.values():
+            assert (packets.view(np.uint32)[:, 0] == INVALID_WORD).all()
+            assert (words != INVALID_WORD).all()
 
 
 def test_graph_replays_in_order_with_results(sim_runtime):
