@@ -33,7 +33,7 @@ from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
 from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import PAGE_SIZE, SimMemory
-from hsapy.sim.queues import WRITE_INDEX_WORD, SimQueue
+from hsapy.sim.queues import READ_INDEX_WORD, WRITE_INDEX_WORD, SimQueue
 from hsapy.sim.signals import SignalTable, SimSignal, condition_holds, wait_any
 from hsapy.sim.targets import (
     CPU_PROFILE,
@@ -210,6 +210,26 @@ def _compiled_add_write_index(write_indices: dict[Any, tuple[list[int], memoryvi
     return hsa_queue_add_write_index_scacq_screl
 
 
+def _compiled_load_read_index(write_indices: dict[Any, tuple[list[int], memoryview]],
+                              last_queue: list[tuple[Any, Any, Any]],
+                              slow: Callable[[Any], int]) -> Callable[[Any], int]:
+    """hsa_queue_load_read_index_scacquire / _relaxed for one SimLib: SimQueue.read_index with
+    the queue lookup inlined, through the same table and last-queue cache as
+    _compiled_add_write_index (a producer re-reads the read index when the ring may be full)."""
+
+    def hsa_queue_load_read_index_scacquire(queue: Any) -> int:
+        """Read index (amd_queue_t.read_dispatch_id)."""
+        known, _token, words = last_queue[0]
+        if known is not queue:
+            try:
+                _token, words = write_indices[queue]
+            except (KeyError, TypeError):
+                return slow(queue)
+        return words[READ_INDEX_WORD]
+
+    return hsa_queue_load_read_index_scacquire
+
+
 def _compiled_signal_store(live_signals: dict[int, Any],
                            slow: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
     """hsa_signal_store_screlease / _relaxed for one SimLib: SimLib._store with the signal
@@ -286,6 +306,8 @@ class SimLib(LoaderMixin):
         self._last_queue: list[tuple[Any, Any, Any]] = [(None, None, None)]
         self.hsa_queue_add_write_index_scacq_screl = _compiled_add_write_index(
             self._write_indices, self._last_queue, self._add_write_index)
+        self.hsa_queue_load_read_index_scacquire = self.hsa_queue_load_read_index_relaxed = (
+            _compiled_load_read_index(self._write_indices, self._last_queue, self._read_index))
         self.is_open = False
         self._refcount = 0
         self._state_lock = threading.RLock()

@@ -115,8 +115,13 @@ def test_write_index_of_queues_used_in_turn_and_past_two_to_the_64(lib):
     assert add(b, 3) == 2**64 - 2
     assert lib.hsa_queue_load_write_index_relaxed(b) == 1     # wraps around, as a uint64_t does
     assert lib.hsa_queue_load_write_index_relaxed(a) == 4
+    lib._queue(b).store_read_index(7)                # as the packet processor does
+    for load in (lib.hsa_queue_load_read_index_scacquire, lib.hsa_queue_load_read_index_relaxed):
+        assert [load(a), load(b), load(a)] == [0, 7, 0]
+        assert load(ffi.NULL) == 0 and load(12345) == 0        # not queues: the general way
     lib.hsa_queue_destroy(a)
     lib.hsa_queue_destroy(b)
+    assert lib.hsa_queue_load_read_index_scacquire(b) == 0
 
 
 def test_a_lost_write_index_is_reported_not_a_hang(lib, monkeypatch):
