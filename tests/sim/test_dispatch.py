@@ -371,6 +371,10 @@ def test_prepared_dispatch_without_the_signal_layout_uses_the_api(sim_runtime):
         for result in results[-queue.size:]:
             result.wait()
         assert queue.load_read_index() == 3 * queue.size
+        for _ in range(queue.size + 5):                          # the fast path: the same
+            prepared.submit()
+        drain(queue)
+        assert queue.load_read_index() == queue.load_write_index() == 4 * queue.size + 6
         batch = prepared.batch([()] * 100)
         assert batch.wait().is_done
 
