@@ -18,6 +18,7 @@ import functools
 import itertools
 import keyword
 import linecache
+import re
 import struct
 import time
 from dataclasses import dataclass
@@ -537,15 +538,11 @@ def _fast_path(flavour: str, params: tuple[str, ...] = ()) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _reserved_names() -> frozenset[str]:
-    """Every name the fast path's source uses: a kernel parameter may not shadow one."""
-    names: set[str] = set()
-    pending = [compile(_fast_path_source(flavour, ("_",)), "<reserved>", "exec")
-               for flavour in _FLAVOURS]
-    while pending:
-        code = pending.pop()
-        names.update(code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
-        pending.extend(c for c in code.co_consts if hasattr(c, "co_code"))
-    return frozenset(names - {"_"})
+    """Every name the fast path's source uses (comments aside): a kernel parameter may not
+    shadow one. Read from the text, not compiled: this runs on a process's first prepare."""
+    text = "\n".join((_FAST_PATH, _PACK_NAMED, _PACK_TUPLE, *(r for _d, r in _FLAVOURS.values()),
+                      "ring_doorbell doorbell args"))
+    return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"#[^\n]*", "", text)))
 
 
 def parameter_names(names: Sequence[str]) -> tuple[str, ...]:
