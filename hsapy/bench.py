@@ -441,14 +441,15 @@ class LaunchPlan:
         return cls(repeats=repeats or 3, warmup=1, burst=64, per_roundtrip=16, back_to_back=64)
 
     def steps(self, hip: bool) -> int:
-        """Progress ticks of a whole run: five hsapy modes (throughput also gives gpu_duration),
+        """Progress ticks of a whole run: six hsapy modes (throughput also gives gpu_duration),
         two HIP modes."""
-        return (self.warmup + self.repeats) * (5 + (2 if hip else 0))
+        return (self.warmup + self.repeats) * (6 + (2 if hip else 0))
 
 
 SUBMIT_NOTE = "host time on the publishing thread"
 MODE_DESCRIPTIONS = {
     "submit_plain": "kernel.launch(..., wait=False): validate, pack, publish, doorbell",
+    "submit_publish": "prepared.publish(): kernarg slot, patched body, publish (no doorbell)",
     "submit_prepared": "prepared.submit(): kernarg slot, patched body, publish, doorbell",
     "submit_batch": "prepared.batch(): per dispatch, one doorbell per batch (each timed batch "
                     "right after an untimed one)",
@@ -525,7 +526,10 @@ def _submit_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress) -> l
     burst = plan.burst
     plain = _phase(progress, "submit_plain", plan, lambda n, tick: time_bursts(
         queue, lambda: kernel.launch(queue, [], wg, wg, wait=False), n, burst, tick))
-    submit = prepared.submit        # the prepared fast path (returns only the packet index)
+    # the prepared fast path (returns only the packet index), without and with the doorbell
+    publish, submit = prepared.publish, prepared.submit
+    published = _phase(progress, "submit_publish", plan, lambda n, tick: time_bursts(
+        queue, publish, n, burst, tick))
     fast = _phase(progress, "submit_prepared", plan, lambda n, tick: time_bursts(
         queue, submit, n, burst, tick))
     # each timed batch right after an untimed one (time_batches(warm=True)), on a queue that
@@ -536,6 +540,7 @@ def _submit_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress) -> l
         batch = _phase(progress, "submit_batch", plan,
                        lambda n, tick: time_batches(batched, n, burst, tick, warm=True))
     return [_result(setup, "submit_plain", plain, "host", burst=burst),
+            _result(setup, "submit_publish", published, "host", burst=burst),
             _result(setup, "submit_prepared", fast, "host", burst=burst),
             _result(setup, "submit_batch", batch, "host", batch=burst)]
 

@@ -13,11 +13,12 @@ import pytest
 from hsapy.cli import main
 from tests._png import read_png
 
-MODES = ["submit_plain", "submit_prepared", "submit_batch", "roundtrip", "throughput",
-         "gpu_duration"]
+MODES = ["submit_plain", "submit_publish", "submit_prepared", "submit_batch", "roundtrip",
+         "throughput", "gpu_duration"]
 STATS = ("median_us", "p5_us", "p95_us", "min_us")
 # --quick: 3 repeats of bursts of 64 submits, 16 round trips, 64 back-to-back dispatches.
-QUICK_COUNTS = {"submit_plain": 3 * 64, "submit_prepared": 3 * 64, "submit_batch": 3,
+QUICK_COUNTS = {"submit_plain": 3 * 64, "submit_publish": 3 * 64, "submit_prepared": 3 * 64,
+                "submit_batch": 3,
                 "roundtrip": 3 * 16, "throughput": 3, "gpu_duration": 3 * 64}
 
 
