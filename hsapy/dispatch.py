@@ -35,7 +35,7 @@ from hsapy.queue import INVALID_WORD, OBSERVERS, notify_signal_reused, watch_obs
 from hsapy.signal import value_words
 
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
-           "DispatchConfigError", "validate"]
+           "DispatchConfigError", "validate", "parameter_names"]
 
 KERNARG_ALIGN = 64          # kernarg segments are 16-byte aligned at least; slots are 64-aligned
 RING_SLOTS = 256

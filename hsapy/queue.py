@@ -20,7 +20,7 @@ from hsapy._lifetime import HandleState
 from hsapy.aql import Packet, split
 from hsapy.errors import HsapyError, HsapyValueError, error_for
 
-__all__ = ["Queue", "QueueFullError", "QUEUE_TYPES"]
+__all__ = ["Queue", "QueueFullError", "QUEUE_TYPES", "INVALID_WORD", "add_observer", "remove_observer"]
 
 # hsa_queue_type_t (hsa.h)
 QUEUE_TYPES = {"multi": 0, "single": 1, "cooperative": 2}
