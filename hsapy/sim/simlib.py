@@ -176,15 +176,15 @@ def _handle(value: Any) -> int:
         return 0
 
 
-def _compiled_add_write_index(write_indices: dict[Any, tuple[list[int], memoryview]],
+def _compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
                               last_queue: list[tuple[Any, Any, Any]],
                               slow: Callable[[Any, int], int]) -> Callable[[Any, int], int]:
     """hsa_queue_add_write_index_scacq_screl for one SimLib: SimQueue.add_write_index with the
-    queue lookup and the token (SimQueue.write_token) inlined. ``write_indices`` maps each live
-    queue pointer to (its token, its amd_queue_t as uint64 words); ``last_queue[0]`` is (the
-    pointer object of the last call, its token, its words) -- a producer passes the same cdata
-    on every call, and an identity test costs less than hashing a cdata for the dict (which the
-    queue's destruction resets). Anything unusual (an unknown queue, a token held by another
+    queue lookup and the token (SimQueue.write_token) inlined. ``queue_pointers`` maps each live
+    queue pointer to its SimQueue; ``last_queue[0]`` is (the pointer object of the last call,
+    its token, its amd_queue_t as uint64 words) -- a producer passes the same cdata on every
+    call, and an identity test costs less than hashing a cdata for the dict (the queue's
+    destruction resets it). Anything unusual (an unknown queue, a token held by another
     producer) goes the general way, ``slow``."""
 
     def hsa_queue_add_write_index_scacq_screl(queue: Any, value: int) -> int:
@@ -192,9 +192,10 @@ def _compiled_add_write_index(write_indices: dict[Any, tuple[list[int], memoryvi
         known, token, words = last_queue[0]
         if known is not queue:
             try:
-                token, words = write_indices[queue]
+                sim_queue = queue_pointers[queue]
             except (KeyError, TypeError):
                 return slow(queue, value)
+            token, words = sim_queue.write_token, sim_queue.struct_words
             last_queue[0] = (queue, token, words)
         try:
             old = token.pop()
@@ -210,7 +211,7 @@ def _compiled_add_write_index(write_indices: dict[Any, tuple[list[int], memoryvi
     return hsa_queue_add_write_index_scacq_screl
 
 
-def _compiled_load_read_index(write_indices: dict[Any, tuple[list[int], memoryview]],
+def _compiled_load_read_index(queue_pointers: dict[Any, SimQueue],
                               last_queue: list[tuple[Any, Any, Any]],
                               slow: Callable[[Any], int]) -> Callable[[Any], int]:
     """hsa_queue_load_read_index_scacquire / _relaxed for one SimLib: SimQueue.read_index with
@@ -222,7 +223,7 @@ def _compiled_load_read_index(write_indices: dict[Any, tuple[list[int], memoryvi
         known, _token, words = last_queue[0]
         if known is not queue:
             try:
-                _token, words = write_indices[queue]
+                words = queue_pointers[queue].struct_words
             except (KeyError, TypeError):
                 return slow(queue)
         return words[READ_INDEX_WORD]
@@ -302,12 +303,11 @@ class SimLib(LoaderMixin):
         # The producer's hot path (one call per dispatch) as a plain function over the queue
         # table, shadowing the method of the same name: no bound-method call and no attribute
         # lookups on self per call. The method below is the reference it must match.
-        self._write_indices: dict[Any, tuple[list[int], memoryview]] = {}
         self._last_queue: list[tuple[Any, Any, Any]] = [(None, None, None)]
         self.hsa_queue_add_write_index_scacq_screl = _compiled_add_write_index(
-            self._write_indices, self._last_queue, self._add_write_index)
+            self._queue_pointers, self._last_queue, self._add_write_index)
         self.hsa_queue_load_read_index_scacquire = self.hsa_queue_load_read_index_relaxed = (
-            _compiled_load_read_index(self._write_indices, self._last_queue, self._read_index))
+            _compiled_load_read_index(self._queue_pointers, self._last_queue, self._read_index))
         self.is_open = False
         self._refcount = 0
         self._state_lock = threading.RLock()
@@ -1137,7 +1137,6 @@ class SimLib(LoaderMixin):
         # cdata pointers hash and compare by address: the producer's hot path finds its queue
         # without an ffi.cast per call.
         self._queue_pointers[pointer] = sim_queue
-        self._write_indices[pointer] = (sim_queue.write_token, sim_queue.struct_words)
         queue[0] = pointer
         return SUCCESS
 
@@ -1147,7 +1146,6 @@ class SimLib(LoaderMixin):
         self.queues.pop(sim_queue.address, None)
         pointer = self.ffi.cast("hsa_queue_t *", sim_queue.address)
         self._queue_pointers.pop(pointer, None)
-        self._write_indices.pop(pointer, None)
         self._last_queue[0] = (None, None, None)
         self.signals.destroy(sim_queue.doorbell.handle)
         self.memory.free(sim_queue.ring_address)
