@@ -140,7 +140,6 @@ class KernargRing:
         self.queue = queue
         self.slot_size = slot_size
         self.slots = slots
-        self.mask = slots - 1
         self.buffer = queue.agent.kernarg_pool.allocate(slot_size * slots)
         if runtime.backend == "rocr":
             self.buffer.allow_access([queue.agent])
@@ -397,7 +396,7 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
                 if args or explicit:
                     pack_explicit(view, slot * slot_size, *args)
                 return body
-            state[slot] = (None, value, None)
+            ring.forget(slot)
             pack(view, slot * slot_size, *args)
         except BaseException:
             ring.give_back(slot)
@@ -409,7 +408,7 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
         # Looked at after the store: an observer attached meanwhile has either been seen here
         # or has had add_observer forget this slot after the store (observers_attached).
         if OBSERVERS:
-            state[slot] = (None, value, None)
+            ring.forget(slot)
         return body
 
     return take_general

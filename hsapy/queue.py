@@ -166,12 +166,10 @@ class Queue:
         # 32-bit store, again cheaper than through a cffi uint32_t *).
         self._ring_bytes = memoryview(ffi.buffer(self._base, self.size * PACKET_SIZE))
         self._words = self._ring_bytes.cast("I")
-        # slot -> slice of its bytes 4..63 (the body), so a write computes no offsets
-        self._body_slices = [slice(k * PACKET_SIZE + 4, (k + 1) * PACKET_SIZE)
-                             for k in range(self.size)]
-        # ... and as a view of its own: ``view[:] = body`` costs less than a slice of the whole
-        # ring (the prepared dispatch path writes bodies this way)
-        self._body_views = [self._ring_bytes[s] for s in self._body_slices]
+        # slot -> a view of its bytes 4..63 (the body), so a write computes no offsets:
+        # ``view[:] = body`` costs less than assigning a slice of the whole ring
+        self._body_views = [self._ring_bytes[k * PACKET_SIZE + 4:(k + 1) * PACKET_SIZE]
+                            for k in range(self.size)]
         self._ring = np.frombuffer(
             ffi.buffer(ffi.cast("uint8_t *", self.base_address), self.size * PACKET_SIZE),
             np.uint8).reshape(self.size, PACKET_SIZE)
@@ -387,7 +385,7 @@ class Queue:
         rather than publish unordered (see ``_require_tso``)."""
         slot = index & self._mask
         try:
-            self._ring_bytes[self._body_slices[slot]] = body
+            self._body_views[slot][:] = body
         except (ValueError, TypeError):
             raise HsapyValueError(
                 f"Queue.write: the body is bytes 4..63 of the packet, exactly 60 bytes, not "
