@@ -453,6 +453,16 @@ def wave_vote(k: KernelRun) -> None:
     same(k.read(rank), want_rank.astype(np.int32), "rank among positive lanes")
 
 
+@case("reduce")
+def wave_sum_permlane(k: KernelRun) -> None:
+    n, block = 1000, 256
+    x = k.rng.integers(-10**5, 10**5, n).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("wave_sum_permlane", [k.input(x), out, n], grid_for(n, block), block)
+    sums = np.add.reduceat(x.astype(np.int64), np.arange(0, n, k.wave))
+    same(k.read(out), sums[np.arange(n) // k.wave].astype(np.int32), "wave sums in every lane")
+
+
 # ================================================================================================
 # histogram.hip
 
@@ -1016,6 +1026,42 @@ def int32_bits(k: KernelRun) -> None:
         same(got[:, column], want[:, column], name)
 
 
+def _round_directed(value, upward: bool) -> np.float32:
+    """The float32 next to the exact rational ``value`` toward +inf (upward) or -inf."""
+    from fractions import Fraction
+
+    candidate = np.float32(float(value))
+    if upward and Fraction(float(candidate)) < value:
+        candidate = np.nextafter(candidate, np.float32(np.inf))
+    if not upward and Fraction(float(candidate)) > value:
+        candidate = np.nextafter(candidate, np.float32(-np.inf))
+    return candidate
+
+
+@case("numeric")
+def directed_rounding(k: KernelRun) -> None:
+    from fractions import Fraction
+
+    n, block = 300, 64
+    a = (k.rng.standard_normal(n) * 10.0 ** k.rng.integers(-3, 4, n)).astype(np.float32)
+    b = (k.rng.standard_normal(n) * 10.0 ** k.rng.integers(-3, 4, n)).astype(np.float32)
+    out, modes = k.output(np.float32, 6 * n), k.output(np.int32, 3 * n)
+    k.launch("directed_rounding", [k.input(a), k.input(b), out, modes, n], grid_for(n, block),
+             block)
+    tenth = Fraction(float(np.float32(0.1)))
+    want = np.empty((n, 6), np.float32)
+    for i in range(n):
+        x, y = Fraction(float(a[i])), Fraction(float(b[i]))
+        for column, upward in ((0, False), (3, True)):        # toward -inf, then toward +inf
+            want[i, column] = _round_directed(x + y, upward)
+            want[i, column + 1] = _round_directed(x * y, upward)
+            want[i, column + 2] = _round_directed(x * y + tenth, upward)
+    same(k.read(out).reshape(n, 6), want, "add, mul, fma rounded toward -inf / +inf")
+    # FLT_ROUNDS: 1 to nearest (the kernel descriptor's mode at entry), 3 down, 2 up.
+    same(k.read(modes).reshape(n, 3), np.tile(np.array([1, 3, 2], np.int32), (n, 1)),
+         "rounding mode read back")
+
+
 # ================================================================================================
 # mathlib.hip (ROCm's ocml for the library functions)
 
@@ -1393,6 +1439,39 @@ def gemv_wave(k: KernelRun) -> None:
     k.launch("gemv_wave", [k.input(a), k.input(x), out, m, n], grid_for(m * k.wave, 256), 256)
     want = a.astype(np.float64) @ x
     close(k.read(out), want, (n + 1) * F32_EPS / 2 * (np.abs(a) @ np.abs(x)), 0, "A x")
+
+
+# ================================================================================================
+# matrix.hip (MFMA on gfx942, WMMA on gfx12)
+
+
+@case("matrix")
+def mma_gemm_f16(k: KernelRun) -> None:
+    m, n, kk = 32, 48, 64
+    a = k.rng.uniform(-2, 2, (m, kk)).astype(np.float16)
+    b = k.rng.uniform(-2, 2, (kk, n)).astype(np.float16)
+    out = k.output(np.float32, m * n)
+    waves = (m // 16) * (n // 16)
+    k.launch("mma_gemm_f16", [k.input(a), k.input(b), out, m, n, kk],
+             grid_for(waves * k.wave, 128), 128)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    # Products of halves are exact in float32; k of them accumulate in float32 in the
+    # instruction's own order: (k + 1) * eps/2 * (|A| |B|).
+    close(k.read(out).reshape(m, n), a64 @ b64, (kk + 1) * F32_EPS / 2 * (np.abs(a64) @ np.abs(b64)),
+          0, "matrix-core A B")
+
+
+@case("matrix")
+def mma_gemm_i8(k: KernelRun) -> None:
+    m, n, kk = 32, 48, 64
+    a = k.rng.integers(-128, 128, (m, kk)).astype(np.int8)
+    b = k.rng.integers(-128, 128, (kk, n)).astype(np.int8)
+    out = k.output(np.int32, m * n)
+    waves = (m // 16) * (n // 16)
+    k.launch("mma_gemm_i8", [k.input(a), k.input(b), out, m, n, kk],
+             grid_for(waves * k.wave, 128), 128)
+    same(k.read(out).reshape(m, n), (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32),
+         "matrix-core int8 A B (exact)")
 
 
 def describe(name: str) -> str:

@@ -73,10 +73,28 @@ XFAIL: dict[str, list[str]] = {
     ],
     "alu: SDWA forms (v_*_sdwa) have no semantics (gfx942)": [
         "int64_ops-gfx942-O3", "byte_pack-gfx942-O3", "rgba_to_grey-gfx942-O3",
+        "mma_gemm_i8-gfx942-O3",
     ],
     "wave/calls: s_swappc_b64 to different targets within one batch of waves": [
         "function_pointers-gfx942-O0", "function_pointers-gfx942-O3",
         "function_pointers-gfx1201w32-O0", "function_pointers-gfx1201w32-O3",
+    ],
+    "mat: v_mfma_* / v_wmma_* have no semantics": [
+        "mma_gemm_f16-gfx942-O3", "mma_gemm_f16-gfx1201w32-O3", "mma_gemm_i8-gfx942-O0",
+        "mma_gemm_i8-gfx1201w32-*",
+    ],
+    "mat + alu: v_mfma_f32_16x16x16_f16, then s_set_gpr_idx_on (not decoded, gfx942)": [
+        "mma_gemm_f16-gfx942-O0",
+    ],
+    "mat + alu: v_wmma_f32_16x16x16_f16, then v_movrels_b32 (no semantics, gfx12)": [
+        "mma_gemm_f16-gfx1201w32-O0",
+    ],
+    "alu: v_permlanex16_b32 has no semantics (gfx12)": [
+        "wave_sum_permlane-gfx1201w32-O0", "wave_sum_permlane-gfx1201w32-O3",
+    ],
+    "wave/MODE: s_setreg / s_round_mode of the rounding field are ignored (silent: round to "
+    "nearest)": [
+        "directed_rounding-gfx942-*", "directed_rounding-gfx1201w32-*",
     ],
     "buf: s_load with an SGPR soffset and an immediate offset drops the immediate (silent)": [
         "mandelbrot-gfx942-O3",

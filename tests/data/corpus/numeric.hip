@@ -123,3 +123,30 @@ extern "C" __global__ void int32_bits(const int* a, const int* b, unsigned int* 
   o[4] = __brev((unsigned int)x) ^ (unsigned int)__clz(y);
   o[5] = (unsigned int)__ffs((unsigned int)x) | ((unsigned int)__popc((unsigned int)y) << 8);
 }
+
+// Directed rounding as interval-arithmetic code does it: the MODE register's rounding field set
+// with __builtin_set_flt_rounds (s_setreg / s_round_mode) and read with __builtin_flt_rounds
+// (s_getreg). The empty asm statements pin each operation between its mode switches (without
+// strict floating point the compiler could otherwise move it across them).
+static __device__ __forceinline__ float pin(float v) {
+  asm volatile("" : "+v"(v));
+  return v;
+}
+
+extern "C" __global__ void directed_rounding(const float* a, const float* b, float* out,
+                                             int* modes, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int saved = __builtin_flt_rounds();
+  float* o = out + 6 * i;
+  for (int k = 0; k < 2; ++k) {
+    __builtin_set_flt_rounds(k == 0 ? 3 : 2);  // toward -infinity, then toward +infinity
+    float x = pin(a[i]), y = pin(b[i]);
+    o[3 * k] = pin(x + y);
+    o[3 * k + 1] = pin(x * y);
+    o[3 * k + 2] = pin(__builtin_fmaf(x, y, 0.1f));
+    modes[3 * i + k + 1] = __builtin_flt_rounds();
+  }
+  __builtin_set_flt_rounds(saved);
+  modes[3 * i] = saved;
+}

@@ -124,3 +124,24 @@ extern "C" __global__ void wave_vote(const int* in, u64* ballots, int* flags, in
     flags[wave] = any_neg | (all_even << 1) | (__popcll(mask) << 2);
   }
 }
+
+// A wave sum the way warp-reduce code specialises it per generation: DPP butterflies within
+// rows of 16 lanes (quad_perm, row_half_mirror, row_mirror), then across the two rows of a
+// 32-lane half with v_permlanex16 (gfx10+) or ds_swizzle (gfx9), then across the halves of a
+// wave64 with v_permlane64 (gfx11+) or ds_bpermute (gfx9). Every lane ends with the sum.
+extern "C" __global__ void wave_sum_permlane(const int* in, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = i < n ? in[i] : 0;
+  v += __builtin_amdgcn_mov_dpp(v, 0xb1, 0xf, 0xf, false);   // quad_perm:[1,0,3,2]
+  v += __builtin_amdgcn_mov_dpp(v, 0x4e, 0xf, 0xf, false);   // quad_perm:[2,3,0,1]
+  v += __builtin_amdgcn_mov_dpp(v, 0x141, 0xf, 0xf, false);  // row_half_mirror
+  v += __builtin_amdgcn_mov_dpp(v, 0x140, 0xf, 0xf, false);  // row_mirror
+#if defined(__gfx1200__) || defined(__gfx1201__)
+  v += __builtin_amdgcn_permlanex16(v, v, 0x76543210u, 0xfedcba98u, false, false);
+  if (warpSize == 64) v += __builtin_amdgcn_permlane64(v);
+#else
+  v += __builtin_amdgcn_ds_swizzle(v, 0x401f);               // bitmask mode: lane ^ 16
+  v += __builtin_amdgcn_ds_bpermute((int)((__lane_id() ^ 32u) << 2), v);
+#endif
+  if (i < n) out[i] = v;
+}
