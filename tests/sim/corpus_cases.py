@@ -1209,13 +1209,14 @@ def _ackermann(m: int, n: int) -> int:
 @case("calls")
 def recursion(k: KernelRun) -> None:
     n, block = 200, 64
-    a = k.rng.integers(-10**6, 10**6, n).astype(np.int32)
-    b = k.rng.integers(-10**6, 10**6, n).astype(np.int32)
-    a[:3], b[:3] = [0, 12, 7], [5, 0, 7]
+    # |a|, |b| < 50: Euclid takes at most 8 steps (Lame), a call each.
+    a = k.rng.integers(-49, 50, n).astype(np.int32)
+    b = k.rng.integers(-49, 50, n).astype(np.int32)
+    a[:4], b[:4] = [0, 12, 7, 34], [5, 0, 7, 21]
     g, ack = k.output(np.int32, n), k.output(np.uint32, n)
     k.launch("recursion", [k.input(a), k.input(b), g, ack, n], grid_for(n, block), block)
     same(k.read(g), np.gcd(a, b).astype(np.int32), "recursive gcd")
-    same(k.read(ack), np.array([_ackermann(i % 3, i % 4) for i in range(n)], np.uint32),
+    same(k.read(ack), np.array([_ackermann(i % 3, i % 2) for i in range(n)], np.uint32),
          "Ackermann")
 
 
