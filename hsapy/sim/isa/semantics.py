@@ -18,7 +18,8 @@ from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
                                           mask_writer, scalar_reader, scalar_writer,
-                                          vector_reader, vector_writer)
+                                          sdwa_reader, sdwa_writer, vector_reader,
+                                          vector_writer)
 from hsapy.sim.isa.wave import Batch, unpack_mask
 
 END = -1
@@ -77,9 +78,6 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         return _salu(inst, info)
     if enc == "VOPD":
         return _vopd(inst, info)
-    if inst.fields.get("dpp") is not None or "dpp8" in inst.fields or inst.fields.get("sdwa"):
-        if not _is_dpp_supported(inst):
-            return _unimplemented(inst, "DPP/SDWA form")
     return _valu(inst, info)
 
 
@@ -341,12 +339,22 @@ _CARRY_OPS = {
 }
 
 
-def _is_dpp_supported(inst: Instruction) -> bool:
-    """DPP16 on VOP1/VOP2 (not VOPC, DPP8 or SDWA)."""
-    return (inst.fields.get("dpp") is not None or "dpp8" in inst.fields) \
-        and not inst.fields.get("sdwa") and inst.encoding in ("VOP1", "VOP2", "VOP3") \
-        and not inst.name.startswith(("v_cmp", "v_cndmask", "v_add_co", "v_sub_co", "v_addc",
-                                      "v_subb", "v_subrev_co"))
+def _extension(inst: Instruction) -> str:
+    """The operand extension of a VALU instruction: "sdwa", "dpp" (DPP16), "dpp8" or ""."""
+    f = inst.fields
+    if f.get("sdwa"):
+        return "sdwa"
+    if "dpp8" in f:
+        return "dpp8"
+    if f.get("dpp") is not None:
+        return "dpp"
+    return ""
+
+
+def _no_extension(inst: Instruction) -> None:
+    """Handlers that do not read their sources through :func:`_src_reader` refuse DPP/SDWA."""
+    if _extension(inst):
+        raise NotImplementedOperand(f"{_extension(inst).upper()} form of {inst.name}")
 
 
 def dpp_source_lanes(ctrl: int, lanes: int, family: str) -> np.ndarray:
@@ -393,59 +401,101 @@ def dpp_source_lanes(ctrl: int, lanes: int, family: str) -> np.ndarray:
     raise NotImplementedOperand(f"DPP control {ctrl:#x}")
 
 
-def _dpp_parts(inst: Instruction, info: Any, readers: list, fn, write):
-    """src0 read through the DPP lane permutation; lanes outside row_mask/bank_mask, or whose
-    source lane is missing or inactive without bound_ctrl, keep their old value."""
+def _dpp_plan(inst: Instruction, lanes: int):
+    """(source lane of each lane, whether it exists, lanes the row/bank masks enable,
+    zero-fill, fetch-inactive) of a DPP16 or DPP8 instruction."""
     f = inst.fields
-    lane = np.arange(info.wave_size)
+    lane = np.arange(lanes)
     if "dpp8" in f:
-        # DPP8: lane i of each group of 8 reads lane sel[i]; no masks; inactive sources read 0
-        # unless fetch-inactive (the DPP8FI source code 234).
+        # DPP8: lane i of each group of 8 reads lane sel[i]; no masks; a source lane outside
+        # EXEC reads 0 unless fetch-inactive (the DPP8FI source code 234)
         sel = int(f["dpp8_sel"])
         src = (lane & ~7) | ((sel >> (3 * (lane & 7))) & 7)
-        enabled = np.ones(info.wave_size, bool)
+        enabled = np.ones(lanes, bool)
         zero_fill = True
         fetch_inactive = int(f.get("src0", 0)) == 234
     else:
-        src = dpp_source_lanes(int(f["dpp_ctrl"]), info.wave_size, inst.family)
+        src = dpp_source_lanes(int(f["dpp_ctrl"]), lanes, inst.family)
         enabled = (((int(f.get("row_mask", 15)) >> (lane // 16)) & 1).astype(bool)
                    & ((int(f.get("bank_mask", 15)) >> ((lane & 15) // 4)) & 1).astype(bool))
         zero_fill = bool(f.get("bound_ctrl", 0))
         fetch_inactive = bool(f.get("fi", 0))
     exists = src >= 0
-    gather = np.where(exists, src, 0)
-    clamp = int(f.get("clamp", 0))
-    omod = int(f.get("omod", 0))
+    return np.where(exists, src, 0), exists, enabled, zero_fill, fetch_inactive
 
-    def compute(b: Batch, m: Any):
-        args = [r(b) for r in readers]
-        a0 = np.broadcast_to(args[0], b.exec.shape)
-        permuted = a0[:, gather]
-        valid = exists[None, :] & (True if fetch_inactive else b.exec[:, gather])
+
+def _dpp_valid(b: Batch, gather: np.ndarray, exists: np.ndarray, fetch_inactive: bool):
+    """Lanes whose DPP source lane exists and (unless fetch-inactive) is in EXEC."""
+    if fetch_inactive:
+        return np.broadcast_to(exists, b.exec.shape)
+    return exists[None, :] & b.exec[:, gather]
+
+
+def _src_reader(inst: Instruction, info: Any, index: int, ty: str, half: int = 0,
+                op: Operand | None = None):
+    """Source ``index`` of a VALU instruction as ``ty``, through its SDWA select or (src0) its
+    DPP lane permutation when the instruction has one."""
+    op = inst.srcs[index] if op is None else op
+    kind = _extension(inst)
+    if kind == "sdwa" and index < 2:
+        f = inst.fields
+        return sdwa_reader(op, ty, int(f.get(f"src{index}_sel", 6)),
+                           bool(f.get(f"src{index}_sext", 0)))
+    read = vector_reader(op, ty, half)
+    if not kind or index != 0:
+        return read
+    gather, exists, _, zero_fill, fetch_inactive = _dpp_plan(inst, info.wave_size)
+
+    def permuted(b: Batch):
+        value = np.broadcast_to(read(b), b.exec.shape)[:, gather]
+        if zero_fill:   # bound_ctrl / DPP8: a missing or inactive source lane reads 0
+            valid = _dpp_valid(b, gather, exists, fetch_inactive)
+            value = np.where(valid, value, np.zeros((), value.dtype))
+        return value
+    return permuted
+
+
+def _dst_writer(inst: Instruction, ty: str, half: int = 0, op: Operand | None = None):
+    """The vector destination of a VALU instruction, through its SDWA dst_sel / dst_unused."""
+    op = inst.dsts[0] if op is None else op
+    f = inst.fields
+    if f.get("sdwa") and inst.encoding != "VOPC":
+        if WIDTH[ty] > 32:
+            raise NotImplementedOperand(f"SDWA form of a {ty} result")
+        return sdwa_writer(op, ty, int(f.get("dst_sel", 6)), int(f.get("dst_unused", 0)))
+    return vector_writer(op, ty, half)
+
+
+def _output_modifiers(inst: Instruction) -> tuple[int, int]:
+    """(clamp, omod) from the VOP3 fields or, in an SDWA form, from the SDWA dword."""
+    f = inst.fields
+    if f.get("sdwa"):
+        if inst.encoding == "VOPC":
+            return 0, 0            # bits 14:8 name the scalar destination instead
+        return int(f.get("sdwa_clamp", 0)), int(f.get("sdwa_omod", 0))
+    return int(f.get("clamp", 0)), int(f.get("omod", 0))
+
+
+def _dpp_commit(inst: Instruction, info: Any, commit):
+    """Commit a DPP instruction's result only in the lanes the row/bank masks enable and
+    (without bound_ctrl) whose source lane was valid: the others keep their old value."""
+    gather, exists, enabled, zero_fill, fetch_inactive = _dpp_plan(inst, info.wave_size)
+
+    def run(b: Batch, result) -> None:
         enable = np.broadcast_to(enabled, b.exec.shape)
-        if zero_fill:
-            permuted = np.where(valid, permuted, np.zeros((), permuted.dtype))
-        else:
-            enable = enable & valid
-        args[0] = permuted
-        result = np.asarray(fn(*args))
-        if omod and result.dtype.kind == "f":
-            result = result * result.dtype.type((0, 2.0, 4.0, 0.5)[omod])
-        if clamp and result.dtype.kind == "f":
-            result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1).astype(result.dtype)
-        return result, enable
-
-    def commit(b: Batch, result) -> None:
-        value, enable = result
+        if not zero_fill:
+            enable = enable & _dpp_valid(b, gather, exists, fetch_inactive)
         saved = b.exec
-        b.exec = saved & enable
+        masked = saved & enable
+        b.exec = masked
         b.exec_all = False
         try:
-            write(b, value)
+            commit(b, result)
         finally:
-            b.exec = saved
+            if b.exec is masked:        # a v_cmpx wrote EXEC: keep what it wrote
+                b.exec = saved
             b.exec_changed()
-    return compute, commit
+    return run
 
 
 def _valu(inst: Instruction, info: Any) -> Closure:
@@ -463,12 +513,21 @@ def valu_parts(inst: Instruction, info: Any):
 
     Split in two so that VOPD can read all sources of both halves before writing either.
     """
+    compute, commit = _valu_parts(inst, info)
+    if compute is not None and _extension(inst) in ("dpp", "dpp8"):
+        commit = _dpp_commit(inst, info, commit)
+    return compute, commit
+
+
+def _valu_parts(inst: Instruction, info: Any):
     name = inst.name
     cmp = alu.compare_spec(name)
     if cmp is not None:
         return _vcmp(inst, cmp, info)
     if name in _CARRY_OPS:
-        return _vcarry(inst, _CARRY_OPS[name])
+        return _vcarry(inst, _CARRY_OPS[name], info)
+    if _extension(inst) and not name.startswith("v_cndmask") and name not in alu.VALU:
+        _no_extension(inst)        # the handlers below read their sources directly
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
         return _vmad64(inst)
     if name in ("v_div_scale_f32", "v_div_scale_f64"):
@@ -517,12 +576,10 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
         srcs.append(inst.dsts[0])  # the accumulator is the destination register
     if len(srcs) != len(src_tys):
         raise NotImplementedOperand(f"{len(srcs)} sources for {len(src_tys)}-source semantics")
-    readers = [vector_reader(op, ty, _op_sel(inst, i) if WIDTH[ty] == 16 else 0)
+    readers = [_src_reader(inst, info, i, ty, _op_sel(inst, i) if WIDTH[ty] == 16 else 0, op)
                for i, (op, ty) in enumerate(zip(srcs, src_tys))]
-    write = vector_writer(inst.dsts[0], dst_ty,
-                          _op_sel(inst, 3) if WIDTH[dst_ty] == 16 else 0)
-    clamp = int(inst.fields.get("clamp", 0))
-    omod = int(inst.fields.get("omod", 0))
+    write = _dst_writer(inst, dst_ty, _op_sel(inst, 3) if WIDTH[dst_ty] == 16 else 0)
+    clamp, omod = _output_modifiers(inst)
     is_float = dst_ty[0] == "f"
     ftz = info.ftz32 if dst_ty == "f32" else info.ftz64 if dst_ty in ("f64", "f16") else False
     dtype = np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(dst_ty, "u1"))
@@ -531,8 +588,6 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     def flush(x):
         return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
 
-    if inst.fields.get("dpp") is not None or "dpp8" in inst.fields:
-        return _dpp_parts(inst, info, readers, fn, write)
     n = len(readers)
     if n == 1:
         r0 = readers[0]
@@ -596,9 +651,9 @@ def _vcmp(inst: Instruction, spec: tuple, info: Any):
     ty, fn, writes_exec = spec
     srcs = inst.srcs
     if inst.name.startswith(("v_cmp_class", "v_cmpx_class")):
-        readers = [vector_reader(srcs[0], ty), vector_reader(srcs[1], "u32")]
+        readers = [_src_reader(inst, info, 0, ty), _src_reader(inst, info, 1, "u32")]
     else:
-        readers = [vector_reader(srcs[0], ty), vector_reader(srcs[1], ty)]
+        readers = [_src_reader(inst, info, 0, ty), _src_reader(inst, info, 1, ty)]
     writers = [mask_writer(op) for op in inst.dsts]
 
     def compute(b: Batch, m: Any):
@@ -613,12 +668,12 @@ def _vcmp(inst: Instruction, spec: tuple, info: Any):
     return compute, commit
 
 
-def _vcarry(inst: Instruction, spec: tuple):
+def _vcarry(inst: Instruction, spec: tuple, info: Any):
     kind, subtract, reverse = spec
-    a = vector_reader(inst.srcs[0], "u32")
-    c = vector_reader(inst.srcs[1], "u32")
+    a = _src_reader(inst, info, 0, "u32")
+    c = _src_reader(inst, info, 1, "u32")
     carry_in = lane_mask_reader(inst.srcs[2]) if kind == "inout" else None
-    write = vector_writer(inst.dsts[0], "u32")
+    write = _dst_writer(inst, "u32")
     write_carry = mask_writer(inst.dsts[1]) if len(inst.dsts) > 1 else None
 
     def compute(b: Batch, m: Any):
@@ -630,7 +685,7 @@ def _vcarry(inst: Instruction, spec: tuple):
         total = x - y - cin if subtract else x + y + cin
         return total
 
-    clamp = bool(int(inst.fields.get("clamp", 0)))
+    clamp = bool(_output_modifiers(inst)[0])
 
     def commit(b: Batch, total) -> None:
         if write_carry is not None:
@@ -699,17 +754,18 @@ def _vdiv_fmas(inst: Instruction, info: Any):
 
 def _vcndmask(inst: Instruction, info: Any):
     ty = "b16" if inst.name.endswith("b16") else "b32"
-    if inst.fields.get("abs") or inst.fields.get("neg"):
+    if inst.fields.get("abs") or inst.fields.get("neg") or any(op.neg or op.abs
+                                                              for op in inst.srcs[:2]):
         ty = "f16" if ty == "b16" else "f32"
-    a = vector_reader(inst.srcs[0], ty)
-    c = vector_reader(inst.srcs[1], ty)
+    a = _src_reader(inst, info, 0, ty)
+    c = _src_reader(inst, info, 1, ty)
     if len(inst.srcs) > 2:
         sel = lane_mask_reader(inst.srcs[2])
     else:  # VOPD v_dual_cndmask_b32 reads VCC implicitly
         wide = info.wave_size == 64
         sel = lane_mask_reader(Operand("special", 106, 2 if wide else 1, None,
                                        "vcc" if wide else "vcc_lo"))
-    write = vector_writer(inst.dsts[0], ty)
+    write = _dst_writer(inst, ty)
     return (lambda b, m: np.where(sel(b), c(b), a(b))), write
 
 
