@@ -83,3 +83,42 @@ def test_f16_halves_of_a_dword_are_exact(target):
         r = (hi - lo).astype(np.float16)
     expect = f.view(np.uint32) ^ r.view(np.uint16).astype(np.uint32)
     assert np.array_equal(dev.read(out, np.uint32, n), expect)
+
+
+PERMLANE = """
+KERNEL void lanes(const uint* in, uint* out) {
+  uint i = bid_x() * bdim_x() + tid_x();
+  uint v = in[i];
+  // within each row of 16 lanes: reverse; across the pair of rows: identity selects
+  uint a = __builtin_amdgcn_permlane16(v, v, 0x89ABCDEFu, 0x01234567u, false, false);
+  uint b = __builtin_amdgcn_permlanex16(v, v, 0x76543210u, 0xFEDCBA98u, false, false);
+  // a row sum: four steps of xor-swizzles inside the row, then one with the other row
+  uint s = v;
+  s += __builtin_amdgcn_permlane16(s, s, 0x67452301u, 0xEFCDAB89u, false, false);
+  s += __builtin_amdgcn_permlane16(s, s, 0x54761032u, 0xDCFE98BAu, false, false);
+  s += __builtin_amdgcn_permlane16(s, s, 0x32107654u, 0xBA98FEDCu, false, false);
+  s += __builtin_amdgcn_permlane16(s, s, 0xFEDCBA98u, 0x76543210u, false, false);
+  s += __builtin_amdgcn_permlanex16(s, s, 0x76543210u, 0xFEDCBA98u, false, false);
+  out[3 * i] = a;
+  out[3 * i + 1] = b;
+  out[3 * i + 2] = s;
+}
+"""
+
+
+def test_permlane16_and_permlanex16_kernel_on_gfx1201():
+    code = build_hip(PERMLANE, "gfx1201")
+    names = {inst.name for inst in _instructions(code, "lanes")}
+    assert {"v_permlane16_b32", "v_permlanex16_b32"} <= names
+    dev = Device("gfx1201")
+    kernel = dev.load(code, "lanes")
+    n = 128
+    v = np.random.default_rng(6).integers(0, 1000, n).astype(np.uint32)
+    pin, out = dev.buffer(v), dev.zeros(12 * n)
+    dev.dispatch(kernel, [pin, out], (n,), (64,))
+    got = dev.read(out, np.uint32, 3 * n).reshape(n, 3)
+    lane = np.arange(n)
+    assert np.array_equal(got[:, 0], v[(lane & ~15) + 15 - (lane & 15)])
+    assert np.array_equal(got[:, 1], v[lane ^ 16])
+    wave_sums = v.reshape(-1, 32).sum(axis=1, dtype=np.uint32)
+    assert np.array_equal(got[:, 2], np.repeat(wave_sums, 32))

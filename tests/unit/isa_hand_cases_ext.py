@@ -9,7 +9,7 @@ missing keeps its old result (VOPC: reads as an inactive lane, 0) unless bound_c
 """
 from __future__ import annotations
 
-from isa_hand_runner import case
+from isa_hand_runner import KEEP_MARK, case
 
 CASES = []
 
@@ -142,3 +142,39 @@ add(case("gfx942", "v_add_co_u32_dpp v3, vcc, v0, v1 row_shr:1 row_mask:0xf bank
          {"v0.u32": [5, 6, 7], "v1.u32": [1, 1, 1], "v3.u32": [99]},
          {"v3.u32": [99, 6, 7], "vcc": "000"},
          "row_shr:1 without bound_ctrl: lane 0 has no source and keeps v3 (and writes no carry)"))
+
+# --- gfx12 cross-lane permutes (wave32; wave64 in test_isa_lanes.py) -----------------------------
+LANES = list(range(100, 132))           # v0 of lane i is 100 + i
+REVERSE = {"s4.u32": 0x89ABCDEF, "s5.u32": 0x01234567}   # lane select 15 - i in each row
+add(case("gfx1201", "v_permlane16_b32 v3, v0, s4, s5", {"v0.u32": LANES, **REVERSE},
+         {"v3.u32": [100 + 15 - i for i in range(16)] + [116 + 15 - i for i in range(16)]},
+         "each row of 16 lanes reversed: lane i reads nibble i of s5:s4 within its own row"))
+add(case("gfx1201", "v_permlanex16_b32 v3, v0, s4, s5", {"v0.u32": LANES, **REVERSE},
+         {"v3.u32": [116 + 15 - i for i in range(16)] + [100 + 15 - i for i in range(16)]},
+         "the X16 form reads the other row of the pair"))
+PARTIAL = {"v0.u32": LANES, **REVERSE, "exec": "1" * 15 + "0" + "1" * 16}
+add(case("gfx1201", "v_permlane16_b32 v3, v0, s4, s5", PARTIAL,
+         {"v3.u32": [KEEP_MARK] + [100 + 15 - i for i in range(1, 15)] + [KEEP_MARK]
+          + [116 + 15 - i for i in range(16)]},
+         "lane 0 reads lane 15, outside EXEC: without FI or BOUND_CTRL it keeps its old value"))
+add(case("gfx1201", "v_permlane16_b32 v3, v0, s4, s5 op_sel:[0,1]", PARTIAL,
+         {"v3.u32": [0] + [100 + 15 - i for i in range(1, 15)] + [KEEP_MARK]},
+         "BOUND_CTRL (op_sel[1]): the inactive source lane reads 0"))
+add(case("gfx1201", "v_permlane16_b32 v3, v0, s4, s5 op_sel:[1,0]", PARTIAL,
+         {"v3.u32": [115] + [100 + 15 - i for i in range(1, 15)] + [KEEP_MARK]},
+         "FI (op_sel[0]): the inactive source lane's value is read"))
+add(case("gfx1201", "v_permlane16_b32 v3, v0, 0x76543210, s5", {"v0.u32": LANES, "s5.u32": 0},
+         {"v3.u32": list(range(100, 108)) + [100] * 8 + list(range(116, 124)) + [116] * 8},
+         "a literal holds the selects of lanes 0-7 (identity); s5 = 0 sends lanes 8-15 to 0"))
+add(case("gfx1201", "v_permlane64_b32 v3, v0", {"v0.u32": LANES}, {"v3.u32": [KEEP_MARK] * 32},
+         "wave32: V_PERMLANE64_B32 is a no-op"))
+add(case("gfx1201", "v_permlane16_var_b32 v3, v0, v1",
+         {"v0.u32": LANES, "v1.u32": [0xF0 | (3 * i) & 15 for i in range(32)]},
+         {"v3.u32": [100 + (3 * i) % 16 for i in range(16)]
+          + [116 + (3 * i) % 16 for i in range(16, 32)]},
+         "each lane's select is bits 3:0 of its own v1 (the 0xF0 above is ignored)"))
+add(case("gfx1201", "v_permlanex16_var_b32 v3, v0, v1 op_sel:[0,1]",
+         {"v0.u32": LANES, "v1.u32": [1] * 32, "exec": "1" * 17 + "0" + "1" * 14},
+         {"v3.u32": [0] * 16 + [101, KEEP_MARK] + [101] * 14},
+         "X16_VAR: every lane reads lane 1 of the other row; that is lane 17 for row 0, outside "
+         "EXEC, so row 0 reads 0 (BOUND_CTRL); lane 17 itself keeps its value"))

@@ -540,6 +540,8 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vlane(inst)
     if name in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
         return _vmbcnt(inst, info)
+    if name.startswith(("v_permlane16", "v_permlanex16", "v_permlane64")):
+        return _vpermlane(inst, info)
     if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_mov_b32"):
         read = vector_reader(inst.srcs[0], "b32")
         write = vector_writer(inst.dsts[0], "b32")
@@ -804,6 +806,69 @@ def _vlane(inst: Instruction):
         cols = np.broadcast_to(np.asarray(lanes) % np.uint32(b.lanes), (b.waves,)).astype(np.intp)
         b.V[index_reg][rows, cols] = np.broadcast_to(vals, (b.waves,))
     return writelane, commit
+
+
+def _vpermlane(inst: Instruction, info: Any):
+    """RDNA3/RDNA4 ISA, V_PERMLANE16_B32 / V_PERMLANEX16_B32 (lane selects from two SGPRs: 4 bits
+    per lane of a row of 16), their _VAR forms (each lane's select in bits 3:0 of a VGPR) and
+    V_PERMLANE64_B32 (lane i reads lane i ^ 32; a no-op in wave32). The X16 forms read the
+    other row of each pair of rows. op_sel[0] is FI (fetch inactive), op_sel[1] BOUND_CTRL: a
+    source lane outside EXEC reads its value only with FI; otherwise the lane reads 0 with
+    BOUND_CTRL and keeps its old value without it, as for DPP."""
+    name = inst.name
+    lanes = info.wave_size
+    lane = np.arange(lanes)
+    src = vector_reader(inst.srcs[0], "b32")
+    write = vector_writer(inst.dsts[0], "b32")
+    if name == "v_permlane64_b32":
+        if lanes == 32:
+            return (lambda b, m: None), (lambda b, result: None)
+        swapped = lane ^ 32
+        return (lambda b, m: np.broadcast_to(src(b), b.exec.shape)[:, swapped]), write
+    row = lane // 16
+    base = ((row ^ 1) if "x16" in name else row) * 16
+    if name.endswith("_var_b32"):
+        per_lane = vector_reader(inst.srcs[1], "u32")
+
+        def select(b: Batch) -> np.ndarray:
+            sel = np.broadcast_to(per_lane(b), b.exec.shape) & np.uint32(15)
+            return base[None, :] + sel.astype(np.intp)
+    else:
+        low = scalar_reader(inst.srcs[1], "u32")
+        high = scalar_reader(inst.srcs[2], "u32")
+        shifts = (4 * (lane & 15)).astype(np.uint64)
+
+        def select(b: Batch) -> np.ndarray:
+            sels = (np.broadcast_to(np.asarray(high(b)).astype(np.uint64), (b.waves,)) << np.uint64(32)) \
+                | np.broadcast_to(np.asarray(low(b)).astype(np.uint64), (b.waves,))
+            return base[None, :] + ((sels[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.intp)
+    op_sel = int(inst.fields.get("op_sel", 0))
+    fetch_inactive, bound_ctrl = bool(op_sel & 1), bool(op_sel & 2)
+
+    def compute(b: Batch, m: Any):
+        from_lane = select(b)
+        value = np.take_along_axis(np.broadcast_to(src(b), b.exec.shape), from_lane, axis=1)
+        if fetch_inactive:
+            return value, None
+        valid = np.take_along_axis(b.exec, from_lane, axis=1)
+        if bound_ctrl:
+            return np.where(valid, value, np.uint32(0)), None
+        return value, valid
+
+    def commit(b: Batch, result) -> None:
+        value, valid = result
+        if valid is None:
+            write(b, value)
+            return
+        saved = b.exec
+        b.exec = saved & valid
+        b.exec_all = False
+        try:
+            write(b, value)
+        finally:
+            b.exec = saved
+            b.exec_changed()
+    return compute, commit
 
 
 def _vmbcnt(inst: Instruction, info: Any):
