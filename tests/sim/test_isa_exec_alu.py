@@ -122,3 +122,49 @@ def test_permlane16_and_permlanex16_kernel_on_gfx1201():
     assert np.array_equal(got[:, 1], v[lane ^ 16])
     wave_sums = v.reshape(-1, 32).sum(axis=1, dtype=np.uint32)
     assert np.array_equal(got[:, 2], np.repeat(wave_sums, 32))
+
+
+MINMAX = """
+KERNEL void minmax(const float* a, const float* b, const float* c, const int* ia, float* out,
+                   int* iout, uint n) {
+  uint i = bid_x() * bdim_x() + tid_x();
+  if (i >= n) return;
+  float x = a[i], y = b[i], z = c[i];
+  out[4 * i] = __builtin_fminf(__builtin_fmaxf(x, y), z);
+  out[4 * i + 1] = __builtin_fmaxf(__builtin_fminf(x, y), z);
+  out[4 * i + 2] = __builtin_fminf(__builtin_fminf(x, y), z);
+  out[4 * i + 3] = __builtin_fminf(__builtin_fmaxf(x, -1.0f), 1.0f);
+  int p = ia[2 * i], q = ia[2 * i + 1];
+  iout[2 * i] = __builtin_elementwise_min(__builtin_elementwise_max(p, q), 17);
+  iout[2 * i + 1] = __builtin_elementwise_max(__builtin_elementwise_min(p, q), -3);
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_min_max_chains_and_clamps_ignore_nan_operands(target):
+    code = build_hip(MINMAX, target)
+    if target == "gfx1201":   # the chains fuse into the three-source gfx12 forms
+        names = {inst.name for inst in _instructions(code, "minmax")}
+        assert {"v_maxmin_num_f32", "v_minmax_num_f32", "v_maxmin_i32", "v_minmax_i32",
+                "v_med3_num_f32"} <= names
+    dev = Device(target)
+    kernel = dev.load(code, "minmax")
+    rng = np.random.default_rng(7)
+    n = 256
+    a, b, c = (rng.standard_normal(n).astype(np.float32) * 3 for _ in range(3))
+    a[:6] = [np.nan, 1.0, np.inf, -np.inf, np.nan, 0.5]
+    b[:6] = [2.0, np.nan, 1.0, np.nan, np.nan, 0.25]
+    c[:6] = [-1.0, 3.0, np.nan, 2.0, 4.0, np.nan]
+    ints = rng.integers(-40, 40, 2 * n).astype(np.int32)
+    pa, pb, pc, pi = dev.buffer(a), dev.buffer(b), dev.buffer(c), dev.buffer(ints)
+    out, iout = dev.zeros(16 * n), dev.zeros(8 * n)
+    dev.dispatch(kernel, [pa, pb, pc, pi, out, iout, n], (n,), (64,))
+    got = dev.read(out, np.float32, 4 * n).reshape(n, 4)
+    expect = np.stack([np.fmin(np.fmax(a, b), c), np.fmax(np.fmin(a, b), c),
+                       np.fmin(np.fmin(a, b), c), np.fmin(np.fmax(a, -1.0), 1.0)], axis=1)
+    assert np.array_equal(got, expect.astype(np.float32), equal_nan=True)
+    p, q = ints[0::2], ints[1::2]
+    igot = dev.read(iout, np.int32, 2 * n).reshape(n, 2)
+    assert np.array_equal(igot[:, 0], np.minimum(np.maximum(p, q), 17))
+    assert np.array_equal(igot[:, 1], np.maximum(np.minimum(p, q), -3))

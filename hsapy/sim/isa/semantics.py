@@ -552,9 +552,9 @@ def _valu_parts(inst: Instruction, info: Any):
     if name == "v_pk_mov_b32":
         return _vpk_mov(inst)
     if name.startswith("v_pk_") and inst.encoding == "VOP3P":
-        return _vpk(inst)
+        return _vpk(inst, info)
     if name in alu.VALU:
-        return _vgeneric(inst, alu.VALU[name], info)
+        return _vgeneric(inst, _valu_spec(name, info), info)
     if name.startswith("v_s_") and ("v_" + name[4:]) in alu.VALU:
         return _vscalar_trans(inst, alu.VALU["v_" + name[4:]])
     if name.startswith("v_dual_"):
@@ -564,6 +564,15 @@ def _valu_parts(inst: Instruction, info: Any):
         if base == "v_cndmask_b32":
             return _vcndmask(inst, info)
     return None, None
+
+
+def _valu_spec(name: str, info: Any) -> alu.Spec:
+    """The semantics of ``name`` for this kernel: gfx9 min/max in IEEE mode (the kernel
+    descriptor's IEEE_MODE, set for compute kernels) quiet a signaling NaN operand."""
+    spec = alu.VALU[name]
+    if info.family == "gfx9" and name in alu.IEEE_MODE_OPS and getattr(info, "ieee", True):
+        return spec[0], spec[1], alu.IEEE_MODE_OPS[name]
+    return spec
 
 
 def _op_sel(inst: Instruction, position: int) -> int:
@@ -965,7 +974,7 @@ def _vpk_mov(inst: Instruction):
     return compute, write
 
 
-def _vpk(inst: Instruction):
+def _vpk(inst: Instruction, info: Any):
     """VOP3P packed math: two 16-bit halves of a dword, or (gfx90a/gfx942) two f32 in a pair."""
     name = inst.name
     fields = inst.fields
@@ -1013,7 +1022,7 @@ def _vpk(inst: Instruction):
             break
     else:
         return None, None
-    spec = alu.VALU.get(base)
+    spec = _valu_spec(base, info) if base in alu.VALU else None
     if spec is None:
         generic = {"v_add_u16": "v_add_u16", "v_sub_u16": "v_sub_u16"}
         spec = alu.VALU.get(generic.get(base, ""))

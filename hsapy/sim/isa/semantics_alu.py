@@ -113,14 +113,6 @@ def _ldexp(a, n):
     return np.ldexp(np.asarray(a), n.astype(np.int32)).astype(np.asarray(a).dtype)
 
 
-def _med3(a, b, c):
-    return np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c))
-
-
-def _med3_int(a, b, c):
-    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
-
-
 def _fma(ftype):
     """Fused multiply-add rounded once (exact product in float64 for f32/f16; for f64 a
     two-product correction keeps the single rounding)."""
@@ -274,22 +266,108 @@ def _sat_add_u32(a, b):
     return np.minimum(a.astype(u64) + np.asarray(b).astype(u64), u64(0xFFFFFFFF)).astype(u32)
 
 
-# fmax/fmin: the IEEE-754 2008 maxNum/minNum the ISA implements (a NaN operand yields the other).
-_max = np.fmax
-_min = np.fmin
+# --- min / max (CDNA3 ISA V_MAX_F32 / V_MIN_F32 / V_MED3_F32; RDNA4 ISA V_MAX_NUM_F32,
+# V_MAXIMUM_F32, V_MED3_NUM_F32 and their f16/f64 kin) ----------------------------------------
+_QUIET_BIT = {2: 0x0200, 4: 0x00400000, 8: 1 << 51}
+_UINT_OF = {2: np.uint16, 4: u32, 8: u64}
+
+
+def _quiet(x):
+    """``x`` with the quiet bit of every NaN set (cvtToQuietNAN)."""
+    x = np.asarray(x)
+    utype = _UINT_OF[x.dtype.itemsize]
+    bits = x.view(utype) | np.where(np.isnan(x), utype(_QUIET_BIT[x.dtype.itemsize]), utype(0))
+    return bits.astype(utype).view(x.dtype)
+
+
+def _signaling(x):
+    x = np.asarray(x)
+    utype = _UINT_OF[x.dtype.itemsize]
+    return np.isnan(x) & ((x.view(utype) & utype(_QUIET_BIT[x.dtype.itemsize])) == 0)
+
+
+def _max(a, b):
+    """maxNum with ordered zeros: a NaN operand yields the other (both NaN: a, quieted), and
+    +0 > -0."""
+    a, b = np.asarray(a), np.asarray(b)
+    take_a = (a > b) | ((a == 0) & (b == 0) & ~np.signbit(a) & np.signbit(b))
+    out = np.where(np.isnan(b), a, np.where(np.isnan(a), b, np.where(take_a, a, b)))
+    return np.where(np.isnan(a) & np.isnan(b), _quiet(a), out)
+
+
+def _min(a, b):
+    """minNum with ordered zeros: a NaN operand yields the other, and -0 < +0."""
+    a, b = np.asarray(a), np.asarray(b)
+    take_a = (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
+    out = np.where(np.isnan(b), a, np.where(np.isnan(a), b, np.where(take_a, a, b)))
+    return np.where(np.isnan(a) & np.isnan(b), _quiet(a), out)
+
+
+def _ieee_mode(fn):
+    """The gfx9 IEEE-mode form of a two-source min/max: a signaling NaN operand (S0 first)
+    gives that NaN quieted instead of the other operand."""
+    def ieee(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return np.where(_signaling(a), _quiet(a), np.where(_signaling(b), _quiet(b), fn(a, b)))
+    return ieee
 
 
 def _maximum(a, b):
-    """IEEE 754-2019 maximum (RDNA4 V_MAXIMUM_*): NaN propagates and +0 > -0 (np.maximum
-    returns either zero)."""
-    zeros = (a == 0) & (b == 0)
-    return np.where(zeros, np.where(np.signbit(a), b, a), np.maximum(a, b))
+    """IEEE 754-2019 maximum (RDNA4 V_MAXIMUM_*): a NaN operand (S0 first) propagates, quieted;
+    +0 > -0."""
+    a, b = np.asarray(a), np.asarray(b)
+    take_a = (a > b) | ((a == 0) & (b == 0) & ~np.signbit(a) & np.signbit(b))
+    out = np.where(take_a, a, b)
+    nan_a = _signaling(a) | (np.isnan(a) & ~_signaling(b))
+    return np.where(nan_a, _quiet(a), np.where(np.isnan(b), _quiet(b), out))
 
 
 def _minimum(a, b):
-    """IEEE 754-2019 minimum: NaN propagates and -0 < +0."""
-    zeros = (a == 0) & (b == 0)
-    return np.where(zeros, np.where(np.signbit(a), a, b), np.minimum(a, b))
+    """IEEE 754-2019 minimum: a NaN operand propagates, quieted; -0 < +0."""
+    a, b = np.asarray(a), np.asarray(b)
+    take_a = (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
+    out = np.where(take_a, a, b)
+    nan_a = _signaling(a) | (np.isnan(a) & ~_signaling(b))
+    return np.where(nan_a, _quiet(a), np.where(np.isnan(b), _quiet(b), out))
+
+
+def _chain(outer, inner):
+    """D = outer(inner(S0, S1), S2): the three-source min/max forms (V_MAX3, V_MINMAX, ...)."""
+    return lambda a, b, c: outer(inner(a, b), c)
+
+
+def _med3_of(maxf, minf):
+    """V_MED3_*: with any NaN operand, min3; otherwise the larger of the two sources that are
+    not the maximum (the ISA guide's pseudocode, ties included)."""
+    def med3(a, b, c):
+        a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+        top = maxf(maxf(a, b), c)
+        out = np.where(top == a, maxf(b, c), np.where(top == b, maxf(a, c), maxf(a, b)))
+        if a.dtype.kind != "f":
+            return out
+        nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+        return np.where(nan, minf(minf(a, b), c), out)
+    return med3
+
+
+_med3 = _med3_of(_max, _min)
+_med3_int = _med3_of(np.maximum, np.minimum)
+
+
+def _ieee_minmax_ops() -> dict[str, Callable]:
+    """gfx9 min/max opcodes as they behave in IEEE mode (the kernel descriptor's IEEE_MODE)."""
+    imax, imin = _ieee_mode(_max), _ieee_mode(_min)
+    ops: dict[str, Callable] = {}
+    for t in ("f16", "f32", "f64"):
+        ops[f"v_max_{t}"] = imax
+        ops[f"v_min_{t}"] = imin
+        ops[f"v_max3_{t}"] = _chain(imax, imax)
+        ops[f"v_min3_{t}"] = _chain(imin, imin)
+        ops[f"v_med3_{t}"] = _med3_of(imax, imin)
+    return ops
+
+
+IEEE_MODE_OPS = _ieee_minmax_ops()
 
 
 def _float_ops(t: str, ftype) -> dict[str, Spec]:
@@ -308,12 +386,21 @@ def _float_ops(t: str, ftype) -> dict[str, Spec]:
         f"v_min_num_{t}": (t, (t, t), _min),
         f"v_maximum_{t}": (t, (t, t), _maximum),
         f"v_minimum_{t}": (t, (t, t), _minimum),
-        f"v_max3_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),
-        f"v_min3_{t}": (t, (t, t, t), lambda a, b, c: _min(_min(a, b), c)),
-        f"v_max3_num_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),
-        f"v_min3_num_{t}": (t, (t, t, t), lambda a, b, c: _min(_min(a, b), c)),
+        f"v_max3_{t}": (t, (t, t, t), _chain(_max, _max)),
+        f"v_min3_{t}": (t, (t, t, t), _chain(_min, _min)),
+        f"v_max3_num_{t}": (t, (t, t, t), _chain(_max, _max)),
+        f"v_min3_num_{t}": (t, (t, t, t), _chain(_min, _min)),
         f"v_med3_{t}": (t, (t, t, t), _med3),
         f"v_med3_num_{t}": (t, (t, t, t), _med3),
+        # RDNA3/RDNA4 ISA: V_MAXMIN_* = min(max(S0, S1), S2), V_MINMAX_* = max(min(S0, S1), S2)
+        f"v_maxmin_{t}": (t, (t, t, t), _chain(_min, _max)),
+        f"v_minmax_{t}": (t, (t, t, t), _chain(_max, _min)),
+        f"v_maxmin_num_{t}": (t, (t, t, t), _chain(_min, _max)),
+        f"v_minmax_num_{t}": (t, (t, t, t), _chain(_max, _min)),
+        f"v_maximum3_{t}": (t, (t, t, t), _chain(_maximum, _maximum)),
+        f"v_minimum3_{t}": (t, (t, t, t), _chain(_minimum, _minimum)),
+        f"v_maximumminimum_{t}": (t, (t, t, t), _chain(_minimum, _maximum)),
+        f"v_minimummaximum_{t}": (t, (t, t, t), _chain(_maximum, _minimum)),
         f"v_rcp_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / a)),
         f"v_rcp_iflag_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / a)),
         f"v_rsq_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / np.sqrt(a))),
@@ -432,6 +519,16 @@ VALU.update({
     "v_min3_i32": ("i32", ("i32", "i32", "i32"), lambda a, b, c: np.minimum(np.minimum(a, b), c)),
     "v_med3_i32": ("i32", ("i32", "i32", "i32"), _med3_int),
     "v_med3_u32": ("u32", ("u32", "u32", "u32"), _med3_int),
+    "v_maxmin_u32": ("u32", ("u32", "u32", "u32"), _chain(np.minimum, np.maximum)),
+    "v_minmax_u32": ("u32", ("u32", "u32", "u32"), _chain(np.maximum, np.minimum)),
+    "v_maxmin_i32": ("i32", ("i32", "i32", "i32"), _chain(np.minimum, np.maximum)),
+    "v_minmax_i32": ("i32", ("i32", "i32", "i32"), _chain(np.maximum, np.minimum)),
+    "v_max3_u16": ("u16", ("u16", "u16", "u16"), _chain(np.maximum, np.maximum)),
+    "v_min3_u16": ("u16", ("u16", "u16", "u16"), _chain(np.minimum, np.minimum)),
+    "v_max3_i16": ("i16", ("i16", "i16", "i16"), _chain(np.maximum, np.maximum)),
+    "v_min3_i16": ("i16", ("i16", "i16", "i16"), _chain(np.minimum, np.minimum)),
+    "v_med3_u16": ("u16", ("u16", "u16", "u16"), _med3_int),
+    "v_med3_i16": ("i16", ("i16", "i16", "i16"), _med3_int),
     "v_sad_u32": ("u32", ("u32", "u32", "u32"),
                   lambda a, b, c: np.where(a > b, a - b, b - a) + c),
     "v_cvt_f32_u32": ("f32", ("u32",), lambda a: a.astype(f32)),
