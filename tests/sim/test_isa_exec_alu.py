@@ -168,3 +168,90 @@ def test_min_max_chains_and_clamps_ignore_nan_operands(target):
     igot = dev.read(iout, np.int32, 2 * n).reshape(n, 2)
     assert np.array_equal(igot[:, 0], np.minimum(np.maximum(p, q), 17))
     assert np.array_equal(igot[:, 1], np.maximum(np.minimum(p, q), -3))
+
+
+DOTS = """
+KERNEL void dots(const uint* a, const uint* b, const int* c, int* out, uint n) {
+  uint i = bid_x() * bdim_x() + tid_x();
+  if (i >= n) return;
+  uint x = a[i], y = b[i];
+  int z = c[i];
+  typedef short short2 __attribute__((ext_vector_type(2)));
+#if defined(__gfx942__)
+  out[4 * i] = __builtin_amdgcn_sdot4(x, y, z, false);
+  out[4 * i + 1] = (int)__builtin_amdgcn_udot4(x, y, (uint)z, true);
+  out[4 * i + 2] = __builtin_amdgcn_sdot8(x, y, z, false);
+  out[4 * i + 3] = __builtin_amdgcn_sdot2(__builtin_bit_cast(short2, x),
+                                          __builtin_bit_cast(short2, y), z, true);
+#else
+  out[4 * i] = __builtin_amdgcn_sudot4(true, x, false, y, z, false);
+  out[4 * i + 1] = (int)__builtin_amdgcn_udot4(x, y, (uint)z, true);
+  out[4 * i + 2] = __builtin_amdgcn_sudot8(true, x, true, y, z, false);
+  out[4 * i + 3] = __builtin_bit_cast(int, __builtin_amdgcn_dot4_f32_fp8_bf8(x, y, (float)z));
+#endif
+}
+"""
+
+
+def _fields(v: np.ndarray, width: int, signed: bool) -> list[np.ndarray]:
+    out = []
+    for k in range(32 // width):
+        f = (v.astype(np.int64) >> (width * k)) & ((1 << width) - 1)
+        out.append(np.where(f >> (width - 1), f - (1 << width), f) if signed else f)
+    return out
+
+
+def _ocp_float8(v: np.ndarray, exp_bits: int) -> np.ndarray:
+    """OCP E4M3 (exp_bits 4: no infinity, S.1111.111 is NaN) or E5M2 (IEEE-like) as float64."""
+    man_bits = 7 - exp_bits
+    bias = (1 << (exp_bits - 1)) - 1
+    v = v.astype(np.int64)
+    sign = np.where(v >> 7, -1.0, 1.0)
+    e = (v >> man_bits) & ((1 << exp_bits) - 1)
+    m = v & ((1 << man_bits) - 1)
+    value = np.where(e == 0, m * 2.0 ** (1 - bias - man_bits),
+                     (1 + m / 2 ** man_bits) * 2.0 ** (e - bias)) * sign
+    top = (1 << exp_bits) - 1
+    if exp_bits == 4:
+        return np.where((e == top) & (m == 7), np.nan, value)
+    return np.where(e == top, np.where(m == 0, sign * np.inf, np.nan), value)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dot_product_builtins_are_exact(target):
+    code = build_hip(DOTS, target)
+    names = {inst.name for inst in _instructions(code, "dots")}
+    assert {"v_dot4_u32_u8"} <= names and any("dot8" in nm for nm in names)
+    dev = Device(target)
+    kernel = dev.load(code, "dots")
+    rng = np.random.default_rng(8)
+    n = 200
+    a = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    c = rng.integers(-2 ** 31, 2 ** 31, n, dtype=np.int64).astype(np.int32)
+    c[:3] = [2 ** 31 - 1, -2 ** 31, 0]
+    pa, pb, pc, out = dev.buffer(a), dev.buffer(b), dev.buffer(c), dev.zeros(16 * n)
+    dev.dispatch(kernel, [pa, pb, pc, out, n], (n,), (64,))
+    got = dev.read(out, np.int32, 4 * n).reshape(n, 4)
+    c64 = c.astype(np.int64)
+
+    def wrap(x):
+        return (np.asarray(x) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+    def dot(width, sa, sb):
+        return sum(x * y for x, y in zip(_fields(a, width, sa), _fields(b, width, sb)))
+
+    assert np.array_equal(got[:, 1].view(np.uint32),
+                          np.clip(dot(8, False, False) + (c64 & 0xFFFFFFFF), 0, 2 ** 32 - 1))
+    assert np.array_equal(got[:, 2], wrap(dot(4, True, True) + c64))
+    if target == "gfx942":
+        assert np.array_equal(got[:, 0], wrap(dot(8, True, True) + c64))
+        assert np.array_equal(got[:, 3], np.clip(dot(16, True, True) + c64, -2 ** 31, 2 ** 31 - 1))
+    else:
+        assert np.array_equal(got[:, 0], wrap(dot(8, True, False) + c64))
+        fp8 = [_ocp_float8(f, 4) for f in _fields(a, 8, False)]
+        bf8 = [_ocp_float8(f, 5) for f in _fields(b, 8, False)]
+        with np.errstate(invalid="ignore"):
+            total = sum(x * y for x, y in zip(fp8, bf8)) + c.astype(np.float32).astype(np.float64)
+        assert np.array_equal(got[:, 3].view(np.float32), total.astype(np.float32),
+                              equal_nan=True)

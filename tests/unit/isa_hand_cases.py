@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import isa_hand_cases_cmp
+import isa_hand_cases_dot
 import isa_hand_cases_ext
 import isa_hand_cases_mem
 import isa_hand_cases_minmax
@@ -14,7 +15,7 @@ from isa_hand_runner import TARGETS, Case
 ALL_CASES: list[Case] = [
     *isa_hand_cases_vfloat.CASES, *isa_hand_cases_vint.CASES, *isa_hand_cases_cmp.CASES,
     *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES, *isa_hand_cases_ext.CASES,
-    *isa_hand_cases_minmax.CASES,
+    *isa_hand_cases_minmax.CASES, *isa_hand_cases_dot.CASES,
 ]
 
 

@@ -10,6 +10,7 @@ ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``s
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -526,6 +527,9 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vcmp(inst, cmp, info)
     if name in _CARRY_OPS:
         return _vcarry(inst, _CARRY_OPS[name], info)
+    dot = _DOT_RE.match(name)
+    if dot is not None:
+        return _vdot(inst, info, dot)
     if _extension(inst) and not name.startswith("v_cndmask") and name not in alu.VALU:
         _no_extension(inst)        # the handlers below read their sources directly
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
@@ -542,6 +546,7 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vmbcnt(inst, info)
     if name.startswith(("v_permlane16", "v_permlanex16", "v_permlane64")):
         return _vpermlane(inst, info)
+
     if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_mov_b32"):
         read = vector_reader(inst.srcs[0], "b32")
         write = vector_writer(inst.dsts[0], "b32")
@@ -815,6 +820,105 @@ def _vlane(inst: Instruction):
         cols = np.broadcast_to(np.asarray(lanes) % np.uint32(b.lanes), (b.waves,)).astype(np.intp)
         b.V[index_reg][rows, cols] = np.broadcast_to(vals, (b.waves,))
     return writelane, commit
+
+
+_DOT_RE = re.compile(r"^v_(?:dual_)?dot(\d)(c|acc)?_(f32|i32|u32)_([a-z0-9]+?)(?:_([a-z0-9]+))?$")
+# element type -> (bits, how it reads)
+_DOT_ELEMENTS = {"f16": (16, "f16"), "bf16": (16, "bf16"), "i16": (16, "i"), "u16": (16, "u"),
+                 "i8": (8, "i"), "u8": (8, "u"), "iu8": (8, "iu"), "i4": (4, "i"), "u4": (4, "u"),
+                 "iu4": (4, "iu"), "fp8": (8, "fp8"), "bf8": (8, "bf8")}
+
+
+def _dot_elements(bits, width: int, count: int, kind: str, signed: bool, family: str):
+    """The ``count`` elements packed in a dword, widened (integers as int64, floats as
+    float64); ``signed`` chooses sign extension for the iu8/iu4 forms."""
+    bits = np.asarray(bits).astype(np.uint32)
+    mask = np.uint32((1 << width) - 1)
+    out = []
+    table = None
+    if kind in ("fp8", "bf8"):
+        table = alu.small_float_values(*alu.SMALL_FLOATS[(family, kind)])
+    for i in range(count):
+        field = (bits >> np.uint32(width * i)) & mask
+        if kind == "f16":
+            out.append(field.astype(np.uint16).view(np.float16).astype(np.float64))
+        elif kind == "bf16":
+            out.append(alu.bf16_to_f64(field))
+        elif table is not None:
+            out.append(table[field.astype(np.intp)])
+        else:
+            value = field.astype(np.int64)
+            if kind == "i" or (kind == "iu" and signed):
+                value = np.where(value >> (width - 1), value - (1 << width), value)
+            out.append(value)
+    return out
+
+
+def _vdot(inst: Instruction, info: Any, match: re.Match):
+    """Dot products (CDNA3 ISA V_DOT2_F32_F16 ... V_DOT8_U32_U4, V_DOT2C_*; RDNA4 ISA
+    V_DOT4_I32_IU8, V_DOT8_I32_IU4, V_DOT2_F32_BF16, V_DOT4_F32_FP8_BF8 ...): D = S2 + the sum of
+    the products of the elements packed in S0 and S1. The C / ACC forms accumulate into the
+    destination. Integer products and sums are exact; clamp saturates the result to the
+    destination type, without it the sum wraps. Float products are exact and the sum is rounded
+    once to f32. IU forms: neg_lo[0] / neg_lo[1] make S0 / S1 signed. f16/bf16 forms: neg_lo /
+    neg_hi negate the low / high elements, neg_lo[2] negates S2."""
+    count = int(match.group(1))
+    dst_ty = match.group(3)
+    kind_a = match.group(4)
+    kind_b = match.group(5) or kind_a
+    width, read_a = _DOT_ELEMENTS[kind_a]
+    _, read_b = _DOT_ELEMENTS[kind_b]
+    f = inst.fields
+    # dot2 of 16-bit elements: op_sel / op_sel_hi pick the half each element comes from, as in
+    # packed math (default: low, high); the 4- and 8-element forms read whole dwords
+    op_sel = int(f.get("op_sel", 0))
+    op_sel_hi = int(f.get("op_sel_hi", 3))
+    halves = [((op_sel >> i) & 1, (op_sel_hi >> i) & 1) for i in range(2)]
+    neg_lo, neg_hi = int(f.get("neg_lo", 0)), int(f.get("neg_hi", 0))
+    is_float = dst_ty == "f32"
+    if neg_hi & 4 or ((neg_lo | neg_hi) & 3 and read_a not in ("f16", "bf16", "iu")):
+        raise NotImplementedOperand(f"neg modifiers on {inst.name}")
+    srcs = list(inst.srcs)
+    if len(srcs) == 2:                       # the C / ACC forms: the destination accumulates
+        srcs.append(inst.dsts[0])
+    for op in srcs[:2]:
+        if op.kind in ("const", "literal") and isinstance(op.value, float):
+            raise NotImplementedOperand(f"a float constant as a packed source of {inst.name}")
+    a = _src_reader(inst, info, 0, "b32", op=srcs[0])
+    b = _src_reader(inst, info, 1, "b32", op=srcs[1])
+    c = vector_reader(srcs[2], dst_ty)
+    write = _dst_writer(inst, dst_ty)
+    clamp = _output_modifiers(inst)[0]
+    family = inst.family
+    sign_a, sign_b = bool(neg_lo & 1), bool(neg_lo & 2)
+
+    def compute(bt: Batch, m: Any):
+        xs = _dot_elements(a(bt), width, count, read_a, sign_a, family)
+        ys = _dot_elements(b(bt), width, count, read_b, sign_b, family)
+        if width == 16:
+            xs = [xs[halves[0][0]], xs[halves[0][1]]]
+            ys = [ys[halves[1][0]], ys[halves[1][1]]]
+        if is_float and read_a in ("f16", "bf16"):
+            xs = [-x if (neg_lo if i == 0 else neg_hi) & 1 else x for i, x in enumerate(xs)]
+            ys = [-y if (neg_lo if i == 0 else neg_hi) & 2 else y for i, y in enumerate(ys)]
+        acc = np.asarray(c(bt))
+        if is_float:
+            total = acc.astype(np.float64) * (-1.0 if neg_lo & 4 else 1.0)
+        else:
+            total = acc.astype(np.int64)
+        for x, y in zip(xs, ys):
+            total = total + x * y
+        if is_float:
+            result = np.asarray(total).astype(np.float32)
+            if clamp:
+                result = np.where(np.isnan(result), np.float32(0), np.clip(result, 0, 1))
+            return result.astype(np.float32)
+        if clamp:
+            lo, hi = _INT_RANGE[dst_ty]
+            total = np.clip(total, lo, hi)
+        return (np.asarray(total) & 0xFFFFFFFF).astype(np.uint32).view(
+            np.int32 if dst_ty == "i32" else np.uint32)
+    return compute, write
 
 
 def _vpermlane(inst: Instruction, info: Any):

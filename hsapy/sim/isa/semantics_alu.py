@@ -551,8 +551,6 @@ VALU.update({
                                                          -32768, 32767).astype(np.int16)),
     "v_cvt_pkrtz_f16_f32": ("b32", ("f32", "f32"), _cvt_pkrtz),
     "v_cvt_pk_rtz_f16_f32": ("b32", ("f32", "f32"), _cvt_pkrtz),
-    "v_dot2_f32_f16": ("f32", ("b32", "b32", "f32"), lambda a, b, c: _dot2_f16(a, b, c)),
-    "v_dot2c_f32_f16": ("f32", ("b32", "b32", "f32"), lambda a, b, c: _dot2_f16(a, b, c)),
     "v_cvt_f32_ubyte0": ("f32", ("b32",), _cvt_ubyte(0)),
     "v_cvt_f32_ubyte1": ("f32", ("b32",), _cvt_ubyte(1)),
     "v_cvt_f32_ubyte2": ("f32", ("b32",), _cvt_ubyte(2)),
@@ -570,13 +568,41 @@ VALU.update({
 })
 
 
-def _dot2_f16(a, b, c):
-    """D = a.lo*b.lo + a.hi*b.hi + c with f16 halves, accumulated in f32 (one rounding here)."""
-    def half(x, hi):
-        bits = (np.asarray(x).astype(u32) >> u32(16 if hi else 0)) & u32(0xFFFF)
-        return bits.astype(np.uint16).view(f16).astype(f64)
-    total = half(a, 0) * half(b, 0) + half(a, 1) * half(b, 1) + np.asarray(c, f64)
-    return total.astype(f32)
+# --- small float formats ------------------------------------------------------------------------
+# 8-bit floats: (exponent bits, mantissa bits, bias, encoding of the non-finite values).
+# gfx942 (CDNA3 ISA, "FP8 and BF8"): the FNUZ formats, no infinity or -0, 0x80 is the only NaN.
+# gfx12 (RDNA4 ISA): the OCP formats, E4M3 with 0x7F/0xFF as NaN and no infinity, E5M2 with
+# IEEE-style infinities and NaNs.
+SMALL_FLOATS = {
+    ("gfx9", "fp8"): (4, 3, 8, "fnuz"), ("gfx9", "bf8"): (5, 2, 16, "fnuz"),
+    ("gfx12", "fp8"): (4, 3, 7, "fn"), ("gfx12", "bf8"): (5, 2, 15, "ieee"),
+}
+
+
+def small_float_values(exp_bits: int, man_bits: int, bias: int, special: str) -> np.ndarray:
+    """The value of each of the 256 codes of an 8-bit float format, as float64."""
+    code = np.arange(256)
+    sign = np.where(code >> 7, -1.0, 1.0)
+    exp = (code >> man_bits) & ((1 << exp_bits) - 1)
+    man = code & ((1 << man_bits) - 1)
+    scale = 2.0 ** man_bits
+    value = np.where(exp == 0, man / scale * 2.0 ** (1 - bias),
+                     (1 + man / scale) * 2.0 ** (exp - bias))
+    value = sign * value
+    top = (1 << exp_bits) - 1
+    if special == "fnuz":
+        value = np.where(code == 0x80, np.nan, value)
+    elif special == "fn":
+        value = np.where((exp == top) & (man == (1 << man_bits) - 1), np.nan, value)
+    else:
+        value = np.where((exp == top) & (man == 0), sign * np.inf, value)
+        value = np.where((exp == top) & (man != 0), np.nan, value)
+    return value
+
+
+def bf16_to_f64(bits):
+    """bfloat16 bit patterns (the high half of an f32) as float64."""
+    return (np.asarray(bits).astype(u32) << u32(16)).view(f32).astype(f64)
 
 
 def _bitreverse32(a):
