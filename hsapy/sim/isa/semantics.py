@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from hsapy.sim.executor import HSA_STATUS_ERROR_EXCEPTION, SimFault
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
@@ -53,6 +54,11 @@ NO_OPS = {
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
     "s_prefetch_data", "s_setkill", "s_nop_e", "s_round_mode", "s_denorm_mode",
     "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
+    # performance-level hints and the wake-up of s_sleep'ing waves change no state the
+    # simulator keeps; v_clrexcp clears exception bits it does not model
+    "s_incperflevel", "s_decperflevel", "s_wakeup", "v_nop", "v_pipeflush", "v_clrexcp",
+    # GPR index mode can only be turned on by s_set_gpr_idx_on, which the decoder refuses
+    "s_set_gpr_idx_off",
 }
 
 
@@ -106,6 +112,10 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
     if name.startswith("s_branch"):
         target = int(inst.srcs[0].value)
         return lambda b, m: target
+    if name.startswith("s_cbranch_cdbg"):
+        # taken when the debugger's COND_DBG_SYS / COND_DBG_USER status bits are set; no debugger
+        # attaches to the simulator, so they are 0
+        return lambda b, m: None
     if name.startswith("s_cbranch_"):
         target = int(inst.srcs[0].value)
         kind = name[len("s_cbranch_"):]
@@ -123,7 +133,16 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
     if name in ("s_sendmsg", "s_sendmsghalt"):
         return lambda b, m: None  # messages (dealloc VGPRs, ...) have no effect here
     if name == "s_trap":
-        return _unimplemented(inst, "s_trap (the kernel asked to stop)")
+        trap_id = int(inst.srcs[0].value) & 0xFF if inst.srcs else 0
+        text = inst.text()
+
+        def trap(b: Batch, m: Any) -> None:
+            # the trap handler ends the dispatch with a queue error, as ROCr's does for
+            # abort(), __builtin_trap() and a failed device assert
+            raise SimFault(HSA_STATUS_ERROR_EXCEPTION,
+                           f"{text} at {inst.offset:#x}: the kernel executed trap {trap_id:#x} "
+                           "(abort, __builtin_trap or a failed assert)", inst.offset)
+        return trap
     if name == "s_sethalt":
         return lambda b, m: END
     return _unimplemented(inst)
@@ -154,6 +173,25 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return _clock_or_hwreg(inst, info)
     if name in ("s_setreg_b32", "s_setreg_imm32_b32", "s_set_gpr_idx_off", "s_version"):
         return lambda b, m: None  # mode bits: the interpreter keeps the descriptor's modes
+    if name == "s_call_b64":
+        # CDNA3 / RDNA4 ISA S_CALL_B64: D = PC + 4, then a branch by the signed word offset
+        write = scalar_writer(inst.dsts[0], "b64")
+        back = np.uint64(inst.offset + inst.size)
+        target = int(inst.srcs[-1].value)
+
+        def call(b: Batch, m: Any) -> int:
+            write(b, back)
+            return target
+        return call
+    if name.startswith(("s_movrels_", "s_movreld_", "s_movrelsd_2_")):
+        return _smovrel(inst, info)
+    if name == "s_set_gpr_idx_idx":
+        read = scalar_reader(inst.srcs[0], "u32")
+        m0 = _m0_index(info)
+
+        def set_idx(b: Batch, m: Any) -> None:      # M0[7:0] = S0[7:0]
+            b.S[:, m0] = (b.S[:, m0] & np.uint32(0xFFFFFF00)) | (np.asarray(read(b)) & np.uint32(0xFF))
+        return set_idx
     spec = alu.saveexec_spec(name)
     if spec is not None:
         return _saveexec(inst, spec, info)
@@ -250,7 +288,7 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         if fn is None:
             return _unimplemented(inst)
         srcs = list(inst.srcs)
-        if name in ("s_fmac_f32",):
+        if name in ("s_fmac_f32", "s_fmac_f16"):
             srcs = srcs + [inst.dsts[0]]
         readers = [scalar_reader(op, ty) for op, ty in zip(srcs, src_tys)]
         write = scalar_writer(inst.dsts[0], dst_ty)
@@ -270,6 +308,48 @@ def _salu(inst: Instruction, info: Any) -> Closure:
 def _sext16(value: int) -> int:
     value = int(value) & 0xFFFF
     return value - 0x10000 if value & 0x8000 else value
+
+
+def _m0_index(info: Any) -> int:
+    """Row of M0 in ``Batch.S``: operand code 124 on gfx9, 125 on gfx11/gfx12."""
+    return 124 if info.family == "gfx9" else 125
+
+
+def _relative_rows(b: Batch, base: int, m0: np.ndarray, count: int, limit: int, what: str):
+    rows = base + m0.astype(np.int64)
+    if (rows < 0).any() or (rows + count > limit).any():
+        bad = int(rows[(rows < 0) | (rows + count > limit)][0])
+        raise NotImplementedInstruction(f"M0-relative {what} index {bad} is outside the register "
+                                        f"file (0..{limit - 1})")
+    return rows
+
+
+def _smovrel(inst: Instruction, info: Any) -> Closure:
+    """S_MOVRELS / S_MOVRELD / S_MOVRELSD_2 (CDNA3, RDNA4 ISA): an SGPR move whose source and/or
+    destination register number is offset by M0 (for _2: M0[9:0] and M0[25:16])."""
+    name = inst.name
+    count = 2 if name.endswith("_b64") else 1
+    m0 = _m0_index(info)
+    src, dst = inst.srcs[0], inst.dsts[0]
+    for op in (src, dst):
+        if op.kind != "sgpr":
+            raise NotImplementedOperand(f"{name} on {op.kind} {op.name or op.index}")
+    limit = alu.SGPR_COUNT[info.family]
+
+    def run(b: Batch, m: Any) -> None:
+        waves = np.arange(b.waves)
+        m0v = b.S[:, m0].astype(np.int64)
+        if name.startswith("s_movrelsd_2"):
+            src_off, dst_off = m0v & 0x3FF, (m0v >> 16) & 0x3FF
+        else:
+            src_off = m0v if name.startswith("s_movrels") else np.zeros_like(m0v)
+            dst_off = m0v if name.startswith(("s_movreld", "s_movrelsd")) else np.zeros_like(m0v)
+        rows_s = _relative_rows(b, src.index, src_off, count, limit, "SGPR")
+        rows_d = _relative_rows(b, dst.index, dst_off, count, limit, "SGPR")
+        values = [b.S[waves, rows_s + k].copy() for k in range(count)]
+        for k in range(count):
+            b.S[waves, rows_d + k] = values[k]
+    return run
 
 
 def _indirect_jump(read: Callable, link: tuple | None) -> Closure:

@@ -723,6 +723,9 @@ def _signed_overflow_sub(a, b):
     return (s > 0x7FFFFFFF) | (s < -0x80000000)
 
 
+# SGPRs a wave may address directly (s0..s101 on gfx9, s0..s105 on gfx11/gfx12)
+SGPR_COUNT = {"gfx9": 102, "gfx11": 106, "gfx12": 106}
+
 SALU: dict[str, tuple] = {
     "s_mov_b32": ("b32", ("b32",), lambda a: a, None),
     "s_mov_b64": ("b64", ("b64",), lambda a: a, None),
@@ -835,6 +838,128 @@ def _ffbl64(a):
         index = np.floor(np.log2(np.maximum(low, 1).astype(f64))).astype(np.int64)
     # log2 of a power of two is exact in float64 for every 64-bit power
     return np.where(a == 0, u32(0xFFFFFFFF), index.astype(u32))
+
+
+# --- bit scans and masks (CDNA3 / RDNA4 ISA, S_FF0_I32_B32, S_FLBIT_I32, S_WQM_B32, ...) -----------
+
+def _ffbh64(a):
+    """Leading zeros of a 64-bit value, -1 (0xFFFFFFFF) for 0 (S_FLBIT_I32_B64 / S_CLZ_I32_U64)."""
+    a = np.asarray(a).astype(u64)
+    hi = (a >> u64(32)).astype(u32)
+    lo = (a & u64(0xFFFFFFFF)).astype(u32)
+    return np.where(hi != 0, _ffbh(hi), np.where(lo != 0, _ffbh(lo) + u32(32), u32(0xFFFFFFFF)))
+
+
+def _cls32(a):
+    """How many bits below the sign bit equal it before the first that differs; -1 when all 32
+    bits are equal (S_FLBIT_I32 / S_CLS_I32 / V_FFBH_I32 / V_CLS_I32)."""
+    a = np.asarray(a).astype(u32)
+    flipped = np.where(a >> u32(31), ~a, a).astype(u32)
+    return np.where(flipped == 0, u32(0xFFFFFFFF), _ffbh(flipped))
+
+
+def _cls64(a):
+    a = np.asarray(a).astype(u64)
+    flipped = np.where(a >> u64(63), ~a, a).astype(u64)
+    return np.where(flipped == 0, u32(0xFFFFFFFF), _ffbh64(flipped))
+
+
+def _quads(a, width: int, spread: bool):
+    """S_QUADMASK (bit i = any of bits 4i..4i+3) and S_WQM (all four bits of a quad set if any)."""
+    utype = u64 if width == 64 else u32
+    a = np.asarray(a).astype(utype)
+    out = np.zeros_like(a)
+    for q in range(width // 4):
+        nonzero = ((a >> utype(4 * q)) & utype(15)) != 0
+        if spread:
+            out = out | np.where(nonzero, utype(15 << (4 * q)), utype(0))
+        else:
+            out = out | np.where(nonzero, utype(1 << q), utype(0))
+    return out
+
+
+def _bitreverse64(a):
+    a = np.asarray(a).astype(u64)
+    lo = _bitreverse32((a & u64(0xFFFFFFFF)).astype(u32)).astype(u64)
+    hi = _bitreverse32((a >> u64(32)).astype(u32)).astype(u64)
+    return (lo << u64(32)) | hi
+
+
+def _bitreplicate(a):
+    a = np.asarray(a).astype(u64)
+    out = np.zeros_like(a)
+    for i in range(32):
+        bit = (a >> u64(i)) & u64(1)
+        out = out | (bit << u64(2 * i)) | (bit << u64(2 * i + 1))
+    return out
+
+
+def _bfe_u64(a, b):
+    off = np.asarray(b).astype(u64) & u64(63)
+    width = (np.asarray(b).astype(u64) >> u64(16)) & u64(0x7F)
+    mask = np.where(width >= 64, u64(0xFFFFFFFFFFFFFFFF), (u64(1) << np.minimum(width, u64(63))) - u64(1))
+    return (np.asarray(a).astype(u64) >> off) & mask
+
+
+def _bfe_i64(a, b):
+    """S_BFE_I64: the field of S1[22:16] bits at S1[5:0], sign-extended from its top bit."""
+    width = ((np.asarray(b).astype(u64) >> u64(16)) & u64(0x7F)).astype(i64)
+    field = np.asarray(_bfe_u64(a, b)).astype(u64)
+    shift = np.clip(64 - width, 0, 63).astype(u64)
+    signed = np.asarray(field << shift).view(i64) >> shift.astype(i64)
+    return np.where(width == 0, i64(0), np.where(width >= 64, field.view(i64), signed))
+
+
+def _f16_round(fn):
+    """An f16 rounding (S_CEIL_F16 ...): computed on the exact f32 value, the result is exact."""
+    return lambda a: fn(np.asarray(a).astype(f32)).astype(f16)
+
+
+SALU.update({
+    "s_wqm_b32": ("b32", ("b32",), lambda a: _quads(a, 32, True), "nz"),
+    "s_wqm_b64": ("b64", ("b64",), lambda a: _quads(a, 64, True), "nz"),
+    "s_quadmask_b32": ("b32", ("b32",), lambda a: _quads(a, 32, False), "nz"),
+    "s_quadmask_b64": ("b64", ("b64",), lambda a: _quads(a, 64, False), "nz"),
+    "s_brev_b64": ("b64", ("b64",), _bitreverse64, None),
+    "s_bcnt0_i32_b32": ("u32", ("b32",), lambda a: u32(32) - np.bitwise_count(a).astype(u32), "nz"),
+    "s_bcnt0_i32_b64": ("u32", ("b64",), lambda a: u32(64) - np.bitwise_count(a).astype(u32), "nz"),
+    "s_ff0_i32_b32": ("u32", ("u32",), lambda a: _ffbl(~np.asarray(a).astype(u32)), None),
+    "s_ff0_i32_b64": ("u32", ("u64",), lambda a: _ffbl64(~np.asarray(a).astype(u64)), None),
+    "s_flbit_i32_b64": ("u32", ("u64",), _ffbh64, None),
+    "s_clz_i32_u64": ("u32", ("u64",), _ffbh64, None),
+    "s_flbit_i32": ("u32", ("u32",), _cls32, None),
+    "s_cls_i32": ("u32", ("u32",), _cls32, None),
+    "s_flbit_i32_i64": ("u32", ("u64",), _cls64, None),
+    "s_cls_i32_i64": ("u32", ("u64",), _cls64, None),
+    "s_bitreplicate_b64_b32": ("b64", ("b32",), _bitreplicate, None),
+    "s_bfm_b64": ("b64", ("u32", "u32"),
+                  lambda a, b: ((u64(1) << (np.asarray(a).astype(u64) & u64(63))) - u64(1))
+                  << (np.asarray(b).astype(u64) & u64(63)), None),
+    "s_bfe_u64": ("u64", ("u64", "u32"), _bfe_u64, "nz"),
+    "s_bfe_i64": ("i64", ("i64", "u32"), _bfe_i64, "nz"),
+    # gfx12 scalar f16 and IEEE 754-2019 minimum/maximum (RDNA4 ISA, "SALU floating point");
+    # a 16-bit result leaves the upper half of the SGPR zero
+    "s_add_f16": ("f16", ("f16", "f16"), lambda a, b: a + b, None),
+    "s_sub_f16": ("f16", ("f16", "f16"), lambda a, b: a - b, None),
+    "s_mul_f16": ("f16", ("f16", "f16"), lambda a, b: a * b, None),
+    "s_fmac_f16": ("f16", ("f16", "f16", "f16"), _fma(f16), None),
+    "s_max_num_f16": ("f16", ("f16", "f16"), _max, None),
+    "s_min_num_f16": ("f16", ("f16", "f16"), _min, None),
+    "s_maximum_f32": ("f32", ("f32", "f32"), _maximum, None),
+    "s_minimum_f32": ("f32", ("f32", "f32"), _minimum, None),
+    "s_maximum_f16": ("f16", ("f16", "f16"), _maximum, None),
+    "s_minimum_f16": ("f16", ("f16", "f16"), _minimum, None),
+    "s_cvt_f16_f32": ("f16", ("f32",), lambda a: np.asarray(a).astype(f16), None),
+    "s_cvt_f32_f16": ("f32", ("f16",), lambda a: np.asarray(a).astype(f32), None),
+    "s_cvt_hi_f32_f16": ("f32", ("b32",),
+                         lambda a: (np.asarray(a).astype(u32) >> u32(16)).astype(np.uint16)
+                         .view(f16).astype(f32), None),
+    "s_cvt_pk_rtz_f16_f32": ("b32", ("f32", "f32"), lambda a, b: _cvt_pkrtz(a, b), None),
+    "s_ceil_f16": ("f16", ("f16",), _f16_round(np.ceil), None),
+    "s_floor_f16": ("f16", ("f16",), _f16_round(np.floor), None),
+    "s_trunc_f16": ("f16", ("f16",), _f16_round(np.trunc), None),
+    "s_rndne_f16": ("f16", ("f16",), _f16_round(np.rint), None),
+})
 
 
 _SCMP_RE = re.compile(r"^s_cmpk?_([a-z]+)_(i32|u32|u64|f32|f16)$")
