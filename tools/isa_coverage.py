@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hsapy.sim.isa import coverage  # noqa: E402
+from hsapy.sim.isa import formats as F  # noqa: E402
 from hsapy.sim.isa.decoder import _resolve, _table_for_wave, _tables  # noqa: E402
 
 TARGETS = ("gfx942", "gfx1201", "gfx90a", "gfx1100")
@@ -136,9 +137,10 @@ def _split_target(target: str) -> tuple[str, int | None]:
 def _table_names(cpu: str, wave_size: int | None) -> frozenset[str]:
     family, table = _resolve(cpu)
     names = set()
+    formats = {fmt.name for fmt in F.FAMILY_FORMATS[family]}
     for fmt_name, entries in _tables(_table_for_wave(family, table, wave_size)).items():
-        if fmt_name in ("HWREG", "SENDMSG"):
-            continue
+        if fmt_name not in formats:
+            continue                    # operand-name tables (HWREG, SENDMSG, ...)
         for entry in (entries.values() if fmt_name != "VOPD" else
                       [e for half in entries.values() for e in half.values()]):
             names.add(entry["name"])

@@ -129,9 +129,10 @@ def opcode_statuses(target: str, wave_size: int | None = None) -> tuple[OpcodeSt
     tables = _tables(_table_for_wave(family, cpu, wave_size))
     info = _program_info(target, wave_size)
     out: list[OpcodeStatus] = []
+    formats = {fmt.name for fmt in F.FAMILY_FORMATS[family]}
     for fmt_name, table in tables.items():
-        if fmt_name in ("HWREG", "SENDMSG"):
-            continue                    # operand-name tables
+        if fmt_name not in formats:
+            continue                    # operand-name tables (HWREG, SENDMSG, ...)
         if fmt_name == "VOPD":
             out.extend(_vopd_statuses(target, wave_size, table, info))
             continue
