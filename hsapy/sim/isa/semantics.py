@@ -610,6 +610,10 @@ def _valu_parts(inst: Instruction, info: Any):
     dot = _DOT_RE.match(name)
     if dot is not None:
         return _vdot(inst, info, dot)
+    if name == "v_pk_fmac_f16":
+        return _vpk_fmac(inst, info)
+    if name in ("v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"):
+        return _vcvt_from_small_float(inst, info)
     if _extension(inst) and not name.startswith("v_cndmask") and name not in alu.VALU:
         _no_extension(inst)        # the handlers below read their sources directly
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
@@ -626,6 +630,10 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vmbcnt(inst, info)
     if name.startswith(("v_permlane16", "v_permlanex16", "v_permlane64")):
         return _vpermlane(inst, info)
+    if name.startswith(("v_movrel", "v_swaprel")) or name == "v_swap_b32":
+        return _vmovrel(inst, info)
+    if name == "v_mqsad_u32_u8":
+        return _vmqsad_u32(inst, info)
 
     if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_mov_b32"):
         read = vector_reader(inst.srcs[0], "b32")
@@ -699,12 +707,16 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     if clamp and not is_float and dst_ty in _INT_RANGE and _saturating(inst.name):
         lo, hi = _INT_RANGE[dst_ty]
 
+        exact = getattr(fn, "exact", fn)
+
         def saturate(b: Batch, m: Any):
             # VOP3 clamp on integer add/sub saturates (LLVM selects it for uadd.sat & co.):
             # the exact result in int64, clipped to the destination type
             args = [np.asarray(r(b)).astype(np.int64) for r in readers]
-            return np.clip(fn(*args), lo, hi)
+            return np.clip(exact(*args), lo, hi)
         return saturate, write
+    if clamp and not is_float:
+        raise NotImplementedOperand(f"clamp on the integer result of {inst.name}")
 
     def compute(b: Batch, m: Any):
         args = [r(b) for r in readers]
@@ -728,10 +740,10 @@ _INT_RANGE = {"u32": (0, 0xFFFFFFFF), "i32": (-2 ** 31, 2 ** 31 - 1), "u16": (0,
 
 
 def _saturating(name: str) -> bool:
-    """Integer ops whose VOP3 clamp bit saturates: adds and subtracts (ISA "clamp" for
-    V_ADD_U32, V_SUB_U32, V_ADD_I32, V_ADD_U16, V_ADD_NC_*, V_SUB_NC_*, ...)."""
+    """Integer ops whose VOP3 clamp bit saturates: adds, subtracts and multiply-adds (ISA "clamp"
+    for V_ADD_U32, V_SUB_U32, V_ADD_I32, V_ADD_U16, V_ADD_NC_*, V_SUB_NC_*, V_MAD_U16, ...)."""
     op = name.replace("v_dual_", "v_").split("_")[1]
-    return op in ("add", "sub", "subrev")
+    return op in ("add", "sub", "subrev", "mad")
 
 
 def _vscalar_trans(inst: Instruction, spec: alu.Spec):
@@ -1062,6 +1074,112 @@ def _vpermlane(inst: Instruction, info: Any):
             b.exec = saved
             b.exec_changed()
     return compute, commit
+
+
+def _vrel_rows(b: Batch, base: int, offset: np.ndarray, what: str) -> np.ndarray:
+    return _relative_rows(b, base, offset, 1, b.V.shape[0], what)
+
+
+def _vmovrel(inst: Instruction, info: Any):
+    """V_MOVRELS / V_MOVRELD / V_MOVRELSD / V_MOVRELSD_2 / V_SWAPREL_B32 (RDNA4 ISA): VGPR moves
+    whose source and/or destination register number is offset by M0 (_2 and SWAPREL: the source by
+    M0[9:0], the destination by M0[25:16]); V_SWAP_B32 swaps two VGPRs. Under EXEC. An index
+    past the registers the kernel uses stops the queue."""
+    name = inst.name
+    src, dst = inst.srcs[0], inst.dsts[0]
+    if src.kind != "vgpr" or dst.kind != "vgpr":
+        raise NotImplementedOperand(f"{name} with a {src.kind} source")
+    m0 = _m0_index(info)
+    split = name in ("v_movrelsd_2_b32", "v_swaprel_b32")
+    rel_src = name in ("v_movrels_b32", "v_movrelsd_b32", "v_movrelsd_2_b32", "v_swaprel_b32")
+    rel_dst = name in ("v_movreld_b32", "v_movrelsd_b32", "v_movrelsd_2_b32", "v_swaprel_b32")
+    swap = name in ("v_swap_b32", "v_swaprel_b32")
+
+    def rows(b: Batch):
+        m0v = b.S[:, m0].astype(np.int64)
+        zero = np.zeros_like(m0v)
+        src_off = (m0v & 0x3FF if split else m0v) if rel_src else zero
+        dst_off = ((m0v >> 16) & 0x3FF if split else m0v) if rel_dst else zero
+        return (_vrel_rows(b, src.index, src_off, "VGPR"),
+                _vrel_rows(b, dst.index, dst_off, "VGPR"))
+
+    def compute(b: Batch, m: Any):
+        rows_s, rows_d = rows(b)
+        waves = np.arange(b.waves)
+        return rows_s, rows_d, b.V[rows_s, waves].copy(), b.V[rows_d, waves].copy()
+
+    def commit(b: Batch, result) -> None:
+        rows_s, rows_d, value_s, value_d = result
+        waves = np.arange(b.waves)
+        b.V[rows_d, waves] = np.where(b.exec, value_s, b.V[rows_d, waves])
+        if swap:
+            b.V[rows_s, waves] = np.where(b.exec, value_d, b.V[rows_s, waves])
+    return compute, commit
+
+
+def _vpk_fmac(inst: Instruction, info: Any):
+    """V_PK_FMAC_F16: each f16 half of D = fma(S0.half, S1.half, D.half)."""
+    a = _src_reader(inst, info, 0, "b32")
+    c = _src_reader(inst, info, 1, "b32")
+    d = vector_reader(inst.dsts[0], "b32")
+    write = _dst_writer(inst, "b32")
+    fma = alu._fma(np.float16)
+
+    def halves(x):
+        x = np.asarray(x).astype(np.uint32)
+        return [(x & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16),
+                (x >> np.uint32(16)).astype(np.uint16).view(np.float16)]
+
+    def compute(b: Batch, m: Any):
+        out = [np.asarray(fma(x, y, z)).astype(np.float16).view(np.uint16).astype(np.uint32)
+               for x, y, z in zip(halves(a(b)), halves(c(b)), halves(d(b)))]
+        return out[0] | (out[1] << np.uint32(16))
+    return compute, write
+
+
+def _vmqsad_u32(inst: Instruction, info: Any):
+    """V_MQSAD_U32_U8: four masked SADs into the four dwords of a 128-bit accumulator."""
+    a = vector_reader(inst.srcs[0], "b64")
+    c = vector_reader(inst.srcs[1], "u32")
+    acc_op, dst = inst.srcs[2], inst.dsts[0]
+    if acc_op.kind != "vgpr":
+        raise NotImplementedOperand("v_mqsad_u32_u8 with a non-VGPR accumulator")
+    accs = [vector_reader(Operand("vgpr", acc_op.index + k, 1, None, ""), "u32") for k in range(4)]
+    writes = [vector_writer(Operand("vgpr", dst.index + k, 1, None, ""), "u32") for k in range(4)]
+
+    def compute(b: Batch, m: Any):
+        return alu.mqsad_u32(a(b), c(b), [acc(b) for acc in accs])
+
+    def commit(b: Batch, result) -> None:
+        for write, value in zip(writes, result):
+            write(b, value)
+    return compute, commit
+
+
+def _vcvt_from_small_float(inst: Instruction, info: Any):
+    """V_CVT_F32_FP8 / _BF8 (one byte) and V_CVT_PK_F32_FP8 / _BF8 (two bytes of a word, into a
+    register pair); the 8-bit format is the target's (alu.SMALL_FLOATS). gfx9 picks the byte or
+    word with the SDWA select, gfx12 the word with op_sel[0]."""
+    kind = "bf8" if inst.name.endswith("bf8") else "fp8"
+    table = alu.small_float_values(*alu.SMALL_FLOATS[(inst.family if inst.family != "gfx11"
+                                                      else "gfx12", kind)]).astype(np.float32)
+    packed = inst.name.startswith("v_cvt_pk_")
+    op_sel = int(inst.fields.get("op_sel", 0))
+    if op_sel and (inst.family == "gfx9" or not packed or op_sel & ~1):
+        raise NotImplementedOperand(f"op_sel on {inst.name}")
+    shift = np.uint32(16 if packed and op_sel & 1 else 0)
+    src = _src_reader(inst, info, 0, "b32")
+    write = _dst_writer(inst, "b64" if packed else "f32")
+
+    def compute(b: Batch, m: Any):
+        bits = np.asarray(src(b)).astype(np.uint32) >> shift
+        low = table[(bits & np.uint32(0xFF)).astype(np.intp)]
+        if not packed:
+            return low
+        high = table[((bits >> np.uint32(8)) & np.uint32(0xFF)).astype(np.intp)]
+        return low.view(np.uint32).astype(np.uint64) | (high.view(np.uint32).astype(np.uint64)
+                                                         << np.uint64(32))
+    return compute, write
 
 
 def _vmbcnt(inst: Instruction, info: Any):

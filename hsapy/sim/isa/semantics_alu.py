@@ -11,6 +11,7 @@ rounded once: within the hardware's documented 1 ulp.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable
 
@@ -566,6 +567,271 @@ VALU.update({
                        lambda a, b: a.view(np.uint16).astype(u32)
                        | (b.view(np.uint16).astype(u32) << u32(16))),
 })
+
+
+# --- more VALU (CDNA3 / RDNA4 ISA pseudocode of each opcode) -------------------------------------
+
+def _mad16(a, b, c):
+    """V_MAD_F16 (not fused): the product rounded to f16, then the sum rounded to f16 (both exact
+    in float64 before their rounding)."""
+    product = (np.asarray(a, f64) * np.asarray(b, f64)).astype(f16)
+    return (product.astype(f64) + np.asarray(c, f64)).astype(f16)
+
+
+def _wrap(ty: str, fn):
+    """An integer operation computed exactly in int64, wrapped to ``ty``."""
+    dtype = {"u16": np.uint16, "i16": np.int16, "u32": u32, "i32": i32}[ty]
+    bits = {"u16": 0xFFFF, "i16": 0xFFFF, "u32": 0xFFFFFFFF, "i32": 0xFFFFFFFF}[ty]
+
+    def run(*args):
+        value = fn(*(np.asarray(a).astype(i64) for a in args))
+        unsigned = (np.asarray(value) & bits).astype(u64)
+        return unsigned.astype({"u16": np.uint16, "i16": np.uint16, "u32": u32, "i32": u32}[ty]) \
+            .view(dtype)
+    run.exact = fn          # the unwrapped result, for clamp (saturation)
+    return run
+
+
+def _div_fixup_legacy_f16(q, den, num):
+    """V_DIV_FIXUP_LEGACY_F16 (CDNA3 ISA): special cases of S2 / S1 on the quotient S0."""
+    q, den, num = (np.asarray(x, f16) for x in (q, den, num))
+    shape = np.broadcast_shapes(q.shape, den.shape, num.shape)
+    q, den, num = (np.broadcast_to(x, shape) for x in (q, den, num))
+    neg = np.signbit(den) ^ np.signbit(num)
+    out = np.where(neg, -np.abs(q), np.abs(q)).astype(f16)
+    out = np.where((np.abs(den) == np.inf) | (num == 0), np.where(neg, f16(-0.0), f16(0.0)), out)
+    out = np.where((den == 0) | (np.abs(num) == np.inf), np.where(neg, f16(-np.inf), f16(np.inf)),
+                   out)
+    both = ((den == 0) & (num == 0)) | ((np.abs(den) == np.inf) & (np.abs(num) == np.inf))
+    out = np.where(both, np.uint16(0xFE00).view(f16), out)
+    out = np.where(np.isnan(den), _quiet(den), out)
+    return np.where(np.isnan(num), _quiet(num), out).astype(f16)
+
+
+def _cube(kind: str):
+    """V_CUBEID/V_CUBESC/V_CUBETC/V_CUBEMA_F32: the face, S and T coordinates and twice the major
+    axis of the direction (S0, S1, S2) = (x, y, z)."""
+    def cube(x, y, z):
+        x, y, z = (np.asarray(v, f32) for v in (x, y, z))
+        on_z = (np.abs(z) >= np.abs(x)) & (np.abs(z) >= np.abs(y))
+        on_y = ~on_z & (np.abs(y) >= np.abs(x))
+        if kind == "id":
+            face = np.where(on_z, np.where(z < 0, 5, 4), np.where(on_y, np.where(y < 0, 3, 2),
+                                                                  np.where(x < 0, 1, 0)))
+            return face.astype(f32)
+        if kind == "ma":
+            return np.where(on_z, z, np.where(on_y, y, x)) * f32(2.0)
+        if kind == "sc":
+            return np.where(on_z, np.where(z < 0, -x, x), np.where(on_y, x, np.where(x < 0, z, -z)))
+        return np.where(on_z, -y, np.where(on_y, np.where(y < 0, -z, z), -y))
+    return cube
+
+
+def _bytes_of(a, count=4):
+    a = np.asarray(a).astype(u64)
+    return [((a >> u64(8 * i)) & u64(0xFF)).astype(i64) for i in range(count)]
+
+
+def _lerp_u8(a, b, c):
+    """V_LERP_U8: per byte (S0 + S1 + the byte's low bit of S2) >> 1."""
+    out = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)), u32)
+    cb = np.asarray(c).astype(u32)
+    for i, (x, y) in enumerate(zip(_bytes_of(a), _bytes_of(b))):
+        rnd = ((cb >> u32(8 * i)) & u32(1)).astype(i64)
+        out = out | (((x + y + rnd) >> 1).astype(u32) << u32(8 * i))
+    return out
+
+
+def _sad_u8(a, b, c):
+    """V_SAD_U8: S2 + the sum of |byte differences|."""
+    total = np.asarray(c).astype(i64)
+    for x, y in zip(_bytes_of(a), _bytes_of(b)):
+        total = total + np.abs(x - y)
+    return (total & 0xFFFFFFFF).astype(u32)
+
+
+def _msad_u8(a, b, c):
+    """V_MSAD_U8: as V_SAD_U8, skipping the bytes where S1 is 0 (masked SAD)."""
+    total = np.asarray(c).astype(i64)
+    for x, y in zip(_bytes_of(a), _bytes_of(b)):
+        total = total + np.where(y == 0, 0, np.abs(x - y))
+    return (total & 0xFFFFFFFF).astype(u32)
+
+
+def _sad_u16(a, b, c):
+    a = np.asarray(a).astype(i64)
+    b = np.asarray(b).astype(i64)
+    total = np.asarray(c).astype(i64) + np.abs((a & 0xFFFF) - (b & 0xFFFF)) \
+        + np.abs(((a >> 16) & 0xFFFF) - ((b >> 16) & 0xFFFF))
+    return (total & 0xFFFFFFFF).astype(u32)
+
+
+def _quad_sad(sad):
+    """V_QSAD_PK_U16_U8 / V_MQSAD_PK_U16_U8: four SADs of S1 against the dwords of S0 at byte
+    offsets 0..3, each accumulated into a 16-bit lane of S2 (low 16 bits of each SAD kept)."""
+    def qsad(a, b, c):
+        a = np.asarray(a).astype(u64)
+        c = np.asarray(c).astype(u64)
+        out = np.zeros(np.broadcast_shapes(a.shape, np.shape(b), c.shape), u64)
+        for i in range(4):
+            window = ((a >> u64(8 * i)) & u64(0xFFFFFFFF)).astype(u32)
+            acc = ((c >> u64(16 * i)) & u64(0xFFFF)).astype(u32)
+            out = out | ((sad(window, b, acc).astype(u64) & u64(0xFFFF)) << u64(16 * i))
+        return out
+    return qsad
+
+
+def mqsad_u32(a, b, c: list):
+    """V_MQSAD_U32_U8: four masked SADs as V_MQSAD_PK_U16_U8, each into a whole dword of the
+    128-bit S2 / D."""
+    a = np.asarray(a).astype(u64)
+    return [_msad_u8(((a >> u64(8 * i)) & u64(0xFFFFFFFF)).astype(u32), b, c[i]) for i in range(4)]
+
+
+def _pack_pair(lo_bits, hi_bits):
+    return (np.asarray(lo_bits).astype(np.uint16).astype(u32)
+            | (np.asarray(hi_bits).astype(np.uint16).astype(u32) << u32(16)))
+
+
+def _f32_to_int16(x, signed: bool):
+    """A saturating float -> 16-bit integer conversion, truncating, NaN -> 0 (as V_CVT_I32_F32 to
+    the 16-bit range)."""
+    x = np.nan_to_num(np.trunc(np.asarray(x, f64)), nan=0.0)
+    lo, hi = (-32768, 32767) if signed else (0, 65535)
+    return np.clip(x, lo, hi).astype(np.int64).astype(np.int16 if signed else np.uint16)
+
+
+def _mullit(a, b, c):
+    """V_MULLIT_F32: -MAX_FLOAT when S1 is -MAX_FLOAT, -inf or NaN, or S2 is <= 0 or NaN;
+    otherwise S0 * S1."""
+    a, b, c = (np.asarray(v, f32) for v in (a, b, c))
+    lowest = np.finfo(f32).min
+    bad = (b == lowest) | (b == -np.inf) | np.isnan(b) | (c <= 0) | np.isnan(c)
+    return np.where(bad, lowest, a * b).astype(f32)
+
+
+def _fma_dx9_zero(a, b, c):
+    """V_FMA_DX9_ZERO_F32: DX9 rules, 0 * anything = 0, so S2 when S0 or S1 is 0."""
+    a, b, c = (np.asarray(v, f32) for v in (a, b, c))
+    return np.where((a == 0) | (b == 0), c, _fma(f32)(a, b, c)).astype(f32)
+
+
+VALU.update({
+    "v_ffbh_i32": ("u32", ("u32",), lambda a: _cls32(a)),
+    "v_cls_i32": ("u32", ("u32",), lambda a: _cls32(a)),
+    # CDNA3 ISA V_CVT_OFF_F32_I4: a signed 4-bit integer times 1/16 (1000b -> -0.5, 0111b -> 0.4375)
+    "v_cvt_off_f32_i4": ("f32", ("u32",),
+                         lambda a: ((((np.asarray(a).astype(i64) & 15) ^ 8) - 8) / 16.0).astype(f32)),
+    "v_sat_pk_u8_i16": ("u16", ("b32",),
+                        lambda a: (np.clip(((np.asarray(a).astype(u32) & u32(0xFFFF)).astype(np.uint16)
+                                            .view(np.int16)).astype(i64), 0, 255)
+                                   | (np.clip((np.asarray(a).astype(u32) >> u32(16)).astype(np.uint16)
+                                              .view(np.int16).astype(i64), 0, 255) << 8))
+                        .astype(np.uint16)),
+    "v_mad_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_mad_legacy_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_mac_f16": ("f16", ("f16", "f16", "f16"), _mad16),     # third source = the destination
+    "v_madmk_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_madak_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_fma_legacy_f16": ("f16", ("f16", "f16", "f16"), _fma(f16)),
+    "v_div_fixup_legacy_f16": ("f16", ("f16", "f16", "f16"), _div_fixup_legacy_f16),
+    "v_mad_u16": ("u16", ("u16", "u16", "u16"), _wrap("u16", lambda a, b, c: a * b + c)),
+    "v_mad_i16": ("i16", ("i16", "i16", "i16"), _wrap("i16", lambda a, b, c: a * b + c)),
+    "v_mad_legacy_u16": ("u16", ("u16", "u16", "u16"), _wrap("u16", lambda a, b, c: a * b + c)),
+    "v_mad_legacy_i16": ("i16", ("i16", "i16", "i16"), _wrap("i16", lambda a, b, c: a * b + c)),
+    "v_mad_i32_i16": ("i32", ("i16", "i16", "i32"), _wrap("i32", lambda a, b, c: a * b + c)),
+    "v_add_i16": ("i16", ("i16", "i16"), lambda a, b: a + b),
+    "v_sub_i16": ("i16", ("i16", "i16"), lambda a, b: a - b),
+    "v_add_nc_i16": ("i16", ("i16", "i16"), lambda a, b: a + b),
+    "v_sub_nc_i16": ("i16", ("i16", "i16"), lambda a, b: a - b),
+    "v_sub_nc_u16": ("u16", ("u16", "u16"), lambda a, b: a - b),
+    "v_subrev_u16": ("u16", ("u16", "u16"), lambda a, b: b - a),
+    "v_not_b16": ("u16", ("u16",), np.invert),
+    "v_and_b16": ("u16", ("u16", "u16"), lambda a, b: a & b),
+    "v_or_b16": ("u16", ("u16", "u16"), lambda a, b: a | b),
+    "v_xor_b16": ("u16", ("u16", "u16"), lambda a, b: a ^ b),
+    "v_cvt_i32_i16": ("i32", ("i16",), lambda a: np.asarray(a).astype(i32)),
+    "v_cvt_u32_u16": ("u32", ("u16",), lambda a: np.asarray(a).astype(u32)),
+    "v_cvt_nearest_i32_f32": ("i32", ("f32",), lambda a: _cvt_f32_to_i32(np.floor(a + f32(0.5)))),
+    "v_cvt_floor_i32_f32": ("i32", ("f32",), lambda a: _cvt_f32_to_i32(np.floor(a))),
+    "v_cubeid_f32": ("f32", ("f32", "f32", "f32"), _cube("id")),
+    "v_cubesc_f32": ("f32", ("f32", "f32", "f32"), _cube("sc")),
+    "v_cubetc_f32": ("f32", ("f32", "f32", "f32"), _cube("tc")),
+    "v_cubema_f32": ("f32", ("f32", "f32", "f32"), _cube("ma")),
+    "v_lerp_u8": ("u32", ("u32", "u32", "u32"), _lerp_u8),
+    "v_sad_u8": ("u32", ("u32", "u32", "u32"), _sad_u8),
+    "v_sad_hi_u8": ("u32", ("u32", "u32", "u32"),
+                    lambda a, b, c: ((_sad_u8(a, b, u32(0)).astype(u64) << u64(16))
+                                     + np.asarray(c).astype(u64)).astype(u32)),
+    "v_sad_u16": ("u32", ("u32", "u32", "u32"), _sad_u16),
+    "v_msad_u8": ("u32", ("u32", "u32", "u32"), _msad_u8),
+    "v_qsad_pk_u16_u8": ("b64", ("b64", "b32", "b64"), _quad_sad(_sad_u8)),
+    "v_mqsad_pk_u16_u8": ("b64", ("b64", "b32", "b64"), _quad_sad(_msad_u8)),
+    # saturating packs: the clamp of LLVM's saturating truncates (TRUNCATE_[SU]SAT) and of
+    # fptosi.sat, which LLVM selects these instructions for
+    "v_cvt_pk_u16_u32": ("b32", ("u32", "u32"),
+                         lambda a, b: _pack_pair(np.minimum(np.asarray(a).astype(i64), 0xFFFF),
+                                                 np.minimum(np.asarray(b).astype(i64), 0xFFFF))),
+    "v_cvt_pk_i16_i32": ("b32", ("i32", "i32"),
+                         lambda a, b: _pack_pair(np.clip(np.asarray(a).astype(i64), -32768, 32767)
+                                                 & 0xFFFF,
+                                                 np.clip(np.asarray(b).astype(i64), -32768, 32767)
+                                                 & 0xFFFF)),
+    "v_cvt_pk_i16_f32": ("b32", ("f32", "f32"),
+                         lambda a, b: _pack_pair(_f32_to_int16(a, True).view(np.uint16),
+                                                 _f32_to_int16(b, True).view(np.uint16))),
+    "v_cvt_pk_u16_f32": ("b32", ("f32", "f32"),
+                         lambda a, b: _pack_pair(_f32_to_int16(a, False), _f32_to_int16(b, False))),
+    "v_mullit_f32": ("f32", ("f32", "f32", "f32"), _mullit),
+    "v_fma_dx9_zero_f32": ("f32", ("f32", "f32", "f32"), _fma_dx9_zero),
+    "v_fmac_dx9_zero_f32": ("f32", ("f32", "f32", "f32"), _fma_dx9_zero),
+})
+
+
+# --- V_TRIG_PREOP_F64 -------------------------------------------------------------------------------
+
+def _two_over_pi_bits(bits: int) -> int:
+    """floor(2/pi * 2**bits), from pi by Machin's formula in integer arithmetic (exact to the last
+    bit for the 1201 bits used here: 64 guard bits)."""
+    guard = bits + 64
+    one = 1 << guard
+
+    def arctan_inv(x: int) -> int:
+        total, term, k, sign = 0, one // x, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= x * x
+            k += 2
+            sign = -sign
+        return total
+    pi = 16 * arctan_inv(5) - 4 * arctan_inv(239)
+    return ((2 << (guard + bits)) // pi) >> 0
+
+
+TWO_OVER_PI_1201 = _two_over_pi_bits(1201)      # the 1201 fraction bits b_1200 .. b_0 of 2/pi
+
+
+def _trig_preop(a, b):
+    """V_TRIG_PREOP_F64 (CDNA3 / RDNA4 ISA): the 53-bit segment of 2/pi that starts S1[4:0] * 53
+    bits into its fraction (further in for a large exponent of S0), scaled to its place:
+    exact, as the truncated bits say (round toward zero)."""
+    a = np.asarray(a, f64)
+    sel = np.asarray(b).astype(u32) & u32(31)
+    shape = np.broadcast_shapes(a.shape, sel.shape)
+    exp = np.broadcast_to(((a.view(u64) >> u64(52)) & u64(0x7FF)).astype(np.int64), shape)
+    sel = np.broadcast_to(sel.astype(np.int64), shape)
+    out = np.empty(shape, f64)
+    for index in np.ndindex(shape):
+        shift = int(sel[index]) * 53 + max(int(exp[index]) - 1077, 0)
+        move = 1148 - shift
+        segment = (TWO_OVER_PI_1201 >> move) if move >= 0 else (TWO_OVER_PI_1201 << -move)
+        segment &= (1 << 53) - 1
+        scale = -53 - shift + (128 if int(exp[index]) >= 1968 else 0)
+        out[index] = math.ldexp(float(segment), scale)
+    return out
+
+
+VALU["v_trig_preop_f64"] = ("f64", ("f64", "u32"), _trig_preop)
 
 
 # --- small float formats ------------------------------------------------------------------------
