@@ -227,3 +227,28 @@ for line, inputs, expect, why in (
 add(case("gfx1201", "v_movrels_b32 v3, v0", {"s125.u32": 1000},
          {"raises": (Exception, "outside the register file")},
          "an M0 past the registers the kernel uses is refused"))
+
+# --- normalized and 8-bit conversions: clamp, scale, round to nearest even; NaN -> 0 --------------
+for name9, name12, ty in (("v_cvt_pknorm_i16_f32", "v_cvt_pk_norm_i16_f32", "f32"),
+                          ("v_cvt_pknorm_i16_f16", "v_cvt_pk_norm_i16_f16", "f16")):
+    op(f"{name9} v3, v0, v1", f"{name12} v3, v0, v1",
+       {f"v0.{ty}": [1.5, -0.5, NAN], f"v1.{ty}": [-2.0, 0.25, 0.0]},
+       {"v3.u32": [0x8001_7FFF, 0x2000_C000, 0x0000_0000]},
+       "snorm16: clamp to [-1, 1] times 32767 (-16383.5 and 8191.75 round to even/nearest)")
+for name9, name12, ty in (("v_cvt_pknorm_u16_f32", "v_cvt_pk_norm_u16_f32", "f32"),
+                          ("v_cvt_pknorm_u16_f16", "v_cvt_pk_norm_u16_f16", "f16")):
+    op(f"{name9} v3, v0, v1", f"{name12} v3, v0, v1",
+       {f"v0.{ty}": [1.5, 0.5, -0.5], f"v1.{ty}": [-2.0, 0.25, NAN]},
+       {"v3.u32": [0x0000_FFFF, 0x4000_8000, 0x0000_0000]},
+       "unorm16: clamp to [0, 1] times 65535 (32767.5 rounds to even 32768)")
+op("v_cvt_norm_i16_f16 v3, v0", None, {"v0.f16": [-1.0, 0.5, NAN]},
+   {"v3.i16": [-32767, 16384, 0]}, "snorm16 of one f16 (16383.5 rounds to even)")
+op("v_cvt_norm_u16_f16 v3, v0", None, {"v0.f16": [2.0, 0.5, -1.0]},
+   {"v3.u16": [65535, 32768, 0]}, "unorm16 of one f16")
+op("v_cvt_pk_u8_f32 v3, v0, v1, v2", None,
+   {"v0.f32": [2.5, 300.0, -1.0, NAN], "v1.u32": [1, 2, 0, 3], "v2.u32": [0xAABBCCDD]},
+   {"v3.u32": [0xAABB02DD, 0xAAFFCCDD, 0xAABBCC00, 0x00BBCCDD]},
+   "f32 to u8 (2.5 -> 2, 300 -> 255, -1 -> 0, NaN -> 0) into byte S1[1:0] of S2")
+add(case("gfx942", "v_cvt_pkaccum_u8_f32 v3, v0, v1",
+         {"v0.f32": [3.5], "v1.u32": [2], "v3.u32": [0x11223344]}, {"v3.u32": [0x11043344]},
+         "accumulates into the destination: byte 2 becomes 4 (3.5 rounds to even)"))

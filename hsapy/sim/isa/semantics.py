@@ -542,7 +542,10 @@ def _dst_writer(inst: Instruction, ty: str, half: int = 0, op: Operand | None = 
     f = inst.fields
     if f.get("sdwa") and inst.encoding != "VOPC":
         if WIDTH[ty] > 32:
-            raise NotImplementedOperand(f"SDWA form of a {ty} result")
+            # a register-pair result (V_CVT_PK_F32_FP8_SDWA selects only its source word)
+            if int(f.get("dst_sel", 6)) != 6 or int(f.get("dst_unused", 0)) != 0:
+                raise NotImplementedOperand(f"SDWA dst_sel on a {ty} result")
+            return vector_writer(op, ty, half)
         return sdwa_writer(op, ty, int(f.get("dst_sel", 6)), int(f.get("dst_unused", 0)))
     return vector_writer(op, ty, half)
 
@@ -676,7 +679,7 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     dst_ty, src_tys, fn = spec
     srcs = list(inst.srcs)
     base = inst.name.replace("v_dual_", "v_")
-    if base.startswith(("v_fmac_", "v_mac_", "v_dot2c_")) and len(srcs) == 2:
+    if base.startswith(("v_fmac_", "v_mac_", "v_dot2c_", "v_cvt_pkaccum_")) and len(srcs) == 2:
         srcs.append(inst.dsts[0])  # the accumulator is the destination register
     if len(srcs) != len(src_tys):
         raise NotImplementedOperand(f"{len(srcs)} sources for {len(src_tys)}-source semantics")

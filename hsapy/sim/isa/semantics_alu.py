@@ -716,6 +716,36 @@ def _fma_dx9_zero(a, b, c):
     return np.where((a == 0) | (b == 0), c, _fma(f32)(a, b, c)).astype(f32)
 
 
+def _to_norm(x, signed: bool):
+    """f32_to_snorm / f32_to_unorm (and the f16 forms): clamp to [-1, 1] / [0, 1], scale by
+    32767 / 65535 and round to nearest even, as the VALU's float-to-integer conversions in the
+    default mode; NaN gives 0."""
+    x = np.nan_to_num(np.asarray(x, f64), nan=0.0)
+    if signed:
+        return np.rint(np.clip(x, -1.0, 1.0) * 32767.0).astype(np.int16)
+    return np.rint(np.clip(x, 0.0, 1.0) * 65535.0).astype(np.uint16)
+
+
+def _to_u8(x):
+    """f32_to_u8: clamp to [0, 255] and round to nearest even; NaN gives 0."""
+    x = np.nan_to_num(np.asarray(x, f64), nan=0.0)
+    return np.rint(np.clip(x, 0.0, 255.0)).astype(u32)
+
+
+def _insert_u8(x, byte, old):
+    """V_CVT_PK_U8_F32: f32_to_u8(S0) into byte S1[1:0] of S2, the other bytes kept."""
+    shift = (np.asarray(byte).astype(u32) & u32(3)) * u32(8)
+    kept = np.asarray(old).astype(u32) & ~(u32(0xFF) << shift)
+    return (kept | (_to_u8(x) << shift)).astype(u32)
+
+
+def _pack_norm(signed: bool):
+    return lambda a, b: _pack_pair(_to_norm(a, signed).view(np.uint16) if signed
+                                   else _to_norm(a, signed),
+                                   _to_norm(b, signed).view(np.uint16) if signed
+                                   else _to_norm(b, signed))
+
+
 VALU.update({
     "v_ffbh_i32": ("u32", ("u32",), lambda a: _cls32(a)),
     "v_cls_i32": ("u32", ("u32",), lambda a: _cls32(a)),
@@ -782,6 +812,18 @@ VALU.update({
                                                  _f32_to_int16(b, True).view(np.uint16))),
     "v_cvt_pk_u16_f32": ("b32", ("f32", "f32"),
                          lambda a, b: _pack_pair(_f32_to_int16(a, False), _f32_to_int16(b, False))),
+    "v_cvt_norm_i16_f16": ("i16", ("f16",), lambda a: _to_norm(a, True)),
+    "v_cvt_norm_u16_f16": ("u16", ("f16",), lambda a: _to_norm(a, False)),
+    "v_cvt_pknorm_i16_f32": ("b32", ("f32", "f32"), _pack_norm(True)),
+    "v_cvt_pknorm_u16_f32": ("b32", ("f32", "f32"), _pack_norm(False)),
+    "v_cvt_pknorm_i16_f16": ("b32", ("f16", "f16"), _pack_norm(True)),
+    "v_cvt_pknorm_u16_f16": ("b32", ("f16", "f16"), _pack_norm(False)),
+    "v_cvt_pk_norm_i16_f32": ("b32", ("f32", "f32"), _pack_norm(True)),
+    "v_cvt_pk_norm_u16_f32": ("b32", ("f32", "f32"), _pack_norm(False)),
+    "v_cvt_pk_norm_i16_f16": ("b32", ("f16", "f16"), _pack_norm(True)),
+    "v_cvt_pk_norm_u16_f16": ("b32", ("f16", "f16"), _pack_norm(False)),
+    "v_cvt_pk_u8_f32": ("u32", ("f32", "u32", "u32"), _insert_u8),
+    "v_cvt_pkaccum_u8_f32": ("u32", ("f32", "u32", "u32"), _insert_u8),   # S2 = the destination
     "v_mullit_f32": ("f32", ("f32", "f32", "f32"), _mullit),
     "v_fma_dx9_zero_f32": ("f32", ("f32", "f32", "f32"), _fma_dx9_zero),
     "v_fmac_dx9_zero_f32": ("f32", ("f32", "f32", "f32"), _fma_dx9_zero),
