@@ -13,6 +13,7 @@ from isa_hand_runner import NAN, case
 
 CASES = []
 BYTES = 0x80FF7F02
+M32_KEEP = 0xFFFFFFFF     # a destination whose other half must be overwritten
 NIBBLES = 0x8F07F1E2
 
 
@@ -95,3 +96,22 @@ for line, a, b, expect, why in (
         ("v_dot4_f32_fp8_fp8", 0x3838387F, FP8, NAN, "E4M3 0x7F is NaN")):
     add(case("gfx1201", f"{line} v3, v0, v1, v2", {"v0.u32": [a], "v1.u32": [b], "v2.f32": [1.5]},
              {"v3.f32": [expect]}, why))
+
+# --- gfx12 bf16 and 16-bit-result dots -----------------------------------------------------------
+# bf16 bit patterns: 0x3F80 = 1, 0x4000 = 2, 0x4040 = 3, 0x4080 = 4, 0x3F00 = 0.5, 0x3F81 = 1 + 2^-7
+add(case("gfx1201", "v_dot2_f32_bf16 v3, v0, v1, v2",
+         {"v0.u32": [0x4000_3F80], "v1.u32": [0x4080_4040], "v2.f32": [0.25]},
+         {"v3.f32": [11.25]}, "bf16 halves: 1*3 + 2*4 + 0.25"))
+add(case("gfx1201", "v_dot2_f16_f16 v3, v0, v1, v2",
+         {"v0.h2": [(1.0, 2.0)], "v1.h2": [(3.0, 4.0)], "v2.f16": [0.25], "v3.u32": [M32_KEEP]},
+         {"v3.u32": [0x49A0]}, "f16 result 11.25 in the low half; the high half zeroed"))
+add(case("gfx1201", "v_dot2_f16_f16 v3, v0, v1, v2 op_sel:[0,0,1,1]",
+         {"v0.h2": [(1.0, 2.0)], "v1.h2": [(3.0, 4.0)], "v2.h2": [(0.0, -10.75)],
+          "v3.u32": [0x0000_1234]},
+         {"v3.u32": [0x3400_1234]}, "op_sel[2] reads S2's high half, op_sel[3] writes D's high half, "
+                                     "keeping the low: 1*3 + 2*4 - 10.75 = 0.25"))
+add(case("gfx1201", "v_dot2_bf16_bf16 v3, v0, v1, v2",
+         {"v0.u32": [0x3F80_3F81], "v1.u32": [0x3B80_3F80], "v2.u32": [0x0000_0000]},
+         {"v3.u32": [0x3F82]},
+         "rounded once to bf16: (1 + 2^-7)*1 + 1*2^-8 lies halfway between 0x3F81 and 0x3F82 "
+         "and goes to the even 0x3F82"))

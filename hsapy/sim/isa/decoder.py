@@ -56,8 +56,8 @@ UNSUPPORTED = frozenset({
     "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
     "s_set_gpr_idx_on", "s_set_gpr_idx_mode", "s_sendmsghalt",
     "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
-    "s_buffer_prefetch_data", "v_mov_b16", "v_dot2_f16_f16", "v_dot2_bf16_bf16",
-    "v_dot2_f32_bf16", "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
+    "s_buffer_prefetch_data", "v_mov_b16",
+    "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
 })
 _SMEM_TH = ("TH_LOAD_RT", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU")  # gfx12 SMEM cache policy
 _FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),

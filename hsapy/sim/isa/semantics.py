@@ -610,6 +610,8 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vcmp(inst, cmp, info)
     if name in _CARRY_OPS:
         return _vcarry(inst, _CARRY_OPS[name], info)
+    if name in ("v_dot2_f16_f16", "v_dot2_bf16_bf16"):
+        return _vdot2_16(inst, info)
     dot = _DOT_RE.match(name)
     if dot is not None:
         return _vdot(inst, info, dot)
@@ -1013,6 +1015,32 @@ def _vdot(inst: Instruction, info: Any, match: re.Match):
             total = np.clip(total, lo, hi)
         return (np.asarray(total) & 0xFFFFFFFF).astype(np.uint32).view(
             np.int32 if dst_ty == "i32" else np.uint32)
+    return compute, write
+
+
+def _vdot2_16(inst: Instruction, info: Any):
+    """V_DOT2_F16_F16 / V_DOT2_BF16_BF16 (RDNA3/RDNA4 ISA): D.16 = S2.16 + S0.lo*S1.lo +
+    S0.hi*S1.hi, the products exact and the sum rounded once to the 16-bit type (the convention
+    of the other dot products). op_sel[2] / op_sel[3] pick the half of S2 / of D."""
+    bf16 = "bf16" in inst.name
+    srcs = inst.srcs
+    for op in srcs[:2]:
+        if op.neg or op.abs or (op.kind in ("const", "literal") and isinstance(op.value, float)):
+            raise NotImplementedOperand(f"a modifier or float constant on a packed source of "
+                                        f"{inst.name}")
+    a = vector_reader(srcs[0], "b32")
+    b = vector_reader(srcs[1], "b32")
+    c = vector_reader(srcs[2], "b16" if bf16 else "f16", _op_sel(inst, 2))
+    write = vector_writer(inst.dsts[0], "b16" if bf16 else "f16", _op_sel(inst, 3))
+    kind = "bf16" if bf16 else "f16"
+
+    def compute(bt: Batch, m: Any):
+        xs = _dot_elements(a(bt), 16, 2, kind, False, inst.family)
+        ys = _dot_elements(b(bt), 16, 2, kind, False, inst.family)
+        acc = np.asarray(c(bt))
+        acc = alu.bf16_to_f64(acc) if bf16 else acc.astype(np.float64)
+        total = acc + xs[0] * ys[0] + xs[1] * ys[1]
+        return alu.round_to_bf16(total) if bf16 else np.asarray(total).astype(np.float16)
     return compute, write
 
 

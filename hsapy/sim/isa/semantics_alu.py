@@ -908,6 +908,19 @@ def small_float_values(exp_bits: int, man_bits: int, bias: int, special: str) ->
     return value
 
 
+def round_to_bf16(x) -> np.ndarray:
+    """float64 values rounded once (to nearest even) to bfloat16, as bit patterns (uint16):
+    8 significant bits, the f32 exponent range (subnormals down to 2**-133), overflow to inf."""
+    x = np.asarray(x, f64)
+    _, e = np.frexp(x)
+    quantum = np.ldexp(1.0, np.maximum(e - 8, -133))
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = np.rint(x / quantum) * quantum
+        rounded = np.where(np.abs(rounded) > 3.3895313892515355e38, np.copysign(np.inf, x), rounded)
+    bits = (rounded.astype(f32).view(u32) >> u32(16)).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), bits).astype(np.uint16)
+
+
 def bf16_to_f64(bits):
     """bfloat16 bit patterns (the high half of an f32) as float64."""
     return (np.asarray(bits).astype(u32) << u32(16)).view(f32).astype(f64)
