@@ -65,6 +65,34 @@ EXCLUDED = {
 # Why an opcode without semantics has none, for the docs' list (first match wins). Opcodes no
 # pattern names are listed with the interpreter's own reason ("no semantics").
 REASONS: tuple[tuple[str, str], ...] = (
+    (r"^s_rfe", "return from the trap handler: only trap-handler code runs it"),
+    (r"^s_cbranch_(join|g_fork|i_fork)$",
+     "fork/join over the hardware control stack: no compiler emits them"),
+    (r"^s_setvskip$", "sets the VSKIP mode that skips vector instructions: debugger and "
+                      "trap-handler use"),
+    (r"^s_set_gpr_idx_(on|mode)$",
+     "GPR index mode: not decoded; LLVM indexes register arrays with select chains, "
+     "v_movrel (gfx12) or scratch instead"),
+    (r"^s_sendmsghalt$", "send a message and halt (graphics, trap handlers): not decoded"),
+    (r"^s_version$", "a marker for tools: not decoded (its operand prints unlike LLVM)"),
+    (r"^(s_prefetch_|s_buffer_prefetch)", "prefetch hints with no architectural effect: not "
+                                          "decoded yet (operands print unlike LLVM)"),
+    (r"^(s_atc_probe|s_dcache_discard)", "address-translation probes and cache-line discards: "
+                                         "not decoded; no compiler emits them for compute"),
+    (r"^v_screen_partition_4se_b32$",
+     "graphics: a screen-tile lookup the ISA guides give no definition for"),
+    (r"^v_cvt_pk_(fp8|bf8)_f32$",
+     "the guides' pseudocode does not define f32_to_fp8/f32_to_bf8 for values beyond the "
+     "format's range or NaN, so a result would be guessed"),
+    (r"^v_cvt_sr_(fp8|bf8)_f32$",
+     "stochastic-rounding conversions: not decoded (their byte_sel operand)"),
+    (r"^v_mov_b16$", "true16 register halves (v8.l): not decoded; LLVM 19 emits it only in "
+                     "true16 code"),
+    (r"^s_subvector_loop_(begin|end)$",
+     "wave64 sub-vector looping (gfx10/gfx11): LLVM does not emit it"),
+    (r"^s_(get_barrier_state|barrier_init|barrier_join|wakeup_barrier|barrier_leave)$",
+     "named barriers, which HIP compute code does not use (__syncthreads is s_barrier_signal "
+     "and s_barrier_wait)"),
 )
 
 
@@ -193,11 +221,14 @@ _ORDER = ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOP3"
 
 
 def reason(name: str, why: str) -> str:
-    """Why ``name`` has no semantics: the first pattern of ``REASONS`` it matches, else ``why``."""
+    """Why ``name`` has no semantics: the first pattern of ``REASONS`` it matches, else whether
+    hsapy decodes it at all."""
     for pattern, text in REASONS:
         if re.match(pattern, name):
             return text
-    return why
+    if why.startswith("not decoded"):
+        return "not decoded by hsapy yet"
+    return "no semantics yet"
 
 
 def report(target: str) -> dict:

@@ -57,6 +57,7 @@ NO_OPS = {
     # performance-level hints and the wake-up of s_sleep'ing waves change no state the
     # simulator keeps; v_clrexcp clears exception bits it does not model
     "s_incperflevel", "s_decperflevel", "s_wakeup", "v_nop", "v_pipeflush", "v_clrexcp",
+    "s_gl1_inv",
     # GPR index mode can only be turned on by s_set_gpr_idx_on, which the decoder refuses
     "s_set_gpr_idx_off",
 }
