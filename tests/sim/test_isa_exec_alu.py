@@ -3,6 +3,8 @@ cross-lane permutes, min/max families, dot products. Each kernel's code is check
 the instructions the test is about, so the test proves what its name says."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -255,3 +257,86 @@ def test_dot_product_builtins_are_exact(target):
             total = sum(x * y for x, y in zip(fp8, bf8)) + c.astype(np.float32).astype(np.float64)
         assert np.array_equal(got[:, 3].view(np.float32), total.astype(np.float32),
                               equal_nan=True)
+
+
+MISC = """
+KERNEL void indexed(const float* in, const int* sel, float* out) {
+  uint i = bid_x() * bdim_x() + tid_x();
+  float v[8];
+  for (int k = 0; k < 8; ++k) v[k] = in[8 * i + k];
+  int s = sel[0] & 7;           // a wave-uniform index into a register array
+  v[s] += 100.0f;
+  int t = sel[i] & 7;           // and a per-lane one
+  out[i] = v[s] * v[t];
+}
+KERNEL void conversions(const double* x, const int* seg, const uint* bytes, double* out,
+                        float* f) {
+  uint i = tid_x();
+  out[i] = __builtin_amdgcn_trig_preop(x[i], seg[i]);
+  f[2 * i] = __builtin_amdgcn_cvt_f32_fp8(bytes[i], 1);
+  f[2 * i + 1] = __builtin_amdgcn_cvt_f32_bf8(bytes[i], 2);
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_indexing_a_register_array_with_uniform_and_per_lane_indices(target):
+    code = build_hip(MISC, target)
+    if target == "gfx1201":      # M0-relative moves for the uniform index
+        names = {inst.name for inst in _instructions(code, "indexed")}
+        assert {"v_movrels_b32", "v_movreld_b32"} <= names
+    dev = Device(target)
+    kernel = dev.load(code, "indexed")
+    n = 128
+    rng = np.random.default_rng(9)
+    data = rng.integers(-50, 50, (n, 8)).astype(np.float32)
+    sel = rng.integers(0, 1000, n).astype(np.int32)
+    pin, psel, out = dev.buffer(data), dev.buffer(sel), dev.zeros(4 * n)
+    dev.dispatch(kernel, [pin, psel, out], (n,), (64,))
+    s, t = int(sel[0]) & 7, sel & 7
+    v = data.copy()
+    v[:, s] += 100.0
+    assert np.array_equal(dev.read(out, np.float32, n), v[:, s] * v[np.arange(n), t])
+
+
+def _fnuz_or_ocp(byte: np.ndarray, target: str, exp_bits: int) -> np.ndarray:
+    if target == "gfx1201":
+        return _ocp_float8(byte, exp_bits)
+    man_bits = 7 - exp_bits                  # CDNA3 FNUZ: bias 2^(e-1), 0x80 the only NaN
+    bias = 1 << (exp_bits - 1)
+    b = byte.astype(np.int64)
+    e = (b >> man_bits) & ((1 << exp_bits) - 1)
+    m = b & ((1 << man_bits) - 1)
+    value = np.where(e == 0, m * 2.0 ** (1 - bias - man_bits), (1 + m / 2 ** man_bits) * 2.0 ** (e - bias))
+    value = np.where(b >> 7, -value, value)
+    return np.where(b == 0x80, np.nan, value)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_trig_preop_and_fp8_conversion_builtins(target):
+    code = build_hip(MISC, target)
+    dev = Device(target)
+    kernel = dev.load(code, "conversions")
+    n = 64
+    rng = np.random.default_rng(10)
+    x = np.ldexp(rng.random(n) + 1.0, rng.integers(-10, 900, n))
+    seg = rng.integers(0, 20, n).astype(np.int32)
+    words = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    px, pseg, pw = dev.buffer(x), dev.buffer(seg), dev.buffer(words)
+    out, f = dev.zeros(8 * n), dev.zeros(8 * n)
+    dev.dispatch(kernel, [px, pseg, pw, out, f], (n,), (64,))
+    # 2/pi to 1201 bits from its well-known 128-bit start and the ISA guide's segment rule:
+    # only the segments that lie within those first 128 bits are checked here
+    two_over_pi_128 = 0xA2F9836E4E441529FC2757D1F534DDC0
+    got = dev.read(out, np.float64, n)
+    exp = ((x.view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    for k in range(n):
+        first = int(seg[k]) * 53 + max(int(exp[k]) - 1077, 0)
+        if first + 53 <= 128:
+            bits = (two_over_pi_128 >> (128 - 53 - first)) & ((1 << 53) - 1)
+            assert got[k] == math.ldexp(bits, -53 - first), k
+    conv = dev.read(f, np.float32, 2 * n).reshape(n, 2)
+    fp8 = _fnuz_or_ocp((words >> 8) & 0xFF, target, 4).astype(np.float32)
+    bf8 = _fnuz_or_ocp((words >> 16) & 0xFF, target, 5).astype(np.float32)
+    assert np.array_equal(conv[:, 0], fp8, equal_nan=True)
+    assert np.array_equal(conv[:, 1], bf8, equal_nan=True)

@@ -252,3 +252,7 @@ op("v_cvt_pk_u8_f32 v3, v0, v1, v2", None,
 add(case("gfx942", "v_cvt_pkaccum_u8_f32 v3, v0, v1",
          {"v0.f32": [3.5], "v1.u32": [2], "v3.u32": [0x11223344]}, {"v3.u32": [0x11043344]},
          "accumulates into the destination: byte 2 becomes 4 (3.5 rounds to even)"))
+add(case("gfx1201", "v_cvt_f32_fp8_e64 v3, v0 byte_sel:1", {"v0.u32": [0x38_40_B8_00]},
+         {"v3.f32": [-1.0]}, "byte_sel picks byte 1 (OPSEL bits reversed in the encoding)"))
+add(case("gfx1201", "v_cvt_f32_bf8_e64 v3, v0 byte_sel:2", {"v0.u32": [0x38_40_B8_00]},
+         {"v3.f32": [2.0]}, "byte 2 as E5M2"))

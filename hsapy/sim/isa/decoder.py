@@ -238,8 +238,9 @@ class _Decoder:
             encoding = "VOP3SD"
         if entry.get("mai"):
             fields = F.MAI_FORMAT.extract(base)
-        if entry.get("byte_sel") and fields.get("op_sel"):
-            raise self.fail(words, i, offset, f"{entry['name']} with byte_sel is not supported")
+        if entry.get("byte_sel") and fields.get("op_sel") and _byte_sel(entry, fields) is None:
+            raise self.fail(words, i, offset, f"{entry['name']} with these op_sel bits is not "
+                                               "supported")
         if fmt.name == "MUBUF" and (fields.get("lds") or fields.get("tfe")):
             raise self.fail(words, i, offset, f"{entry['name']} with lds/tfe is not supported")
         return self.generic(fmt, encoding, entry, fields, words, i, offset)
@@ -499,6 +500,8 @@ class _Decoder:
                 mods.append("clamp")
             if fields.get("omod") and not entry.get("no_omod"):
                 mods.append(_OMOD[fields["omod"]])
+            if entry.get("byte_sel") and fields.get("op_sel"):
+                mods.append(f"byte_sel:{_byte_sel(entry, fields)}")
         elif name == "VOP3P" and entry.get("mai"):
             mods.extend(f"{key}:{fields[key]}" for key in ("cbsz", "abid") if fields[key])
             if fields["blgp"] and entry.get("blgp_as_neg"):
@@ -866,6 +869,16 @@ class _Context:
 
 
 _OMOD = ("", "mul:2", "mul:4", "div:2")  # VOP3 output modifier
+
+
+def _byte_sel(entry: dict, fields: dict) -> int | None:
+    """The byte a gfx12 FP8/BF8 conversion selects with its op_sel bits (RDNA4 ISA
+    V_CVT_F32_FP8: OPSEL[1:0] with the two bits reversed); None for the encodings hsapy does not
+    decode (the stochastic-rounding forms, whose byte is OPSEL[3:2], are declined as a whole)."""
+    sel = fields.get("op_sel", 0)
+    if entry["name"].startswith("v_cvt_sr_") or sel & ~3:
+        return None
+    return ((sel & 1) << 1) | ((sel >> 1) & 1)
 
 
 def _bits(value: int, count: int) -> list[int]:

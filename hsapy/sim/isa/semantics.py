@@ -1191,15 +1191,18 @@ def _vmqsad_u32(inst: Instruction, info: Any):
 def _vcvt_from_small_float(inst: Instruction, info: Any):
     """V_CVT_F32_FP8 / _BF8 (one byte) and V_CVT_PK_F32_FP8 / _BF8 (two bytes of a word, into a
     register pair); the 8-bit format is the target's (alu.SMALL_FLOATS). gfx9 picks the byte or
-    word with the SDWA select, gfx12 the word with op_sel[0]."""
+    word with the SDWA select, gfx12 the byte with byte_sel (op_sel) and the word with op_sel[0]."""
     kind = "bf8" if inst.name.endswith("bf8") else "fp8"
     table = alu.small_float_values(*alu.SMALL_FLOATS[(inst.family if inst.family != "gfx11"
                                                       else "gfx12", kind)]).astype(np.float32)
     packed = inst.name.startswith("v_cvt_pk_")
     op_sel = int(inst.fields.get("op_sel", 0))
-    if op_sel and (inst.family == "gfx9" or not packed or op_sel & ~1):
+    if op_sel and (inst.family == "gfx9" or op_sel & ~(1 if packed else 3)):
         raise NotImplementedOperand(f"op_sel on {inst.name}")
-    shift = np.uint32(16 if packed and op_sel & 1 else 0)
+    if packed:
+        shift = np.uint32(16 if op_sel & 1 else 0)
+    else:   # byte_sel: OPSEL[1:0] with the bits reversed (RDNA4 ISA V_CVT_F32_FP8)
+        shift = np.uint32(8 * (((op_sel & 1) << 1) | ((op_sel >> 1) & 1)))
     src = _src_reader(inst, info, 0, "b32")
     write = _dst_writer(inst, "b64" if packed else "f32")
 
