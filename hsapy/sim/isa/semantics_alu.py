@@ -287,10 +287,18 @@ def _signaling(x):
     return np.isnan(x) & ((x.view(utype) & utype(_QUIET_BIT[x.dtype.itemsize])) == 0)
 
 
+def _ordinary(out) -> bool:
+    """No zero and no NaN in a fmax/fmin result: the cases where numpy's answer is the ISA's."""
+    return bool((np.abs(out) > 0).all())
+
+
 def _max(a, b):
     """maxNum with ordered zeros: a NaN operand yields the other (both NaN: a, quieted), and
     +0 > -0."""
     a, b = np.asarray(a), np.asarray(b)
+    out = np.fmax(a, b)
+    if _ordinary(out):
+        return out
     take_a = (a > b) | ((a == 0) & (b == 0) & ~np.signbit(a) & np.signbit(b))
     out = np.where(np.isnan(b), a, np.where(np.isnan(a), b, np.where(take_a, a, b)))
     return np.where(np.isnan(a) & np.isnan(b), _quiet(a), out)
@@ -299,6 +307,9 @@ def _max(a, b):
 def _min(a, b):
     """minNum with ordered zeros: a NaN operand yields the other, and -0 < +0."""
     a, b = np.asarray(a), np.asarray(b)
+    out = np.fmin(a, b)
+    if _ordinary(out):
+        return out
     take_a = (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
     out = np.where(np.isnan(b), a, np.where(np.isnan(a), b, np.where(take_a, a, b)))
     return np.where(np.isnan(a) & np.isnan(b), _quiet(a), out)
