@@ -142,7 +142,8 @@ PROBES: tuple[Probe, ...] = (
 
 
 def _llvm_module():
-    spec = importlib.util.spec_from_file_location("gen_isa_tables", ROOT / "tools" / "gen_isa_tables.py")
+    path = ROOT / "tools" / "gen_isa_tables.py"
+    spec = importlib.util.spec_from_file_location("gen_isa_tables", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
@@ -237,7 +238,8 @@ def report(target: str) -> dict:
     statuses = list(coverage.opcode_statuses(cpu, wave_size)) + llvm_only_statuses(target)
     rows: dict[str, FamilyRow] = {}
     for s in statuses:
-        row = rows.setdefault(s.encoding, FamilyRow(s.encoding, excluded=EXCLUDED.get(s.encoding, "")))
+        row = rows.setdefault(s.encoding,
+                              FamilyRow(s.encoding, excluded=EXCLUDED.get(s.encoding, "")))
         row.llvm += 1
         row.decoded += s.decoded
         row.implemented += s.implemented
@@ -308,8 +310,8 @@ def render_markdown(reports: list[dict]) -> str:
         "     python3 tools/isa_coverage.py --markdown docs/simulator-isa-coverage.md",
         "     (tests/unit/test_isa_coverage.py fails when this page is stale). -->",
         "",
-        "hsapy's simulator runs real code objects instruction by instruction. This page counts, per",
-        "target and encoding family, the opcodes LLVM 19's disassembler decodes, how many of them",
+        "hsapy's simulator runs real code objects instruction by instruction. This page counts,",
+        "per target and encoding family, the opcodes LLVM 19's disassembler decodes, how many of them",
         "hsapy's decoder decodes, and how many have semantics in the interpreter. An instruction",
         "without semantics is never guessed: when a kernel reaches one, the queue stops with",
         "`HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION` and the message names the instruction.",
@@ -328,15 +330,18 @@ def render_markdown(reports: list[dict]) -> str:
     for data in reports:
         c, a = data["compute"], data["all"]
         out.append(f"| {data['target']} (wave{data['wave_size']}) | {c['percent']}% "
-                   f"({c['implemented']} of {c['opcodes']}) | {a['implemented']} of {a['opcodes']} |")
-    out += ["", "An opcode counts once per encoding: `v_add_f32` in VOP2 and in VOP3 are two opcodes.",
+                   f"({c['implemented']} of {c['opcodes']}) | "
+                   f"{a['implemented']} of {a['opcodes']} |")
+    out += ["", "An opcode counts once per encoding: `v_add_f32` in VOP2 and in VOP3 are two",
+            "opcodes.",
             "VOP3P-MAI are the MFMA/SMFMAC matrix opcodes, VOP3P-WMMA the WMMA/SWMMAC ones; VOPD-X",
             "and VOPD-Y the two halves of a dual-issue word. *Forms* are operand extensions of",
             "VOP1/VOP2/VOPC opcodes (SDWA on gfx9, DPP16 everywhere, DPP8 on gfx11/gfx12), counted",
             "for the opcodes LLVM decodes them for."]
     for data in reports:
         out += ["", f"## {data['target']} (wave{data['wave_size']})", "",
-                "| family | LLVM decodes | hsapy decodes | semantics | |", "|---|---:|---:|---:|---|"]
+                "| family | LLVM decodes | hsapy decodes | semantics | |",
+                "|---|---:|---:|---:|---|"]
         for fam in data["families"]:
             note = "excluded" if fam["excluded"] else _pct(fam["implemented"], fam["llvm"]).strip()
             out.append(f"| {fam['encoding']} | {fam['llvm']} | {fam['decoded']} | "

@@ -191,7 +191,8 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         m0 = _m0_index(info)
 
         def set_idx(b: Batch, m: Any) -> None:      # M0[7:0] = S0[7:0]
-            b.S[:, m0] = (b.S[:, m0] & np.uint32(0xFFFFFF00)) | (np.asarray(read(b)) & np.uint32(0xFF))
+            low = np.asarray(read(b)) & np.uint32(0xFF)
+            b.S[:, m0] = (b.S[:, m0] & np.uint32(0xFFFFFF00)) | low
         return set_idx
     spec = alu.saveexec_spec(name)
     if spec is not None:
@@ -1076,9 +1077,11 @@ def _vpermlane(inst: Instruction, info: Any):
         shifts = (4 * (lane & 15)).astype(np.uint64)
 
         def select(b: Batch) -> np.ndarray:
-            sels = (np.broadcast_to(np.asarray(high(b)).astype(np.uint64), (b.waves,)) << np.uint64(32)) \
-                | np.broadcast_to(np.asarray(low(b)).astype(np.uint64), (b.waves,))
-            return base[None, :] + ((sels[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.intp)
+            hi = np.broadcast_to(np.asarray(high(b)).astype(np.uint64), (b.waves,))
+            lo = np.broadcast_to(np.asarray(low(b)).astype(np.uint64), (b.waves,))
+            sels = (hi << np.uint64(32)) | lo
+            nibbles = (sels[:, None] >> shifts[None, :]) & np.uint64(15)
+            return base[None, :] + nibbles.astype(np.intp)
     op_sel = int(inst.fields.get("op_sel", 0))
     fetch_inactive, bound_ctrl = bool(op_sel & 1), bool(op_sel & 2)
 

@@ -721,6 +721,20 @@ def _mullit(a, b, c):
     return np.where(bad, lowest, a * b).astype(f32)
 
 
+def _cvt_off_i4(a):
+    """V_CVT_OFF_F32_I4: a signed 4-bit integer times 1/16 (1000b -> -0.5, 0111b -> 0.4375)."""
+    nibble = np.asarray(a).astype(i64) & 15
+    return (((nibble ^ 8) - 8) / 16.0).astype(f32)
+
+
+def _sat_pk_u8(a):
+    """V_SAT_PK_U8_I16: each signed 16-bit half clamped to [0, 255], packed in 16 bits."""
+    a = np.asarray(a).astype(u32)
+    lo = (a & u32(0xFFFF)).astype(np.uint16).view(np.int16).astype(i64)
+    hi = (a >> u32(16)).astype(np.uint16).view(np.int16).astype(i64)
+    return (np.clip(lo, 0, 255) | (np.clip(hi, 0, 255) << 8)).astype(np.uint16)
+
+
 def _fma_dx9_zero(a, b, c):
     """V_FMA_DX9_ZERO_F32: DX9 rules, 0 * anything = 0, so S2 when S0 or S1 is 0."""
     a, b, c = (np.asarray(v, f32) for v in (a, b, c))
@@ -761,14 +775,8 @@ VALU.update({
     "v_ffbh_i32": ("u32", ("u32",), lambda a: _cls32(a)),
     "v_cls_i32": ("u32", ("u32",), lambda a: _cls32(a)),
     # CDNA3 ISA V_CVT_OFF_F32_I4: a signed 4-bit integer times 1/16 (1000b -> -0.5, 0111b -> 0.4375)
-    "v_cvt_off_f32_i4": ("f32", ("u32",),
-                         lambda a: ((((np.asarray(a).astype(i64) & 15) ^ 8) - 8) / 16.0).astype(f32)),
-    "v_sat_pk_u8_i16": ("u16", ("b32",),
-                        lambda a: (np.clip(((np.asarray(a).astype(u32) & u32(0xFFFF)).astype(np.uint16)
-                                            .view(np.int16)).astype(i64), 0, 255)
-                                   | (np.clip((np.asarray(a).astype(u32) >> u32(16)).astype(np.uint16)
-                                              .view(np.int16).astype(i64), 0, 255) << 8))
-                        .astype(np.uint16)),
+    "v_cvt_off_f32_i4": ("f32", ("u32",), _cvt_off_i4),
+    "v_sat_pk_u8_i16": ("u16", ("b32",), _sat_pk_u8),
     "v_mad_f16": ("f16", ("f16", "f16", "f16"), _mad16),
     "v_mad_legacy_f16": ("f16", ("f16", "f16", "f16"), _mad16),
     "v_mac_f16": ("f16", ("f16", "f16", "f16"), _mad16),     # third source = the destination
@@ -841,7 +849,7 @@ VALU.update({
 })
 
 
-# --- V_TRIG_PREOP_F64 -------------------------------------------------------------------------------
+# --- V_TRIG_PREOP_F64 ------------------------------------------------------------------------
 
 def _two_over_pi_bits(bits: int) -> int:
     """floor(2/pi * 2**bits), from pi by Machin's formula in integer arithmetic (exact to the last
@@ -1172,7 +1180,7 @@ def _ffbl64(a):
     return np.where(a == 0, u32(0xFFFFFFFF), index.astype(u32))
 
 
-# --- bit scans and masks (CDNA3 / RDNA4 ISA, S_FF0_I32_B32, S_FLBIT_I32, S_WQM_B32, ...) -----------
+# --- bit scans and masks (CDNA3 / RDNA4 ISA, S_FF0_I32_B32, S_FLBIT_I32, S_WQM_B32, ...) ----
 
 def _ffbh64(a):
     """Leading zeros of a 64-bit value, -1 (0xFFFFFFFF) for 0 (S_FLBIT_I32_B64 / S_CLZ_I32_U64)."""
@@ -1229,7 +1237,8 @@ def _bitreplicate(a):
 def _bfe_u64(a, b):
     off = np.asarray(b).astype(u64) & u64(63)
     width = (np.asarray(b).astype(u64) >> u64(16)) & u64(0x7F)
-    mask = np.where(width >= 64, u64(0xFFFFFFFFFFFFFFFF), (u64(1) << np.minimum(width, u64(63))) - u64(1))
+    below = (u64(1) << np.minimum(width, u64(63))) - u64(1)
+    mask = np.where(width >= 64, u64(0xFFFFFFFFFFFFFFFF), below)
     return (np.asarray(a).astype(u64) >> off) & mask
 
 
