@@ -50,8 +50,9 @@ from hsapy.sim.isa.wave import NSREG, Batch, pack_mask
 from hsapy.sim.memory import SimMemory
 
 TARGETS = ("gfx942", "gfx1201")
-FAMILY = {"gfx942": "gfx9", "gfx1201": "gfx12"}
-WAVE = {"gfx942": 64, "gfx1201": 32}
+# gfx90a runs only the cases of its own (tests/unit/test_isa_gfx90a.py): opcodes gfx942 lacks
+FAMILY = {"gfx942": "gfx9", "gfx1201": "gfx12", "gfx90a": "gfx9"}
+WAVE = {"gfx942": 64, "gfx1201": 32, "gfx90a": 64}
 KEEP = 0xDEADBEEF          # every VGPR starts as this; an inactive lane must still hold it
 NVGPR = 32
 BUFFER_SGPR = 20           # s[20:21] and v[20:21] hold the "mem" buffer's address

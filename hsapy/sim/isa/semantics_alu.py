@@ -440,6 +440,12 @@ def _float_ops(t: str, ftype) -> dict[str, Spec]:
         ops["v_mul_legacy_f32"] = ("f32", ("f32", "f32"),
                                    lambda a, b: np.where((a == 0) | (b == 0), f32(0), a * b))
         ops["v_mul_dx9_zero_f32"] = ops["v_mul_legacy_f32"]
+        # gfx90a (Vega ISA): not fused; the K forms take a literal; legacy = DX9 0 * x = 0
+        ops["v_madmk_f32"] = ops["v_mad_f32"]
+        ops["v_madak_f32"] = ops["v_mad_f32"]
+        ops["v_mad_legacy_f32"] = ("f32", ("f32", "f32", "f32"),
+                                   lambda a, b, c: np.where((a == 0) | (b == 0), f32(0),
+                                                            (a * b).astype(f32)) + c)
         ops["v_exp_legacy_f32"] = ops["v_exp_f32"]
         ops["v_log_legacy_f32"] = ops["v_log_f32"]
     return ops
