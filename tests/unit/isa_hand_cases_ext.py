@@ -178,3 +178,17 @@ add(case("gfx1201", "v_permlanex16_var_b32 v3, v0, v1 op_sel:[0,1]",
          {"v3.u32": [0] * 16 + [101, KEEP_MARK] + [101] * 14},
          "X16_VAR: every lane reads lane 1 of the other row; that is lane 17 for row 0, outside "
          "EXEC, so row 0 reads 0 (BOUND_CTRL); lane 17 itself keeps its value"))
+
+# --- gfx12 VOP3 with DPP (the e64_dpp forms): src0 permuted, VOP3 modifiers kept ---------------
+add(case("gfx1201", "v_add_f32_e64_dpp v3, -v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf",
+         {"v0.f32": [1.0, 2.0, 3.0, 4.0], "v1.f32": [10.0, 10.0, 10.0, 10.0]},
+         {"v3.f32": [8.0, 9.0, 6.0, 7.0]}, "lane i adds -v0 of lane i^1 to its own v1"))
+add(case("gfx1201", "v_fma_f32_e64_dpp v3, v0, v1, v2 row_shr:1 row_mask:0xf bank_mask:0xf "
+                    "bound_ctrl:1",
+         {"v0.f32": [2.0, 3.0, 4.0], "v1.f32": [10.0], "v2.f32": [1.0]},
+         {"v3.f32": [1.0, 21.0, 31.0]}, "three sources; lane 0 has no source lane and reads 0"))
+add(case("gfx1201", "v_cmp_gt_i32_e64_dpp s4, v0, v1 quad_perm:[3,2,1,0] row_mask:0xf "
+                    "bank_mask:0xf",
+         {"v0.i32": [5, 1, 1, -5], "v1.i32": [0, 0, 0, 0]}, {"s4.u32": 0xEEEEEEEE},
+         "the compare result to an SGPR: lane 0 reads lane 3 (-5 > 0 is false), lanes 1-3 "
+         "read 1, 1, 5"))
