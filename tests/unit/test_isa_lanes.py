@@ -75,3 +75,12 @@ def test_permlanex16_var_in_wave64_takes_each_lane_s_own_select():
     sel = (LANE * 5) & 15
     got = _run("v_permlanex16_var_b32 v3, v0, v1", VALUES, {}, v1=sel.astype(np.uint32))
     assert np.array_equal(got, 1000 + ((LANE & ~15) ^ 16) + sel)
+
+
+def test_dpp_row_share_and_row_mask_cover_all_four_rows_of_a_wave64():
+    # row_share:5 -> every lane reads lane 5 of its own row; row_mask 0b1010 -> only rows 1 and
+    # 3 write (RDNA4 ISA, DPP16 "row_share" and ROW_MASK)
+    got = _run("v_mov_b32_dpp v3, v0 row_share:5 row_mask:0xa bank_mask:0xf", VALUES, {})
+    row = LANE // 16
+    want = np.where(row % 2 == 1, 1000 + row * 16 + 5, KEEP)
+    assert np.array_equal(got, want.astype(np.uint32))
