@@ -26,7 +26,7 @@ XFAIL: dict[str, list[str]] = {
     "lanes 32-63 wrong)": [
         "*-gfx1201w64-*", "!saxpy-gfx1201w64-O3", "!axpby_f32-gfx1201w64-O3",
         "!axpby_i32-gfx1201w64-O3", "!block_sum_tree-gfx1201w64-O3",
-        "!cas_float_max-gfx1201w64-O3", "!bf16_convert-gfx1201w64-O3",
+        "!cas_float_max-gfx1201w64-O3", "!half2_axpy-gfx1201w64-O3", "!bf16_convert-gfx1201w64-O3",
     ],
     "wave/calls: s_swappc_b64 into another function of the code object (not decoded)": [
         "axpby_f32-gfx942-O0", "axpby_f32-gfx1201w32-O0", "axpby_f64-gfx942-O0",
@@ -51,9 +51,6 @@ XFAIL: dict[str, list[str]] = {
         "atomic_add_floats-gfx942-O0", "atomic_add_floats-gfx1201w32-O0",
         "monte_carlo_pi-gfx942-O0", "monte_carlo_pi-gfx1201w32-O0",
     ],
-    "alu: v_maxmin_i32 / v_maxmin_num_f32 have no semantics (gfx12)": [
-        "convolve_3x3-gfx1201w32-O3", "float_int_conversions-gfx1201w32-O3",
-    ],
     "buf: MUBUF buffer_load/store/atomic have no semantics (gfx942)": [
         "buffer_copy_bounds-gfx942-O0", "buffer_copy_bounds-gfx942-O3",
         "gemm_buffer_tile-gfx942-O0", "gemm_buffer_tile-gfx942-O3", "buffer_atomics-gfx942-O0",
@@ -68,36 +65,22 @@ XFAIL: dict[str, list[str]] = {
     "buf: buffer_load_dword ... lds does not decode (gfx942)": [
         "buffer_to_lds-gfx942-O0", "buffer_to_lds-gfx942-O3",
     ],
-    "alu: s_cvt_f16_f32 (gfx12 SALU float) has no semantics": [
-        "half2_axpy-gfx1201w32-O3",
-    ],
-    "alu: SDWA forms (v_*_sdwa) have no semantics (gfx942)": [
-        "int64_ops-gfx942-O3", "byte_pack-gfx942-O3", "rgba_to_grey-gfx942-O3",
-        "mma_gemm_i8-gfx942-O3",
+    "wave/MODE: s_setreg / s_round_mode of the rounding field are ignored (silent: round to "
+    "nearest)": [
+        "directed_rounding-gfx942-O0", "directed_rounding-gfx942-O3",
+        "directed_rounding-gfx1201w32-O0", "directed_rounding-gfx1201w32-O3",
     ],
     "wave/calls: s_swappc_b64 to different targets within one batch of waves": [
         "function_pointers-gfx942-O0", "function_pointers-gfx942-O3",
         "function_pointers-gfx1201w32-O0", "function_pointers-gfx1201w32-O3",
     ],
-    "mat: v_mfma_* / v_wmma_* have no semantics": [
-        "mma_gemm_f16-gfx942-O3", "mma_gemm_f16-gfx1201w32-O3", "mma_gemm_i8-gfx942-O0",
-        "mma_gemm_i8-gfx1201w32-*",
-    ],
-    "mat + alu: v_mfma_f32_16x16x16_f16, then s_set_gpr_idx_on (not decoded, gfx942)": [
-        "mma_gemm_f16-gfx942-O0",
-    ],
-    "mat + alu: v_wmma_f32_16x16x16_f16, then v_movrels_b32 (no semantics, gfx12)": [
-        "mma_gemm_f16-gfx1201w32-O0",
-    ],
-    "alu: v_permlanex16_b32 has no semantics (gfx12)": [
-        "wave_sum_permlane-gfx1201w32-O0", "wave_sum_permlane-gfx1201w32-O3",
-    ],
-    "wave/MODE: s_setreg / s_round_mode of the rounding field are ignored (silent: round to "
-    "nearest)": [
-        "directed_rounding-gfx942-*", "directed_rounding-gfx1201w32-*",
-    ],
     "buf: s_load with an SGPR soffset and an immediate offset drops the immediate (silent)": [
         "mandelbrot-gfx942-O3",
+    ],
+    "mat: v_mfma_* / v_wmma_* have no semantics": [
+        "mma_gemm_f16-gfx942-O0", "mma_gemm_f16-gfx942-O3", "mma_gemm_f16-gfx1201w32-O0",
+        "mma_gemm_f16-gfx1201w32-O3", "mma_gemm_i8-gfx942-O0", "mma_gemm_i8-gfx942-O3",
+        "mma_gemm_i8-gfx1201w32-O0", "mma_gemm_i8-gfx1201w32-O3",
     ],
 }
 
