@@ -145,7 +145,7 @@ def builds(request):
 
 
 @pytest.fixture(scope="module")
-def runtime():
+def corpus_runtime():
     from hsapy.runtime import Runtime
 
     # A run that loops for ever (a known failure) stops after 20 s instead of the default 60;
@@ -155,9 +155,9 @@ def runtime():
 
 
 @pytest.fixture(scope="module")
-def loaded(runtime):
+def loaded(corpus_runtime):
     """Executables by (source, rdc, build id) and one queue per agent, kept for the module."""
-    agents = {agent.name: agent for agent in runtime.gpu_agents}
+    agents = {agent.name: agent for agent in corpus_runtime.gpu_agents}
     state = {"executables": {}, "queues": {}}
     yield agents, state
     for queue in state["queues"].values():
