@@ -13,7 +13,7 @@ sources that call across translation units.
   group with ld.lld-19 (link-time optimisation with ``-plugin-opt=mcpu=...``), as HIP's driver
   does for relocatable device code; they are cached under ``toolchain.cache_dir()/corpus``.
 
-    python3 tests/sim/corpus_build.py OUTDIR      # writes every build as OUTDIR/<source>-<build>.hsaco
+    python3 tests/sim/corpus_build.py OUTDIR    # every build, as OUTDIR/<source>-<build>.hsaco
 """
 from __future__ import annotations
 

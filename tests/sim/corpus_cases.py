@@ -319,7 +319,8 @@ def axpby_f32(k: KernelRun) -> None:
              grid_for(n, block), block)
     want = 1.5 * x.astype(np.float64) - 0.75 * y
     # Products exact in float64; float32: up to three roundings (two products, the sum).
-    close(k.read(out), want, ulps32(1.5 * x) + ulps32(0.75 * y) + ulps32(want), 0, "alpha x + beta y")
+    tolerance = ulps32(1.5 * x) + ulps32(0.75 * y) + ulps32(want)
+    close(k.read(out), want, tolerance, 0, "alpha x + beta y")
 
 
 @case("basics")
@@ -436,7 +437,8 @@ def wave_vote(k: KernelRun) -> None:
     x[300:340] = np.abs(x[300:340]) + 1                        # a stretch of odd positives
     x[600:700] = np.abs(x[600:700])                            # no negatives here
     waves = -(-grid_for(n, block) // k.wave)
-    ballots, flags, rank = k.output(np.uint64, waves), k.output(np.int32, waves), k.output(np.int32, n)
+    ballots, flags = k.output(np.uint64, waves), k.output(np.int32, waves)
+    rank = k.output(np.int32, n)
     k.launch("wave_vote", [k.input(x), ballots, flags, rank, n], grid_for(n, block), block)
     padded = np.zeros(waves * k.wave, np.int64)
     padded[:n] = x
@@ -922,7 +924,8 @@ def _int64_reference(x: int, y: int) -> list[int]:
         ((x << s) & mask) ^ (x >> (63 - s)), (sx >> s) & mask,
         bin(x).count("1") | (clz << 8) | (ffs << 16), brev,
         (x * y + (x >> 3) * ((y << 5) & mask)) & mask,
-        (((x >> 32) // ((y & 0xFFFFFFFF) | 1)) << 32) | ((x & 0xFFFFFFFF) % (((y >> 7) & 0xFFFFFFFF) | 1)),
+        (((x >> 32) // ((y & 0xFFFFFFFF) | 1)) << 32)
+        | ((x & 0xFFFFFFFF) % (((y >> 7) & 0xFFFFFFFF) | 1)),
     ]
 
 
@@ -1458,8 +1461,8 @@ def mma_gemm_f16(k: KernelRun) -> None:
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     # Products of halves are exact in float32; k of them accumulate in float32 in the
     # instruction's own order: (k + 1) * eps/2 * (|A| |B|).
-    close(k.read(out).reshape(m, n), a64 @ b64, (kk + 1) * F32_EPS / 2 * (np.abs(a64) @ np.abs(b64)),
-          0, "matrix-core A B")
+    tolerance = (kk + 1) * F32_EPS / 2 * (np.abs(a64) @ np.abs(b64))
+    close(k.read(out).reshape(m, n), a64 @ b64, tolerance, 0, "matrix-core A B")
 
 
 @case("matrix")

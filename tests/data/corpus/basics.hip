@@ -19,7 +19,8 @@ extern "C" __global__ void matrix_add_2d(const float* a, const float* b, float* 
                                          int cols, int pitch) {
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   int row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (row < rows && col < cols) c[row * pitch + col] = a[row * pitch + col] + 2.0f * b[row * pitch + col];
+  int i = row * pitch + col;
+  if (row < rows && col < cols) c[i] = a[i] + 2.0f * b[i];
 }
 
 // A struct passed by value: kernargs hold its bytes, with the compiler's padding.

@@ -62,7 +62,8 @@ static __device__ __forceinline__ int32x4 make_rsrc(const void* base, unsigned i
 // Copy with buffer bounds instead of if-guards: the grid covers more than n elements; loads
 // past n_in read 0, stores past n_out are dropped (clang's make_buffer_rsrc builtin).
 extern "C" __global__ void buffer_copy_bounds(const float* in, float* out, int n_in, int n_out) {
-  __amdgpu_buffer_rsrc_t src = __builtin_amdgcn_make_buffer_rsrc((void*)in, 0, n_in * 4, RSRC_WORD3);
+  __amdgpu_buffer_rsrc_t src =
+      __builtin_amdgcn_make_buffer_rsrc((void*)in, 0, n_in * 4, RSRC_WORD3);
   __amdgpu_buffer_rsrc_t dst = __builtin_amdgcn_make_buffer_rsrc(out, 0, n_out * 4, RSRC_WORD3);
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   float v = raw_ptr_buffer_load_f32(src, i * 4, 0, 0);

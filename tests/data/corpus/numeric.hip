@@ -58,7 +58,9 @@ extern "C" __global__ void int64_ops(const u64* a, const u64* b, u64* out, int n
   o[8] = (u64)__popcll(x) | ((u64)__clzll((i64)(x >> s)) << 8) | ((u64)__ffsll(y << s) << 16);
   o[9] = __brevll(x);
   o[10] = x * y + (x >> 3) * (y << 5);
-  o[11] = (u64)((unsigned int)(x >> 32) / ((unsigned int)y | 1u)) << 32 | (unsigned int)x % ((unsigned int)(y >> 7) | 1u);
+  unsigned int high = (unsigned int)(x >> 32) / ((unsigned int)y | 1u);
+  unsigned int low = (unsigned int)x % ((unsigned int)(y >> 7) | 1u);
+  o[11] = (u64)high << 32 | low;
 }
 
 // Double precision: division, square root, fused multiply-add, reciprocal square root,

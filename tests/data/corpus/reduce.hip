@@ -54,7 +54,8 @@ extern "C" __global__ void row16_sum_dpp(const int* in, int* out, int n) {
   int row = threadIdx.x / 16;
   if ((threadIdx.x & 15) == 15) rows[row] = v;
   __syncthreads();
-  if (threadIdx.x < blockDim.x / 16) out[blockIdx.x * (blockDim.x / 16) + threadIdx.x] = rows[threadIdx.x];
+  int nrows = blockDim.x / 16;
+  if ((int)threadIdx.x < nrows) out[blockIdx.x * nrows + threadIdx.x] = rows[threadIdx.x];
 }
 
 // The classic shared-memory tree with sequential addressing (blockDim a power of two).
