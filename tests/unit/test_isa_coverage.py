@@ -48,7 +48,7 @@ def implemented(target: str) -> frozenset[str]:
     info = ProgramInfo(family, WAVE[target], False, False)
     names: set[str] = set()
     for fmt_name, table in _tables(target).items():
-        if fmt_name in ("HWREG", "SENDMSG"):
+        if fmt_name in ("HWREG", "SENDMSG", "BUFFMT"):
             continue                    # operand-name tables
         if fmt_name == "VOPD":
             names |= _vopd_halves(target, table, info)
