@@ -6,12 +6,13 @@ import isa_hand_cases_mem
 import isa_hand_cases_scalar
 import isa_hand_cases_vfloat
 import isa_hand_cases_vint
+import isa_hand_cases_buffer
 
 from isa_hand_runner import TARGETS, Case
 
 ALL_CASES: list[Case] = [
     *isa_hand_cases_vfloat.CASES, *isa_hand_cases_vint.CASES, *isa_hand_cases_cmp.CASES,
-    *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES,
+    *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES, *isa_hand_cases_buffer.CASES,
 ]
 
 

@@ -37,6 +37,10 @@ def compile_memory(inst: Instruction, info: Any):
             return _ds(inst, info)
         if inst.encoding in ("GLOBAL", "FLAT", "SCRATCH"):
             return _vmem(inst, info)
+        if inst.encoding in ("MUBUF", "MTBUF", "VBUFFER"):
+            from hsapy.sim.isa.semantics_buffer import compile_buffer
+
+            return compile_buffer(inst, info)
     except NotImplementedOperand as exc:
         return _unimplemented(inst, str(exc))
     return _unimplemented(inst)
@@ -144,55 +148,179 @@ def _smem(inst: Instruction, info: Any):
     if name in ("s_memtime", "s_memrealtime"):
         write = scalar_writer(inst.dsts[0], "b64")
         return lambda b, m: write(b, np.uint64(m.clock.now()))
-    if name.startswith(("s_dcache", "s_atc_probe", "s_prefetch")):
+    if name.startswith(("s_dcache_inv", "s_dcache_wb", "s_atc_probe", "s_prefetch", "s_gl1_inv")):
         return lambda b, m: None
+    if name.startswith("s_scratch_"):
+        raise NotImplementedOperand(f"{name} (scalar access to the private segment)")
+    buffer = name.startswith("s_buffer_")
+    if "_atomic_" in name:
+        return _smem_atomic(inst, buffer)
+    if "_store_" in name:
+        return _smem_store(inst, buffer)
     if not name.startswith(("s_load_", "s_buffer_load_")):
         raise NotImplementedOperand(name)
-    buffer = name.startswith("s_buffer_")
     dst = inst.dsts[0]
+    if dst.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM destination {dst.kind}")
     ndw = dst.count
-    base = scalar_reader(inst.srcs[0], "b64")
-    offsets = [scalar_reader(op, "u32") if op.kind != "imm" else None for op in inst.srcs[1:]]
-    imm = sum(int(op.value) for op in inst.srcs[1:] if op.kind == "imm")
     dst_row = dst.index
+    locate = _smem_locator(inst, list(inst.srcs), buffer)
     # gfx12 S_LOAD_U8/I8/U16/I16: one byte/short at its own address, extended to a dword
     narrow = {"u8": (1, np.uint8), "i8": (1, np.int8), "u16": (2, np.uint16),
               "i16": (2, np.int16)}.get(name.rsplit("_", 1)[-1])
 
     def load_narrow(b: Batch, m: Any) -> None:
-        addr = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
-        if buffer:
-            addr = addr & u64(0xFFFFFFFFFFFF)
-        total = addr + u64(imm & ADDRESS_MASK)
-        for reader in offsets:
-            if reader is not None:
-                total = total + np.asarray(reader(b)).astype(u64)
         size, dtype = narrow
-        total = total & ~u64(size - 1)
-        for wave, address in enumerate(total):
-            value = np.frombuffer(m.memory.read(int(address), size), dtype)[0]
-            b.S[wave, dst_row] = int(value) & 0xFFFFFFFF
+        addr, ok = locate(b, size, size)
+        for wave in range(b.waves):
+            value = 0
+            if ok[wave, 0]:
+                value = int(np.frombuffer(m.memory.read(int(addr[wave, 0]), size), dtype)[0])
+            b.S[wave, dst_row] = value & 0xFFFFFFFF
 
     def load(b: Batch, m: Any) -> None:
-        addr = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
-        if buffer:  # V# base address: bits 47:0 of the first two dwords
-            addr = addr & u64(0xFFFFFFFFFFFF)
-        total = addr + u64(imm & ADDRESS_MASK)
-        for reader in offsets:
-            if reader is not None:
-                total = total + np.asarray(reader(b)).astype(u64)
-        total = total & ~u64(3)  # scalar loads ignore the low two address bits
-        first = total[0]
-        if (total == first).all():
-            words = np.frombuffer(m.memory.read(int(first), 4 * ndw), u32)
-            b.S[:, dst_row:dst_row + ndw] = words
+        addr, ok = locate(b, 4, 4 * ndw)
+        if ok.all():
+            first = addr[0, 0]
+            if (addr[:, 0] == first).all():
+                b.S[:, dst_row:dst_row + ndw] = np.frombuffer(m.memory.read(int(first), 4 * ndw), u32)
+                return
+            unique, inverse = np.unique(addr[:, 0], return_inverse=True)
+            rows = np.stack([np.frombuffer(m.memory.read(int(a), 4 * ndw), u32) for a in unique])
+            b.S[:, dst_row:dst_row + ndw] = rows[inverse.reshape(-1)]
             return
-        unique, inverse = np.unique(total, return_inverse=True)
-        rows = np.stack([np.frombuffer(m.memory.read(int(a), 4 * ndw), u32) for a in unique])
-        b.S[:, dst_row:dst_row + ndw] = rows[inverse.reshape(-1)]
-    if dst.kind != "sgpr":
-        raise NotImplementedOperand(f"SMEM destination {dst.kind}")
+        words = np.zeros(addr.shape, u32)      # out-of-range dwords of a buffer read 0
+        if ok.any():
+            words[ok] = m.memory.gather(addr[ok], 4, np.uint32, agent=m.agent)
+        b.S[:, dst_row:dst_row + ndw] = words
     return load_narrow if narrow is not None else load
+
+
+def smem_immediate(inst: Instruction) -> int:
+    """The SMEM instruction offset from its fields: gfx9 a signed 21-bit immediate when IMM is
+    set (else an SGPR, read as an operand); gfx11 signed 21 bits; gfx12 signed 24 bits (CDNA3 /
+    RDNA3 / RDNA4 guides, "SMEM"). The decoded operand list shows an immediate only when no
+    SGPR offset is used, so the immediate is always taken from here."""
+    f = inst.fields
+    if inst.family == "gfx9":
+        if not f.get("imm"):
+            return 0
+        bits = 21
+    else:
+        bits = 24 if inst.family == "gfx12" else 21
+    value = int(f.get("offset", 0))
+    return value - (1 << bits) if value >> (bits - 1) & 1 else value
+
+
+def _smem_locator(inst: Instruction, srcs: list, buffer: bool):
+    """``locate(b, align, nbytes) -> (uint64[W, n] addresses, bool[W, n] in range)`` of the
+    ``nbytes / max(align, 4)`` pieces each wave accesses. ``srcs`` starts at the base operand.
+
+    Scalar loads ignore the low address bits below their size. S_BUFFER_* take the V#: base
+    (bits 47:0), stride and num_records (CDNA3 guide, "Scalar Memory Operations" > S_BUFFER_LOAD:
+    a piece is out of range when, with stride 0, its offset >= num_records, else when its
+    offset > stride * num_records; it reads 0 and a store or atomic drops it)."""
+    base_op = srcs[0]
+    imm = smem_immediate(inst)
+    offsets = [scalar_reader(op, "u32") for op in srcs[1:] if op.kind != "imm"]
+    if buffer:
+        row = _srow(base_op)
+        base = None
+    else:
+        base = scalar_reader(base_op, "b64")
+
+    def locate(b: Batch, align: int, nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+        offset = np.full(b.waves, imm, np.int64)
+        for reader in offsets:
+            offset = offset + np.asarray(reader(b)).astype(np.int64)
+        pieces = max(1, nbytes // max(align, 4))
+        step = np.arange(pieces, dtype=np.int64) * max(align, 4)
+        if not buffer:
+            start = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
+            addr = (start + offset.astype(u64)) & ~u64(align - 1)     # wraps modulo 2^64
+            addr = addr[:, None] + step.astype(u64)
+            return addr, np.ones(addr.shape, bool)
+        words = b.S[:, row:row + 4].astype(np.int64) if row >= 0 else \
+            np.zeros((b.waves, 4), np.int64)
+        v_base = words[:, 0] | (words[:, 1] & 0xFFFF) << 32
+        stride = (words[:, 1] >> 16) & 0x3FFF
+        records = words[:, 2]
+        piece = ((offset & 0xFFFFFFFF) & ~(align - 1))[:, None] + step
+        limit = np.where(stride == 0, records, stride * records)[:, None]
+        ok = np.where((stride == 0)[:, None], piece < limit, piece <= limit)
+        addr = (v_base[:, None] + piece) & ((1 << 48) - 1)
+        return addr.astype(u64), ok
+    return locate
+
+
+def _srow(op) -> int:
+    from hsapy.sim.isa.operand_access import scalar_index
+
+    return scalar_index(op)
+
+
+def _smem_store(inst: Instruction, buffer: bool):
+    """S_STORE_* / S_BUFFER_STORE_* (gfx9): SDATA to memory, waves in dispatch order."""
+    srcs = list(inst.srcs)
+    data = srcs[0]
+    if data.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM data {data.kind}")
+    ndw = data.count
+    locate = _smem_locator(inst, srcs[1:], buffer)
+
+    def store(b: Batch, m: Any) -> None:
+        addr, ok = locate(b, 4, 4 * ndw)
+        values = b.S[:, data.index:data.index + ndw]
+        for wave in range(b.waves):
+            if ok[wave].all():
+                m.memory.write(int(addr[wave, 0]), values[wave].tobytes())
+            elif ok[wave].any():
+                sel = ok[wave]
+                m.memory.scatter(addr[wave][sel], values[wave][sel], 4, agent=m.agent)
+    return store
+
+
+def _smem_atomic(inst: Instruction, buffer: bool):
+    """S_ATOMIC_* / S_BUFFER_ATOMIC_* (gfx9): one read-modify-write per wave, waves in dispatch
+    order; with GLC the old value returns into SDATA (an out-of-range buffer atomic returns 0)."""
+    op, kind, fn, size = atomic_operation(inst.name)
+    srcs = list(inst.srcs)
+    data = srcs[0]
+    if data.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM data {data.kind}")
+    locate = _smem_locator(inst, srcs[1:], buffer)
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+    dtype = {"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
+             "f": np.float32 if size == 4 else np.float64}[kind]
+    returns = bool(inst.fields.get("glc"))
+
+    def atomic(b: Batch, m: Any) -> None:
+        addr, ok = locate(b, size, size)
+        addr, ok = addr[:, 0], ok[:, 0]
+        words = b.S[:, data.index:data.index + data.count]
+        values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
+        cmp = None
+        if kind == "c":
+            cmp = np.ascontiguousarray(words[:, ndw:2 * ndw]).view(utype).reshape(-1).view(dtype)
+        old = np.zeros(b.waves, dtype)
+        if ok.any():
+            sel = np.flatnonzero(ok)
+
+            def read(a: np.ndarray) -> np.ndarray:
+                return np.ascontiguousarray(gather_dwords(m, a, ndw)).view(utype).reshape(-1) \
+                    .view(dtype)
+
+            def write(a: np.ndarray, v: np.ndarray) -> None:
+                scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32)
+                               .reshape(-1, ndw))
+            read(np.unique(addr[sel]))
+            old[sel] = _serial_rmw(read, write, addr[sel], values[sel], fn,
+                                   None if cmp is None else cmp[sel])
+        if returns:
+            b.S[:, data.index:data.index + ndw] = np.ascontiguousarray(old).view(u32) \
+                .reshape(-1, ndw)
+    return atomic
 
 
 # --- global / flat / scratch ---------------------------------------------------------------------
@@ -218,6 +346,8 @@ _ATOMIC_OPS: dict[str, tuple[str, Callable]] = {
     "inc": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
     "dec": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
     "inc_u32": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
+    "inc_u64": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
+    "dec_u64": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
     "dec_u32": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
     "add_f32": ("f", lambda old, v: old + v), "add_f64": ("f", lambda old, v: old + v),
     "fmin": ("f", np.fmin), "fmax": ("f", np.fmax),
@@ -226,11 +356,51 @@ _ATOMIC_OPS: dict[str, tuple[str, Callable]] = {
     "min_f64": ("f", np.fmin), "max_f64": ("f", np.fmax),
     "min_num_f64": ("f", np.fmin), "max_num_f64": ("f", np.fmax),
     "cmpswap": ("c", None), "cmpswap_b32": ("c", None), "cmpswap_b64": ("c", None),
+    # RDNA3/RDNA4 guides: SUB_CLAMP (CSUB) saturates at 0; COND_SUB subtracts only when the
+    # result stays non-negative
+    "sub_clamp_u32": ("u", lambda old, v: np.where(v > old, 0, old - v).astype(old.dtype)),
+    "csub_u32": ("u", lambda old, v: np.where(v > old, 0, old - v).astype(old.dtype)),
+    "cond_sub_u32": ("u", lambda old, v: np.where(old >= v, old - v, old).astype(old.dtype)),
+    "pk_add_f16": ("u", lambda old, v: _packed_add(old, v, "f16")),
+    "pk_add_bf16": ("u", lambda old, v: _packed_add(old, v, "bf16")),
 }
 
 
-def _atomic_kind(name: str) -> tuple[str, str, Callable | None, int]:
-    """(op, type kind, function, bytes) for ``*_atomic_<op>[_x2]``."""
+def _packed_add(old: np.ndarray, v: np.ndarray, kind: str) -> np.ndarray:
+    """Two 16-bit float adds in one dword, each rounded once to nearest even (the sum of two
+    f16 or bf16 values is exact in f64, so rounding that to 16 bits is the single rounding)."""
+    old = np.asarray(old).astype(u32)
+    v = np.asarray(v).astype(u32)
+    halves = []
+    for shift in (0, 16):
+        a = ((old >> u32(shift)) & u32(0xFFFF)).astype(np.uint16)
+        c = ((v >> u32(shift)) & u32(0xFFFF)).astype(np.uint16)
+        if kind == "f16":
+            total = a.view(np.float16).astype(np.float64) + c.view(np.float16).astype(np.float64)
+            halves.append(total.astype(np.float16).view(np.uint16).astype(u32))
+        else:
+            total = _bf16_to_f32(a).astype(np.float64) + _bf16_to_f32(c).astype(np.float64)
+            halves.append(_f32_to_bf16(total.astype(np.float32)).astype(u32))
+    return halves[0] | (halves[1] << u32(16))
+
+
+def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(u32) << u32(16)).view(np.float32)
+
+
+def _f32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """Round to nearest even; NaN stays a quiet NaN. Rounding the f64 sum of two bf16 values to
+    f32 first cannot change the bf16 result (the f32 rounding error is below a bf16 tie)."""
+    bits = np.ascontiguousarray(x).view(u32)
+    rounded = (bits + u32(0x7FFF) + ((bits >> u32(16)) & u32(1))) >> u32(16)
+    nan = np.isnan(x)
+    return np.where(nan, (bits >> u32(16)) | u32(0x40), rounded).astype(np.uint16)
+
+
+def atomic_operation(name: str) -> tuple[str, str, Callable | None, int]:
+    """(op, type kind, function, bytes) for ``*_atomic_<op>[_x2]`` (global, flat, buffer and
+    scalar atomics share the operations); kind "u"/"s"/"f" is how the dword(s) are read, "c"
+    compare-and-swap."""
     op = name.split("_atomic_", 1)[1]
     wide = op.endswith("_x2") or op.endswith("_b64") or op.endswith("_u64") \
         or op.endswith("_i64") or op.endswith("_f64")
@@ -448,7 +618,7 @@ def _global_store(inst: Instruction, address: Callable, data, flat: bool):
 
 
 def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: bool):
-    op, kind, fn, size = _atomic_kind(inst.name)
+    op, kind, fn, size = atomic_operation(inst.name)
     data = data_regs[0]
     returns = bool(inst.dsts)
     dst_row = inst.dsts[0].index if returns else 0
@@ -460,8 +630,6 @@ def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: 
 
     def atomic(b: Batch, m: Any) -> None:
         addrs, mask = _active_addresses(b, address)
-        if flat and _split_apertures(m, addrs) is not None:
-            raise NotImplementedOperand("flat atomic to LDS/scratch")
         words = _lane_values(b, b.V, data.index, data.count, mask)
         values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
         cmp = None
@@ -473,9 +641,14 @@ def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: 
 
         def write(a: np.ndarray, v: np.ndarray) -> None:
             scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw))
-        # fault-check every address before the first write
-        read(np.unique(addrs)) if addrs.size else None
-        old = _serial_rmw(read, write, addrs, values, fn, cmp)
+        split = _split_apertures(m, addrs) if flat else None
+        if split is not None:
+            old = _flat_other_atomic(b, m, addrs, mask, split, values, cmp, fn, size, dtype,
+                                     read, write)
+        else:
+            # fault-check every address before the first write
+            read(np.unique(addrs)) if addrs.size else None
+            old = _serial_rmw(read, write, addrs, values, fn, cmp)
         if returns:
             out = np.ascontiguousarray(old).view(u32).reshape(-1, ndw)
             _store_lanes(b, b.V, dst_row, out, mask)
@@ -483,6 +656,46 @@ def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: 
 
 
 # --- flat to LDS / scratch -----------------------------------------------------------------------
+
+def _flat_other_atomic(b, m, addrs, mask, split, values, cmp, fn, size, dtype, read, write):
+    """A flat atomic whose lanes fall in the shared (LDS) or private (scratch) aperture runs there
+    per lane, as flat loads and stores do; global lanes run on memory. Within each memory the
+    lanes run in lane order (the serial order of :func:`_serial_rmw`)."""
+    lds, private = split
+    glob = ~(lds | private)
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+    old = np.zeros(addrs.size, dtype)
+    local = (addrs & u64(0xFFFFFFFF)).astype(np.int64)
+
+    def as_dtype(words: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(words).view(utype).reshape(-1).view(dtype)
+
+    def as_words(v: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw)
+
+    def run(sel: np.ndarray, keys: np.ndarray, read_keys, write_keys) -> None:
+        idx = np.flatnonzero(sel)
+        old[idx] = _serial_rmw(read_keys, write_keys, keys, values[idx], fn,
+                               None if cmp is None else cmp[idx])
+    if glob.any():
+        read(np.unique(addrs[glob]))          # fault-check before any write
+        run(glob, addrs[glob], read, write)
+    if lds.any():
+        # key = workgroup << 32 | LDS address: unique per (workgroup, address)
+        keys = _lane_wg(b, mask)[lds].astype(np.int64) << 32 | local[lds]
+        run(lds, keys,
+            lambda k: as_dtype(lds_load(m, k >> 32, k & 0xFFFFFFFF, size)),
+            lambda k, v: lds_store(m, k >> 32, k & 0xFFFFFFFF, as_words(v), size))
+    if private.any():
+        ids = _lane_ids(b, mask)[private].astype(np.int64)
+        _check_private(m, local[private], size)
+        keys = ids << 32 | local[private]
+        run(private, keys,
+            lambda k: as_dtype(scratch_load(m, b, k >> 32, k & 0xFFFFFFFF, size)[:, :ndw]),
+            lambda k, v: scratch_store(m, b, k >> 32, k & 0xFFFFFFFF, as_words(v), size))
+    return old
+
 
 def _flat_other_load(b, m, addrs, mask, split, size, kind, hi, regs, row) -> None:
     lds, private = split
@@ -793,7 +1006,8 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
         mask = None if b.exec_all else b.exec
         addr = _lanes(b, addr_reader, mask) + offset
         wg = _lane_wg(b, mask)
-        keys = wg.astype(np.int64) * m.lds_stride + addr  # unique per (workgroup, address)
+        # unique per (workgroup, address), also for addresses past the workgroup's LDS
+        keys = wg.astype(np.int64) << 32 | (addr & 0xFFFFFFFF)
         values = _lane_values(b, b.V, data_ops[0].index, ndw, mask)
         values = np.ascontiguousarray(values).view(utype).reshape(-1).view(dtype)
         cmp = None
@@ -809,12 +1023,12 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
                 cmp = second
 
         def read(k: np.ndarray) -> np.ndarray:
-            words = lds_load(m, k // m.lds_stride, k % m.lds_stride, size)
+            words = lds_load(m, k >> 32, k & 0xFFFFFFFF, size)
             return np.ascontiguousarray(words).view(utype).reshape(-1).view(dtype)
 
         def write(k: np.ndarray, v: np.ndarray) -> None:
             words = np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw)
-            lds_store(m, k // m.lds_stride, k % m.lds_stride, words, size)
+            lds_store(m, k >> 32, k & 0xFFFFFFFF, words, size)
         old = _serial_rmw(read, write, keys, values, fn, cmp)
         if returns:
             _store_lanes(b, b.V, dst_row, np.ascontiguousarray(old).view(u32).reshape(-1, ndw), mask)
