@@ -16,7 +16,10 @@ from isa_exec_harness import Device, build_hip
 MODES = [("gfx942", ()), ("gfx1201", ()), ("gfx1201", ("-mwavefrontsize64",))]
 # V# word 3 of a raw buffer: gfx942 32-bit data format (CK's constant; untyped loads ignore it),
 # gfx1201 OOB_SELECT 3 (raw)
-RAW_FLAGS = {"gfx942": 0x00020000, "gfx1201": 3 << 28}
+RAW_FLAGS = {"gfx942": 0x00020000, "gfx1201": 3 << 28, "gfx90a": 0x00020000, "gfx1100": 3 << 28}
+# gfx90a follows the CDNA rules, gfx1100 (RDNA3) the OOB_SELECT rules of gfx1201
+ALSO = [("gfx90a", ()), ("gfx1100", ())]
+RULES = {"gfx942": "gfx942", "gfx90a": "gfx942", "gfx1201": "gfx1201", "gfx1100": "gfx1201"}
 
 PRELUDE = """
 typedef int int4v __attribute__((ext_vector_type(4)));
@@ -112,7 +115,7 @@ def _raw_reference(target: str, memory: bytes, nbytes: int, offsets, soffset: in
     (OOB_SELECT 3) offset + 4 <= num_records; SOFFSET is never checked."""
     out = []
     for off in offsets:
-        ok = off < nbytes if target == "gfx942" else off + 4 <= nbytes
+        ok = off < nbytes if RULES[target] == "gfx942" else off + 4 <= nbytes
         start = off + soffset
         out.append(int.from_bytes(memory[start:start + 4], "little") if ok else 0)
     return np.array(out, np.uint32)
@@ -123,7 +126,7 @@ def _device(target: str, flags: tuple, source: str, name: str, defines: tuple = 
     return dev, dev.load(build_hip(source, target, flags + defines), name)
 
 
-@pytest.mark.parametrize("target,flags", MODES)
+@pytest.mark.parametrize("target,flags", MODES + ALSO)
 @pytest.mark.parametrize("nbytes", [28, 29, 30])
 def test_raw_buffer_range_check_per_generation_at_byte_granularity(target, flags, nbytes):
     dev, kernel = _device(target, flags, RAW, "raw_bytes", ("-DTFORMAT=0",))
@@ -133,7 +136,7 @@ def test_raw_buffer_range_check_per_generation_at_byte_granularity(target, flags
     want = _raw_reference(target, memory, nbytes, range(64))
     assert np.array_equal(dev.read(out, np.uint32, 64), want)
     # both sides of the boundary, explicitly: the last lane that reads and the first that does not
-    last = nbytes - 1 if target == "gfx942" else nbytes - 4
+    last = nbytes - 1 if RULES[target] == "gfx942" else nbytes - 4
     assert want[last] != 0 and want[last + 1] == 0
 
 
@@ -221,7 +224,7 @@ def _decoded(code_object, name):
     return decode_kernel(code_object, name)
 
 
-@pytest.mark.parametrize("target,flags", MODES)
+@pytest.mark.parametrize("target,flags", MODES + ALSO)
 def test_buffer_atomics_with_and_without_return(target, flags):
     dev, kernel = _device(target, flags, RAW, "atomics", ("-DTFORMAT=0",))
     counters = dev.buffer(np.array([10, 0, 0, 0, 99], np.uint32))
