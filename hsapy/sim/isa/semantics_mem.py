@@ -271,12 +271,11 @@ def _smem_store(inst: Instruction, buffer: bool):
     def store(b: Batch, m: Any) -> None:
         addr, ok = locate(b, 4, 4 * ndw)
         values = b.S[:, data.index:data.index + ndw]
-        for wave in range(b.waves):
-            if ok[wave].all():
-                m.memory.write(int(addr[wave, 0]), values[wave].tobytes())
-            elif ok[wave].any():
-                sel = ok[wave]
-                m.memory.scatter(addr[wave][sel], values[wave][sel], 4, agent=m.agent)
+        for wave in range(b.waves):        # in wave order: a later wave's store wins
+            sel = ok[wave]
+            if sel.any():
+                m.memory.scatter(addr[wave][sel], np.ascontiguousarray(values[wave][sel]), 4,
+                                 agent=m.agent)
     return store
 
 
