@@ -342,3 +342,39 @@ def test_gfx90a_scratch_through_mubuf_and_the_private_segment_buffer(opt):
     pi, out = dev.buffer(idx), dev.zeros(4 * n)
     dev.dispatch(kernel, [pi, out], (n,), (64,), private=info.private_segment_fixed_size)
     assert np.array_equal(dev.read(out, np.float32, n), np.arange(n, dtype=np.float32) + idx % 33)
+
+
+# --- gfx942 loads straight into LDS (M0 + instruction offset + 4 * lane) ------------------------
+TO_LDS = PRELUDE + """
+__attribute__((device)) void buffer_load_lds(int4v rsrc, __attribute__((address_space(3))) void* lds,
+                                             int size, uint voffset, uint soffset, int offset,
+                                             int aux)
+  __asm("llvm.amdgcn.raw.buffer.load.lds");
+KERNEL void to_lds(const float* src, float* out, uint nbytes) {
+  __attribute__((shared)) float tile[256];
+  uint t = tid_x();
+  // lanes 0-63 -> tile[36 + t] from src[4 + t]; lanes past nbytes load 0
+  __builtin_amdgcn_global_load_lds((float*)src + t, &tile[32], 4, 16, 0);
+  buffer_load_lds(words(src, 0, nbytes, 0x00020000),
+                  (__attribute__((address_space(3))) void*)&tile[128], 4, 4 * t, 0, 8, 0);
+  __builtin_amdgcn_s_waitcnt(0);
+  sync();
+  out[t] = tile[36 + t];
+  out[64 + t] = tile[130 + t];
+}
+"""
+
+
+def test_gfx942_loads_into_lds_through_global_and_buffer_instructions():
+    dev, kernel = _device("gfx942", (), TO_LDS, "to_lds", ("-DTFORMAT=0",))
+    names = {inst.name for inst in _decoded(kernel.code_object, "to_lds")}
+    assert {"global_load_lds_dword", "buffer_load_dword"} <= names, names
+    src = np.arange(1, 129, dtype=np.float32)
+    nbytes = 4 * 40
+    psrc, out = dev.buffer(src), dev.zeros(4 * 128)
+    dev.dispatch(kernel, [psrc, out, nbytes], (64,), (64,), lds=0)
+    got = dev.read(out, np.float32, 128)
+    t = np.arange(64)
+    assert np.array_equal(got[:64], src[4 + t])
+    # buffer form: voffset 4t + 8 checked against 160 bytes; the dword lands at 512 + 8 + 4t
+    assert np.array_equal(got[64:], np.where(4 * t + 8 < nbytes, src[(4 * t + 8) // 4], 0))

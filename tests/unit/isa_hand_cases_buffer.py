@@ -434,6 +434,11 @@ CASES.append(case("gfx942", "buffer_load_dword v4, s[8:11], 0 offen offset:4 lds
                   {"lds": [0, 0, 0, 0x44332211, 0, 0, 0, 0]},
                   "lane 0 loads byte 12 into LDS byte 8 + 4; lane 1 (byte 28, out of range) "
                   "writes 0 at LDS byte 16"))
+CASES.append(case("gfx942", "global_load_lds_dword v4, s[20:21] offset:4",
+                  {"v4.u32": [8, 16], "s124.u32": 8, "exec": "11", "mem": WORDS,
+                   "lds": [0] * 8},
+                  {"lds": [0, 0, 0, 0x44332211, 0xCCBBAA99, 0, 0, 0]},
+                  "lane l's dword at v4 + 4 goes to LDS byte M0 + 4 + 4 l"))
 # gfx942: the private segment buffer V# (the executor's, s[0:3]) reaches the lane's scratch
 CASES.append(case("gfx942", "buffer_store_dword v10, off, s[0:3], 0 offset:4",
                   {"v10.u32": [0x11223344], "exec": "1", "rsrc_private": 0, "scratch": bytes(12)},

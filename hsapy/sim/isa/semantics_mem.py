@@ -506,6 +506,8 @@ def _vmem(inst: Instruction, info: Any):
         def address(b: Batch) -> np.ndarray:
             return np.asarray(vaddr64(b)) + u64(offset & ADDRESS_MASK)
     flat = enc == "FLAT"
+    if "_load_lds_" in name:
+        return _global_load_lds(inst, address, offset)
     if "_atomic_" in name:
         return _global_atomic(inst, address, data_regs, flat)
     if "_load_" in name or name.endswith("_load"):
@@ -513,6 +515,25 @@ def _vmem(inst: Instruction, info: Any):
     if "_store_" in name:
         return _global_store(inst, address, data_regs[0], flat)
     raise NotImplementedOperand(name)
+
+
+def _global_load_lds(inst: Instruction, address: Callable, offset: int):
+    """gfx940 GLOBAL_LOAD_LDS_DWORD: each lane's dword goes to LDS at M0 + instruction offset +
+    4 * lane id instead of a VGPR (CDNA3 guide, "Global Load LDS"; LLVM applies the immediate
+    offset to both addresses). The byte/short forms stop the queue: which LDS bytes they
+    write is not documented."""
+    if not inst.name.endswith("_dword"):
+        raise NotImplementedOperand(f"{inst.name} (byte/short load to LDS)")
+
+    def load(b: Batch, m: Any) -> None:
+        addrs, mask = _active_addresses(b, address)
+        words = gather_dwords(m, addrs, 1)
+        lanes = np.broadcast_to(np.arange(b.lanes, dtype=np.int64), b.exec.shape)
+        m0 = np.broadcast_to(b.S[:, 124].astype(np.int64)[:, None], b.exec.shape)
+        lds_addr = m0 + offset + 4 * lanes
+        lds_addr = lds_addr.reshape(-1) if mask is None else lds_addr[mask]
+        lds_store(m, _lane_wg(b, mask), lds_addr, words, 4)
+    return load
 
 
 def _has_vaddr(inst: Instruction) -> bool:
