@@ -346,7 +346,7 @@ for target in ("gfx942", "gfx1201"):
     d16hi = "format_d16_hi_x" if target == "gfx942" else "d16_hi_format_x"
     for prefix, fmt_of in (("buffer", lambda n: ""), ("tbuffer", lambda n: " " + fmt_text(target, n))):
         rs = (lambda n, **kw: fmt_rsrc(target, n, **kw)) if prefix == "buffer" else \
-            (lambda n, **kw: fmt_rsrc(target, "32_FLOAT", **kw))   # tbuffer: the format is the instruction's
+            (lambda n, **kw: fmt_rsrc(target, "32_FLOAT", **kw))   # tbuffer: the instruction's
         for comps, fmt, want in (
                 ("x", "32_UINT", [[11]]), ("xy", "32_32_UINT", [[11], [22]]),
                 ("xyz", "32_32_32_UINT", [[11], [22], [33]]),

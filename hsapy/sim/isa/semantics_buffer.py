@@ -6,7 +6,8 @@ A buffer instruction names a 128-bit buffer resource (V#) in four SGPRs; each la
     offset = (offen ? VGPR offset : 0) + instruction offset
     linear:   buffer_offset = offset + stride * index
     swizzled: buffer_offset = (index / IS * stride + offset / ES * ES) * IS
-                              + (index % IS) * ES + offset % ES          (IS index stride, ES element size)
+                              + (index % IS) * ES + offset % ES
+              (IS: index stride, ES: element size)
     address = V#.base + SOFFSET + buffer_offset
 
 (CDNA3 ISA guide, "Vector Memory Buffer Instructions" > "Buffer Addressing"; RDNA4 ISA guide, same

@@ -183,7 +183,8 @@ def _smem(inst: Instruction, info: Any):
         if ok.all():
             first = addr[0, 0]
             if (addr[:, 0] == first).all():
-                b.S[:, dst_row:dst_row + ndw] = np.frombuffer(m.memory.read(int(first), 4 * ndw), u32)
+                words = np.frombuffer(m.memory.read(int(first), 4 * ndw), u32)
+                b.S[:, dst_row:dst_row + ndw] = words
                 return
             unique, inverse = np.unique(addr[:, 0], return_inverse=True)
             rows = np.stack([np.frombuffer(m.memory.read(int(a), 4 * ndw), u32) for a in unique])
