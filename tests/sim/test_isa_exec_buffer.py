@@ -63,6 +63,15 @@ KERNEL void raw_soffset(const uint* src, uint* out, uint nbytes, uint flags, uin
   uint t = tid_x();
   out[t] = __builtin_amdgcn_raw_buffer_load_b32(RSRC(src, 0, nbytes, flags), 4 * t, soffset, 0);
 }
+// no VGPR offset: the instruction offset alone (buffer_load_dword v, off, ... offset:N)
+KERNEL void raw_const(const uint* src, uint* out, uint nbytes, uint flags) {
+  __amdgpu_buffer_rsrc_t r = RSRC(src, 0, nbytes, flags);
+  uint t = tid_x();
+  out[4 * t + 0] = __builtin_amdgcn_raw_buffer_load_b32(r, 24, 0, 0);
+  out[4 * t + 1] = __builtin_amdgcn_raw_buffer_load_b32(r, 26, 0, 0);
+  out[4 * t + 2] = __builtin_amdgcn_raw_buffer_load_b32(r, 28, 0, 0);
+  out[4 * t + 3] = __builtin_amdgcn_raw_buffer_load_b32(r, 32, 0, 0);
+}
 // 64- and 128-bit loads are checked per dword; stores beyond the records are dropped
 KERNEL void raw_wide(const uint* src, uint* out, uint nbytes, uint flags) {
   uint t = tid_x();
@@ -150,6 +159,22 @@ def test_soffset_is_outside_the_range_check(target, flags):
     want = _raw_reference(target, memory.tobytes(), 40, range(0, 256, 4), soffset=64)
     assert np.array_equal(got, want)
     assert got[9] == memory[16 + 9] and got[10] == 0   # voffset 36 in range, 40 out
+
+
+@pytest.mark.parametrize("target,flags", MODES)
+@pytest.mark.parametrize("nbytes", [28, 30])
+def test_instruction_offset_without_a_vgpr_is_range_checked(target, flags, nbytes):
+    dev, kernel = _device(target, flags, RAW, "raw_const", ("-DTFORMAT=0",))
+    names = [i.text() for i in _decoded(kernel.code_object, "raw_const") if "buffer_load" in i.name]
+    assert any(", off," in text for text in names), names
+    memory = bytes(range(1, 129))
+    src, out = dev.buffer(np.frombuffer(memory, np.uint8)), dev.zeros(16 * 64)
+    dev.dispatch(kernel, [src, out, nbytes, RAW_FLAGS[target]], (64,), (64,))
+    got = dev.read(out, np.uint32, 4 * 64).reshape(64, 4)
+    want = _raw_reference(target, memory, nbytes, [24, 26, 28, 32])
+    assert (got == want).all()
+    # offset 26 of 28 or 30 bytes: gfx9 reads (26 < 28), gfx12 only when 26 + 4 <= 30
+    assert (want[1] != 0) == (target == "gfx942" or nbytes == 30)
 
 
 @pytest.mark.parametrize("target,flags", MODES)
