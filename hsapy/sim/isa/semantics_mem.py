@@ -218,9 +218,11 @@ def _smem_locator(inst: Instruction, srcs: list, buffer: bool):
     ``nbytes / max(align, 4)`` pieces each wave accesses. ``srcs`` starts at the base operand.
 
     Scalar loads ignore the low address bits below their size. S_BUFFER_* take the V#: base
-    (bits 47:0), stride and num_records (CDNA3 guide, "Scalar Memory Operations" > S_BUFFER_LOAD:
-    a piece is out of range when, with stride 0, its offset >= num_records, else when its
-    offset > stride * num_records; it reads 0 and a store or atomic drops it)."""
+    (bits 47:0), stride and num_records; the address is clamped when, with stride 0, the
+    offset >= num_records, else when the offset > stride * num_records (CDNA3 guide, "Scalar
+    Memory Operations"; AMD's gem5 model of the guide reads it the same way). The simulator
+    applies the rule to every dword piece, on every family: a clamped piece reads 0, a store or
+    atomic drops it."""
     base_op = srcs[0]
     imm = smem_immediate(inst)
     offsets = [scalar_reader(op, "u32") for op in srcs[1:] if op.kind != "imm"]
