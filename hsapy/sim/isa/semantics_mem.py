@@ -483,9 +483,7 @@ def _vmem(inst: Instruction, info: Any):
     offset = int(srcs[-1].value) if srcs and srcs[-1].kind == "imm" else 0
     regs = [op for op in srcs if op.kind != "imm"]
     if "_addtid_" in name:
-        # address = SADDR + offset + 4 * lane id: no VGPR address, so the generic operand
-        # split below would take the data register (store) or nothing (load) as the address
-        raise NotImplementedOperand(f"{name} (lane-id addressing)")
+        return _global_addtid(inst, regs, offset)
     # address parts
     if enc == "SCRATCH":
         vaddr = regs[0] if regs and inst.fields.get("sve", 0 if family != "gfx9" else 1) \
@@ -518,6 +516,34 @@ def _vmem(inst: Instruction, info: Any):
     if "_store_" in name:
         return _global_store(inst, address, data_regs[0], flat)
     raise NotImplementedOperand(name)
+
+
+def _global_addtid(inst: Instruction, regs: list, offset: int):
+    """GLOBAL_LOAD_ADDTID_B32 / GLOBAL_STORE_ADDTID_B32 (gfx12): the dword at SADDR + offset +
+    4 * lane id; no address VGPR (RDNA4 guide, "Global" instructions)."""
+    saddr = next((op for op in regs if op.kind in ("sgpr", "special", "ttmp")), None)
+    if saddr is None:
+        raise NotImplementedOperand(f"{inst.name} without an SGPR base")
+    base = scalar_reader(saddr, "b64")
+
+    def address(b: Batch) -> np.ndarray:
+        lanes = np.arange(b.lanes, dtype=u64)[None, :] * u64(4)
+        start = np.broadcast_to(np.asarray(base(b)).astype(u64), (b.waves,))
+        return start[:, None] + u64(offset & ADDRESS_MASK) + lanes
+
+    if inst.dsts:
+        row = inst.dsts[0].index
+
+        def load(b: Batch, m: Any) -> None:
+            addrs, mask = _active_addresses(b, address)
+            _store_lanes(b, b.V, row, gather_dwords(m, addrs, 1), mask)
+        return load
+    data = next(op for op in regs if op.kind == "vgpr")
+
+    def store(b: Batch, m: Any) -> None:
+        addrs, mask = _active_addresses(b, address)
+        scatter_dwords(m, addrs, _lane_values(b, b.V, data.index, 1, mask))
+    return store
 
 
 def _global_load_lds(inst: Instruction, address: Callable, offset: int):
@@ -913,6 +939,9 @@ def _ds(inst: Instruction, info: Any):
         return _ds_swizzle(inst, single_offset)
     if name in ("ds_nop",):
         return lambda b, m: None
+    if "_addtid_" in name:     # no address VGPR: the only VGPR operand is the data
+        return _ds_addtid(single_offset, [op for op in srcs if op.kind == "vgpr"],
+                          inst.dsts[0].index if inst.dsts else None, _m0_row(inst))
     addr_reader = vector_reader(srcs[0], "u32") if srcs and srcs[0].kind == "vgpr" else None
     rest = srcs[1:]
     op = name[3:]
@@ -986,8 +1015,162 @@ def _ds(inst: Instruction, info: Any):
                     values = values >> u32(16)
                 lds_store(m, _lane_wg(b, mask), addr, values, size)
             return write
+    special = _ds_special(inst, addr_reader, rest, single_offset)
+    if special is not None:
+        return special
     # LDS atomics: ds_<op>[_rtn]_<type>
     return _ds_atomic(inst, addr_reader, rest, single_offset)
+
+
+def _m0_row(inst: Instruction) -> int:
+    """M0's row in Batch.S: operand code 124 on gfx9, 125 on gfx11/gfx12."""
+    return 124 if inst.family == "gfx9" else 125
+
+
+def _ds_special(inst: Instruction, addr_reader, rest, offset: int):
+    """DS instructions outside the one-data atomic pattern: mask-or, wrap, the two-address
+    exchanges, packed 16-bit float adds, append/consume and the lane-id addressed forms
+    (CDNA3 / RDNA4 guides, "LDS Instructions"). None when ``inst`` is not one of them."""
+    name = inst.name
+    data = [op for op in rest if op.kind == "vgpr"]
+    returns = bool(inst.dsts)
+    dst_row = inst.dsts[0].index if returns else 0
+    m0 = _m0_row(inst)
+    match = re.match(r"^ds_(mskor|wrap)(_rtn)?_b(32|64)$", name)
+    if match:
+        op, _, bits = match.groups()
+        size = int(bits) // 8
+        return _ds_two_data(addr_reader, offset, data, returns, dst_row, size,
+                            (lambda o, a, c: (o & ~a) | c) if op == "mskor" else
+                            (lambda o, a, c: o - a if o >= a else o + c))
+    match = re.match(r"^ds_(?:wrxchg2(st64)?|storexchg_2addr(_stride64)?)_rtn_b(32|64)$", name)
+    if match:
+        st64a, st64b, bits = match.groups()
+        size = int(bits) // 8
+        scale = size * (64 if (st64a or st64b) else 1)
+        f = inst.fields
+        return _ds_exchange2(addr_reader, int(f.get("offset0", 0)) * scale,
+                             int(f.get("offset1", 0)) * scale, data, dst_row, size)
+    match = re.match(r"^ds_pk_add(_rtn)?_(f16|bf16)$", name)
+    if match:
+        kind = match.group(2)
+        return _ds_two_data(addr_reader, offset, data[:1], returns, dst_row, 4,
+                            lambda o, a, c: int(_packed_add(np.array([o], u32),
+                                                            np.array([a], u32), kind)[0]))
+    if name in ("ds_append", "ds_consume"):
+        return _ds_append(name == "ds_append", offset, dst_row, m0)
+    return None
+
+
+def _ds_two_data(addr_reader, offset, data, returns, dst_row, size, step):
+    """An LDS read-modify-write whose new value depends on one or two data operands,
+    ``step(old, data0, data1)`` on Python ints, one lane after another in lane order."""
+    ndw = size // 4
+    mask_bits = (1 << (8 * size)) - 1
+
+    def run(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        addr = _lanes(b, addr_reader, mask) + offset
+        wg = _lane_wg(b, mask)
+        first = _qwords(_lane_values(b, b.V, data[0].index, ndw, mask))
+        second = _qwords(_lane_values(b, b.V, data[1].index, ndw, mask)) if len(data) > 1 \
+            else np.zeros_like(first)
+        old = np.zeros(addr.size, np.uint64)
+        for i in range(addr.size):
+            words = lds_load(m, wg[i:i + 1], addr[i:i + 1], size)
+            current = int(_qwords(words)[0])
+            old[i] = current
+            new = step(current, int(first[i]), int(second[i])) & mask_bits
+            lds_store(m, wg[i:i + 1], addr[i:i + 1], _dwords(np.array([new], np.uint64), ndw),
+                      size)
+        if returns:
+            _store_lanes(b, b.V, dst_row, _dwords(old, ndw), mask)
+    return run
+
+
+def _qwords(words: np.ndarray) -> np.ndarray:
+    """``uint32[n, 1 or 2]`` -> ``uint64[n]`` (low dword first)."""
+    out = words[:, 0].astype(np.uint64)
+    if words.shape[1] > 1:
+        out |= words[:, 1].astype(np.uint64) << np.uint64(32)
+    return out
+
+
+def _dwords(values: np.ndarray, ndw: int) -> np.ndarray:
+    """``uint64[n]`` -> ``uint32[n, ndw]``."""
+    lo = (values & np.uint64(0xFFFFFFFF)).astype(u32)
+    if ndw == 1:
+        return lo[:, None]
+    return np.stack([lo, (values >> np.uint64(32)).astype(u32)], axis=1)
+
+
+def _ds_exchange2(addr_reader, off0: int, off1: int, data, dst_row: int, size: int):
+    """DS_WRXCHG2[ST64]_RTN / DS_STOREXCHG_2ADDR[_STRIDE64]_RTN: exchange DATA0 at ADDR + OFFSET0
+    and DATA1 at ADDR + OFFSET1 (scaled by the element size, times 64 for the stride-64 forms),
+    returning both old values."""
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+
+    def run(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        addr = _lanes(b, addr_reader, mask)
+        wg = _lane_wg(b, mask)
+        olds = []
+        for off, op in ((off0, data[0]), (off1, data[1])):
+            keys = wg.astype(np.int64) << 32 | ((addr + off) & 0xFFFFFFFF)
+            values = np.ascontiguousarray(_lane_values(b, b.V, op.index, ndw, mask)) \
+                .view(utype).reshape(-1)
+
+            def read(k: np.ndarray) -> np.ndarray:
+                return np.ascontiguousarray(lds_load(m, k >> 32, k & 0xFFFFFFFF, size)) \
+                    .view(utype).reshape(-1)
+
+            def write(k: np.ndarray, v: np.ndarray) -> None:
+                lds_store(m, k >> 32, k & 0xFFFFFFFF,
+                          np.ascontiguousarray(v.astype(utype)).view(u32).reshape(-1, ndw), size)
+            old = _serial_rmw(read, write, keys, values, lambda o, v: v, None)
+            olds.append(np.ascontiguousarray(old).view(u32).reshape(-1, ndw))
+        _store_lanes(b, b.V, dst_row, np.concatenate(olds, axis=1), mask)
+    return run
+
+
+def _ds_append(append: bool, offset: int, dst_row: int, m0: int):
+    """DS_APPEND / DS_CONSUME: add (subtract) the wave's count of EXEC lanes to the dword at
+    M0 + offset and return the value before to every active lane; waves in dispatch order."""
+    def run(b: Batch, m: Any) -> None:
+        counts = b.exec.sum(axis=1).astype(np.int64)
+        addr = b.S[:, m0].astype(np.int64) + offset
+        old = np.zeros(b.waves, u32)
+        for w in range(b.waves):
+            if not counts[w]:
+                continue
+            wg, a = b.wg[w:w + 1], addr[w:w + 1]
+            current = int(lds_load(m, wg, a, 4)[0, 0])
+            old[w] = current
+            new = (current + counts[w] if append else current - counts[w]) & 0xFFFFFFFF
+            lds_store(m, wg, a, np.array([[new]], u32), 4)
+        np.copyto(b.V[dst_row], np.broadcast_to(old[:, None], b.exec.shape), where=b.exec)
+    return run
+
+
+def _ds_addtid(offset: int, data, dst_row: int | None, m0: int):
+    """DS_READ/WRITE_ADDTID_B32 (gfx12 DS_LOAD/STORE_ADDTID_B32): the dword at M0 + offset +
+    4 * lane id, no address VGPR."""
+    def addresses(b: Batch, mask) -> np.ndarray:
+        lanes = np.arange(b.lanes, dtype=np.int64)[None, :]
+        addr = b.S[:, m0].astype(np.int64)[:, None] + offset + 4 * lanes
+        addr = np.broadcast_to(addr, b.exec.shape)
+        return addr.reshape(-1) if mask is None else addr[mask]
+
+    def load(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        _store_lanes(b, b.V, dst_row, lds_load(m, _lane_wg(b, mask), addresses(b, mask), 4), mask)
+
+    def store(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        values = _lane_values(b, b.V, data[0].index, 1, mask)
+        lds_store(m, _lane_wg(b, mask), addresses(b, mask), values, 4)
+    return load if dst_row is not None else store
 
 
 _DS_ATOMIC_RE = re.compile(r"^ds_(.+?)(_rtn)?_(u32|i32|f32|b32|u64|i64|f64|b64)$")
@@ -1001,7 +1184,8 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
     table = {"add": "add", "sub": "sub", "min": "min", "max": "max", "and": "and", "or": "or",
              "xor": "xor", "inc": "inc", "dec": "dec", "wrxchg": "swap", "storexchg": "swap",
              "cmpst": "cmpst",
-             "cmpstore": "cmpstore", "min_num": "fmin", "max_num": "fmax", "rsub": "rsub"}
+             "cmpstore": "cmpstore", "min_num": "fmin", "max_num": "fmax", "rsub": "rsub",
+             "cond_sub": "cond_sub", "sub_clamp": "sub_clamp"}
     if op not in table:
         raise NotImplementedOperand(inst.name)
     size = 8 if ty.endswith("64") else 4
@@ -1018,6 +1202,8 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
         "fmin": np.fmin, "fmax": np.fmax,
         "inc": lambda o, v: np.where(o >= v, 0, o + 1).astype(o.dtype),
         "dec": lambda o, v: np.where((o == 0) | (o > v), v, o - 1).astype(o.dtype),
+        "cond_sub": lambda o, v: np.where(o >= v, o - v, o).astype(o.dtype),
+        "sub_clamp": lambda o, v: np.where(v > o, 0, o - v).astype(o.dtype),
     }
     cmpswap = kind in ("cmpst", "cmpstore")
     fn = fns.get(kind)
