@@ -1492,8 +1492,8 @@ def _decompress_ccob(data: bytes) -> bytes:
             import zstandard
         except ImportError:
             raise CodeObjectError(
-                "this is a zstd-compressed offload bundle (CCOB); install the `zstandard` package "
-                "(pip install zstandard) to read it, or build with --no-offload-compress"
+                "this is a zstd-compressed offload bundle (CCOB): install hsapy's zstd extra "
+                "(pip install 'hsapy[zstd]') to read it, or build with --no-offload-compress"
             ) from None
         try:
             out = zstandard.ZstdDecompressor().decompress(payload, max_output_size=uncompressed)
