@@ -25,7 +25,8 @@ default); the ``stream`` argument is accepted and not used.
 
 The structures are declared with cffi (their own small cdef, from dlpack.h v1.0); the capsule
 itself comes from the Python C API through ``ctypes.pythonapi``, because cffi's ABI mode cannot
-hand back a ``PyObject *``.
+hand back a ``PyObject *``. The deleter and the capsule destructor are numpy's C functions for
+the tensors numpy exports (see "who frees an exported tensor" below for why not Python ones).
 
 Import (:func:`pointer_argument`): a kernel pointer argument may be any object that exposes its
 data pointer through ``__cuda_array_interface__``, ``__array_interface__``, ``data_ptr()`` or
@@ -47,7 +48,7 @@ import numpy as np
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 
 __all__ = ["BufferView", "DLDeviceType", "DLPACK_VERSION", "DLPackExportError",
-           "NotHostAccessibleError", "pointer_argument"]
+           "NotHostAccessibleError", "data_pointer", "pointer_argument", "runtime_allocation"]
 
 # The DLPack ABI version whose structures are declared below.
 DLPACK_VERSION = (1, 0)
@@ -271,7 +272,7 @@ def _capsule(address: int, offset: int, dtype: np.dtype, shape: tuple[int, ...],
 
 
 class BufferView:
-    """``count`` elements of ``dtype`` in ``shape`` at ``offset`` bytes into a Buffer: what
+    """Elements of ``dtype`` in ``shape`` (C order) at ``offset`` bytes into a Buffer: what
     ``buffer.view(dtype, shape, offset)`` returns. A DLPack producer (``torch.from_dlpack(view)``
     gets a typed tensor), ``__array_interface__`` where the host may touch the memory, and a
     kernel pointer argument (``address``)."""
