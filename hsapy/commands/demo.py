@@ -39,7 +39,7 @@ def tour(runtime, target: str | None) -> bool:
 
     simulated = runtime.backend == "sim"
     _step(1, "Agents")
-    where = "the hsapy simulator (no AMD GPU found: " + runtime.backend_reason + ")" if simulated \
+    where = f"the hsapy simulator ({runtime.backend_reason})" if simulated \
         else "ROCr, the real HSA runtime"
     _say(f"runtime: {where}")
     for agent in runtime.agents:
