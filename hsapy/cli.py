@@ -13,7 +13,7 @@ import sys
 from hsapy import __version__
 
 # Order is the order shown in --help.
-COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace")
+COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace", "selftest")
 
 
 def _available_commands():
