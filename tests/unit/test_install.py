@@ -7,6 +7,7 @@ ones are imported only where they are used, and ``hsapy --version`` says the pac
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -32,7 +33,8 @@ def requirement_names(requirements: list[str]) -> set[str]:
     return {re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower() for r in requirements}
 
 
-def third_party_imports() -> list[tuple[str, str, bool]]:
+@functools.lru_cache(maxsize=None)
+def third_party_imports() -> tuple[tuple[str, str, bool], ...]:
     """(distribution, file, imported inside a function) for every non-stdlib import."""
     found = []
     for directory in PACKAGE_DIRS:
@@ -56,7 +58,7 @@ def third_party_imports() -> list[tuple[str, str, bool]]:
                         continue
                     found.append((DISTRIBUTIONS.get(top, top).lower(),
                                   str(path.relative_to(REPO)), id(node) in lazy_nodes))
-    return found
+    return tuple(found)
 
 
 def test_every_module_level_import_is_a_core_dependency():
