@@ -31,10 +31,15 @@ def _explain_failure(backend: str, exc: Exception) -> str:
 LABEL_WIDTH, VALUE_WIDTH, INDENT = 25, 35, 2
 
 
-def _line(label: str, value: object = None, level: int = 0, pad: bool = True) -> str:
+_HEADING = object()     # a label with no value after it ("Cache Info:", "Pool 1", ...)
+
+
+def _line(label: str, value: object = _HEADING, level: int = 0, pad: bool = True) -> str:
     text = f"{' ' * INDENT * level}{label:<{LABEL_WIDTH}}"
-    if value is None:
+    if value is _HEADING:
         return text
+    if value is None:           # the runtime did not answer this attribute
+        value = "N/A"
     return text + (f"{value!s:<{VALUE_WIDTH}}" if pad else str(value))
 
 
@@ -94,6 +99,8 @@ def _agent_extras(agent) -> dict[str, object]:
 def _isas(agent) -> list[dict[str, object]]:
     from hsapy._hsa import constant, iterate
 
+    if not agent.isa_names:     # CPU agents: ROCr may refuse to iterate their ISAs
+        return []
     lib, ffi = agent.runtime.lib, agent.runtime.ffi
     found = []
     handles = iterate(lib, "hsa_agent_iterate_isas", "hsa_isa_t", {"handle": agent.handle})
