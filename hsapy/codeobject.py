@@ -14,7 +14,7 @@ and what was expected there; nothing lets a construct, struct, index or key erro
 Sources (facts, not code): LLVM AMDGPUUsage ("ELF Code Object", "Code Object Metadata",
 "Kernel Descriptor"), LLVM llvm/BinaryFormat/ELF.h (EF_AMDGPU_* values, checked against
 ``llvm-mc-19 -mcpu=<gfx>`` output), clang's OffloadBundler (bundle and CCOB layouts, checked
-against ``clang-19 --offload-compress`` output), and /work/shared/reference/amdgpu-abi.md.
+against ``clang-19 --offload-compress`` output), and docs/hsa-abi.md.
 """
 from __future__ import annotations
 

@@ -160,7 +160,7 @@ class Executable:
     def __init__(self, runtime: Any, code_object: Any, agent: Any) -> None:
         lib = runtime.lib
         ffi = runtime.ffi
-        self.runtime = runtime          # children hold their parents (DESIGN.md "Lifetimes")
+        self.runtime = runtime  # children hold their parents (docs/architecture.md "Lifetimes")
         self.agent = agent
         self._agent_handle = _handle_of(agent)
         self.target = agent_target(lib, ffi, agent)

@@ -12,7 +12,7 @@ another library's array of memory the kernel's runtime allocated: hsapy.interop)
 error that names the kernel, the argument, what it expects, and the signature.
 
 Hidden arguments are filled as HIP's runtime fills them (LLVM AMDGPUUsage "Code Object V5
-Metadata", hidden kernel arguments; shared/reference/amdgpu-abi.md): block counts (grid /
+Metadata", hidden kernel arguments; docs/hsa-abi.md): block counts (grid /
 workgroup, floor), group sizes, remainders (grid % workgroup), grid dimensions, dynamic LDS size,
 global offsets 0, the queue pointer when the runtime gives one, every other kind 0. Code object
 v4's hidden kinds (global offsets, printf/hostcall buffers, default queue, completion action,

@@ -666,7 +666,7 @@ def _prepare_module(ir_text: str, target: Target, code_object_version: int,
     module.triple = AMDGPU_TRIPLE
     module.data_layout = data_layout
     # Pin the version with a module flag (behaviour 1 = error on mismatch): LLVM 22 would
-    # otherwise emit v6, which ROCm before 6.2 rejects (amdgpu-abi.md, "Code objects").
+    # otherwise emit v6, which ROCm before 6.2 rejects (docs/hsa-abi.md, "Code objects").
     if "amdhsa_code_object_version" not in ir_text:
         flags = llvm.parse_assembly(_flags_module_text(code_object_version, data_layout))
         try:

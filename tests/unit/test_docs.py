@@ -82,6 +82,16 @@ def test_the_docs_index_lists_every_page():
             assert f"({page.name})" in index, page.name
 
 
+def test_no_file_cites_a_path_outside_the_repository():
+    found = []
+    for path in _repository_files():
+        text = path.read_bytes().decode("utf-8", errors="ignore")
+        for number, line in enumerate(text.splitlines(), start=1):
+            if any(pattern.search(line) for pattern in OUTSIDE):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
+    assert not found, "\n".join(found)
+
+
 def test_the_readme_has_exactly_two_set_up_commands_and_links_the_docs():
     readme = (ROOT / "README.md").read_text()
     setup = readme.split("## Set-up", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
