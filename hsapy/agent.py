@@ -141,6 +141,12 @@ class Agent:
     queue_min_size = _Info(0, "HSA_AGENT_INFO_QUEUE_MIN_SIZE in packets.")
     queue_max_size = _Info(0, "HSA_AGENT_INFO_QUEUE_MAX_SIZE in packets.")
 
+    def query(self, field: InfoField) -> Any:
+        """One property outside :data:`AGENT_INFO`, read now with hsa_agent_get_info, e.g.
+        ``agent.query(InfoField("HSA_AMD_AGENT_INFO_BDFID", "uint32_t"))``; None when the
+        runtime does not answer it."""
+        return _read(self.runtime.lib, self.runtime.ffi, self.handle, field)
+
     @property
     def device_type(self) -> str:
         """HSA_AGENT_INFO_DEVICE as "CPU", "GPU" or "DSP"."""

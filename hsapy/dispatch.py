@@ -1,6 +1,6 @@
 """Launching kernels through raw AQL: plain launch, prepared dispatch, batches and graphs.
 
-Data flow (DESIGN.md "Data flow of one dispatch"): the kernel's KernargLayout packs the explicit
+Data flow (docs/architecture.md, "Data flow"): the kernel's KernargLayout packs the explicit
 and hidden arguments into a kernarg slot; a 64-byte dispatch packet is patched from a template;
 ``Queue`` publishes it (body, then header|setup with one release store, then the doorbell).
 

@@ -97,7 +97,7 @@ class _QueueState:
         self.handle_state: HandleState | None = None
 
     def on_error(self, status: int, queue: Any, _data: Any) -> None:
-        # Runs on a runtime thread: never raise, only record (DESIGN.md "Errors").
+        # Runs on a runtime thread: never raise, only record (docs/architecture.md "Errors").
         try:
             with self.error_lock:
                 if self.error is None:
@@ -302,7 +302,7 @@ class Queue:
         check(self._lib.hsa_amd_profiling_set_profiler_enabled(self._ptr, int(enabled)),
               "hsa_amd_profiling_set_profiler_enabled", self._lib)
 
-    # -- publishing packets (shared/reference/amdgpu-abi.md "Publishing a packet") -----------
+    # -- publishing packets (docs/hsa-abi.md "Publishing a packet") -----------
     def reserve(self, count: int = 1, timeout: float = 10.0) -> int:
         """Reserve ``count`` consecutive slots; returns the first index once they are free.
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState, drain
-from hsapy.errors import HsapyError, HsapyValueError
+from hsapy.diagnose import explain_rocr_failure
+from hsapy.errors import BackendUnavailableError, HsapyError, HsapyValueError
 
 __all__ = ["Runtime", "BACKENDS"]
 
@@ -31,8 +32,11 @@ SYSTEM_INFO: dict[str, tuple[str, str]] = {
 
 
 def _open_rocr() -> Any:
-    lib = load_rocr()
-    call(lib, "hsa_init")
+    try:
+        lib = load_rocr()
+        call(lib, "hsa_init")
+    except HsapyError as exc:
+        raise BackendUnavailableError(explain_rocr_failure(exc)) from exc
     return lib
 
 
@@ -110,12 +114,8 @@ class Runtime:
     def _auto(targets: Any, executor: Any, watchdog_s: Any = None) -> tuple[Any, str, str]:
         try:
             lib = _open_rocr()
-        except HsapyError as exc:
-            # Short and specific: the status name (hsa_init) or the library problem's first line.
-            reason = getattr(exc, "status_name", None) or str(exc).splitlines()[0]
-            if getattr(exc, "function", None):
-                reason = f"{exc.function}: {reason}"
-            return _open_sim(targets, executor, watchdog_s), "sim", f"ROCr unavailable ({reason})"
+        except BackendUnavailableError as exc:
+            return _open_sim(targets, executor, watchdog_s), "sim", f"ROCr unavailable: {exc}"
         if any(_is_gpu(lib, h) for h in _iterate_agents(lib)):
             return lib, "rocr", "ROCr reports a GPU agent"
         lib.hsa_shut_down()

@@ -24,6 +24,26 @@ def _skip_without_gpu(backend: str) -> None:
         pytest.skip("backend rocr: no AMD GPU agent on this machine")
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--hsapy-backend", choices=("both", "sim", "rocr"), default="both",
+                     help="run only the tests parametrised over this backend (hsapy selftest "
+                          "uses rocr); default: every test, both backends")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """With --hsapy-backend sim|rocr, keep only the tests parametrised with that backend."""
+    wanted = config.getoption("--hsapy-backend")
+    if wanted == "both":
+        return
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        (kept if params.get("backend") == wanted else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 @pytest.fixture(params=["sim", "rocr"])
 def backend(request) -> str:
     """Backend name; ``rocr`` is skipped without an AMD GPU."""

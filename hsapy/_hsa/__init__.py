@@ -32,7 +32,7 @@ _LIB_NAMES = ("libhsa-runtime64.so.1", "libhsa-runtime64.so")
 
 
 def rocr_candidates() -> list[str]:
-    """Paths tried for the real runtime, in DESIGN.md's order.
+    """Paths tried for the real runtime, in docs/architecture.md's order.
 
     HSAPY_HSA_LIB (a file), $ROCM_PATH/lib, /opt/rocm/lib, then the system loader by name. When
     HSAPY_HSA_LIB is set, :func:`load_rocr` tries only that file.

@@ -34,12 +34,12 @@ def tour(runtime, target: str | None) -> bool:
     """The narrated dispatch; returns True when the result verified."""
     import numpy as np
 
-    from hsapy import aql
+    from hsapy import aql, toolchain
     from hsapy.asm import kernels
 
     simulated = runtime.backend == "sim"
     _step(1, "Agents")
-    where = "the hsapy simulator (no AMD GPU found: " + runtime.backend_reason + ")" if simulated \
+    where = f"the hsapy simulator ({runtime.backend_reason})" if simulated \
         else "ROCr, the real HSA runtime"
     _say(f"runtime: {where}")
     for agent in runtime.agents:
@@ -51,10 +51,15 @@ def tour(runtime, target: str | None) -> bool:
 
     _step(2, "Code object")
     started = time.perf_counter()
-    code = kernels.build("vector_add", agent.target)
+    shipped: list[str] = []
+    with toolchain.observe(lambda event: shipped.append(event.message)
+                           if event.kind == "prebuilt" else None):
+        code = kernels.build("vector_add", agent.target)
     executable = runtime.load(code, agent)
     kernel = executable.kernel("vector_add")
-    _say(f"vector_add built with llvmlite + ld.lld for {agent.target} "
+    how = "prebuilt by llvmlite + ld.lld and shipped with hsapy" if shipped \
+        else "built with llvmlite + ld.lld"
+    _say(f"vector_add {how} for {agent.target} "
          f"({len(code)} bytes, {1e3 * (time.perf_counter() - started):.0f} ms incl. cache)")
     _say(f"loaded through the runtime's loader: kernel_object (descriptor) at "
          f"{kernel.kernel_object:#x}")
@@ -167,7 +172,21 @@ def suite(runtime, target: str | None, budget: float) -> bool:
     return all(row.ok for row in results)
 
 
+def _note_prebuilt():
+    """A toolchain observer that prints, once, why shipped code objects stand in for builds."""
+    said: list[bool] = []
+
+    def note(event) -> None:
+        if event.kind == "prebuilt" and not said:
+            said.append(True)
+            print("hsapy demo: no ld.lld on this machine: the llvmlite kernels are the code "
+                  "objects shipped prebuilt with hsapy (pip install 'hsapy[toolchain]' links "
+                  "them here)")
+    return note
+
+
 def run(args: argparse.Namespace) -> int:
+    from hsapy import toolchain
     from hsapy.errors import HsapyError
     from hsapy.runtime import Runtime
 
@@ -178,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"hsapy demo: {str(exc).splitlines()[0]}\nRun on the simulator: hsapy demo "
               "--backend sim", file=sys.stderr)
         return 2
-    with runtime:
+    with runtime, toolchain.observe(_note_prebuilt()):
         if not tour(runtime, args.target):
             print("\nhsapy demo: the result did not verify", file=sys.stderr)
             return 1

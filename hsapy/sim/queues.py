@@ -5,7 +5,7 @@ A queue is a ring of ``size`` 64-byte packet slots in simulated memory, describe
 kernel receives points at the same layout as on ROCr: write_dispatch_id at offset 56,
 read_dispatch_id at offset 128, /usr/include/hsa/amd_hsa_queue.h). hsapy writes packets straight
 into ``base_address``; one daemon thread per queue processes them in order following
-shared/reference/amdgpu-abi.md: wait while the slot's header type is INVALID, honour the
+docs/hsa-abi.md: wait while the slot's header type is INVALID, honour the
 barrier bit, barrier-AND/OR dependencies and AMD barrier-value, hand kernel dispatches to the
 agent's executor, then return the slot's header to INVALID, advance the read index and decrement
 the completion signal. A malformed packet or a fault stops the queue and calls its error
@@ -404,7 +404,7 @@ class SimQueue:
 
     def _retire(self, slot: int, index: int, completion: SimSignal | None) -> None:
         # The slot becomes INVALID before the read index moves past it, so a producer that
-        # reuses the slot never has its header overwritten (amdgpu-abi.md, publishing).
+        # reuses the slot never has its header overwritten (docs/hsa-abi.md, publishing).
         self.header_view[slot << 5] = PACKET_INVALID
         self.store_read_index(index + 1)
         if completion is not None:

@@ -4,7 +4,7 @@
 same name, argument order, out-pointer conventions, ffi types and status codes as ROCr, and the
 enum constants as attributes (like a dlopen'ed lib). Methods never raise for bad input: they
 return the status ROCr returns. See docs/internals.md for the contracts, and
-shared/reference/amdgpu-abi.md for the packet protocol the queues follow.
+docs/hsa-abi.md for the packet protocol the queues follow.
 
 Where the simulator has to choose, it follows ROCr's source (GpuAgent::QueueCreate,
 MemoryRegion::GetAccessInfo / AllocateImpl, hsa_amd_memory_async_copy) over hsa.h's prose:

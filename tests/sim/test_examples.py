@@ -46,3 +46,16 @@ def test_example_runs_and_verifies_on_the_simulator(name):
     lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("backend sim"), lines[0]
     assert lines[-1].startswith("OK: ") and EXPECTED[name] in lines[-1], lines[-1]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED) + ["hip_port_vector_add_two_streams.py"])
+def test_asking_for_rocr_without_a_gpu_prints_one_line_not_a_traceback(name):
+    from hsapy.diagnose import kfd_problem
+
+    if kfd_problem() is None:
+        pytest.skip("/dev/kfd opens here: ROCr may start")
+    result = subprocess.run([sys.executable, str(EXAMPLES / name), "--backend", "rocr"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"{name}: ") and "/dev/kfd" in result.stderr

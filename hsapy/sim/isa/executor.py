@@ -5,7 +5,7 @@
 1. Reads the 64-byte kernel descriptor at ``ctx.kernel_object`` (through SimMemory) and decodes
    the machine code from the entry point (cached per loaded code).
 2. Builds the initial state of every wave exactly as the hardware does from the descriptor and
-   the packet (shared/reference/amdgpu-abi.md, "Wave state at kernel entry"; LLVM AMDGPUUsage,
+   the packet (docs/hsa-abi.md, "Wave state at kernel entry"; LLVM AMDGPUUsage,
    "Initial Kernel Execution State"): user SGPRs, system SGPRs (or gfx12's architected TTMPs),
    packed work-item ids in v0, EXEC for partial waves.
 3. Runs all waves of (a chunk of) the dispatch as one :class:`~hsapy.sim.isa.wave.Batch`: each
@@ -56,7 +56,7 @@ POLL_STEPS = 2048
 
 @dataclass(frozen=True)
 class KernelDescriptor:
-    """The fields of the 64-byte kernel descriptor the interpreter uses (amdgpu-abi.md)."""
+    """The fields of the 64-byte kernel descriptor the interpreter uses (docs/hsa-abi.md)."""
 
     group_segment_fixed_size: int
     private_segment_fixed_size: int
