@@ -141,7 +141,7 @@ class KernargRing:
         self.slot_size = slot_size
         self.slots = slots
         self.buffer = queue.agent.kernarg_pool.allocate(slot_size * slots)
-        if runtime.backend == "rocr":
+        if runtime.runs_rocr:
             self.buffer.allow_access([queue.agent])
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address),
                                        slot_size * slots)
@@ -236,7 +236,7 @@ class _BatchArena:
         self.slot_size = slot_size
         half = slot_size * BATCH_ARENA_SLOTS
         self.buffer = queue.agent.kernarg_pool.allocate(2 * half)
-        if runtime.backend == "rocr":
+        if runtime.runs_rocr:
             self.buffer.allow_access([queue.agent])
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address), 2 * half)
         self.signals = [runtime.create_signal(0), runtime.create_signal(0)]

@@ -16,7 +16,7 @@ from hsapy.errors import HsapyError, HsapyValueError
 
 __all__ = ["Runtime", "BACKENDS"]
 
-BACKENDS = ("auto", "rocr", "sim")
+BACKENDS = ("auto", "rocr", "sim", "rocr-sim")
 HSA_STATUS_SUCCESS = 0
 
 # Runtime.system_info: key -> (hsa_system_info_t enumerator, C type of the value) (hsa.h).
@@ -44,6 +44,12 @@ def _open_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
     return lib
 
 
+def _open_rocr_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
+    from hsapy.sim.thunk import open_rocr_sim
+
+    return open_rocr_sim(targets, executor, watchdog_s)
+
+
 def _iterate_agents(lib: Any) -> list[int]:
     return iterate(lib, "hsa_iterate_agents", "hsa_agent_t")
 
@@ -59,7 +65,8 @@ def _shut_down(lib: Any):
 class Runtime:
     """An initialized HSA runtime. Use as a context manager; ``close()`` is idempotent.
 
-    ``backend``: "auto" (default, or ``HSAPY_BACKEND``), "rocr" or "sim". ``targets`` chooses the
+    ``backend``: "auto" (default, or ``HSAPY_BACKEND``), "rocr", "sim" or "rocr-sim" (the real
+    ROCr over the simulated KFD thunk, docs/rocr-over-simulated-thunk.md). ``targets`` chooses the
     simulator's GPU agents (e.g. ``["gfx942"]``; default gfx942 + gfx1201 or
     ``HSAPY_SIM_TARGETS``); ``executor`` selects the simulator's executor ("null" consumes
     dispatches without running them); ``watchdog_s`` is how many host seconds one simulated
@@ -78,11 +85,17 @@ class Runtime:
             lib, reason = _open_rocr(), "requested"
         elif backend == "sim":
             lib, reason = _open_sim(targets, executor, watchdog_s), "requested"
+        elif backend == "rocr-sim":
+            lib, reason = _open_rocr_sim(targets, executor, watchdog_s), "requested"
         else:
             lib, backend, reason = self._auto(targets, executor, watchdog_s)
         self.lib = lib
         self.backend = backend
         self.backend_reason = reason
+        # The real runtime's rules apply (ROCr, on a GPU or over the simulated thunk) / times
+        # and results come from the simulator (hsapy.sim, directly or under ROCr).
+        self.runs_rocr = backend in ("rocr", "rocr-sim")
+        self.is_simulated = backend in ("sim", "rocr-sim")
         self._state = HandleState("Runtime", _shut_down(lib))
         weakref.finalize(self, self._state.close_later)
         self._signal_pool: Any = None

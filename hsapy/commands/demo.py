@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from hsapy.runtime import BACKENDS
 
 HELP = "a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then the operator suite"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("auto", "rocr", "sim"), default=None,
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--target", default=None, help="GPU target to use (default: the first)")
     parser.add_argument("--no-suite", action="store_true",

@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from hsapy.runtime import BACKENDS
 
 HELP = "show the runtime's agents, their properties and memory pools (like rocminfo)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("auto", "rocr", "sim"), default=None,
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
+from hsapy.runtime import BACKENDS
 
 HELP = "run the tutorial's operator suite (HIP or llvmlite kernels) against FP64 references"
 
@@ -44,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", metavar="GFX",
                         help="GPU target (repeatable); default: every GPU agent "
                              f"({', '.join(SIM_DEFAULT_TARGETS)} on the simulator)")
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"),
+    parser.add_argument("--backend", choices=BACKENDS,
                         default=os.environ.get("HSAPY_BACKEND", "auto"),
                         help="HSA runtime: the simulator, ROCr, or auto (ROCr with a GPU)")
     parser.add_argument("--size", action="append", metavar="SIZE",
