@@ -14,9 +14,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hsapy.sim.thunk.build import SONAME, BuildError, build
+from hsapy.errors import LibraryLoadError
+from hsapy.sim.thunk.build import SONAME, ThunkBuildError, build
 
-__all__ = ["load", "open_rocr_sim", "ThunkLoadError", "BuildError", "real_thunk_loaded",
+__all__ = ["load", "open_rocr_sim", "ThunkLoadError", "ThunkBuildError", "real_thunk_loaded",
            "ROCR_SIM_TARGETS"]
 
 # Targets the simulated device can be: ones the installed ROCr (5.2.3) knows and the simulator
@@ -27,7 +28,7 @@ _lock = threading.Lock()
 _loaded: Any = None
 
 
-class ThunkLoadError(RuntimeError):
+class ThunkLoadError(LibraryLoadError):
     """The simulated thunk cannot serve this process (the real one is already loaded)."""
 
 
@@ -52,7 +53,7 @@ def load() -> Path:
     """Build (once, into the cache) and load the simulated thunk into this process.
 
     Raises :class:`ThunkLoadError` when the real thunk was loaded first (the real runtime was
-    opened in this process before: it stays bound to that thunk), :class:`BuildError` when the
+    opened in this process before: it stays bound to that thunk), :class:`ThunkBuildError` when the
     library cannot be compiled.
     """
     global _loaded
@@ -101,7 +102,10 @@ def open_rocr_sim(targets: Any = None, executor: Any = None, watchdog_s: Any = N
     load()
     os.environ.setdefault("HSA_ENABLE_SDMA", "0")
     device = kfd.SimKfd(names[0], executor=executor, watchdog_s=watchdog_s)
-    kfd.attach(device)
+    try:
+        kfd.attach(device)
+    except RuntimeError as exc:
+        raise ThunkLoadError(f"backend rocr-sim: {exc}") from None
     try:
         lib = load_rocr()
         call(lib, "hsa_init")

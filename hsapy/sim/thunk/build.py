@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import re
 import os
 import shutil
 import subprocess
@@ -33,7 +34,9 @@ from pathlib import Path
 
 import cffi
 
-__all__ = ["EXPORTS", "FIELD_MASKS", "SONAME", "build", "library_path", "BuildError"]
+from hsapy.errors import LibraryLoadError
+
+__all__ = ["EXPORTS", "FIELD_MASKS", "SONAME", "build", "library_path", "ThunkBuildError"]
 
 SONAME = "libhsakmt.so.1"
 MODULE_NAME = "_hsapy_sim_thunk"
@@ -274,12 +277,49 @@ FIELD_MASKS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def prototypes() -> list[tuple[str, list[tuple[str, str]]]]:
+    """(name, [(C type, parameter name), ...]) of every export, parsed from EXPORTS."""
+    result = []
+    for match in re.finditer(r"HSAKMT_STATUS\s+(hsaKmt\w+)\(([^)]*)\);", EXPORTS):
+        params = []
+        text = " ".join(match.group(2).split())
+        if text != "void":
+            for part in text.split(","):
+                part = part.strip()
+                array = part.endswith("[]")
+                part = part.removesuffix("[]")
+                name = re.search(r"(\w+)$", part).group(1)
+                ctype = part[:-len(name)].strip() + (" *" if array else "")
+                params.append((ctype, name))
+        result.append((match.group(1), params))
+    return result
+
+
+def _forwarders() -> tuple[str, str]:
+    """C functions ``hsapy_real_<export>`` that call the same function of the real thunk
+    (dlopened by path), and their declarations for the cdef."""
+    decls, defs = [], []
+    for name, params in prototypes():
+        signature = ", ".join(f"{t} {n}" for t, n in params) or "void"
+        types = ", ".join(t for t, _ in params) or "void"
+        args = ", ".join(n for _, n in params)
+        decls.append(f"HSAKMT_STATUS hsapy_real_{name}({signature});")
+        defs.append(
+            f"static HSAKMT_STATUS hsapy_real_{name}({signature}) {{\n"
+            f"    static HSAKMT_STATUS (*f)({types});\n"
+            f"    if (f == NULL) f = (HSAKMT_STATUS (*)({types}))hsapy_real_symbol(\"{name}\");\n"
+            f"    if (f == NULL) return HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED;\n"
+            f"    return f({args});\n}}")
+    return "\n".join(decls), "\n".join(defs)
+
+
 def _helpers_source() -> str:
     cases = "\n".join(
         f"    case {i}: {{ {union} v; memset(&v, 0, sizeof v); v.{member} = -1; "
         f"return (uint64_t)v.{value}; }}"
         for i, (union, member, value) in enumerate(FIELD_MASKS))
     return f"""
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -308,6 +348,19 @@ static uint64_t hsapy_atomic_cas64(uint64_t a, uint64_t expected, uint64_t v) {{
     __atomic_compare_exchange_n((uint64_t *)(uintptr_t)a, &expected, v, 0, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
     return expected; }}
+/* The real thunk, for a process that loaded this library but attached no simulated device:
+   every export then forwards to it (hsapy_real_*), so the real runtime behaves as it would
+   without this library. Loaded by path (RTLD_LOCAL): its soname is this library's. */
+static char hsapy_real_path[4096];
+static void *hsapy_real_symbol(const char *name) {{
+    static void *handle;
+    if (handle == NULL && hsapy_real_path[0]) handle = dlopen(hsapy_real_path, RTLD_NOW | RTLD_LOCAL);
+    return handle == NULL ? NULL : dlsym(handle, name);
+}}
+static void hsapy_set_real_thunk(const char *path) {{
+    strncpy(hsapy_real_path, path, sizeof hsapy_real_path - 1); }}
+{_forwarders()[1]}
+
 static uint32_t hsapy_atomic_load32(uint64_t a) {{
     return __atomic_load_n((uint32_t *)(uintptr_t)a, __ATOMIC_ACQUIRE); }}
 static void hsapy_atomic_store32(uint64_t a, uint32_t v) {{
@@ -325,13 +378,13 @@ hsapy.sim.thunk.kfd.install(ffi, lib)
 VERSION_SCRIPT = "HSAKMT_1 {\n  global: hsaKmt*;\n  local: *;\n};\n"
 
 
-class BuildError(RuntimeError):
+class ThunkBuildError(LibraryLoadError):
     """The simulated thunk could not be compiled; the message says what is missing."""
 
 
 def _builder() -> cffi.FFI:
     builder = cffi.FFI()
-    builder.cdef(CDEF_TYPES)
+    builder.cdef(CDEF_TYPES + "\nvoid hsapy_set_real_thunk(const char *path);\n" + _forwarders()[0])
     builder.embedding_api(EXPORTS)
     builder.set_source(MODULE_NAME, _helpers_source())
     builder.embedding_init_code(INIT_CODE)
@@ -339,7 +392,7 @@ def _builder() -> cffi.FFI:
 
 
 def _key() -> str:
-    parts = [CDEF_TYPES, EXPORTS, _helpers_source(), INIT_CODE, VERSION_SCRIPT, cffi.__version__,
+    parts = [CDEF_TYPES, _forwarders()[0], EXPORTS, _helpers_source(), INIT_CODE, VERSION_SCRIPT, cffi.__version__,
              sys.version, _header_path() or ""]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
@@ -362,7 +415,7 @@ def build() -> Path:
     """Compile the simulated ``libhsakmt.so.1`` into the cache (once) and return its path.
 
     Needs a C compiler (``cc``/``gcc``), Python's headers and ``hsakmt.h`` (Debian:
-    ``apt install gcc python3-dev libhsakmt-dev``); raises :class:`BuildError` naming what is
+    ``apt install gcc python3-dev libhsakmt-dev``); raises :class:`ThunkBuildError` naming what is
     missing.
     """
     target = library_path()
@@ -370,15 +423,15 @@ def build() -> Path:
         return target
     include = _header_path()
     if include is None:
-        raise BuildError("the simulated thunk needs hsakmt.h (the KFD thunk's header) to build: "
+        raise ThunkBuildError("the simulated thunk needs hsakmt.h (the KFD thunk's header) to build: "
                          "install libhsakmt-dev (Debian/Ubuntu) or ROCm, or set ROCM_PATH")
     python_include = sysconfig.get_paths()["include"]
     if not Path(python_include, "Python.h").exists():
-        raise BuildError(f"the simulated thunk needs Python's headers ({python_include}/Python.h): "
+        raise ThunkBuildError(f"the simulated thunk needs Python's headers ({python_include}/Python.h): "
                          "install python3-dev")
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
-        raise BuildError("the simulated thunk needs a C compiler: install gcc")
+        raise ThunkBuildError("the simulated thunk needs a C compiler: install gcc")
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         source = Path(tmp, MODULE_NAME + ".c")
@@ -389,10 +442,10 @@ def build() -> Path:
         output = Path(tmp, SONAME)
         command = [compiler, "-shared", "-fPIC", "-O2", "-pthread", f"-I{python_include}",
                    f"-I{include}", str(source), "-o", str(output), f"-Wl,-soname,{SONAME}",
-                   f"-Wl,--version-script={script}"]
+                   f"-Wl,--version-script={script}", "-ldl"]
         proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
-            raise BuildError("compiling the simulated thunk failed:\n" + " ".join(command) + "\n"
+            raise ThunkBuildError("compiling the simulated thunk failed:\n" + " ".join(command) + "\n"
                              + proc.stdout + proc.stderr)
         os.replace(output, target)
     return target

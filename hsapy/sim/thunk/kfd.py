@@ -20,7 +20,6 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-import re
 import sys
 import threading
 import time
@@ -35,7 +34,7 @@ from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import SimMemory
 from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, APERTURE_SIZE
 from hsapy.sim.targets import GPU_PROFILES, GpuProfile
-from hsapy.sim.thunk.build import EXPORTS, FIELD_MASKS
+from hsapy.sim.thunk.build import FIELD_MASKS, prototypes
 
 __all__ = ["SimKfd", "Event", "attach", "detach", "attached", "install", "TRACE_ENV"]
 
@@ -57,6 +56,12 @@ SVM_APERTURE_LIMIT = (1 << 47) - 1
 
 _lock = threading.Lock()
 _device: "SimKfd | None" = None
+_real_open = False          # the real thunk's hsaKmtOpenKFD succeeded and it is not closed yet
+
+
+def real_thunk_in_use() -> bool:
+    """True while the runtime in this process runs over the real thunk (a real GPU)."""
+    return _real_open
 
 
 def attach(device: "SimKfd") -> None:
@@ -64,7 +69,12 @@ def attach(device: "SimKfd") -> None:
     global _device
     with _lock:
         if _device is not None and _device is not device and _device.is_open:
-            raise RuntimeError("another simulated KFD is attached and open in this process")
+            raise RuntimeError("a simulated device is already open in this process (an open "
+                               "Runtime(backend='rocr-sim')): ROCr is one per process, close "
+                               "that runtime first")
+        if _real_open:
+            raise RuntimeError("ROCr in this process already runs over the real KFD thunk (an "
+                               "open Runtime(backend='rocr') on a GPU): close it first")
         _device = device
 
 
@@ -181,8 +191,10 @@ class SimKfd:
         return self.lib.HSAKMT_STATUS_SUCCESS
 
     def hsaKmtCloseKFD(self) -> int:
-        self.shut_down()
+        # The runtime's last hsa_shut_down: the device is done; a later hsa_init in this process
+        # reaches the real thunk again unless another simulated device is attached.
         self.is_open = False
+        detach(self)
         return self.lib.HSAKMT_STATUS_SUCCESS
 
     def hsaKmtRuntimeEnable(self, rdebug: Any, setup_ttmp: bool) -> int:
@@ -615,20 +627,48 @@ def _address(ffi: Any, pointer: Any) -> int:
     return int(ffi.cast("uintptr_t", pointer))
 
 
+def real_thunk_path() -> str | None:
+    """Where the real ``libhsakmt.so.1`` is ($ROCM_PATH/lib, /opt/rocm/lib, the system's library
+    directories), or None."""
+    import sysconfig
+
+    roots = [os.environ.get("ROCM_PATH", ""), "/opt/rocm"]
+    dirs = [os.path.join(r, "lib") for r in roots if r]
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    if multiarch:
+        dirs += [f"/usr/lib/{multiarch}", f"/lib/{multiarch}"]
+    dirs += ["/usr/lib64", "/usr/lib", "/lib64", "/lib"]
+    for directory in dirs:
+        candidate = os.path.join(directory, "libhsakmt.so.1")
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
 def install(ffi: Any, lib: Any) -> None:
-    """Bind every export of the embedded library to the attached device (at its first call)."""
+    """Bind every export of the embedded library (at its first call): to the attached device,
+    or, with none attached, to the real thunk (``hsapy_real_*``), so that a process which loaded
+    this library without asking for the simulated device runs the real runtime unchanged."""
     trace = bool(os.environ.get(TRACE_ENV))
-    names = re.findall(r"(hsaKmt\w+)\(", EXPORTS)
+    real = real_thunk_path()
+    if real is not None:
+        lib.hsapy_set_real_thunk(real.encode())
     error = lib.HSAKMT_STATUS_ERROR
-    not_open = lib.HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED
 
     def make(name: str):
+        forward = getattr(lib, "hsapy_real_" + name)
+
         def export(*args: Any) -> int:
             device = _device
             if device is None:
+                global _real_open
+                status = forward(*args)
+                if status == 0 and name in ("hsaKmtOpenKFD", "hsaKmtCloseKFD"):
+                    _real_open = name == "hsaKmtOpenKFD"
                 if trace:
-                    print(f"[thunk] {name}: no simulated device attached", file=sys.stderr)
-                return not_open
+                    print(f"[thunk] {name}{_brief(args)} -> {status} (real thunk)",
+                          file=sys.stderr, flush=True)
+                return status
             if device.lib is None:
                 device.bind(ffi, lib)
             try:
@@ -644,7 +684,7 @@ def install(ffi: Any, lib: Any) -> None:
         export.__name__ = name
         return export
 
-    for name in names:
+    for name, _ in prototypes():
         ffi.def_extern(name=name, error=error)(make(name))
 
 
