@@ -38,10 +38,14 @@ def tour(runtime, target: str | None) -> bool:
     from hsapy import aql
     from hsapy.asm import kernels
 
-    simulated = runtime.backend == "sim"
+    simulated = runtime.is_simulated
     _step(1, "Agents")
-    where = "the hsapy simulator (no AMD GPU found: " + runtime.backend_reason + ")" if simulated \
-        else "ROCr, the real HSA runtime"
+    if runtime.backend == "rocr-sim":
+        where = "ROCr, the real HSA runtime, over hsapy's simulated KFD thunk"
+    elif simulated:
+        where = "the hsapy simulator (no AMD GPU found: " + runtime.backend_reason + ")"
+    else:
+        where = "ROCr, the real HSA runtime"
     _say(f"runtime: {where}")
     for agent in runtime.agents:
         extra = (f", wave{agent.wavefront_size}, {agent.compute_unit_count} CUs, "

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             document = {
                 "backend": runtime.backend,
                 "backend_reason": runtime.backend_reason,
-                "simulated": runtime.backend == "sim",
+                "simulated": runtime.is_simulated,
                 "system": runtime.system_info,
                 "agents": [agent.as_dict() for agent in runtime.agents],
             }

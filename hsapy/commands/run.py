@@ -357,7 +357,7 @@ class HsapySession:
 
     def __init__(self, runtime: Any, rebuild: bool = False, timeout: float | None = None):
         self.runtime = runtime
-        self.simulated = runtime.backend == "sim"
+        self.simulated = runtime.is_simulated
         self.rebuild = rebuild
         self.timeout = timeout if timeout is not None else (900.0 if self.simulated else 60.0)
         self.agents = {agent.name: agent for agent in runtime.gpu_agents}

@@ -101,6 +101,16 @@ def open_rocr_sim(targets: Any = None, executor: Any = None, watchdog_s: Any = N
             f"({', '.join(ROCR_SIM_TARGETS)}); got targets={targets!r}")
     load()
     os.environ.setdefault("HSA_ENABLE_SDMA", "0")
+    device = kfd.attached()
+    if device is not None and device.is_open:
+        # ROCr is one per process: a second Runtime shares it (hsa_init counts references),
+        # as two Runtime(backend="rocr") share one GPU.
+        if device.profile.name != names[0]:
+            raise ThunkLoadError(
+                f"backend rocr-sim: this process's simulated device is a {device.profile.name} "
+                f"(an open Runtime(backend='rocr-sim')); close it to simulate a {names[0]}")
+        call(load_rocr(), "hsa_init")
+        return load_rocr()
     device = kfd.SimKfd(names[0], executor=executor, watchdog_s=watchdog_s)
     try:
         kfd.attach(device)
