@@ -376,7 +376,8 @@ class SimLib(LoaderMixin):
         for level, size in enumerate(agent.profile.cache_sizes, start=1):
             if size:
                 handle = _CACHE_HANDLE_BASE + len(self.caches) * _HANDLE_STRIDE
-                cache = SimCache(handle, f"L{level}", level, size)
+                # ROCr names a cache after its agent: "<agent name> L<level>" (cache.cpp)
+                cache = SimCache(handle, f"{agent.name} L{level}", level, size)
                 self.caches[handle] = cache
                 agent.caches.append(cache)
 

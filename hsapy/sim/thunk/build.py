@@ -274,6 +274,10 @@ FIELD_MASKS: tuple[tuple[str, str, str], ...] = (
     ("HsaMemFlags", "ui32.FixedAddress", "Value"),
     ("HsaMemFlags", "ui32.Uncached", "Value"),
     ("HSA_LINKPROPERTY", "ui32.Override", "LinkProperty"),
+    ("HsaCacheType", "ui32.Data", "Value"),
+    ("HsaCacheType", "ui32.Instruction", "Value"),
+    ("HsaCacheType", "ui32.CPU", "Value"),
+    ("HsaCacheType", "ui32.HSACU", "Value"),
 )
 
 

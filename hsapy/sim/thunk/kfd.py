@@ -33,7 +33,7 @@ from hsapy.sim.clock import SimClock
 from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import SimMemory
 from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, APERTURE_SIZE
-from hsapy.sim.targets import GPU_PROFILES, GpuProfile
+from hsapy.sim.targets import CPU_PROFILE, GPU_PROFILES, GpuProfile
 from hsapy.sim.thunk.build import FIELD_MASKS, prototypes
 
 __all__ = ["SimKfd", "Event", "attach", "detach", "attached", "install", "TRACE_ENV"]
@@ -198,7 +198,10 @@ class SimKfd:
         return self.lib.HSAKMT_STATUS_SUCCESS
 
     def hsaKmtRuntimeEnable(self, rdebug: Any, setup_ttmp: bool) -> int:
-        return self.lib.HSAKMT_STATUS_SUCCESS
+        # As the real thunk for a GPU whose firmware has no debug-trap support: ROCr then runs
+        # without KFD exception reporting and takes queue errors from queue_inactive_signal,
+        # the path the simulated command processor reports through (processor.py).
+        return self.lib.HSAKMT_STATUS_NOT_SUPPORTED
 
     def hsaKmtRuntimeDisable(self) -> int:
         return self.lib.HSAKMT_STATUS_SUCCESS
@@ -223,7 +226,7 @@ class SimKfd:
             props.NumCPUCores = os.cpu_count() or 1
             props.NumFComputeCores = 0
             props.NumMemoryBanks = 1
-            props.NumCaches = 0
+            props.NumCaches = len(self._caches(CPU_NODE))
             props.NumIOLinks = 1
             props.CComputeIdLo = 0
             props.MaxEngineClockMhzCCompute = 3000
@@ -238,7 +241,7 @@ class SimKfd:
         props.NumFComputeCores = p.compute_units * p.simds_per_cu
         # frame buffer + the LDS, scratch and SVM apertures the thunk adds for a dGPU
         props.NumMemoryBanks = 4
-        props.NumCaches = 0
+        props.NumCaches = len(self._caches(GPU_NODE))
         props.NumIOLinks = 1
         props.FComputeIdLo = 0x80000000
         props.Capability.Value = (m.put("HSA_CAPABILITY.QueueSizePowerOfTwo", 1)
@@ -300,8 +303,24 @@ class SimKfd:
             banks[i].MemoryClockMax = self.profile.memory_clock_mhz if node == GPU_NODE else 3200
         return lib.HSAKMT_STATUS_SUCCESS
 
+    def _caches(self, node: int) -> list[tuple[int, int, int]]:
+        """(level, bytes, line bytes) of the node's data caches, from the profiles."""
+        profile = CPU_PROFILE if node == CPU_NODE else self.profile
+        return [(level, size, profile.cacheline_size)
+                for level, size in enumerate(profile.cache_sizes, start=1) if size]
+
     def hsaKmtGetNodeCacheProperties(self, node: int, processor: int, count: int,
                                      caches: Any) -> int:
+        if node not in (CPU_NODE, GPU_NODE):
+            return self.lib.HSAKMT_STATUS_INVALID_PARAMETER
+        m = self.masks
+        kind = "HsaCacheType.CPU" if node == CPU_NODE else "HsaCacheType.HSACU"
+        for i, (level, size, line) in enumerate(self._caches(node)[:count]):
+            caches[i].ProcessorIdLow = processor
+            caches[i].CacheLevel = level
+            caches[i].CacheSize = size // 1024          # KiB (hsakmttypes.h)
+            caches[i].CacheLineSize = line
+            caches[i].CacheType.Value = m.put("HsaCacheType.Data", 1) | m.put(kind, 1)
         return self.lib.HSAKMT_STATUS_SUCCESS
 
     def hsaKmtGetNodeIoLinkProperties(self, node: int, count: int, links: Any) -> int:

@@ -132,6 +132,7 @@ class DeviceQueue:
         self.doorbell = doorbell
         self.lib = kfd.lib
         self.is_active = True
+        self.dispatched = 0          # kernel dispatches run (ROCr's own blit kernels included)
         self.error_message = ""
         self._stop = False
         self._wake = threading.Event()
@@ -352,6 +353,7 @@ class DeviceQueue:
             should_stop=self._should_stop,
         )
         kfd.executors.get(kfd.profile).execute(ctx)
+        self.dispatched += 1
         return completion
 
     def _fail(self, code: int, message: str) -> None:
