@@ -74,3 +74,19 @@ def sim_runtime():
 
     with Runtime(backend="sim") as rt:
         yield rt
+
+
+@pytest.fixture
+def rocr_sim_runtime():
+    """An open Runtime on the real ROCr over the simulated thunk (skipped where unavailable)."""
+    from hsapy.runtime import Runtime
+
+    _skip_without_gpu("rocr-sim")
+    with Runtime(backend="rocr-sim") as rt:
+        yield rt
+
+
+@pytest.fixture
+def rocr_sim_available() -> None:
+    """Skips the test where backend rocr-sim cannot run (see pytest_configure)."""
+    _skip_without_gpu("rocr-sim")

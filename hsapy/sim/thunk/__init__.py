@@ -1,7 +1,7 @@
 """The simulated KFD thunk: the real ROCr over hsapy's simulator (backend ``rocr-sim``).
 
 ``libhsa-runtime64`` talks to the GPU only through the thunk, ``libhsakmt.so.1``. This package
-builds a ``libhsakmt.so.1`` whose functions are Python (:mod:`.build`, cffi's embedding mode),
+builds a ``libhsakmt.so.1`` whose functions are Python (:mod:`.library`, cffi's embedding mode),
 served by a simulated device (:class:`~hsapy.sim.thunk.kfd.SimKfd`: memory from
 :class:`~hsapy.sim.memory.SimMemory`, queues consumed by :mod:`.processor`, events, clocks), and
 loads it into this process BEFORE the real runtime, so that the runtime's dependency on
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hsapy.errors import LibraryLoadError
-from hsapy.sim.thunk.build import SONAME, ThunkBuildError, build
+from hsapy.sim.thunk.library import SONAME, ThunkBuildError, build
 
 __all__ = ["load", "open_rocr_sim", "ThunkLoadError", "ThunkBuildError", "real_thunk_loaded",
            "ROCR_SIM_TARGETS"]

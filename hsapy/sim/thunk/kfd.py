@@ -1,7 +1,7 @@
 """The simulated KFD behind the simulated thunk: what each hsaKmt* function does.
 
 The real ROCr (libhsa-runtime64) calls these through ``libhsakmt.so.1`` built by
-:mod:`hsapy.sim.thunk.build`; :func:`install` binds every export to a method of the attached
+:mod:`hsapy.sim.thunk.library`; :func:`install` binds every export to a method of the attached
 :class:`SimKfd` (``attach``). With nothing attached, ``hsaKmtOpenKFD`` fails the way the real
 thunk does on a machine without ``/dev/kfd``, so a process that loaded this library but did not
 ask for the simulated device sees no GPU.
@@ -34,7 +34,7 @@ from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import SimMemory
 from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, APERTURE_SIZE
 from hsapy.sim.targets import CPU_PROFILE, GPU_PROFILES, GpuProfile
-from hsapy.sim.thunk.build import FIELD_MASKS, prototypes
+from hsapy.sim.thunk.library import FIELD_MASKS, prototypes
 
 __all__ = ["SimKfd", "Event", "attach", "detach", "attached", "install", "TRACE_ENV"]
 
