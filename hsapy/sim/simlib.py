@@ -958,7 +958,7 @@ class SimLib(LoaderMixin):
         address = self._address(ptr)
         alloc = self.memory.allocation_at(address)
         if alloc is None or alloc.pool is None:
-            return INVALID_ARGUMENT
+            return INVALID_ALLOCATION   # ROCr 5.2.3: Runtime::FreeMemory, address not allocated
         self.memory.free(address)
         return SUCCESS
 
