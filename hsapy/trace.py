@@ -119,6 +119,7 @@ class _RuntimeInfo:
         self.runtime = runtime
         self.key = key
         self.backend = runtime.backend
+        self.is_simulated = runtime.is_simulated
         self.frequency = int(runtime.timestamp_frequency)
         self.calibration = _calibrate(runtime)
         self.end_calibration: tuple[int, int] | None = None
