@@ -12,7 +12,7 @@ from typing import Any
 
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState, drain
-from hsapy.errors import HsapyError, HsapyValueError
+from hsapy.errors import HsapyError, HsapyValueError, LibraryLoadError
 
 __all__ = ["Runtime", "BACKENDS"]
 
@@ -31,6 +31,16 @@ SYSTEM_INFO: dict[str, tuple[str, str]] = {
 
 
 def _open_rocr() -> Any:
+    import sys
+
+    kfd = sys.modules.get("hsapy.sim.thunk.kfd")
+    device = kfd.attached() if kfd is not None else None
+    if device is not None and device.is_open:
+        # ROCr is one per process and is running over the simulated thunk: hsa_init would
+        # succeed and report the simulated device as if it were a GPU.
+        raise LibraryLoadError(
+            "ROCr in this process runs over the simulated KFD thunk (an open "
+            "Runtime(backend='rocr-sim')); close it before opening backend rocr")
     lib = load_rocr()
     call(lib, "hsa_init")
     return lib

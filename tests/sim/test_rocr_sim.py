@@ -193,3 +193,11 @@ def test_the_thunk_build_names_what_is_missing(monkeypatch, tmp_path):
     monkeypatch.setattr(build, "_header_path", lambda: None)
     with pytest.raises(build.ThunkBuildError, match="libhsakmt-dev"):
         build.build()
+
+
+def test_backend_rocr_is_refused_while_rocr_runs_over_the_simulated_thunk(rocr_sim_runtime):
+    from hsapy.errors import LibraryLoadError
+    from hsapy.runtime import Runtime
+
+    with pytest.raises(LibraryLoadError, match="simulated KFD thunk"):
+        Runtime(backend="rocr")
