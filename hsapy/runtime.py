@@ -6,6 +6,7 @@ was chosen and why. ``HSAPY_BACKEND`` sets the default backend.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import weakref
 from typing import Any
@@ -60,6 +61,14 @@ def _open_rocr_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
     return open_rocr_sim(targets, executor, watchdog_s)
 
 
+def _close_at_exit(runtime: weakref.ref) -> Any:
+    def close() -> None:
+        alive = runtime()
+        if alive is not None:
+            alive.close()
+    return close
+
+
 def _iterate_agents(lib: Any) -> list[int]:
     return iterate(lib, "hsa_iterate_agents", "hsa_agent_t")
 
@@ -110,6 +119,13 @@ class Runtime:
         weakref.finalize(self, self._state.close_later)
         self._signal_pool: Any = None
         self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
+        self._exit_hook: Any = None
+        if backend == "rocr-sim":
+            # ROCr's threads call the simulated thunk, which is Python: ROCr must be shut down
+            # (its threads joined, queues destroyed, children first) before the interpreter
+            # finalizes, or a thread entering it then ends the process (hsapy/sim/thunk).
+            self._exit_hook = _close_at_exit(weakref.ref(self))
+            atexit.register(self._exit_hook)
         try:
             self._discover()
         except BaseException:
@@ -180,6 +196,9 @@ class Runtime:
         for state in children:
             state.close()
         self._state.close()
+        if self._exit_hook is not None:
+            atexit.unregister(self._exit_hook)
+            self._exit_hook = None
 
     def __enter__(self) -> Runtime:
         return self

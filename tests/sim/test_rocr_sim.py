@@ -201,3 +201,47 @@ def test_backend_rocr_is_refused_while_rocr_runs_over_the_simulated_thunk(rocr_s
 
     with pytest.raises(LibraryLoadError, match="simulated KFD thunk"):
         Runtime(backend="rocr")
+
+
+def test_an_event_set_wakes_every_waiter_and_stays_set_only_for_none(rocr_sim_runtime):
+    """KFD semantics (kfd_events.c): ROCr waits on one auto-reset event from several threads (a
+    queue's destructor and its async-handler thread); one set must wake them all."""
+    import threading
+
+    device = _device()
+    ffi = device.ffi
+    out = ffi.new("HsaEvent **")
+    descriptor = ffi.new("HsaEventDescriptor *")
+    assert device.hsaKmtCreateEvent(descriptor, False, False, out) == 0
+    event = out[0]
+    success, timeout = device.lib.HSAKMT_STATUS_SUCCESS, device.lib.HSAKMT_STATUS_WAIT_TIMEOUT
+    results = []
+    waiters = [threading.Thread(target=lambda: results.append(device.hsaKmtWaitOnEvent(event, 5000)))
+               for _ in range(2)]
+    for thread in waiters:
+        thread.start()
+    while sum(e.waiters for e in device._events.values()) < 2:
+        threading.Event().wait(0.01)
+    device.hsaKmtSetEvent(event)
+    for thread in waiters:
+        thread.join(5)
+    assert results == [success, success]
+    assert device.hsaKmtWaitOnEvent(event, 50) == timeout      # not left set: both were woken
+    device.hsaKmtSetEvent(event)                                # nobody waiting: stays set ...
+    assert device.hsaKmtWaitOnEvent(event, 50) == success      # ... for the next wait
+    assert device.hsaKmtWaitOnEvent(event, 50) == timeout      # which consumed it
+    assert device.hsaKmtDestroyEvent(event) == 0
+
+
+def test_a_process_that_exits_with_a_rocr_sim_runtime_open_exits_cleanly():
+    script = textwrap.dedent("""
+        import sys
+        from hsapy.runtime import Runtime
+        rt = Runtime(backend="rocr-sim")
+        queue = rt.gpu_agents[0].create_queue(size=64)
+        sys.exit(3)                  # neither closed: ROCr must still be shut down in order
+    """)
+    for _ in range(3):
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                timeout=120)
+        assert result.returncode == 3, result.stderr[-2000:]

@@ -122,4 +122,33 @@ def open_rocr_sim(targets: Any = None, executor: Any = None, watchdog_s: Any = N
     except BaseException:
         kfd.detach(device)
         raise
+    _shut_down_at_exit(lib)
     return lib
+
+
+_exit_hook: list[Any] = []
+
+
+def _shut_down_at_exit(lib: Any) -> None:
+    """Shut ROCr down before the interpreter finalizes when a rocr-sim runtime is still open.
+
+    ROCr's own threads (its async-event thread) call the thunk, which is Python: a thread that
+    enters the interpreter after finalization is ended with pthread_exit, whose unwinding through
+    ROCr's C++ frames aborts the process ("terminate called without an active exception").
+    hsa_shut_down joins those threads and destroys the queues first (atexit runs before
+    finalization)."""
+    import atexit
+
+    from hsapy.sim.thunk import kfd
+
+    if _exit_hook:
+        return
+
+    def shut_down() -> None:
+        device = kfd.attached()
+        for _ in range(10_000):       # hsa_init counts references; release them all
+            if device is None or not device.is_open or lib.hsa_shut_down() != 0:
+                return
+
+    _exit_hook.append(shut_down)
+    atexit.register(shut_down)

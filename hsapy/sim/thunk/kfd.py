@@ -102,6 +102,8 @@ class Event:
     cdata: Any                     # the HsaEvent the thunk handed out (kept alive here)
     mailbox: int                   # address of its u64 slot in the event page
     signaled: bool = False
+    waiters: int = 0               # threads waiting on it now
+    generation: int = 0            # bumped by every set that woke waiters
 
 
 @dataclass
@@ -590,11 +592,16 @@ class SimKfd:
         return self.lib.HSAKMT_STATUS_SUCCESS
 
     def set_event(self, event_id: int) -> None:
-        """Signal event ``event_id`` (the interrupt for a signal with that event id)."""
+        """Signal event ``event_id`` (the interrupt for a signal with that event id).
+
+        As the KFD does (kfd_events.c, set_event): every thread waiting on the event wakes; an
+        auto-reset event stays set only when nobody was waiting, for the next wait to consume.
+        """
         with self._event_cond:
             event = self._events.get(event_id)
             if event is not None:
-                event.signaled = True
+                event.generation += 1
+                event.signaled = event.manual_reset or event.waiters == 0
                 self._event_cond.notify_all()
 
     def hsaKmtWaitOnEvent(self, cdata: Any, milliseconds: int) -> int:
@@ -611,17 +618,24 @@ class SimKfd:
             return lib.HSAKMT_STATUS_INVALID_HANDLE
         deadline = None if milliseconds == 0xFFFFFFFF else time.monotonic() + milliseconds / 1e3
         with self._event_cond:
-            while True:
-                ready = [e for e in events if e.signaled]
-                if (wait_all and len(ready) == len(events)) or (not wait_all and ready):
-                    for e in ready:
-                        if not e.manual_reset:
-                            e.signaled = False
-                    return lib.HSAKMT_STATUS_SUCCESS
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return lib.HSAKMT_STATUS_WAIT_TIMEOUT
-                self._event_cond.wait(remaining if remaining is not None else 1.0)
+            seen = [e.generation for e in events]
+            for e in events:
+                e.waiters += 1
+            try:
+                while True:
+                    ready = [e for e, g in zip(events, seen) if e.signaled or e.generation != g]
+                    if (wait_all and len(ready) == len(events)) or (not wait_all and ready):
+                        for e in ready:
+                            if not e.manual_reset:
+                                e.signaled = False
+                        return lib.HSAKMT_STATUS_SUCCESS
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        return lib.HSAKMT_STATUS_WAIT_TIMEOUT
+                    self._event_cond.wait(remaining if remaining is not None else 1.0)
+            finally:
+                for e in events:
+                    e.waiters -= 1
 
 
 def _put_name(props: Any, name: str) -> None:
