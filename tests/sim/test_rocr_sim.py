@@ -245,3 +245,32 @@ def test_a_process_that_exits_with_a_rocr_sim_runtime_open_exits_cleanly():
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                                 timeout=120)
         assert result.returncode == 3, result.stderr[-2000:]
+
+
+def test_locked_host_memory_is_registered_with_the_device_and_copied_from(rocr_sim_runtime):
+    """hsa_amd_memory_lock (not in hsapy's cdef: declared here) registers a user pointer
+    (hsaKmtRegisterMemoryWithFlags): the range becomes device-visible memory that ROCr's blit
+    kernel reads on the interpreter."""
+    import cffi
+
+    rt = rocr_sim_runtime
+    agent = rt.gpu_agents[0]
+    ffi = rt.ffi
+    extra = cffi.FFI()
+    extra.cdef("int hsa_amd_memory_lock(void *, size_t, void *, int, void **);"
+               "int hsa_amd_memory_unlock(void *);")
+    rocr = extra.dlopen("libhsa-runtime64.so.1")      # the library already loaded
+    host = np.arange(8192, dtype=np.uint32)
+    host_ptr = extra.cast("void *", host.ctypes.data)
+    agent_ptr = extra.new("void **")
+    assert rocr.hsa_amd_memory_lock(host_ptr, host.nbytes, extra.NULL, 0, agent_ptr) == 0
+    assert _device().memory.find(host.ctypes.data) is not None
+    with agent.device_pool.allocate(host.nbytes) as dst, rt.create_signal(1) as done:
+        source = ffi.cast("void *", int(extra.cast("uintptr_t", agent_ptr[0])))
+        assert rt.lib.hsa_amd_memory_async_copy(
+            ffi.cast("void *", dst.address), {"handle": agent.handle}, source,
+            {"handle": agent.handle}, host.nbytes, 0, ffi.NULL, done.cdata) == 0
+        done.wait(timeout=10.0)
+        assert np.array_equal(dst.copy_to(dtype=np.uint32), host)
+    assert rocr.hsa_amd_memory_unlock(host_ptr) == 0
+    assert _device().memory.find(host.ctypes.data) is None
