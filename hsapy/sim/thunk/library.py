@@ -358,7 +358,8 @@ static uint64_t hsapy_atomic_cas64(uint64_t a, uint64_t expected, uint64_t v) {{
 static char hsapy_real_path[4096];
 static void *hsapy_real_symbol(const char *name) {{
     static void *handle;
-    if (handle == NULL && hsapy_real_path[0]) handle = dlopen(hsapy_real_path, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL && hsapy_real_path[0])
+        handle = dlopen(hsapy_real_path, RTLD_NOW | RTLD_LOCAL);
     return handle == NULL ? NULL : dlsym(handle, name);
 }}
 static void hsapy_set_real_thunk(const char *path) {{
@@ -396,7 +397,8 @@ def _builder() -> cffi.FFI:
 
 
 def _key() -> str:
-    parts = [CDEF_TYPES, _forwarders()[0], EXPORTS, _helpers_source(), INIT_CODE, VERSION_SCRIPT, cffi.__version__,
+    parts = [CDEF_TYPES, _forwarders()[0], EXPORTS, _helpers_source(), INIT_CODE, VERSION_SCRIPT,
+             cffi.__version__,
              sys.version, _header_path() or ""]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
@@ -427,12 +429,13 @@ def build() -> Path:
         return target
     include = _header_path()
     if include is None:
-        raise ThunkBuildError("the simulated thunk needs hsakmt.h (the KFD thunk's header) to build: "
-                         "install libhsakmt-dev (Debian/Ubuntu) or ROCm, or set ROCM_PATH")
+        raise ThunkBuildError("the simulated thunk needs hsakmt.h (the KFD thunk's header) to "
+                              "build: install libhsakmt-dev (Debian/Ubuntu) or ROCm, or set "
+                              "ROCM_PATH")
     python_include = sysconfig.get_paths()["include"]
     if not Path(python_include, "Python.h").exists():
-        raise ThunkBuildError(f"the simulated thunk needs Python's headers ({python_include}/Python.h): "
-                         "install python3-dev")
+        raise ThunkBuildError(f"the simulated thunk needs Python's headers "
+                              f"({python_include}/Python.h): install python3-dev")
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise ThunkBuildError("the simulated thunk needs a C compiler: install gcc")
@@ -449,7 +452,7 @@ def build() -> Path:
                    f"-Wl,--version-script={script}", "-ldl"]
         proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
-            raise ThunkBuildError("compiling the simulated thunk failed:\n" + " ".join(command) + "\n"
-                             + proc.stdout + proc.stderr)
+            raise ThunkBuildError("compiling the simulated thunk failed:\n" + " ".join(command)
+                                  + "\n" + proc.stdout + proc.stderr)
         os.replace(output, target)
     return target

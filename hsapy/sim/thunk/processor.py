@@ -110,13 +110,6 @@ class _Stopped(Exception):
     pass
 
 
-class _Agent:
-    """What the executor seam needs of the agent: its profile."""
-
-    def __init__(self, profile: Any) -> None:
-        self.profile = profile
-
-
 class DeviceQueue:
     """One AQL queue of the simulated device; one processor thread consumes its ring."""
 
@@ -357,7 +350,7 @@ class DeviceQueue:
         return completion
 
     def _fail(self, code: int, message: str) -> None:
-        """Stop the queue and report ``code`` through queue_inactive_signal, as the hardware does."""
+        """Stop the queue; report ``code`` through queue_inactive_signal as the hardware does."""
         self._stop = True
         self.error_message = message
         self.kfd.errors.append(f"queue {self.id}: {message}")
