@@ -89,7 +89,7 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
     try:
         main(parser.parse_args().backend)

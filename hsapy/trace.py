@@ -120,6 +120,7 @@ class _RuntimeInfo:
         self.runtime = runtime
         self.key = key
         self.backend = runtime.backend
+        self.is_simulated = runtime.is_simulated
         self.frequency = int(runtime.timestamp_frequency)
         self.calibration = _calibrate(runtime)
         self.end_calibration: tuple[int, int] | None = None
@@ -579,9 +580,9 @@ class Trace:
             meta("thread_name", HOST_PID, tid, f"host thread {thread_name}")
         agent_names = {}
         for info in self._queues.values():
-            agent_names[info.pid] = (info.agent_name, info.rt.backend)
-        for pid, (name, backend) in sorted(agent_names.items()):
-            clock = "simulated clock" if backend == "sim" else "GPU timestamps"
+            agent_names[info.pid] = (info.agent_name, info.rt.backend, info.rt.is_simulated)
+        for pid, (name, backend, simulated) in sorted(agent_names.items()):
+            clock = "simulated clock" if simulated else "GPU timestamps"
             meta("process_name", pid, 0, f"GPU agent {name} ({backend}, {clock})")
             meta("process_sort_index", pid, 0, pid)
         for info in self._queues.values():
@@ -640,7 +641,7 @@ class Trace:
                 "backend": rt.backend,
                 "timestamp_frequency_hz": rt.frequency,
                 "gpu_clock": ("simulated: the hsapy simulator's clock (host wall-clock of the "
-                              "simulator), not GPU time" if rt.backend == "sim" else
+                              "simulator), not GPU time" if rt.is_simulated else
                               "GPU dispatch timestamps in the HSA system timestamp domain "
                               "(hsa_amd_profiling_get_dispatch_time)"),
                 "alignment": ("GPU ticks -> us with timestamp_frequency_hz, placed on the host "
@@ -688,7 +689,7 @@ class Trace:
                 "dependencies": len(deps),
                 "dependencies_without_producer": sum(p is None for _r, p in deps),
                 "flows": flows,
-                "simulated": any(rt.backend == "sim" for rt in self._runtimes.values())}
+                "simulated": any(rt.is_simulated for rt in self._runtimes.values())}
 
 
 def record(path: Any = None, harvest_timeout: float = 2.0) -> Trace:

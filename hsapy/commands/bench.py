@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import textwrap
+from hsapy.runtime import BACKENDS
 
 HELP = "benchmark kernel launches: submit cost, round trip, throughput (HIP side by side)"
 
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``hsapy bench``."""
     parser.add_argument("what", choices=BENCHES, metavar="WHAT",
                         help=f"the benchmark to run: {', '.join(BENCHES)}")
-    parser.add_argument("--backend", choices=("auto", "rocr", "sim"), default=None,
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--target", metavar="T",
                         help="GPU agent by target, e.g. gfx942 (default: the first GPU agent)")

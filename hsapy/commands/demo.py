@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from hsapy.runtime import BACKENDS
 
 HELP = "a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then the operator suite"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("auto", "rocr", "sim"), default=None,
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--target", default=None, help="GPU target to use (default: the first)")
     parser.add_argument("--no-suite", action="store_true",
@@ -37,10 +38,14 @@ def tour(runtime, target: str | None) -> bool:
     from hsapy import aql, toolchain
     from hsapy.asm import kernels
 
-    simulated = runtime.backend == "sim"
+    simulated = runtime.is_simulated
     _step(1, "Agents")
-    where = f"the hsapy simulator ({runtime.backend_reason})" if simulated \
-        else "ROCr, the real HSA runtime"
+    if runtime.backend == "rocr-sim":
+        where = "ROCr, the real HSA runtime, over hsapy's simulated KFD thunk"
+    elif simulated:
+        where = f"the hsapy simulator ({runtime.backend_reason})"
+    else:
+        where = "ROCr, the real HSA runtime"
     _say(f"runtime: {where}")
     for agent in runtime.agents:
         extra = (f", wave{agent.wavefront_size}, {agent.compute_unit_count} CUs, "

@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from hsapy.runtime import BACKENDS
 
 HELP = "show the runtime's agents, their properties and memory pools (like rocminfo)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("auto", "rocr", "sim"), default=None,
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
@@ -264,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
             document = {
                 "backend": runtime.backend,
                 "backend_reason": runtime.backend_reason,
-                "simulated": runtime.backend == "sim",
+                "simulated": runtime.is_simulated,
                 "system": runtime.system_info,
                 "agents": [agent.as_dict() for agent in runtime.agents],
             }

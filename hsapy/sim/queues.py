@@ -70,6 +70,7 @@ PACKET_BARRIER_OR = 5
 AMD_PACKET_TYPE_BARRIER_VALUE = 2
 
 HSA_STATUS_ERROR_INVALID_PACKET_FORMAT = 0x1009
+HSA_QUEUE_TYPE_MULTI = 0                # hsa_queue_type_t
 HSA_STATUS_ERROR_EXCEPTION = 0x1016
 
 # hsa_kernel_dispatch_packet_t after the header: setup, workgroup x/y/z, reserved0,
@@ -130,8 +131,11 @@ class SimQueue:
         self.struct_bytes = memory.view(self.address, AMD_QUEUE_BYTES)
         # The doorbell starts below every index: nothing is announced until the first ring.
         self.doorbell: SimSignal = lib.signals.create(-1, kind=-1)
-        # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id
-        struct.pack_into("<IIQQIIQ", self.struct_bytes, 0, queue_type, 1, self.ring_address,
+        # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id. The
+        # type is MULTI whatever was asked, as ROCr's AqlQueue sets it (a multi-producer queue
+        # serves a single producer too).
+        struct.pack_into("<IIQQIIQ", self.struct_bytes, 0, HSA_QUEUE_TYPE_MULTI, 1,
+                         self.ring_address,
                          self.doorbell.handle, size, 0, queue_id)
         struct.pack_into("<I", self.struct_bytes, OFFSET_QUEUE_PROPERTIES,
                          AMD_QUEUE_PROPERTIES_IS_PTR64)

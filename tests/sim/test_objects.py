@@ -17,7 +17,7 @@ from hsapy.signal import ORDERS, Condition, WaitState
 
 
 def test_runtime_reports_backend_and_gpu_agents(runtime):
-    assert runtime.backend in ("sim", "rocr")
+    assert runtime.backend in ("sim", "rocr", "rocr-sim")
     assert runtime.gpu_agents and runtime.cpu_agents
     assert runtime.timestamp_frequency > 0
 
@@ -540,13 +540,23 @@ def test_agent_caches_are_read_through_the_runtime(runtime):
     for agent in runtime.agents:
         levels = [cache["level"] for cache in agent.caches]
         assert levels == sorted(levels) and levels and levels[0] == 1
-        assert all(cache["size"] > 0 and cache["name"] for cache in agent.caches)
+        assert all(cache["size"] > 0 for cache in agent.caches)
+        # named after the agent, as ROCr names them; text, not ROCr's char pointer read as bytes
+        assert all(cache["name"] == f"{agent.name} L{cache['level']}" for cache in agent.caches)
         assert agent.as_dict()["caches"] == agent.caches
+
+
+def test_agent_cache_sizes_are_bytes(runtime):
+    """hsa.h: HSA_CACHE_INFO_SIZE is in bytes (ROCr 5.x reports the KFD's KiB; hsapy converts)."""
+    for agent in runtime.agents:
+        sizes = [cache["size"] for cache in agent.caches]
+        assert sizes[0] >= 16 << 10 and all(size % 1024 == 0 for size in sizes)
 
 
 def test_simulated_mi300x_caches(sim_runtime):
     sizes = {cache["name"]: cache["size"] for cache in sim_runtime.gpu("gfx942").caches}
-    assert sizes["L2"] == 4 << 20 and sizes["L3"] == 256 << 20  # per-XCD L2, Infinity Cache
+    # per-XCD L2, Infinity Cache
+    assert sizes["gfx942 L2"] == 4 << 20 and sizes["gfx942 L3"] == 256 << 20
 
 
 def test_pool_access_as_the_runtime_reports_it(runtime):
