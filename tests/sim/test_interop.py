@@ -133,9 +133,16 @@ def test_numpy_refuses_device_memory_cleanly_and_the_memory_is_freed_after(runti
     address = buffer.address
     with pytest.raises((RuntimeError, BufferError), match="device"):
         np.from_dlpack(buffer)
+    allocated = runtime_allocation(runtime, address)
     buffer.close()
     gc.collect()
-    assert runtime_allocation(runtime, address) is None
+    after = runtime_allocation(runtime, address)
+    if runtime.runs_rocr:
+        # ROCr sub-allocates small blocks from 2 MiB fragments it keeps: once freed, the address
+        # belongs to the fragment again, no longer to a block of its own.
+        assert after != allocated and after[2] > allocated[2]
+    else:
+        assert after is None
 
 
 @pytest.mark.skipif(not NUMPY_DLPACK_1, reason="numpy 2.0's from_dlpack takes no device=")
