@@ -186,6 +186,26 @@ def test_a_process_that_loaded_the_real_thunk_first_is_refused_with_the_reason()
     assert "refused:" in result.stdout and "real KFD thunk" in result.stdout
 
 
+def test_rocr_sim_opens_after_the_process_used_capsules_and_dlpack():
+    # cffi's embedding start-up aborts the process when PyCapsule's type version tag is set,
+    # which any attribute lookup on a capsule does (a DLPack export, repr of a capsule).
+    script = textwrap.dedent("""
+        import numpy as np
+        from hsapy.runtime import Runtime
+        with Runtime(backend="sim") as sim:
+            buffer = sim.system_pool.allocate(64)
+            view = np.from_dlpack(buffer)
+            print(repr(buffer.__dlpack__()), view.shape)
+            del view
+        with Runtime(backend="rocr-sim") as rt:
+            print("agents:", [agent.name for agent in rt.gpu_agents])
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "agents: ['gfx90a']" in result.stdout
+
+
 def test_the_thunk_build_names_what_is_missing(monkeypatch, tmp_path):
     from hsapy.sim.thunk import library as build
 

@@ -71,8 +71,30 @@ def load() -> Path:
                 "ROCr, or set HSAPY_BACKEND=rocr-sim for a fresh process")
         path = build()
         handle = cffi.FFI().dlopen(str(path))
+        _start_embedded_python(path)
         _loaded = (handle, path)
         return path
+
+
+def _start_embedded_python(path: Path) -> None:
+    """Run the library's embedded start-up now, from this thread, instead of at ROCr's first
+    call into it (any thread, any time later).
+
+    cffi's embedding start-up (cffi/_embedding.h, ``_cffi_carefully_make_gil``) uses
+    ``PyCapsule_Type.tp_version_tag`` as a spin lock on Python < 3.12 and asserts that it is 0
+    (aborting the process otherwise). Any attribute lookup on a capsule object -- numpy's
+    DLPack capsules, ``repr(capsule)`` -- gives the type a version tag. ``PyType_Modified``
+    (public C API) sets it back to 0; the type's method cache refills on its next lookup.
+    """
+    import ctypes
+    import datetime
+    import sys
+
+    if sys.version_info < (3, 12):
+        capsule_type = type(datetime.datetime_CAPI)
+        ctypes.pythonapi.PyType_Modified(ctypes.py_object(capsule_type))
+    version = ctypes.create_string_buffer(16)          # HsaVersionInfo: two HSAuint32
+    ctypes.CDLL(str(path)).hsaKmtGetVersion(version)   # answered by the real thunk, or refused
 
 
 def open_rocr_sim(targets: Any = None, executor: Any = None, watchdog_s: Any = None) -> Any:
