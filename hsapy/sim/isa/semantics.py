@@ -2,9 +2,16 @@
 
 ``compile_instruction(inst, machine_info)`` returns ``fn(batch, machine) -> None | int``: None
 means "next instruction", a non-negative int is the byte address to continue at, a negative int
-one of :data:`END`, :data:`BARRIER`, :data:`SPLIT` (the batch went both ways at a branch and the
-machine now holds both halves). An instruction the interpreter does not implement compiles to a
-closure that raises :class:`NotImplementedInstruction` when (and only when) it is reached.
+one of :data:`END`, :data:`BARRIER`, :data:`SPLIT` (the batch went both ways at a branch, or its
+waves jumped to different addresses, and the machine now holds the parts) or
+:data:`MODE_CHANGED` (the batch's MODE register changed: it continues at the next instruction
+in the program compiled for the new value). An instruction the interpreter does not implement
+compiles to a closure that raises :class:`NotImplementedInstruction` when (and only when) it is
+reached; code built for the other wave size raises :class:`WaveSizeMismatch`.
+
+Float instructions are compiled for the MODE value in ``machine_info.mode``
+(``hsapy.sim.isa.float_mode``): a rounding direction other than round-to-nearest-even uses the
+instruction's directed semantics, or compiles to a closure that stops naming the mode.
 
 ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``semantics_mem.py``.
 """
@@ -14,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from hsapy.sim.isa import float_mode
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
@@ -24,12 +32,19 @@ from hsapy.sim.isa.wave import Batch, unpack_mask
 END = -1
 BARRIER = -2
 SPLIT = -3
+MODE_CHANGED = -4
 
 Closure = Callable[[Batch, Any], "int | None"]
 
 
 class NotImplementedInstruction(Exception):
     """Raised when an instruction without semantics is reached."""
+
+
+class WaveSizeMismatch(NotImplementedInstruction):
+    """Raised when a wave runs an instruction whose lane masks are for the other wave size
+    (wave64 code in a wave32 wave or the reverse): the hardware would compute with a mask of
+    the wrong width."""
 
 
 def _unimplemented(inst: Instruction, why: str = "") -> Closure:
@@ -49,7 +64,7 @@ NO_OPS = {
     "s_barrier_signal_isfirst", "s_ttracedata", "s_ttracedata_imm", "s_singleuse_vdst",
     "buffer_wbl2", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1",
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
-    "s_prefetch_data", "s_setkill", "s_nop_e", "s_round_mode", "s_denorm_mode",
+    "s_prefetch_data", "s_setkill", "s_nop_e",
     "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
 }
 
@@ -67,6 +82,16 @@ def _compile(inst: Instruction, info: Any) -> Closure:
     enc = inst.encoding
     if name in NO_OPS:
         return lambda b, m: None
+    mismatch = _lane_mask_width_mismatch(inst, info)
+    if mismatch:
+        return _wave_size_mismatch(mismatch)
+    mode = getattr(info, "mode", None)
+    if mode is not None and (enc.startswith(("VOP", "SOP")) or enc == "VOPD"):
+        why = float_mode.unsupported(name, mode)
+        if not why and inst.pair is not None:
+            why = float_mode.unsupported(inst.pair.name, mode)
+        if why:
+            return _unimplemented(inst, why)
     if enc == "SOPP":
         return _sopp(inst, info)
     if enc in ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF"):
@@ -81,6 +106,37 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         if not _is_dpp_supported(inst):
             return _unimplemented(inst, "DPP/SDWA form")
     return _valu(inst, info)
+
+
+def _lane_mask_width_mismatch(inst: Instruction, info: Any) -> str:
+    """On gfx11/gfx12, where a kernel runs as wave32 or wave64: why ``inst`` is code for the
+    other wave size ("" when it is not). LLVM names 64-bit lane masks (``exec``, ``vcc``,
+    ``s_*_saveexec_b64``) only in wave64 code and 32-bit ones (``exec_lo``,
+    ``s_*_saveexec_b32``) only in wave32 code."""
+    if info.family not in ("gfx11", "gfx12"):
+        return ""
+    spec = alu.saveexec_spec(inst.name)
+    width = spec[1] if spec is not None else None
+    if info.wave_size == 32:
+        wide = [op.name for op in tuple(inst.dsts) + tuple(inst.srcs)
+                if op.kind == "special" and op.name in ("exec", "vcc") and op.count == 2]
+        if width == 64 or wide:
+            what = inst.name if width == 64 else f"the 64-bit lane mask {wide[0]}"
+            return (f"{what} is wave64 code, but the kernel descriptor launches wave32 waves "
+                    "(kernel_code_properties bit 10 set); build the whole code object with one "
+                    "wave size (-mwavefrontsize64 or not)")
+    elif width == 32:
+        return (f"{inst.name} is wave32 code, but the kernel descriptor launches wave64 waves "
+                "(kernel_code_properties bit 10 clear); build the whole code object with one "
+                "wave size (-mwavefrontsize64 or not)")
+    return ""
+
+
+def _wave_size_mismatch(why: str) -> Closure:
+    def run(b: Batch, m: Any) -> None:
+        raise WaveSizeMismatch(why)
+    run.unimplemented = why  # type: ignore[attr-defined]
+    return run
 
 
 # --- program flow -------------------------------------------------------------------------------
@@ -121,6 +177,13 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
         if kind not in conds:
             return _unimplemented(inst)
         return _branch(target, conds[kind], fallthrough)
+    if name in ("s_round_mode", "s_denorm_mode"):
+        # RDNA4 ISA S_ROUND_MODE / S_DENORM_MODE: MODE.FP_ROUND (bits 3:0) or MODE.FP_DENORM
+        # (bits 7:4) = SIMM16[3:0]
+        shift = 0 if name == "s_round_mode" else 4
+        value = int(inst.srcs[0].value) & 0xF if inst.srcs else 0
+        return _mode_writer(lambda b: np.asarray(value, np.uint32), shift, 4,
+                            inst.offset + inst.size)
     if name in ("s_sendmsg", "s_sendmsghalt"):
         return lambda b, m: None  # messages (dealloc VGPRs, ...) have no effect here
     if name == "s_trap":
@@ -153,8 +216,10 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return _indirect_jump(read, (write, np.uint64(inst.offset + inst.size)))
     if name in ("s_memtime", "s_memrealtime", "s_getreg_b32") or name.startswith("s_sendmsg_rtn"):
         return _clock_or_hwreg(inst, info)
-    if name in ("s_setreg_b32", "s_setreg_imm32_b32", "s_set_gpr_idx_off", "s_version"):
-        return lambda b, m: None  # mode bits: the interpreter keeps the descriptor's modes
+    if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
+        return _setreg(inst, info)
+    if name in ("s_set_gpr_idx_off", "s_version"):
+        return lambda b, m: None
     spec = alu.saveexec_spec(name)
     if spec is not None:
         return _saveexec(inst, spec, info)
@@ -250,6 +315,7 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         dst_ty, src_tys, fn, scc_rule = alu.SALU[name]
         if fn is None:
             return _unimplemented(inst)
+        fn = _in_mode(name, dst_ty, fn, info)
         srcs = list(inst.srcs)
         if name in ("s_fmac_f32",):
             srcs = srcs + [inst.dsts[0]]
@@ -268,29 +334,80 @@ def _salu(inst: Instruction, info: Any) -> Closure:
     return _unimplemented(inst)
 
 
+def _in_mode(name: str, dst_ty: str, fn: Callable, info: Any) -> Callable:
+    """``fn``, or its directed-rounding version under the MODE the program is compiled for
+    (``_compile`` already refused float instructions without one)."""
+    mode = getattr(info, "mode", None)
+    if mode is None:
+        return fn
+    return float_mode.directed_fn(name, mode, dst_ty, fn)
+
+
 def _sext16(value: int) -> int:
     value = int(value) & 0xFFFF
     return value - 0x10000 if value & 0x8000 else value
 
 
 def _indirect_jump(read: Callable, link: tuple | None) -> Closure:
+    """s_setpc_b64 / s_swappc_b64: the batch's waves may jump to different addresses (function
+    pointers that differ per wave); each group continues as its own batch."""
     def run(b: Batch, m: Any) -> int:
-        targets = np.asarray(read(b)).astype(np.uint64)
-        target = int(targets.reshape(-1)[0])
-        if targets.size > 1 and not (targets == targets.reshape(-1)[0]).all():
-            raise NotImplementedInstruction("indirect jump to different targets per wave")
+        targets = np.broadcast_to(np.asarray(read(b)).astype(np.uint64), (b.waves,)).copy()
         if link is not None:
             link[0](b, link[1])
-        return target
+        first = targets[0]
+        if (targets == first).all():
+            return int(first)
+        for target in np.unique(targets):
+            m.pending.append(b.take(targets == target, int(target)))
+        return SPLIT
     return run
+
+
+def _setreg(inst: Instruction, info: Any) -> Closure:
+    """S_SETREG_B32 / S_SETREG_IMM32_B32 hwreg(id, offset, size), value: only MODE is writable
+    here (CDNA3 / RDNA4 ISA guides, "S_SETREG_B32"); writing another hardware register stops
+    naming it. Operands: the hwreg immediate, then the SGPR or the 32-bit literal."""
+    simm = int(inst.srcs[0].value)
+    hwreg = simm & 0x3F
+    offset = (simm >> 6) & 0x1F
+    size = ((simm >> 11) & 0x1F) + 1
+    if hwreg != float_mode.MODE_HWREG:
+        return _unimplemented(inst, f"writing hardware register {hwreg} (only MODE, 1, is "
+                                    "modelled)")
+    read = scalar_reader(inst.srcs[1], "u32")
+    return _mode_writer(read, offset, size, inst.offset + inst.size)
+
+
+def _mode_writer(read: Callable, offset: int, size: int, next_pc: int) -> Closure:
+    """MODE[offset + size - 1 : offset] = the value's low ``size`` bits; the batch then runs
+    the program compiled for its new MODE (waves whose values differ continue separately)."""
+    field = (((1 << size) - 1) << offset) & 0xFFFFFFFF
+
+    def write(b: Batch, m: Any) -> int | None:
+        values = np.broadcast_to(np.asarray(read(b)).astype(np.int64), (b.waves,))
+        new = (b.mode & ~field) | ((values << offset) & field)
+        first = int(new[0])
+        if (new == first).all():
+            if first == b.mode:
+                return None
+            b.mode = first
+            return MODE_CHANGED
+        for value in np.unique(new):
+            part = b.take(new == value, next_pc)
+            part.mode = int(value)
+            m.pending.append(part)
+        return SPLIT
+    return write
 
 
 def _clock_or_hwreg(inst: Instruction, info: Any) -> Closure:
     name = inst.name
     if name == "s_getreg_b32":
         write = scalar_writer(inst.dsts[0], "b32")
-        # simm16: hwreg id 5:0, bit offset 10:6, size - 1 15:11. gfx12 HW_REG_SHADER_CYCLES_LO
-        # (29) / _HI (30) read the clock; other registers (mode, status, ids) read as 0.
+        # simm16: hwreg id 5:0, bit offset 10:6, size - 1 15:11. MODE (1) reads the wave's
+        # MODE register; gfx12 HW_REG_SHADER_CYCLES_LO (29) / _HI (30) read the clock; other
+        # registers (status, ids) read as 0.
         simm = int(inst.srcs[0].value) if inst.srcs and inst.srcs[0].value is not None \
             else int(inst.fields.get("simm16", 0))
         hwreg = simm & 0x3F
@@ -299,7 +416,9 @@ def _clock_or_hwreg(inst: Instruction, info: Any) -> Closure:
 
         def getreg(b: Batch, m: Any) -> None:
             value = 0
-            if inst.family == "gfx12" and hwreg in (29, 30):
+            if hwreg == float_mode.MODE_HWREG:
+                value = b.mode
+            elif inst.family == "gfx12" and hwreg in (29, 30):
                 now = m.clock.now()
                 value = (now >> 32) if hwreg == 30 else now & 0xFFFFFFFF
             write(b, np.uint32((value >> offset) & mask))
@@ -511,6 +630,7 @@ def _op_sel(inst: Instruction, position: int) -> int:
 
 def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     dst_ty, src_tys, fn = spec
+    fn = _in_mode(inst.name.replace("v_dual_", "v_"), dst_ty, fn, info)
     srcs = list(inst.srcs)
     base = inst.name.replace("v_dual_", "v_")
     if base.startswith(("v_fmac_", "v_mac_", "v_dot2c_")) and len(srcs) == 2:

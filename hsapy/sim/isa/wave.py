@@ -12,6 +12,9 @@ that one instruction runs as one numpy operation over the whole batch:
 - ``scc``: ``bool[W]``.
 - ``wg``: the batch-local workgroup index of each wave (rows of the LDS array), ``wave_id`` the
   wave's index in the dispatch chunk.
+- ``mode``: the MODE hardware register (float rounding and denormal controls,
+  ``hsapy.sim.isa.float_mode``), one value for the whole batch: waves whose MODE differs run
+  as separate batches, each with the program compiled for its value.
 
 All waves of a batch execute the same instruction; a scalar branch that goes both ways splits
 the batch (:meth:`Batch.take`), and batches that meet at one PC merge (:func:`merge`).
@@ -50,11 +53,11 @@ class Batch:
     """The state of a set of waves that execute in lock-step (see the module docstring)."""
 
     __slots__ = ("pc", "S", "S64", "V", "A", "exec", "scc", "wg", "wave_id", "lanes",
-                 "exec_all", "_active", "scratch", "status")
+                 "exec_all", "_active", "scratch", "status", "mode")
 
     def __init__(self, pc: int, S: np.ndarray, V: np.ndarray, A: np.ndarray | None,
                  exec_mask: np.ndarray, scc: np.ndarray, wg: np.ndarray, wave_id: np.ndarray,
-                 scratch: np.ndarray | None = None) -> None:
+                 scratch: np.ndarray | None = None, mode: int = 0) -> None:
         self.pc = pc
         self.S = S
         self.S64 = S.view(np.uint64)
@@ -67,6 +70,7 @@ class Batch:
         self.lanes = exec_mask.shape[1]
         self.scratch = scratch
         self.status = 0
+        self.mode = mode
         self.exec_changed()
 
     @property
@@ -116,11 +120,11 @@ class Batch:
         # advanced indexing in the middle axis can give a non-C-contiguous result: copy
         return Batch(pc, self.S[waves], np.ascontiguousarray(self.V[:, waves]), A,
                      self.exec[waves], self.scc[waves], self.wg[waves], self.wave_id[waves],
-                     scratch)
+                     scratch, self.mode)
 
 
 def merge(batches: list[Batch]) -> Batch:
-    """One batch from several at the same PC (waves kept in dispatch order)."""
+    """One batch from several at the same PC and MODE (waves kept in dispatch order)."""
     if len(batches) == 1:
         return batches[0]
     order = np.argsort(np.concatenate([b.wave_id for b in batches]), kind="stable")
@@ -144,4 +148,5 @@ def merge(batches: list[Batch]) -> Batch:
         np.concatenate([b.wg for b in batches])[order],
         np.concatenate([b.wave_id for b in batches])[order],
         scratch,
+        batches[0].mode,
     )
