@@ -82,6 +82,8 @@ def _compile(inst: Instruction, info: Any) -> Closure:
     enc = inst.encoding
     if name in NO_OPS:
         return lambda b, m: None
+    if name == "v_illegal":
+        return _illegal(inst)
     mismatch = _lane_mask_width_mismatch(inst, info)
     if mismatch:
         return _wave_size_mismatch(mismatch)
@@ -130,6 +132,18 @@ def _lane_mask_width_mismatch(inst: Instruction, info: Any) -> str:
                 "(kernel_code_properties bit 10 clear); build the whole code object with one "
                 "wave size (-mwavefrontsize64 or not)")
     return ""
+
+
+def _illegal(inst: Instruction) -> Closure:
+    """V_ILLEGAL (gfx10+, the all-zero dword): an illegal-instruction exception; execution that
+    reaches zero padding or data stops here."""
+    def run(b: Batch, m: Any) -> None:
+        from hsapy.sim.executor import HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault
+
+        raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                       f"v_illegal at {inst.offset:#x}: the wave executed the illegal-instruction "
+                       "word 0x00000000 (zero padding or data, not code)", inst.offset)
+    return run
 
 
 def _wave_size_mismatch(why: str) -> Closure:
