@@ -149,6 +149,7 @@ WAVE32_WITH_B64_MASK = """\
 mixed:
 \tv_cmp_gt_u32_e32 vcc_lo, 16, v0
 \ts_and_saveexec_b64 s[2:3], vcc
+\ts_or_saveexec_b64 s[4:5], -1
 \ts_endpgm
 .Lmixed_end:
 \t.size\tmixed, .Lmixed_end-mixed
@@ -183,7 +184,10 @@ amdhsa.kernels:
 """
 
 
-def test_a_64_bit_lane_mask_instruction_in_wave32_code_stops_naming_it():
+def test_wave32_code_that_enables_lanes_32_to_63_stops_naming_the_instruction():
+    """A 64-bit EXEC operation whose result has no bits above lane 31 is what wave32 code
+    means (LLVM reads ``exec`` as 64 bits in wave32 code too); setting bits 32-63 is wave64
+    code, which a wave32 wave cannot run."""
     from hsapy import toolchain
 
     require("llvm-mc-19")
@@ -193,5 +197,5 @@ def test_a_64_bit_lane_mask_instruction_in_wave32_code_stops_naming_it():
     with pytest.raises(SimFault) as info:
         dev.dispatch(kernel, [], (64,), (64,))
     message = info.value.message
-    assert message.startswith("wave-size mismatch on gfx1201: s_and_saveexec_b64 s[2:3], vcc")
-    assert "launches wave32" in message
+    assert message.startswith("wave-size mismatch on gfx1201: s_or_saveexec_b64 s[4:5], -1")
+    assert "sets EXEC bits 32-63" in message and "launches wave32" in message

@@ -39,7 +39,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["FloatMode", "NEAREST", "UP", "DOWN", "TOWARD_ZERO", "ROUND_NAMES", "MODE_HWREG",
-           "initial_mode", "DIRECTED", "directed_fn", "unsupported", "rounds", "float_types"]
+           "initial_mode", "DIRECTED", "directed_fn", "directed_name", "unsupported", "rounds",
+           "float_types", "round_exact"]
 
 NEAREST, UP, DOWN, TOWARD_ZERO = 0, 1, 2, 3
 ROUND_NAMES = ("round to nearest even", "round toward +inf", "round toward -inf",
@@ -174,6 +175,16 @@ def result_type(name: str, dst_ty: str | None = None) -> str:
     return types[0] if types else "f32"
 
 
+def directed_name(name: str) -> str:
+    """The name whose directed semantics an instruction uses: VOPD halves and packed (VOP3P)
+    forms round like the plain instruction (v_dual_add_f32, v_pk_add_f32 -> v_add_f32)."""
+    if name.startswith("v_dual_"):
+        return "v_" + name[len("v_dual_"):]
+    if name.startswith("v_pk_"):
+        return "v_" + name[len("v_pk_"):]
+    return name
+
+
 def unsupported(name: str, mode: FloatMode, dst_ty: str | None = None) -> str:
     """Why instruction ``name`` cannot run under ``mode`` ("" when it can)."""
     if mode.value & FLOAT_BITS == FloatMode.from_flags(mode.ftz32, mode.ftz64).value & FLOAT_BITS:
@@ -186,7 +197,7 @@ def unsupported(name: str, mode: FloatMode, dst_ty: str | None = None) -> str:
         if mode.denorm_for(t) in (1, 2):
             return (f"{mode.describe(t)}: flushing denormals on one side only is not "
                     "implemented")
-    if mode.round_for(ty) != NEAREST and name not in DIRECTED:
+    if mode.round_for(ty) != NEAREST and directed_name(name) not in DIRECTED:
         return f"{mode.describe(ty)}: directed rounding of {name} is not implemented"
     return ""
 
@@ -195,10 +206,10 @@ def directed_fn(name: str, mode: FloatMode, dst_ty: str, fn: Callable) -> Callab
     """``fn`` (the round-to-nearest semantics of ``name``), or its directed version when the
     mode rounds ``dst_ty`` another way."""
     direction = mode.round_for(result_type(name, dst_ty))
+    name = directed_name(name)
     if direction == NEAREST or name not in DIRECTED:
         return fn
-    make = DIRECTED[name]
-    return make(direction)
+    return DIRECTED[name](direction)
 
 
 # --- exact rounding ------------------------------------------------------------------------------
@@ -542,6 +553,119 @@ def _directed_ldexp(ftype):
     return make
 
 
+def _directed_rsq(ftype):
+    """1 / sqrt(a): the round-to-nearest candidate r, moved by the exact sign of r * r * a - 1
+    (r * r exact in float64 for f32/f16, then a two-product; f64 through exact rationals)."""
+    def make(direction: int):
+        def rsq(a):
+            x = np.asarray(a, f64)
+            with np.errstate(all="ignore"):
+                r = (1.0 / np.sqrt(x)).astype(ftype)
+                rr = r.astype(f64)
+                live = np.isfinite(r) & (x > 0) & np.isfinite(x)
+                if ftype is f64:
+                    side = _by_fractions(_fraction_rsq_side, f64, NEAREST,
+                                         np.where(live, rr, 1.0), np.where(live, x, 1.0))
+                else:
+                    p, pe = _two_product(rr * rr, x)
+                    side = np.sign((p - 1.0) + pe)
+                    tiny = live & ~_in_range(rr * rr, x)
+                    if tiny.any():
+                        exact = _by_fractions(_fraction_rsq_side, f64, NEAREST,
+                                              np.where(tiny, rr, 1.0), np.where(tiny, x, 1.0))
+                        side = np.where(tiny, exact, side)
+                r = _adjust(r, live & (side > 0), live & (side < 0), np.ones((), bool), direction)
+            return np.asarray(r, ftype)
+        return rsq
+    return make
+
+
+def _fraction_rsq_side(r: Fraction, x: Fraction) -> Fraction:
+    return Fraction((r * r * x > 1) - (r * r * x < 1))
+
+
+def _directed_div_scale(ftype):
+    """V_DIV_SCALE: the operand scaled by 2**+-64 (f32) / 2**+-128 (f64), exact unless the
+    scaled value is subnormal, where it rounds in the mode's direction."""
+    def make(direction: int):
+        from hsapy.sim.isa import semantics_alu as alu
+
+        base = alu._div_scale(ftype)
+
+        def div_scale(s0, s1, s2):
+            out, vcc = base(s0, s1, s2)
+            s0 = np.broadcast_to(np.asarray(s0, ftype), out.shape)
+            scaled = np.isfinite(s0) & (s0 != 0) & (out != s0) & ~np.isnan(out)
+            if not scaled.any():
+                return out, vcc
+            with np.errstate(all="ignore"):
+                k = np.where(np.abs(out.astype(f64)) > np.abs(s0.astype(f64)), 1, -1) \
+                    * (64 if ftype is f32 else 128)
+                if ftype is f64:
+                    exact = _by_fractions(lambda u, v: u * Fraction(2) ** int(v), f64, direction,
+                                          np.where(scaled, s0, 1.0), k.astype(f64))
+                else:
+                    exact = round_exact(np.ldexp(s0.astype(f64), k), np.zeros((), f64), ftype,
+                                        direction)
+            return np.where(scaled, exact, out).astype(ftype), vcc
+        return div_scale
+    return make
+
+
+def _directed_div_fmas(ftype):
+    """V_DIV_FMAS: fma(a, b, c), scaled by 2**+-64 (f32) / 2**+-128 (f64) in lanes with VCC;
+    the exact value rounded once in the mode's direction."""
+    def make(direction: int):
+        bias = 127 if ftype is f32 else 1023
+        scale = 64 if ftype is f32 else 128
+
+        def div_fmas(a, b, c, vcc):
+            from hsapy.sim.isa import semantics_alu as alu
+
+            x, y, z = (np.asarray(v, f64) for v in (a, b, c))
+            shape = np.broadcast_shapes(x.shape, y.shape, z.shape, np.shape(vcc))
+            x, y, z = (np.broadcast_to(v, shape) for v in (x, y, z))
+            exp_c = alu._exp_of(np.asarray(z.astype(ftype)))
+            k = np.where(np.broadcast_to(vcc, shape), np.where(exp_c > bias, scale, -scale), 0)
+            if ftype is f64:
+                r = _by_fractions(lambda u, v, w, j: (u * v + w) * Fraction(2) ** int(j), f64,
+                                  direction, x, y, z, k.astype(f64))
+                with np.errstate(all="ignore"):
+                    r = np.where(_finite(x, y, z), r, x * y + z)
+                return r.astype(f64)
+            with np.errstate(all="ignore"):
+                p = x * y                                   # exact
+                s, e = _two_sum(p, z)
+                e = np.where(np.isfinite(s), e, 0.0)
+                k32 = k.astype(np.int32)
+                r = round_exact(np.ldexp(s, k32), np.ldexp(e, k32), ftype, direction)
+            return _zero_sign(r, p, z, direction)
+        return div_fmas
+    return make
+
+
+def _directed_div_fixup(ftype):
+    """V_DIV_FIXUP: exact except where the scaled quotient over- or underflowed, which takes
+    the exact quotient (rounded in the mode's direction)."""
+    def make(direction: int):
+        from hsapy.sim.isa import semantics_alu as alu
+
+        base = alu._div_fixup(ftype)
+        div = _directed_div(ftype)(direction)
+
+        def div_fixup(q, den, num):
+            out = base(q, den, num)
+            q = np.broadcast_to(np.asarray(q, ftype), out.shape)
+            den = np.broadcast_to(np.asarray(den, ftype), out.shape)
+            num = np.broadcast_to(np.asarray(num, ftype), out.shape)
+            lost = _finite(num, den) & (num != 0) & (den != 0) & ~np.isfinite(q)
+            if lost.any():
+                out = np.where(lost, div(num, den), out).astype(ftype)
+            return out
+        return div_fixup
+    return make
+
+
 DIRECTED: dict[str, Callable[[int], Callable]] = {}
 for _t, _ft in (("f16", f16), ("f32", f32), ("f64", f64)):
     DIRECTED.update({
@@ -557,6 +681,13 @@ for _t, _ft in (("f16", f16), ("f32", f32), ("f64", f64)):
         f"v_sqrt_{_t}": _directed_sqrt(_ft),
         f"v_fract_{_t}": _directed_fract(_ft),
         f"v_ldexp_{_t}": _directed_ldexp(_ft),
+        f"v_rsq_{_t}": _directed_rsq(_ft),
+        f"v_div_fixup_{_t}": _directed_div_fixup(_ft),
+    })
+for _t, _ft in (("f32", f32), ("f64", f64)):
+    DIRECTED.update({
+        f"v_div_scale_{_t}": _directed_div_scale(_ft),
+        f"v_div_fmas_{_t}": _directed_div_fmas(_ft),
     })
 DIRECTED.update({
     "v_mad_f32": _directed_mad(f32),

@@ -7,7 +7,8 @@ waves jumped to different addresses, and the machine now holds the parts) or
 :data:`MODE_CHANGED` (the batch's MODE register changed: it continues at the next instruction
 in the program compiled for the new value). An instruction the interpreter does not implement
 compiles to a closure that raises :class:`NotImplementedInstruction` when (and only when) it is
-reached; code built for the other wave size raises :class:`WaveSizeMismatch`.
+reached; wave64 code in a wave32 wave raises :class:`~hsapy.sim.isa.wave.WaveSizeMismatch`
+when it sets EXEC bits 32-63.
 
 Float instructions are compiled for the MODE value in ``machine_info.mode``
 (``hsapy.sim.isa.float_mode``): a rounding direction other than round-to-nearest-even uses the
@@ -27,7 +28,7 @@ from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
                                           mask_writer, scalar_reader, scalar_writer,
                                           vector_reader, vector_writer)
-from hsapy.sim.isa.wave import Batch, unpack_mask
+from hsapy.sim.isa.wave import Batch, WaveSizeMismatch, unpack_mask
 
 END = -1
 BARRIER = -2
@@ -39,12 +40,6 @@ Closure = Callable[[Batch, Any], "int | None"]
 
 class NotImplementedInstruction(Exception):
     """Raised when an instruction without semantics is reached."""
-
-
-class WaveSizeMismatch(NotImplementedInstruction):
-    """Raised when a wave runs an instruction whose lane masks are for the other wave size
-    (wave64 code in a wave32 wave or the reverse): the hardware would compute with a mask of
-    the wrong width."""
 
 
 def _unimplemented(inst: Instruction, why: str = "") -> Closure:
@@ -84,9 +79,6 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         return lambda b, m: None
     if name == "v_illegal":
         return _illegal(inst)
-    mismatch = _lane_mask_width_mismatch(inst, info)
-    if mismatch:
-        return _wave_size_mismatch(mismatch)
     mode = getattr(info, "mode", None)
     if mode is not None and (enc.startswith(("VOP", "SOP")) or enc == "VOPD"):
         why = float_mode.unsupported(name, mode)
@@ -110,30 +102,6 @@ def _compile(inst: Instruction, info: Any) -> Closure:
     return _valu(inst, info)
 
 
-def _lane_mask_width_mismatch(inst: Instruction, info: Any) -> str:
-    """On gfx11/gfx12, where a kernel runs as wave32 or wave64: why ``inst`` is code for the
-    other wave size ("" when it is not). LLVM names 64-bit lane masks (``exec``, ``vcc``,
-    ``s_*_saveexec_b64``) only in wave64 code and 32-bit ones (``exec_lo``,
-    ``s_*_saveexec_b32``) only in wave32 code."""
-    if info.family not in ("gfx11", "gfx12"):
-        return ""
-    spec = alu.saveexec_spec(inst.name)
-    width = spec[1] if spec is not None else None
-    if info.wave_size == 32:
-        wide = [op.name for op in tuple(inst.dsts) + tuple(inst.srcs)
-                if op.kind == "special" and op.name in ("exec", "vcc") and op.count == 2]
-        if width == 64 or wide:
-            what = inst.name if width == 64 else f"the 64-bit lane mask {wide[0]}"
-            return (f"{what} is wave64 code, but the kernel descriptor launches wave32 waves "
-                    "(kernel_code_properties bit 10 set); build the whole code object with one "
-                    "wave size (-mwavefrontsize64 or not)")
-    elif width == 32:
-        return (f"{inst.name} is wave32 code, but the kernel descriptor launches wave64 waves "
-                "(kernel_code_properties bit 10 clear); build the whole code object with one "
-                "wave size (-mwavefrontsize64 or not)")
-    return ""
-
-
 def _illegal(inst: Instruction) -> Closure:
     """V_ILLEGAL (gfx10+, the all-zero dword): an illegal-instruction exception; execution that
     reaches zero padding or data stops here."""
@@ -143,13 +111,6 @@ def _illegal(inst: Instruction) -> Closure:
         raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                        f"v_illegal at {inst.offset:#x}: the wave executed the illegal-instruction "
                        "word 0x00000000 (zero padding or data, not code)", inst.offset)
-    return run
-
-
-def _wave_size_mismatch(why: str) -> Closure:
-    def run(b: Batch, m: Any) -> None:
-        raise WaveSizeMismatch(why)
-    run.unimplemented = why  # type: ignore[attr-defined]
     return run
 
 
@@ -605,7 +566,7 @@ def valu_parts(inst: Instruction, info: Any):
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
         return _vmad64(inst)
     if name in ("v_div_scale_f32", "v_div_scale_f64"):
-        return _vdiv_scale(inst)
+        return _vdiv_scale(inst, info)
     if name in ("v_div_fmas_f32", "v_div_fmas_f64"):
         return _vdiv_fmas(inst, info)
     if name in ("v_cndmask_b32", "v_cndmask_b16"):
@@ -624,7 +585,7 @@ def valu_parts(inst: Instruction, info: Any):
     if name == "v_pk_mov_b32":
         return _vpk_mov(inst)
     if name.startswith("v_pk_") and inst.encoding == "VOP3P":
-        return _vpk(inst)
+        return _vpk(inst, info)
     if name in alu.VALU:
         return _vgeneric(inst, alu.VALU[name], info)
     if name.startswith("v_s_") and ("v_" + name[4:]) in alu.VALU:
@@ -804,9 +765,9 @@ def _vmad64(inst: Instruction):
     return compute, commit
 
 
-def _vdiv_scale(inst: Instruction):
+def _vdiv_scale(inst: Instruction, info: Any):
     ty = "f32" if inst.name.endswith("f32") else "f64"
-    fn = alu._div_scale(alu.f32 if ty == "f32" else alu.f64)
+    fn = _in_mode(inst.name, ty, alu._div_scale(alu.f32 if ty == "f32" else alu.f64), info)
     readers = [vector_reader(op, ty) for op in inst.srcs]
     write = vector_writer(inst.dsts[0], ty)
     write_vcc = mask_writer(inst.dsts[1])
@@ -823,7 +784,7 @@ def _vdiv_scale(inst: Instruction):
 
 def _vdiv_fmas(inst: Instruction, info: Any):
     ty = "f32" if inst.name.endswith("f32") else "f64"
-    fn = alu._div_fmas(alu.f32 if ty == "f32" else alu.f64)
+    fn = _in_mode(inst.name, ty, alu._div_fmas(alu.f32 if ty == "f32" else alu.f64), info)
     readers = [vector_reader(op, ty) for op in inst.srcs[:3]]
     vcc = lane_mask_reader(Operand("special", 106, 2 if info.wave_size == 64 else 1, None,
                                    "vcc" if info.wave_size == 64 else "vcc_lo"))
@@ -978,7 +939,7 @@ def _vpk_mov(inst: Instruction):
     return compute, write
 
 
-def _vpk(inst: Instruction):
+def _vpk(inst: Instruction, info: Any = None):
     """VOP3P packed math: two 16-bit halves of a dword, or (gfx90a/gfx942) two f32 in a pair."""
     name = inst.name
     fields = inst.fields
@@ -994,6 +955,7 @@ def _vpk(inst: Instruction):
         if spec is None:
             return None, None
         _, src_tys, fn = spec
+        fn = _in_mode(name, "f32", fn, info)
         readers = []
         for i, op in enumerate(inst.srcs):
             readers.append((vector_reader(Operand(op.kind, op.index, 1, op.value, op.name), "f32"),
@@ -1036,6 +998,7 @@ def _vpk(inst: Instruction):
         else:
             return None, None
     _, src_tys, fn = spec
+    fn = _in_mode(name, ty, fn, info)
     readers = [(vector_reader(op, ty, 0), vector_reader(op, ty, 1))
                for op, ty in zip(inst.srcs, src_tys)]
     write = vector_writer(inst.dsts[0], "b32")
@@ -1087,5 +1050,5 @@ def _vopd(inst: Instruction, info: Any) -> Closure:
     return run
 
 
-__all__ = ["compile_instruction", "NotImplementedInstruction", "END", "BARRIER", "SPLIT",
-           "unpack_mask"]
+__all__ = ["compile_instruction", "NotImplementedInstruction", "WaveSizeMismatch", "END",
+           "BARRIER", "SPLIT", "MODE_CHANGED", "unpack_mask"]

@@ -23,12 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Batch", "merge", "pack_mask", "unpack_mask", "NSREG"]
+__all__ = ["Batch", "merge", "pack_mask", "unpack_mask", "NSREG", "WaveSizeMismatch"]
 
 NSREG = 128
 VCC_LO = 106
 EXEC_LO = 126
 TTMP0 = 108
+
+
+class WaveSizeMismatch(Exception):
+    """A wave ran code for the other wave size: a wave32 wave set EXEC bits 32-63 (lanes it
+    does not have), as wave64 code does. The executor stops the queue naming the instruction."""
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:
@@ -96,8 +101,16 @@ class Batch:
         return pack_mask(self.exec)
 
     def set_exec_bits(self, bits: np.ndarray) -> None:
-        """Write EXEC from ``uint64[W]`` (or a scalar)."""
-        mask = unpack_mask(np.broadcast_to(np.asarray(bits, np.uint64), (self.waves,)), self.lanes)
+        """Write EXEC from ``uint64[W]`` (or a scalar). A wave32 wave has no lanes 32-63:
+        setting those bits is wave64 code running as wave32, never a truncated mask."""
+        bits = np.broadcast_to(np.asarray(bits, np.uint64), (self.waves,))
+        if self.lanes < 64 and (bits >> np.uint64(self.lanes)).any():
+            high = int((bits >> np.uint64(self.lanes)).max())
+            raise WaveSizeMismatch(
+                f"sets EXEC bits 32-63 ({high:#x} << 32) in a wave32 wave: this is wave64 code, "
+                "but the kernel descriptor launches wave32 waves (kernel_code_properties bit 10 "
+                "set); build the whole code object with one wave size (-mwavefrontsize64 or not)")
+        mask = unpack_mask(bits, self.lanes)
         self.exec = mask
         self.exec_changed()
 
