@@ -223,3 +223,26 @@ def test_a_stack_larger_than_the_private_segment_is_a_memory_fault(target):
     assert info.value.status == 43                  # HSA_STATUS_ERROR_MEMORY_FAULT
     assert "private" in info.value.message
 
+
+
+def test_launcher_gives_a_dynamic_stack_kernel_hips_default_stack():
+    """Through hsapy.Runtime: a kernel whose metadata says .uses_dynamic_stack (recursion) gets
+    at least 1 KiB of private memory per work-item, as HIP's launcher gives it."""
+    import hsapy
+    from hsapy.executable import DYNAMIC_STACK_SIZE
+
+    with hsapy.Runtime(backend="sim") as rt:
+        agent = next((a for a in rt.gpu_agents if a.name == "gfx942"), None)
+        if agent is None:
+            pytest.skip("no simulated gfx942 agent (HSAPY_SIM_TARGETS)")
+        exe = rt.load(build_hip(RECURSION, "gfx942"), agent)
+        kernel = exe.kernel("recurse")
+        assert kernel.info.private_segment_fixed_size < DYNAMIC_STACK_SIZE
+        assert kernel.private_segment_size == DYNAMIC_STACK_SIZE
+        queue = agent.create_queue(size=64)
+        n = 64
+        values = rt.system_pool.allocate(4 * 64)
+        values.copy_from(np.arange(64, dtype=np.uint32) * 7 + 3)
+        fibs, sums = rt.system_pool.allocate(4 * n), rt.system_pool.allocate(4 * n)
+        kernel.launch(queue, [values, fibs, sums], n, 64)
+        assert np.array_equal(fibs.numpy(np.int32)[:n], [FIB[i % 13] for i in range(n)])

@@ -2,22 +2,27 @@
 
 ``InterpreterExecutor(profile).execute(ctx)`` runs one kernel dispatch:
 
-1. Reads the 64-byte kernel descriptor at ``ctx.kernel_object`` (through SimMemory) and decodes
-   the machine code from the entry point (cached per loaded code).
+1. Reads the 64-byte kernel descriptor at ``ctx.kernel_object`` (through SimMemory): the wave
+   size (wavefront_size32), the initial MODE register (float round/denorm modes) and the entry.
+   The code object's machine code is a :class:`Program` per wave size and MODE value, cached
+   per loaded code: the kernel's function decodes first, every other function when a call,
+   jump or return first reaches it.
 2. Builds the initial state of every wave exactly as the hardware does from the descriptor and
-   the packet (shared/reference/amdgpu-abi.md, "Wave state at kernel entry"; LLVM AMDGPUUsage,
-   "Initial Kernel Execution State"): user SGPRs, system SGPRs (or gfx12's architected TTMPs),
+   the packet (LLVM AMDGPUUsage, "Initial Kernel Execution State"): user SGPRs, system SGPRs (or gfx12's architected TTMPs),
    packed work-item ids in v0, EXEC for partial waves.
 3. Runs all waves of (a chunk of) the dispatch as one :class:`~hsapy.sim.isa.wave.Batch`: each
    instruction is one numpy operation over waves x lanes. A scalar branch that goes both ways
-   splits the batch; batches that reach the same PC merge again; a barrier holds a batch until
-   every live wave of its workgroups has arrived.
+   (or an indirect call to different functions) splits the batch; batches that reach the same
+   PC under the same MODE merge again; a barrier holds a batch until every live wave of its
+   workgroups has arrived; a MODE write moves the batch to the program compiled for the new
+   value.
 
 Faults: a memory access outside every allocation raises ``SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
 ..., address)``; an instruction without semantics ``SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-"not implemented for <target>: <mnemonic> at <offset>")``. Every few thousand instructions the
-scheduler polls the context: a queue being destroyed cancels the dispatch, and the watchdog stops
-one that runs past its host-time limit (``DispatchContext.poll``).
+"not implemented for <target>: <mnemonic> at <offset>")``; code for the other wave size
+"wave-size mismatch on <target>: ...". Every few thousand instructions the scheduler polls the
+context: a queue being destroyed cancels the dispatch, and the watchdog stops one that runs past
+its host-time limit (``DispatchContext.poll``).
 """
 from __future__ import annotations
 
