@@ -385,6 +385,7 @@ class InterpreterExecutor:
         programs = self._programs(ctx, entry, wave_size)
         program = programs(mode)
         vgprs, agprs = program.entry(entry)
+        self._check_accum_offset(kd, vgprs, agprs)
         vgprs, agprs = _register_counts(ctx.kernel, vgprs, agprs)
         first = program.insts[program.index[entry]]
         if first.name == "s_endpgm":
@@ -429,6 +430,21 @@ class InterpreterExecutor:
                            f"{wave_size} (kernel_code_properties bit 10); the code object is "
                            "inconsistent", None)
         return wave_size
+
+    def _check_accum_offset(self, kd: KernelDescriptor, vgprs: int, agprs: int) -> None:
+        """gfx90a/gfx940-942 have one register file: AGPR n is VGPR accum_offset + n
+        (rsrc3[5:0] = accum_offset / 4 - 1; AMDGPUUsage, "compute_pgm_rsrc3"). The interpreter
+        keeps AGPRs apart, so code that names a VGPR at or past accum_offset while it uses AGPRs
+        (the two would alias on hardware) stops the queue instead of running differently."""
+        if not agprs or self.profile.name not in ("gfx90a", "gfx940", "gfx941", "gfx942"):
+            return
+        accum_offset = ((kd.rsrc3 & 0x3F) + 1) * 4
+        if vgprs > accum_offset:
+            raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                           f"not implemented for {self.profile.name}: the kernel names "
+                           f"v{vgprs - 1} and uses AGPRs, but its descriptor puts the first AGPR "
+                           f"at VGPR {accum_offset} (compute_pgm_rsrc3 accum_offset): those "
+                           "registers alias, which the interpreter does not model", None)
 
     # --- code ---------------------------------------------------------------------------------
     def _programs(self, ctx: DispatchContext, entry: int, wave_size: int):

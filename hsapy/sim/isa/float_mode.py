@@ -155,11 +155,16 @@ def float_types(name: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+_MIN_MAX = re.compile(r"_(?:f?min|f?max|minimum|maximum)(?:3|_num|imum3)?(?:_|$)")
+
+
 def rounds(name: str) -> bool:
-    """Whether instruction ``name`` produces a float result that the rounding mode can change."""
+    """Whether instruction ``name`` produces a float result that the rounding mode can change
+    (VALU, SALU, and float atomics such as ``global_atomic_add_f32``; min/max never round)."""
     if not float_types(name):
         return False
-    if name.startswith(_EXACT_PREFIXES) or _EXACT_CONVERSIONS.match(name):
+    if name.startswith(_EXACT_PREFIXES) or _EXACT_CONVERSIONS.match(name) \
+            or _MIN_MAX.search(name):
         return False
     return True
 

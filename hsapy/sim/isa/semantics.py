@@ -80,7 +80,7 @@ def _compile(inst: Instruction, info: Any) -> Closure:
     if name == "v_illegal":
         return _illegal(inst)
     mode = getattr(info, "mode", None)
-    if mode is not None and (enc.startswith(("VOP", "SOP")) or enc == "VOPD"):
+    if mode is not None:
         why = float_mode.unsupported(name, mode)
         if not why and inst.pair is not None:
             why = float_mode.unsupported(inst.pair.name, mode)
