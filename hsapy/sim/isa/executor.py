@@ -119,6 +119,11 @@ class ProgramInfo:
         if self.mode is None:
             self.mode = FloatMode.from_flags(self.ftz32, self.ftz64)
 
+    @property
+    def ieee(self) -> bool:
+        """MODE.IEEE (bit 9): the gfx9 IEEE mode min/max follow."""
+        return self.mode.ieee
+
     @classmethod
     def for_mode(cls, family: str, wave_size: int, mode: int) -> "ProgramInfo":
         """The information for a program compiled for MODE register value ``mode``."""

@@ -82,6 +82,11 @@ class FloatMode:
         """MODE[8]."""
         return bool(self.value & 0x100)
 
+    @property
+    def ieee(self) -> bool:
+        """MODE[9]: IEEE-754 NaN handling (signaling NaN inputs quieted by min/max)."""
+        return bool(self.value & 0x200)
+
     def round_for(self, ty: str) -> int:
         """The rounding direction of a result of float type ``ty`` (f16, f32, f64)."""
         return self.round32 if ty == "f32" else self.round64
