@@ -49,6 +49,7 @@ KERNEL void cross(const uint* in, uint* out) {
 #if defined(__gfx1100__) || defined(__gfx1201__)
   out[8 * g + 1] = __builtin_amdgcn_update_dpp(0u, v, 0x153, 0xf, 0xf, false);  // row_share:3
   out[8 * g + 2] = __builtin_amdgcn_update_dpp(0u, v, 0x165, 0xf, 0xf, false);  // row_xmask:5
+  out[8 * g + 7] = __builtin_amdgcn_permlane64(v);                   // swaps the 32-lane halves
 #else
   out[8 * g + 1] = __builtin_amdgcn_update_dpp(0u, v, 0x142, 0xf, 0xf, false);  // row_bcast:15
   out[8 * g + 2] = __builtin_amdgcn_update_dpp(0u, v, 0x138, 0xf, 0xf, false);  // wave_shr:1
@@ -106,6 +107,8 @@ def test_dpp_rows_readlane_writelane_loops_and_carries_in_wave64(target, flags):
                                       for i in range(n)])
     wide = (v.astype(np.uint64) << np.uint64(20)) + v[g ^ 1].astype(np.uint64) * np.uint64(4099)
     assert np.array_equal(got[:, 6], (wide >> np.uint64(32)).astype(np.uint32))
+    if target != "gfx942":
+        assert np.array_equal(got[:, 7], v[base + (lane ^ 32)])
 
 
 def _set_wave32_bit(dev: Device, kernel, on: bool) -> None:
