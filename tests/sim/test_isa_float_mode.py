@@ -58,7 +58,7 @@ KERNEL void ops16(const _Float16* a, const _Float16* b, _Float16* out, const int
   out[4 * i + 0] = x + y;
   out[4 * i + 1] = x * y;
   out[4 * i + 2] = x - y;
-  out[4 * i + 3] = 0;
+  out[4 * i + 3] = (_Float16)((float)x * 1.0001f);      // v_fma_mixhi_f16
 }
 
 KERNEL void rtz_const(const float* a, const float* b, float* out) {
@@ -226,8 +226,11 @@ def test_rounding_mode_directs_f16_arithmetic(target, how):
     got = dev.read(out, np.float16, 4 * n).reshape(n, 4)
     A, B = fractions(a), fractions(b)
     f16 = np.float16
+    # (_Float16)((float)x * 1.0001f) becomes one v_fma_mix*_f16 (f16 and f32 sources, one f16
+    # rounding); rounding to f32 first in the same direction would give the same f16 anyway
+    scale = Fraction(float(np.float32(1.0001)))
     for col, qs in ((0, [x + y for x, y in zip(A, B)]), (1, [x * y for x, y in zip(A, B)]),
-                    (2, [x - y for x, y in zip(A, B)])):
+                    (2, [x - y for x, y in zip(A, B)]), (3, [x * scale for x in A])):
         want = np.array([directed(q, f16, how) for q in qs], f16)
         assert np.array_equal(got[:, col], want), col
 

@@ -445,6 +445,16 @@ def _adjust(r: np.ndarray, above: np.ndarray, below: np.ndarray, positive: np.nd
     return r
 
 
+def _directed_mad_mix(ftype):
+    """v_mad_mix*: the f32 product rounded, then the sum rounded to the result type, both in
+    the mode's direction."""
+    def make(direction: int):
+        mul = _directed_mul(f32)(direction)
+        add = _directed_add(ftype)(direction)
+        return lambda a, b, c: add(mul(a, b), c)
+    return make
+
+
 def _directed_div(ftype):
     """a / b (v_rcp: 1 / b). The round-to-nearest quotient r is one neighbour of the exact
     one; the sign of r * b - a (exact) says which."""
@@ -700,6 +710,12 @@ for _t, _ft in (("f32", f32), ("f64", f64)):
         f"v_div_fmas_{_t}": _directed_div_fmas(_ft),
     })
 DIRECTED.update({
+    "v_fma_mix_f32": _directed_fma(f32),         # sources f32 or f16, converted exactly
+    "v_fma_mixlo_f16": _directed_fma(f16),
+    "v_fma_mixhi_f16": _directed_fma(f16),
+    "v_mad_mix_f32": _directed_mad_mix(f32),
+    "v_mad_mixlo_f16": _directed_mad_mix(f16),
+    "v_mad_mixhi_f16": _directed_mad_mix(f16),
     "v_mad_f32": _directed_mad(f32),
     "v_mac_f32": _directed_mad(f32),
     "v_cvt_f32_f64": _directed_convert(f32),

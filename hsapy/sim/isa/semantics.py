@@ -741,7 +741,7 @@ def _valu_parts(inst: Instruction, info: Any):
         return (lambda b, m: read(b)), write
     if name in ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16", "v_mad_mix_f32",
                 "v_mad_mixlo_f16", "v_mad_mixhi_f16"):
-        return _vmix(inst)
+        return _vmix(inst, info)
     if name == "v_pk_mov_b32":
         return _vpk_mov(inst)
     if name.startswith("v_pk_") and inst.encoding == "VOP3P":
@@ -1331,7 +1331,7 @@ def _vmbcnt(inst: Instruction, info: Any):
     return compute, write
 
 
-def _vmix(inst: Instruction):
+def _vmix(inst: Instruction, info: Any = None):
     """v_fma_mix*: each source is f32, or (op_sel_hi bit set) the f16 half chosen by op_sel;
     neg negates and neg_hi takes the absolute value of a source (ISA guide, "V_FMA_MIX_F32")."""
     f = inst.fields
@@ -1366,6 +1366,7 @@ def _vmix(inst: Instruction):
             else:
                 write32(b, (kept & np.uint32(0xFFFF0000)) | bits)
     fused = name.startswith("v_fma")
+    directed = _in_mode(name, "f32" if name.endswith("_f32") else "f16", None, info)
 
     def compute(b: Batch, m: Any):
         args = []
@@ -1377,7 +1378,9 @@ def _vmix(inst: Instruction):
                 value = -value
             args.append(value)
         out = np.float32 if name.endswith("_f32") else np.float16
-        if fused:
+        if directed is not None:      # a MODE rounding toward +-inf or zero
+            result = directed(*args)
+        elif fused:
             # the f32 x f32 product is exact in f64; round the sum once to the result type
             result = args[0].astype(np.float64) * args[1] + args[2]
         else:
