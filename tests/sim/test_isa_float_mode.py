@@ -182,7 +182,8 @@ def test_rounding_mode_set_at_run_time_directs_f32_arithmetic(target, flags, how
     ints = [int(directed(z * Fraction(float(f32(1e8))), f32, how)) for z in C]
     assert np.array_equal(got[:, 6], np.array([directed(Fraction(k), f32, how) for k in ints], f32))
     # (float)((double)x * (double)y): an exact double product, one f32 rounding
-    assert np.array_equal(got[:, 7], np.array([directed(x * y, f32, how) for x, y in zip(A, B)], f32))
+    want = np.array([directed(x * y, f32, how) for x, y in zip(A, B)], f32)
+    assert np.array_equal(got[:, 7], want)
     flt = dev.read(rnd + 4 * 64, np.int32, n)
     assert (flt == FLT_ROUNDS[how]).all()          # __builtin_flt_rounds reads MODE back
 

@@ -8,8 +8,8 @@
    per loaded code: the kernel's function decodes first, every other function when a call,
    jump or return first reaches it.
 2. Builds the initial state of every wave exactly as the hardware does from the descriptor and
-   the packet (LLVM AMDGPUUsage, "Initial Kernel Execution State"): user SGPRs, system SGPRs (or gfx12's architected TTMPs),
-   packed work-item ids in v0, EXEC for partial waves.
+   the packet (LLVM AMDGPUUsage, "Initial Kernel Execution State"): user SGPRs, system
+   SGPRs (or gfx12's architected TTMPs), packed work-item ids in v0, EXEC for partial waves.
 3. Runs all waves of (a chunk of) the dispatch as one :class:`~hsapy.sim.isa.wave.Batch`: each
    instruction is one numpy operation over waves x lanes. A scalar branch that goes both ways
    (or an indirect call to different functions) splits the batch; batches that reach the same
