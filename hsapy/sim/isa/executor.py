@@ -387,13 +387,8 @@ class InterpreterExecutor:
                 f"{private * wave_size} per wave of {wave_size}; {self.profile.name} allows at "
                 f"most {limit} bytes of scratch per wave (COMPUTE_TMPRING_SIZE.WAVESIZE)")
         mode = initial_mode(kd.rsrc1, self.profile.family)
-        programs = self._programs(ctx, entry, wave_size)
-        program = programs(mode)
-        vgprs, agprs = program.entry(entry)
-        self._check_accum_offset(kd, vgprs, agprs)
-        vgprs, agprs = _register_counts(ctx.kernel, vgprs, agprs)
-        first = program.insts[program.index[entry]]
-        if first.name == "s_endpgm":
+        programs, vgprs, agprs, ends_at_once = self._plan(ctx, kd, entry, wave_size, mode)
+        if ends_at_once:
             # every wave ends at its first instruction: nothing observable happens
             grid = [max(1, int(g)) for g in ctx.grid_size]
             block = [max(1, int(w)) for w in ctx.workgroup_size]
@@ -452,18 +447,36 @@ class InterpreterExecutor:
                            "registers alias, which the interpreter does not model", None)
 
     # --- code ---------------------------------------------------------------------------------
-    def _programs(self, ctx: DispatchContext, entry: int, wave_size: int):
-        """``get(mode) -> Program``: the code object's programs for this wave size, one per
-        MODE value (cached per loaded code object)."""
+    def _plan(self, ctx: DispatchContext, kd: KernelDescriptor, entry: int, wave_size: int,
+              mode: int) -> tuple:
+        """(programs, VGPRs, AGPRs, whether the first instruction is s_endpgm) of a kernel,
+        worked out at its first dispatch and kept with the loaded code."""
         alloc = ctx.memory.find(entry)
         if alloc is None:
             raise SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
                            f"kernel entry {entry:#x} is outside every allocation", entry)
+        with _program_lock:
+            per_alloc = _program_cache.setdefault(alloc, {})
+        key = ("plan", entry, wave_size, mode, kd.rsrc3)
+        plan = per_alloc.get(key)
+        if plan is None:
+            programs = self._programs(ctx, alloc, per_alloc, entry, wave_size)
+            program = programs(mode)
+            vgprs, agprs = program.entry(entry)
+            self._check_accum_offset(kd, vgprs, agprs)
+            vgprs, agprs = _register_counts(ctx.kernel, vgprs, agprs)
+            first = program.insts[program.index[entry]]
+            plan = (programs, vgprs, agprs, first.name == "s_endpgm")
+            per_alloc[key] = plan
+        return plan
+
+    def _programs(self, ctx: DispatchContext, alloc: Any, per_alloc: dict, entry: int,
+                  wave_size: int):
+        """``get(mode) -> Program``: the code object's programs for this wave size, one per
+        MODE value (cached per loaded code object)."""
         text = CodeText.of_kernel(ctx.kernel, entry, alloc)
         family = self.profile.family
         target = self.profile.name
-        with _program_lock:
-            per_alloc = _program_cache.setdefault(alloc, {})
         memory = ctx.memory
 
         def get(mode: int) -> Program:
