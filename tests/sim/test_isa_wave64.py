@@ -50,6 +50,9 @@ KERNEL void cross(const uint* in, uint* out) {
   out[8 * g + 1] = __builtin_amdgcn_update_dpp(0u, v, 0x153, 0xf, 0xf, false);  // row_share:3
   out[8 * g + 2] = __builtin_amdgcn_update_dpp(0u, v, 0x165, 0xf, 0xf, false);  // row_xmask:5
   out[8 * g + 7] = __builtin_amdgcn_permlane64(v);                   // swaps the 32-lane halves
+  // lane i of each row of 16 reads lane sel(i) of its row / of the other row of its 32 lanes
+  out[8 * g + 1] ^= __builtin_amdgcn_permlane16(0u, v, 0x01234567u, 0x89abcdefu, false, false);
+  out[8 * g + 2] ^= __builtin_amdgcn_permlanex16(0u, v, 0x76543210u, 0xfedcba98u, false, false);
 #else
   out[8 * g + 1] = __builtin_amdgcn_update_dpp(0u, v, 0x142, 0xf, 0xf, false);  // row_bcast:15
   out[8 * g + 2] = __builtin_amdgcn_update_dpp(0u, v, 0x138, 0xf, 0xf, false);  // wave_shr:1
@@ -99,8 +102,12 @@ def test_dpp_rows_readlane_writelane_loops_and_carries_in_wave64(target, flags):
         assert np.array_equal(got[:, 1], np.where(row > 0, v[base + np.maximum(row - 1, 0)], 0))
         assert np.array_equal(got[:, 2], np.where(lane >= 1, v[np.maximum(g - 1, 0)], 0))
     else:
-        assert np.array_equal(got[:, 1], v[base + row + 3])
-        assert np.array_equal(got[:, 2], v[base + row + (pos ^ 5)])
+        sel16 = (np.uint64(0x89ABCDEF01234567) >> (4 * pos).astype(np.uint64)) & np.uint64(15)
+        selx = (np.uint64(0xFEDCBA9876543210) >> (4 * pos).astype(np.uint64)) & np.uint64(15)
+        perm16 = v[base + row + sel16.astype(np.int64)]
+        permx = v[base + (row ^ 16) + selx.astype(np.int64)]
+        assert np.array_equal(got[:, 1], v[base + row + 3] ^ perm16)
+        assert np.array_equal(got[:, 2], v[base + row + (pos ^ 5)] ^ permx)
     assert np.array_equal(got[:, 3], v[base + 40])
     assert np.array_equal(got[:, 4], np.where(lane == 50, 77, v))
     assert np.array_equal(got[:, 5], [sum(k ^ int(t[i]) for k in range(v[i] & 63))
