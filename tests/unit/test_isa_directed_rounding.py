@@ -170,3 +170,28 @@ def test_initial_mode_comes_from_rsrc1():
     rsrc1 = (3 << 12) | (0 << 16) | (3 << 18) | (1 << 21) | (1 << 23)
     assert fm.initial_mode(rsrc1, "gfx9") == 0x3C3
     assert fm.initial_mode(rsrc1, "gfx12") == 0xC3          # gfx12: bits 21/23 mean other things
+
+
+def test_a_float_clamp_with_dx10_clamp_off_is_refused_and_an_integer_clamp_is_not():
+    """The interpreter's float clamp maps NaN to 0 (DX10_CLAMP on, what clang sets); with the
+    bit off (gfx9/gfx11) the hardware passes NaN through, which the interpreter does not model."""
+    import re
+    import shutil
+    import subprocess
+
+    from hsapy.sim.isa import decode
+    from hsapy.sim.isa.executor import ProgramInfo
+    from hsapy.sim.isa.semantics import compile_instruction
+
+    if shutil.which("llvm-mc-19") is None:
+        pytest.skip("llvm-mc-19 not found (Debian package llvm-19)")
+    lines = "v_add_f32_e64 v0, v1, v2 clamp\nv_add_u32_e64 v0, v1, v2 clamp\n"
+    out = subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942",
+                          "-show-encoding"], input=lines, capture_output=True, text=True,
+                         timeout=60).stdout
+    float_add, int_add = (decode(bytes(int(x, 16) for x in enc.split(",")), "gfx942")[0]
+                          for enc in re.findall(r"encoding: \[([^\]]*)\]", out))
+    on, off = ProgramInfo.for_mode("gfx9", 64, 0x3F0), ProgramInfo.for_mode("gfx9", 64, 0x2F0)
+    assert getattr(compile_instruction(float_add, on), "unimplemented", None) is None
+    assert "DX10_CLAMP off" in compile_instruction(float_add, off).unimplemented
+    assert getattr(compile_instruction(int_add, off), "unimplemented", None) is None

@@ -94,6 +94,10 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         why = float_mode.unsupported(name, mode)
         if not why and inst.pair is not None:
             why = float_mode.unsupported(inst.pair.name, mode)
+        if not why and inst.fields.get("clamp") and info.family != "gfx12" \
+                and not mode.dx10_clamp and float_mode.float_types(name):
+            # the float clamp semantics turn NaN into 0, which is DX10_CLAMP's behaviour
+            why = f"MODE {mode.value:#x}: clamp with DX10_CLAMP off is not implemented"
         if why:
             return _unimplemented(inst, why)
     if enc == "SOPP":
