@@ -195,3 +195,39 @@ def test_a_float_clamp_with_dx10_clamp_off_is_refused_and_an_integer_clamp_is_no
     assert getattr(compile_instruction(float_add, on), "unimplemented", None) is None
     assert "DX10_CLAMP off" in compile_instruction(float_add, off).unimplemented
     assert getattr(compile_instruction(int_add, off), "unimplemented", None) is None
+
+
+def test_writing_mode_bits_the_interpreter_does_not_model_stops():
+    """MODE's exception enables (EXCP_EN, bits 18:12) would make float exceptions trap: a write
+    that sets them stops instead of being ignored; the float controls are written."""
+    import re
+    import shutil
+    import subprocess
+    from types import SimpleNamespace
+
+    from hsapy.sim.isa import decode
+    from hsapy.sim.isa.executor import ProgramInfo
+    from hsapy.sim.isa.semantics import MODE_CHANGED, NotImplementedInstruction, compile_instruction
+    from hsapy.sim.isa.wave import NSREG, Batch
+
+    if shutil.which("llvm-mc-19") is None:
+        pytest.skip("llvm-mc-19 not found (Debian package llvm-19)")
+    lines = ("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 32), 0x13f3\n"
+             "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 32), 0x3f3\n")
+    out = subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942",
+                          "-show-encoding"], input=lines, capture_output=True, text=True,
+                         timeout=60).stdout
+    excp, plain = (decode(bytes(int(x, 16) for x in enc.split(",")), "gfx942")[0]
+                   for enc in re.findall(r"encoding: \[([^\]]*)\]", out))
+    info = ProgramInfo.for_mode("gfx9", 64, 0x3F0)
+
+    def batch() -> Batch:
+        return Batch(0, np.zeros((1, NSREG), np.uint32), np.zeros((1, 1, 64), np.uint32), None,
+                     np.ones((1, 64), bool), np.zeros(1, bool), np.zeros(1, np.int64),
+                     np.zeros(1, np.int64), mode=0x3F0)
+
+    with pytest.raises(NotImplementedInstruction, match="MODE bits 0x1000"):
+        compile_instruction(excp, info)(batch(), SimpleNamespace(pending=[]))
+    b = batch()
+    assert compile_instruction(plain, info)(b, SimpleNamespace(pending=[])) == MODE_CHANGED
+    assert b.mode == 0x3F3

@@ -49,6 +49,7 @@ DENORM_NAMES = ("flush input and output denormals", "flush output denormals",
                 "flush input denormals", "keep denormals")
 MODE_HWREG = 1          # hwreg id of MODE on every generation (SIDefines.h Hwreg::ID_MODE)
 FLOAT_BITS = 0xFF       # FP_ROUND and FP_DENORM
+MODELLED_BITS = 0x3FF   # FP_ROUND, FP_DENORM, DX10_CLAMP, IEEE
 
 
 @dataclass(frozen=True)

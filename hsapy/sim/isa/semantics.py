@@ -446,6 +446,11 @@ def _mode_writer(read: Callable, offset: int, size: int, next_pc: int) -> Closur
     def write(b: Batch, m: Any) -> int | None:
         values = np.broadcast_to(np.asarray(read(b)).astype(np.int64), (b.waves,))
         new = (b.mode & ~field) | ((values << offset) & field)
+        changed = int(np.bitwise_or.reduce((new ^ b.mode) & ~float_mode.MODELLED_BITS))
+        if changed:
+            # exception enables, debug, GPR-index and the other MODE controls are not modelled
+            raise NotImplementedInstruction(f"writing MODE bits {changed:#x} (only FP_ROUND, "
+                                            "FP_DENORM, DX10_CLAMP and IEEE are modelled)")
         first = int(new[0])
         if (new == first).all():
             if first == b.mode:
