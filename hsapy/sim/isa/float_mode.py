@@ -533,7 +533,7 @@ def _fraction_sqrt_side(r: Fraction, x: Fraction) -> Fraction:
     return Fraction((r * r > x) - (r * r < x))
 
 
-def _directed_convert(ftype, src_kind: str = "float"):
+def _directed_convert(ftype):
     """Narrowing float->float and int->float conversions: the source is exact in float64
     (integers up to 32 bits, f32), so one rounding of an exact value."""
     def make(direction: int):
