@@ -1,4 +1,4 @@
-"""Lifetimes of handle-owning objects (DESIGN.md "Lifetimes").
+"""Lifetimes of handle-owning objects (docs/architecture.md "Lifetimes").
 
 Every owner (Signal, Buffer, Queue, Executable, Runtime, ...) keeps its handle in a tiny state
 object that does NOT reference the owner. ``close()`` releases at once and is idempotent;
@@ -56,7 +56,7 @@ def drain() -> None:
                 return
             try:
                 release()
-            except Exception as exc:  # DESIGN.md: cleanup failures warn, never raise
+            except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
                 warnings.warn(f"hsapy: a deferred release failed: {exc}", ResourceWarning,
                               stacklevel=2)
 
@@ -120,6 +120,6 @@ class HandleState:
             _LIVE[self.kind] -= 1
         try:
             release()
-        except Exception as exc:  # DESIGN.md: cleanup failures warn, never raise
+        except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
             warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
                           stacklevel=2)

@@ -1,7 +1,8 @@
 """Calls to device functions on the ISA interpreter: noinline helpers at -O0 and -O3, recursion,
 function pointers and a -fgpu-rdc build linked with ld.lld, all built with clang-19 and run
 with the AMDGPU calling convention (s_swappc_b64 / s_setpc_b64, the stack pointer s32 and
-frame pointer s33 in scratch, whole-wave VGPR spills), for gfx942 and gfx1201 wave32/wave64."""
+frame pointer s33 in scratch, whole-wave VGPR spills), for gfx942, gfx1201 wave32/wave64 and
+gfx90a."""
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,10 @@ from isa_exec_harness import CACHE, DEVICE_HEADER, Device, build_hip, require
 
 from hsapy.sim.executor import SimFault
 
-BUILDS = [("gfx942", ()), ("gfx1201", ()), ("gfx1201", ("-mwavefrontsize64",))]
-BUILD_IDS = ["gfx942", "gfx1201-w32", "gfx1201-w64"]
+# gfx90a has no architected flat scratch: its stack goes through MUBUF and the private segment
+# buffer in s[0:3], with s32/s33 in wave-scaled bytes
+BUILDS = [("gfx942", ()), ("gfx1201", ()), ("gfx1201", ("-mwavefrontsize64",)), ("gfx90a", ())]
+BUILD_IDS = ["gfx942", "gfx1201-w32", "gfx1201-w64", "gfx90a"]
 # Kernels that call functions through a dynamic stack (recursion, function pointers) have no
 # static private size; a launcher gives them a stack (HIP's default limit is 1 KiB per lane).
 STACK = 2048
