@@ -36,6 +36,16 @@ def device_buffer(runtime, nbytes=4 * N):
     return runtime.gpu_agents[0].device_pool.allocate(nbytes)
 
 
+def is_freed(runtime, address, allocated):
+    """Whether the block ``allocated`` (runtime_allocation before the free) was freed."""
+    after = runtime_allocation(runtime, address)
+    if after is not None and runtime.runs_rocr:
+        # ROCr sub-allocates small device blocks from 2 MiB fragments it keeps: once freed, the
+        # address belongs to the fragment again, no longer to a block of its own.
+        return after != allocated and after[2] > allocated[2]
+    return after is None
+
+
 class Legacy:
     """A producer from before DLPack 1.0: its __dlpack__ takes no max_version."""
 
@@ -133,9 +143,10 @@ def test_numpy_refuses_device_memory_cleanly_and_the_memory_is_freed_after(runti
     address = buffer.address
     with pytest.raises((RuntimeError, BufferError), match="device"):
         np.from_dlpack(buffer)
+    allocated = runtime_allocation(runtime, address)
     buffer.close()
     gc.collect()
-    assert runtime_allocation(runtime, address) is None
+    assert is_freed(runtime, address, allocated)
 
 
 @pytest.mark.skipif(not NUMPY_DLPACK_1, reason="numpy 2.0's from_dlpack takes no device=")
@@ -242,9 +253,10 @@ def test_the_capsule_read_for_a_kernel_argument_is_given_back(runtime, vector_ad
     a, b, out = (device_buffer(runtime) for _ in range(3))
     _launch(kernel, queue, DLPackOnly(a), b, out)
     address = a.address
+    allocated = runtime_allocation(runtime, address)
     a.close()
     gc.collect()
-    assert runtime_allocation(runtime, address) is None
+    assert is_freed(runtime, address, allocated)
 
 
 @pytest.mark.parametrize("value,reason", [
