@@ -39,6 +39,7 @@ FEATURES = {
     "test_hip_port.py": "the HIP port example",
     "test_bench.py": "hsapy bench",
     "test_simlib_queues.py": "queues through the raw C API",
+    "test_runtime_agreement.py": "statuses, queue types and cache info as ROCr reports them",
 }
 
 
@@ -50,8 +51,9 @@ def tests_directory() -> Path | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``hsapy selftest``."""
-    parser.add_argument("--backend", choices=("rocr", "sim"), default="rocr",
-                        help="rocr (default): the GPU; sim: the same tests on the simulator")
+    parser.add_argument("--backend", choices=("rocr", "sim", "rocr-sim"), default="rocr",
+                        help="rocr (default): the GPU; sim: the same tests on the simulator; "
+                             "rocr-sim: on ROCr over the simulated KFD thunk")
     parser.add_argument("-k", metavar="EXPRESSION", dest="keyword",
                         help="only the tests matching this pytest -k expression")
     parser.add_argument("-v", "--verbose", action="store_true",
