@@ -214,6 +214,11 @@ class _Decoder:
 
     def dispatch(self, words: tuple[int, ...], i: int, offset: int) -> Instruction:
         w0 = words[i]
+        if w0 == 0 and self.family != "gfx9":
+            # gfx10+ reserve the all-zero dword as V_ILLEGAL (it raises an illegal-instruction
+            # exception; LLVM's disassembler prints "v_illegal"); on gfx9 it is a v_cndmask_b32
+            return Instruction(offset, 4, (0,), self.family, "VOP2", 0, "v_illegal", "", (), (),
+                               MappingProxyType({"op": 0}), asm="v_illegal")
         fmt = F.identify(self.family, w0)
         if fmt is None:
             raise self.fail(words, i, offset, "no format matches the first dword")

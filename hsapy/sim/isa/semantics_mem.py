@@ -823,6 +823,8 @@ def scratch_load(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, si
     """``uint32[n, ndw]`` (or the bytes for sub-dword) from each lane's private memory."""
     scratch = _ensure_scratch(m, b)
     nbytes = max(4, size)
+    if not len(lane_ids):     # no lane in EXEC (e.g. a whole-wave spill of inactive lanes)
+        return np.zeros((0, max(1, nbytes // 4)), u32)
     _check_private(m, offsets, size)
     cols = offsets[:, None] + np.arange(nbytes)
     cols = np.minimum(cols, scratch.shape[1] - 1)
@@ -833,6 +835,8 @@ def scratch_load(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, si
 def scratch_store(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,
                   size: int) -> None:
     scratch = _ensure_scratch(m, b)
+    if not len(lane_ids):
+        return
     _check_private(m, offsets, size)
     raw = np.ascontiguousarray(values.astype(u32)).view(np.uint8).reshape(len(lane_ids), -1)[:, :size]
     scratch[lane_ids[:, None], offsets[:, None] + np.arange(size)] = raw
