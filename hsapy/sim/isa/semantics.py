@@ -6,7 +6,8 @@ one of :data:`END`, :data:`BARRIER`, :data:`SPLIT` (the batch went both ways at 
 machine now holds both halves). An instruction the interpreter does not implement compiles to a
 closure that raises :class:`NotImplementedInstruction` when (and only when) it is reached.
 
-ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``semantics_mem.py``.
+ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``semantics_mem.py``;
+matrix instructions (MFMA, WMMA and their sparse forms) in ``semantics_matrix.py``.
 """
 from __future__ import annotations
 
@@ -77,6 +78,11 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         return _salu(inst, info)
     if enc == "VOPD":
         return _vopd(inst, info)
+    if enc == "VOP3P" and name.startswith(("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")):
+        from hsapy.sim.isa import semantics_matrix
+
+        matrix = semantics_matrix.compile_matrix(inst, info)
+        return matrix if matrix is not None else _unimplemented(inst)
     if inst.fields.get("dpp") is not None or "dpp8" in inst.fields or inst.fields.get("sdwa"):
         if not _is_dpp_supported(inst):
             return _unimplemented(inst, "DPP/SDWA form")

@@ -45,7 +45,7 @@ import numpy as np
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import NotImplementedOperand, const_bits
 
-__all__ = ["MatrixOp", "compile_matrix", "matrix_op", "MATRIX_OPS", "decode_elements",
+__all__ = ["MatrixOp", "compile_matrix", "matrix_op", "MATRIX_OPS", "TARGET_OPS", "decode_elements",
            "gfx9_layout", "gfx12_layout", "gfx11_layout"]
 
 Closure = Callable[[Any, Any], None]
@@ -227,6 +227,9 @@ _GFX11 = _ops({
 
 MATRIX_OPS: dict[str, dict[str, MatrixOp]] = {
     "gfx9": {**_GFX90A, **_GFX942}, "gfx11": _GFX11, "gfx12": _GFX12}
+# the matrix instructions of each generation (gfx940/941 have gfx942's, gfx1200 gfx1201's)
+TARGET_OPS: dict[str, dict[str, MatrixOp]] = {
+    "gfx90a": _GFX90A, "gfx942": _GFX942, "gfx1100": _GFX11, "gfx1201": _GFX12}
 
 
 def matrix_op(family: str, name: str) -> MatrixOp | None:
@@ -690,7 +693,7 @@ def _writer(op: Operand, bits: int, regs: int, flat: np.ndarray, lanes: int,
         file = b.A if agpr else b.V
         W = raw.shape[0]
         out = np.zeros((W, lanes * slots), np.uint64)
-        out[:, flat] = raw.reshape(W, -1)
+        out[:, flat.ravel()] = raw.reshape(W, -1)
         out = out.reshape(W, lanes, slots)
         if bits == 64:
             file[first:first + regs:2] = (out & np.uint64(0xFFFFFFFF)).astype(np.uint32) \
