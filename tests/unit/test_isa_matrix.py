@@ -396,9 +396,10 @@ PAIRS = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
 
 def run_and_check(target: str, name: str, wave: int, mods: dict | None = None, *,
                   acc: str = "v", ab: str = "v", W: int = 2, seed: int = 0,
-                  setup=None) -> None:
+                  setup=None, c_const: tuple[str, float] | None = None) -> None:
     """Run ``name`` with random operands (and the given modifiers) and compare D with the
-    reference; ``setup(V)`` may overwrite registers before the run."""
+    reference; ``setup(V)`` may overwrite registers before the run; ``c_const`` is C as an
+    inline constant (its text and value)."""
     mods = dict(mods or {})
     family = FAMILY[target]
     op = sm.matrix_op(family, name)
@@ -412,9 +413,12 @@ def run_and_check(target: str, name: str, wave: int, mods: dict | None = None, *
         text += " neg:[%d,%d,%d]" % tuple((mods["neg"] >> n) & 1 for n in range(3))
     if mods.get("opsel") and op.sparse:
         text += f" index_key:{mods['opsel']}"
+    elif mods.get("opsel"):
+        text += " op_sel:[%d,%d,%d]" % tuple((mods["opsel"] >> n) & 1 for n in range(3))
     if mods.get("clamp"):
         text += " clamp"
-    line = line_for(target, name, wave, text, acc=acc, ab=ab)
+    line = line_for(target, name, wave, text, acc=acc, ab=ab,
+                    c=c_const[0] if c_const else None)
     inst, fn = compiled(target, wave, line)
     assert getattr(fn, "unimplemented", None) is None, (line, fn.unimplemented)
     na, nb, nd = registers(op, target, wave)
@@ -469,6 +473,8 @@ def run_and_check(target: str, name: str, wave: int, mods: dict | None = None, *
         A = dense.astype(A.dtype)
     B = gather(eb, lay["b"])
     C = gather(ec, lay["c"])
+    if c_const:
+        C = np.full(C.shape, c_const[1], C.dtype)
     if op.model != "int" and family != "gfx9":
         if neg_hi & 4:
             C = np.abs(C)
@@ -490,6 +496,9 @@ def run_and_check(target: str, name: str, wave: int, mods: dict | None = None, *
     if op.model != "int":
         exact = np.einsum("wbik,wbkj->wbij", A, B) + C
         assert (np.abs(got - exact) <= error_bound(op, A, B, C)).all(), where
+    if family == "gfx11" and sm.BITS[op.acc] == 16:   # the other half of D is kept
+        other = np.uint32(0xFFFF << (16 * (1 - half)))
+        assert ((cd_file[D0:D0 + nd] & other) == (before[0][D0:D0 + nd] & other)).all(), where
     # nothing outside D changed
     V_after, AG_after = V, AG
     for file_before, file_after, name_ in ((before[0], V_after, "v"), (before[1], AG_after, "a")):
@@ -503,3 +512,188 @@ def run_and_check(target: str, name: str, wave: int, mods: dict | None = None, *
 @pytest.mark.parametrize("target,name,wave", all_ops())
 def test_every_matrix_instruction_matches_its_reference(target, name, wave):
     run_and_check(target, name, wave)
+
+
+# --- modifiers ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target,name,cbsz,abid", [
+    ("gfx942", "v_mfma_f32_4x4x4_16b_f16", 4, 13), ("gfx942", "v_mfma_f32_4x4x4_16b_f16", 1, 1),
+    ("gfx942", "v_mfma_f32_16x16x1_4b_f32", 2, 3), ("gfx942", "v_mfma_i32_32x32x4_2b_i8", 1, 0),
+    ("gfx942", "v_mfma_f32_32x32x4_2b_bf16", 1, 1), ("gfx90a", "v_mfma_f32_16x16x2bf16", 2, 2),
+    ("gfx90a", "v_mfma_i32_4x4x4i8", 3, 5),
+])
+def test_cbsz_abid_broadcast_one_a_block_to_others(target, name, cbsz, abid):
+    run_and_check(target, name, 64, {"cbsz": cbsz, "abid": abid})
+
+
+@pytest.mark.parametrize("blgp", range(8))
+@pytest.mark.parametrize("target,name", [("gfx942", "v_mfma_f32_32x32x2_f32"),
+                                         ("gfx942", "v_mfma_i32_4x4x4_16b_i8"),
+                                         ("gfx90a", "v_mfma_f32_32x32x8f16")])
+def test_blgp_swizzles_the_lanes_b_is_read_from(target, name, blgp):
+    run_and_check(target, name, 64, {"blgp": blgp})
+
+
+@pytest.mark.parametrize("neg", range(1, 8))
+@pytest.mark.parametrize("name", ["v_mfma_f64_16x16x4_f64", "v_mfma_f64_4x4x4_4b_f64"])
+def test_gfx942_f64_mfma_negates_a_b_c_with_the_blgp_bits(name, neg):
+    run_and_check("gfx942", name, 64, {"neg": neg})
+
+
+@pytest.mark.parametrize("wave", [32, 64])
+@pytest.mark.parametrize("name,neg_lo,neg_hi", [
+    ("v_wmma_f32_16x16x16_f16", 1, 0), ("v_wmma_f32_16x16x16_f16", 0, 2),
+    ("v_wmma_f32_16x16x16_f16", 7, 7), ("v_wmma_f32_16x16x16_bf16", 3, 4),
+    ("v_wmma_f16_16x16x16_f16", 4, 4), ("v_wmma_bf16_16x16x16_bf16", 5, 1),
+    ("v_swmmac_f32_16x16x32_f16", 3, 3), ("v_swmmac_bf16_16x16x32_bf16", 2, 1),
+])
+def test_gfx12_neg_lo_neg_hi_negate_halves_and_take_abs_of_c(name, neg_lo, neg_hi, wave):
+    run_and_check("gfx1201", name, wave, {"neg_lo": neg_lo, "neg_hi": neg_hi})
+
+
+@pytest.mark.parametrize("target,wave", [("gfx1201", 32), ("gfx1201", 64), ("gfx1100", 32)])
+@pytest.mark.parametrize("name", ["v_wmma_i32_16x16x16_iu8", "v_wmma_i32_16x16x16_iu4"])
+@pytest.mark.parametrize("neg_lo", range(4))
+def test_integer_wmma_neg_bits_say_which_of_a_and_b_are_signed(target, wave, name, neg_lo):
+    run_and_check(target, name, wave, {"neg_lo": neg_lo})
+
+
+@pytest.mark.parametrize("clamp", [False, True])
+@pytest.mark.parametrize("name", ["v_wmma_i32_16x16x16_iu8", "v_wmma_i32_16x16x32_iu4",
+                                  "v_swmmac_i32_16x16x32_iu8"])
+def test_integer_wmma_clamp_saturates_and_otherwise_wraps(name, clamp):
+    op = sm.matrix_op("gfx12", name)
+    nd = registers(op, "gfx1201", 32)[2]
+
+    def near_the_top(V):   # C at 2**31 - 100: unsigned products carry D past the top
+        V[C0:C0 + nd] = np.uint32(2 ** 31 - 100)
+        V[D0:D0 + nd] = np.uint32(2 ** 31 - 100)
+    mods = {"neg_lo": 0}
+    if clamp:
+        mods["clamp"] = 1
+    run_and_check("gfx1201", name, 32, mods, setup=near_the_top)
+
+
+@pytest.mark.parametrize("name,abid", [(n, a) for n, sets in (
+    ("v_smfmac_f32_16x16x32_f16", 4), ("v_smfmac_f32_32x32x16_bf16", 4),
+    ("v_smfmac_i32_32x32x32_i8", 2), ("v_smfmac_f32_16x16x64_fp8_bf8", 2)) for a in range(sets)])
+def test_smfmac_abid_picks_the_set_of_compression_indices(name, abid):
+    run_and_check("gfx942", name, 64, {"abid": abid})
+    run_and_check("gfx942", name, 64, {"cbsz": 1, "abid": abid})   # CBSZ != 0: set 0
+
+
+@pytest.mark.parametrize("wave", [32, 64])
+@pytest.mark.parametrize("name", ["v_swmmac_f32_16x16x32_f16", "v_swmmac_i32_16x16x32_iu8",
+                                  "v_swmmac_i32_16x16x32_iu4", "v_swmmac_i32_16x16x64_iu4",
+                                  "v_swmmac_f32_16x16x32_bf8_fp8"])
+def test_swmmac_index_key_picks_the_set_of_compression_indices(name, wave):
+    op = sm.matrix_op("gfx12", name)
+    for opsel in range(1, sm._gfx12_sets(op, wave)):
+        run_and_check("gfx1201", name, wave, {"opsel": opsel})
+
+
+@pytest.mark.parametrize("opsel", [0, 4])
+@pytest.mark.parametrize("wave", [32, 64])
+@pytest.mark.parametrize("name", ["v_wmma_f16_16x16x16_f16", "v_wmma_bf16_16x16x16_bf16"])
+def test_gfx11_op_sel_picks_the_half_of_c_and_d(name, wave, opsel):
+    run_and_check("gfx1100", name, wave, {"opsel": opsel} if opsel else {})
+
+
+@pytest.mark.parametrize("acc,ab", [("a", "v"), ("a", "a"), ("v", "a")])
+@pytest.mark.parametrize("target,name", [("gfx942", "v_mfma_f32_32x32x8_f16"),
+                                         ("gfx942", "v_mfma_f64_16x16x4_f64"),
+                                         ("gfx942", "v_smfmac_f32_16x16x32_bf16"),
+                                         ("gfx90a", "v_mfma_i32_16x16x16i8")])
+def test_accumulation_registers_agprs_and_vgprs(target, name, acc, ab):
+    run_and_check(target, name, 64, acc=acc, ab=ab)
+
+
+@pytest.mark.parametrize("target,name,wave,text,value", [
+    ("gfx942", "v_mfma_f32_32x32x8_f16", 64, "0", 0.0),
+    ("gfx942", "v_mfma_f32_16x16x4_f32", 64, "1.0", 1.0),
+    ("gfx942", "v_mfma_i32_16x16x32_i8", 64, "-7", -7),
+    ("gfx942", "v_mfma_f64_16x16x4_f64", 64, "-2.0", -2.0),
+    ("gfx1201", "v_wmma_f32_16x16x16_f16", 32, "1.0", 1.0),
+    ("gfx1201", "v_wmma_i32_16x16x16_iu8", 64, "0", 0),
+])
+def test_c_as_an_inline_constant(target, name, wave, text, value):
+    run_and_check(target, name, wave, c_const=(text, value))
+
+
+# --- what is not established stops the queue naming it ---------------------------------------------
+
+def test_a_matrix_instruction_with_inactive_lanes_stops_naming_it():
+    line = line_for("gfx942", "v_mfma_f32_16x16x16_f16", 64)
+    _, fn = compiled("gfx942", 64, line)
+    V = np.zeros((NREGS, 1, 64), np.uint32)
+    live = np.ones((1, 64), bool)
+    live[0, 40:] = False
+    with pytest.raises(NotImplementedInstruction, match="inactive lanes"):
+        fn(batch(V, np.zeros_like(V), 64, live), None)
+    assert not V[D0:D0 + 4].any()
+
+
+@pytest.mark.parametrize("target,line,why", [
+    ("gfx942", "v_mfma_f32_32x32x8_f16 v[0:15], v[40:41], v[56:57], v[72:87] cbsz:1 abid:0",
+     "takes none"),
+    ("gfx942", "v_mfma_f32_32x32x8_f16 v[0:15], v[40:41], v[56:57], v[72:87] blgp:3",
+     "takes none"),
+    ("gfx942", "v_mfma_f32_4x4x4_16b_f16 v[0:3], v[40:41], v[56:57], v[72:75] cbsz:1 abid:3",
+     "16 blocks"),
+])
+def test_modifiers_an_instruction_does_not_take_leave_it_unimplemented(target, line, why):
+    _, fn = compiled(target, 64, line)
+    assert why in getattr(fn, "unimplemented", "")
+
+
+@pytest.mark.parametrize("name,fields,why", [
+    ("v_wmma_f32_16x16x16_f16", {"op_sel": 1}, "dense WMMA"),
+    ("v_wmma_f32_16x16x16_fp8_fp8", {"neg_lo": 1}, "takes none"),
+    ("v_wmma_i32_16x16x16_iu8", {"neg_hi": 1}, "integer"),
+    ("v_wmma_i32_16x16x16_iu8", {"neg_lo": 4}, "integer"),
+    ("v_swmmac_f32_16x16x32_f16", {"op_sel": 2}, "2 sets"),
+])
+def test_gfx12_encodings_without_a_documented_meaning_stay_unimplemented(name, fields, why):
+    import dataclasses
+    from types import MappingProxyType
+
+    inst, _ = compiled("gfx1201", 32, line_for("gfx1201", name, 32))
+    changed = dataclasses.replace(inst, fields=MappingProxyType({**inst.fields, **fields}))
+    fn = compile_instruction(changed, ProgramInfo("gfx12", 32, False, False))
+    assert why in getattr(fn, "unimplemented", "")
+
+
+def test_gfx11_wmma_with_lane_halves_that_disagree_stops():
+    _, fn = compiled("gfx1100", 32, line_for("gfx1100", "v_wmma_f32_16x16x16_f16", 32))
+    V = np.zeros((NREGS, 1, 32), np.uint32)
+    V[A0, 0, 20] = 0x3C00            # lane 20 differs from lane 4, its copy
+    with pytest.raises(NotImplementedInstruction, match="lane halves"):
+        fn(batch(V, None, 32), None)
+
+
+@pytest.mark.parametrize("target,name,wave", [("gfx942", "v_smfmac_f32_16x16x32_f16", 64),
+                                              ("gfx1201", "v_swmmac_f32_16x16x32_f16", 32)])
+def test_a_compression_index_naming_one_position_twice_stops(target, name, wave):
+    _, fn = compiled(target, wave, line_for(target, name, wave))
+    V = np.zeros((NREGS, 1, wave), np.uint32)
+    V[I0] = 0x44444444 & ~np.uint32(0xF)      # first group of every lane: positions 0 and 0
+    V[I0, 0, :] |= np.uint32(0x4)
+    V[I0, 0, 0] = 0x44444440
+    with pytest.raises(NotImplementedInstruction, match="twice"):
+        fn(batch(V, np.zeros_like(V) if FAMILY[target] == "gfx9" else None, wave), None)
+
+
+def test_fp8_formats_per_generation():
+    # gfx942 FNUZ: 0x80 is NaN, no infinity, E4M3 max 240 (bias 8), E5M2 max 57344 (bias 16);
+    # gfx12 OCP: E4M3 max 448 (bias 7, S.1111.111 NaN), E5M2 with infinities (bias 15)
+    codes = np.array([0x80, 0x7F, 0x01, 0x08, 0x7C, 0x7B], np.uint64)
+    fnuz8 = sm.decode_elements("fp8", codes, "gfx9")
+    assert np.isnan(fnuz8[0]) and fnuz8[1] == 240 and fnuz8[2] == 2.0 ** -10 \
+        and fnuz8[3] == 2.0 ** -7
+    fnuz5 = sm.decode_elements("bf8", codes, "gfx9")
+    assert np.isnan(fnuz5[0]) and fnuz5[1] == 57344 and fnuz5[2] == 2.0 ** -17
+    ocp8 = sm.decode_elements("fp8", codes, "gfx12")
+    assert ocp8[0] == 0 and np.isnan(ocp8[1]) and ocp8[2] == 2.0 ** -9 and ocp8[3] == 2.0 ** -6
+    assert sm.decode_elements("fp8", np.array([0x7E], np.uint64), "gfx12")[0] == 448
+    ocp5 = sm.decode_elements("bf8", codes, "gfx12")
+    assert ocp5[0] == 0 and np.isnan(ocp5[1]) and ocp5[4] == np.inf and ocp5[5] == 57344
