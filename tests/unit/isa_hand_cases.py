@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import isa_hand_cases_cmp
+import isa_hand_cases_matrix
 import isa_hand_cases_mem
 import isa_hand_cases_scalar
 import isa_hand_cases_vfloat
@@ -11,7 +12,7 @@ from isa_hand_runner import TARGETS, Case
 
 ALL_CASES: list[Case] = [
     *isa_hand_cases_vfloat.CASES, *isa_hand_cases_vint.CASES, *isa_hand_cases_cmp.CASES,
-    *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES,
+    *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES, *isa_hand_cases_matrix.CASES,
 ]
 
 
