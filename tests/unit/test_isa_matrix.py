@@ -709,3 +709,12 @@ def test_fp8_formats_per_generation():
     assert sm.decode_elements("fp8", np.array([0x7E], np.uint64), "gfx12")[0] == 448
     ocp5 = sm.decode_elements("bf8", codes, "gfx12")
     assert ocp5[0] == 0 and np.isnan(ocp5[1]) and ocp5[4] == np.inf and ocp5[5] == 57344
+
+
+def test_float_matrix_instructions_under_a_flushing_mode_stay_unimplemented():
+    inst, _ = compiled("gfx942", 64, line_for("gfx942", "v_mfma_f32_16x16x16_f16", 64))
+    fn = compile_instruction(inst, ProgramInfo("gfx9", 64, True, True))
+    assert "flushes denormals" in fn.unimplemented
+    inst, _ = compiled("gfx942", 64, line_for("gfx942", "v_mfma_i32_16x16x32_i8", 64))
+    assert getattr(compile_instruction(inst, ProgramInfo("gfx9", 64, True, True)),
+                   "unimplemented", None) is None

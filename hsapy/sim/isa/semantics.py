@@ -52,6 +52,7 @@ NO_OPS = {
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
     "s_prefetch_data", "s_setkill", "s_nop_e", "s_round_mode", "s_denorm_mode",
     "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
+    "v_nop",        # the compiler pads matrix-instruction hazards with it
 }
 
 

@@ -734,6 +734,10 @@ def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
     f = inst.fields
     family = inst.family
     wave = info.wave_size
+    if op.model != "int" and (info.ftz32 or info.ftz64):
+        # the sources give the float arithmetic with denormals kept (MODE's default for
+        # compute); what flushing MODE bits do to it is not stated anywhere
+        raise _Unsupported("a float matrix instruction under a MODE that flushes denormals")
     lanes = wave
     a_op, b_op = inst.srcs[0], inst.srcs[1]
     dst = inst.dsts[0]
