@@ -734,10 +734,16 @@ def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
     f = inst.fields
     family = inst.family
     wave = info.wave_size
-    if op.model != "int" and (info.ftz32 or info.ftz64):
-        # the sources give the float arithmetic with denormals kept (MODE's default for
-        # compute); what flushing MODE bits do to it is not stated anywhere
-        raise _Unsupported("a float matrix instruction under a MODE that flushes denormals")
+    if op.model != "int":
+        # the sources give the float arithmetic with denormals kept and rounding to nearest
+        # even (MODE's default for compute); what other MODE values do to it is not stated
+        mode = getattr(info, "mode", None)
+        if info.ftz32 or info.ftz64 or (mode is not None and any(
+                mode.denorm_for(t) != 3 for t in ("f32", "f64"))):
+            raise _Unsupported("a float matrix instruction under a MODE that flushes denormals")
+        if mode is not None and any(mode.round_for(t) for t in ("f32", "f64")):
+            raise _Unsupported("a float matrix instruction under a MODE that rounds other "
+                               "than to nearest even")
     lanes = wave
     a_op, b_op = inst.srcs[0], inst.srcs[1]
     dst = inst.dsts[0]
