@@ -313,8 +313,9 @@ def gfx9_layout(op: MatrixOp, operand: str, cbsz: int = 0, abid: int = 0,
 
 
 def _gfx12_chunk(op: MatrixOp) -> int:
-    """k per chunk: a lane half holds its row's k in chunks of 64 bits of stored data (128 for
-    the dense B of a sparse instruction), alternating with the other half of the wave32."""
+    """k per chunk: the two 16-lane halves of a wave32 hold a row's k in alternating chunks of
+    64 bits of elements (a sparse instruction: 64 bits of A's kept elements, so 128 bits' worth
+    of k, and the same k per chunk for its dense B)."""
     per_half = op.k // 2
     bits = 128 if op.sparse else 64
     return min(per_half, bits // BITS[op.a])
@@ -586,7 +587,7 @@ def _pairwise_f32(p: np.ndarray) -> np.ndarray:
     return _flush(total, -126, True)
 
 
-def _multiply(op: MatrixOp, A: np.ndarray, B: np.ndarray, C: np.ndarray, family: str,
+def _multiply(op: MatrixOp, A: np.ndarray, B: np.ndarray, C: np.ndarray,
               clamp: bool) -> np.ndarray:
     """D for ``A[..., M, K]``, ``B[..., K, N]``, ``C[..., M, N]`` (float64 or int64)."""
     model = op.model
@@ -625,10 +626,8 @@ def _multiply(op: MatrixOp, A: np.ndarray, B: np.ndarray, C: np.ndarray, family:
         hi, err = _two_sum(hi, products[..., k])
         lo = lo + err
     hi, err = _two_sum(hi, lo)
-    special = ~np.isfinite(hi)
-    exact_sum = products.sum(axis=-1) + C
-    out = np.where(special, exact_sum, _round_to_odd(hi, err))
-    return out
+    plain = products.sum(axis=-1) + C          # NaN / infinite inputs propagate
+    return np.where(np.isfinite(hi), _round_to_odd(hi, err), plain)
 
 
 # --- compiling ----------------------------------------------------------------------------------
@@ -637,16 +636,20 @@ class _Unsupported(Exception):
     """An encoding of a matrix instruction whose meaning the sources above do not give."""
 
 
-_CONST_TYPE = {"f32": "f32", "xf32": "f32", "f64": "f64", "i32": "i32", "f16": "f16"}
+# inline constants / literals an operand may take: every element of C (32- and 64-bit types),
+# the one element per lane of an f32 or f64 A/B; a constant packed into 16- or 8-bit elements
+# has no documented meaning here
+_CONST_TYPE = {"f32": "f32", "f64": "f64", "i32": "i32"}
 
 
-def _raw_reader(op: Operand, bits: int, regs: int, element: str) -> Callable:
-    """fn(batch) -> uint64 ``[W, L, slots]``: the operand's bits split into elements."""
+def _raw_reader(op: Operand, bits: int, regs: int, element: str,
+                whole_operand: bool) -> Callable:
+    """fn(batch) -> uint64 ``[W, L, slots]``: the operand's bits split into elements.
+    ``whole_operand``: a constant stands for every element (C), not for one per lane (A/B)."""
     per_reg = 32 // bits if bits < 32 else 1
     slots = regs * per_reg if bits <= 32 else regs // 2
     if op.kind in ("const", "literal"):
-        if element not in _CONST_TYPE or (op.kind == "const" and BITS[element] < 32
-                                          and element != "f16"):
+        if element not in _CONST_TYPE or (slots != 1 and not whole_operand):
             raise _Unsupported(f"a constant {element} operand")
         value = np.uint64(int(const_bits(op, _CONST_TYPE[element])))
         full = np.full((1, 1, slots), value, np.uint64)
@@ -815,10 +818,10 @@ def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
             layout_c = gfx11_layout(op, "c", wave)
             layout_i = None
     a_bits, b_bits, c_bits = BITS[op.a], BITS[op.b], BITS[op.acc]
-    read_a = _raw_reader(a_op, a_bits, a_op.count, op.a)
-    read_b = _raw_reader(b_op, b_bits, b_op.count, op.b)
+    read_a = _raw_reader(a_op, a_bits, a_op.count, op.a, False)
+    read_b = _raw_reader(b_op, b_bits, b_op.count, op.b, False)
     c_read_bits = 32 if c_half >= 0 else c_bits
-    read_c = _raw_reader(c_op, c_read_bits, dst.count, op.acc)
+    read_c = _raw_reader(c_op, c_read_bits, dst.count, op.acc, True)
     slots_a = a_op.count * 32 // a_bits
     slots_b = b_op.count * 32 // b_bits
     slots_c = dst.count * 32 // c_read_bits
@@ -886,7 +889,7 @@ def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
             vc = _flush(vc, -126, False)
         if read_index is not None:
             va = _desparsify(b, va, read_index, index_flat, group_k, m, k, W, inst)
-        d = _multiply(op, va, vb, vc, family, clamp)
+        d = _multiply(op, va, vb, vc, clamp)
         if op.model == "int":
             raw_d = (d.astype(np.int64) & 0xFFFFFFFF).astype(np.uint64)
         else:
