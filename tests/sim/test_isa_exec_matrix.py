@@ -405,6 +405,20 @@ KERNEL void wmma_f16_f16(const _Float16* A, const _Float16* B, _Float16* C) {
   for (uint r = 0; r < ROWS; ++r) C[row(l, r) * 16 + i] = acc[r];
 }
 
+// bf16 accumulator (the first accumulation takes C as the inline constant 0)
+typedef short shortR __attribute__((ext_vector_type(ROWS)));
+KERNEL void wmma_bf16_bf16(const short* A, const short* B, short* C) {
+  uint l = tid_x(), i = l % 16;
+  shortN a, b;
+  shortR acc = {};
+  for (uint s = 0; s < SLOTS; ++s) {
+    a[s] = A[i * 16 + k16(l, s)];
+    b[s] = B[k16(l, s) * 16 + i];
+  }
+  acc = W12(__builtin_amdgcn_wmma_bf16_16x16x16_bf16)(a, b, acc);
+  for (uint r = 0; r < ROWS; ++r) C[row(l, r) * 16 + i] = acc[r];
+}
+
 // 8-bit A/B: wave32 byte s of the lane's 8 holds k = 8*(l/16) + s; wave64 lanes 32-63 the second
 // four: k = 8*(l/16 % 2) + 4*(l/32) + s
 DEVICE uint k8(uint l, uint s) {
@@ -520,6 +534,22 @@ def test_gfx1201_f16_accumulating_wmma_rounds_once_to_f16(gfx1201):
     got = dev.read(out, np.float16, 256).reshape(16, 16).astype(np.float64)
     exact = A.astype(np.float64) @ B.astype(np.float64)
     assert (np.abs(got - exact) <= 2.0 ** -11 * np.abs(exact) + 2.0 ** -24).all()
+
+
+def test_gfx1201_bf16_accumulating_wmma_rounds_once_to_bf16(gfx1201):
+    dev, co, wave = gfx1201
+    rng = np.random.default_rng(17)
+    A16 = (rng.standard_normal((16, 16)).astype(np.float32).view(np.uint32) >> 16)
+    B16 = (rng.standard_normal((16, 16)).astype(np.float32).view(np.uint32) >> 16)
+    out = dev.zeros(2 * 256)
+    _run(dev, co, "wmma_bf16_bf16", [dev.buffer(A16.astype(np.uint16)),
+                                     dev.buffer(B16.astype(np.uint16)), out], wave)
+    got = (dev.read(out, np.uint16, 256).astype(np.uint32) << 16).view(np.float32) \
+        .reshape(16, 16).astype(np.float64)
+    A = (A16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    B = (B16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    exact = A @ B
+    assert (np.abs(got - exact) <= 2.0 ** -8 * np.abs(exact) + 2.0 ** -126).all()
 
 
 def test_gfx1201_signed_iu8_wmma_gemm_is_exact(gfx1201):

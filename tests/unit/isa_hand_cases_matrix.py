@@ -132,6 +132,9 @@ def operand_counts(op: sm.MatrixOp, family: str, lanes: int) -> tuple[int, int, 
     return max(1, a), max(1, b), d
 
 
+# the compiler pads matrix-instruction hazards with v_nop
+CASES.append(case("*", "v_nop", {"v3.u32": [7, 8]}, {"v3.u32": [7, 8]}, "no operation"))
+
 for _target, _lanes in (("gfx942", 64), ("gfx1201", 32)):
     _family = "gfx9" if _target == "gfx942" else "gfx12"
     for _name, _op in sm.TARGET_OPS[_target].items():

@@ -629,6 +629,8 @@ def test_accumulation_registers_agprs_and_vgprs(target, name, acc, ab):
     ("gfx942", "v_mfma_f64_16x16x4_f64", 64, "-2.0", -2.0),
     ("gfx1201", "v_wmma_f32_16x16x16_f16", 32, "1.0", 1.0),
     ("gfx1201", "v_wmma_i32_16x16x16_iu8", 64, "0", 0),
+    ("gfx1201", "v_wmma_f16_16x16x16_f16", 32, "0", 0.0),      # clang's first accumulation
+    ("gfx1201", "v_wmma_bf16_16x16x16_bf16", 64, "0", 0.0),
 ])
 def test_c_as_an_inline_constant(target, name, wave, text, value):
     run_and_check(target, name, wave, c_const=(text, value))

@@ -637,8 +637,8 @@ class _Unsupported(Exception):
 
 
 # inline constants / literals an operand may take: every element of C (32- and 64-bit types),
-# the one element per lane of an f32 or f64 A/B; a constant packed into 16- or 8-bit elements
-# has no documented meaning here
+# the one element per lane of an f32 or f64 A/B, and 0 anywhere (all bits clear however it is
+# spread); another constant packed into 16- or 8-bit elements has no documented meaning here
 _CONST_TYPE = {"f32": "f32", "f64": "f64", "i32": "i32"}
 
 
@@ -648,6 +648,9 @@ def _raw_reader(op: Operand, bits: int, regs: int, element: str,
     ``whole_operand``: a constant stands for every element (C), not for one per lane (A/B)."""
     per_reg = 32 // bits if bits < 32 else 1
     slots = regs * per_reg if bits <= 32 else regs // 2
+    if op.kind == "const" and op.value == 0 and not isinstance(op.value, float):
+        zeros = np.zeros((1, 1, slots), np.uint64)
+        return lambda b: zeros
     if op.kind in ("const", "literal"):
         if element not in _CONST_TYPE or (slots != 1 and not whole_operand):
             raise _Unsupported(f"a constant {element} operand")
