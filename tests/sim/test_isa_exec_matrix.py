@@ -492,12 +492,36 @@ KERNEL void swmmac_f32_f16(const _Float16* Astored, const uint* Index, const _Fl
 """
 
 
+WAVE64_PROBE = """
+KERNEL void ballot(uint* out) {
+  uint t = tid_x();
+  out[t] = (__builtin_amdgcn_ballot_w64(t % 3 == 0) >> t) & 1 ? 3 * t + 1 : 7;
+}
+"""
+
+
+def _runs_wave64(dev: Device) -> bool:
+    """Whether the interpreter runs gfx1201 wave64 code with 64-lane masks (a ballot)."""
+    kernel = dev.load(build_hip(WAVE64_PROBE, "gfx1201", ("-mwavefrontsize64",)), "ballot")
+    out = dev.zeros(4 * 64)
+    try:
+        dev.dispatch(kernel, [out], (64,), (64,))
+    except Exception:       # noqa: BLE001 -- any failure means: not yet
+        return False
+    lane = np.arange(64)
+    return np.array_equal(dev.read(out, np.uint32, 64), np.where(lane % 3 == 0, 3 * lane + 1, 7))
+
+
 @pytest.fixture(scope="module", params=[32, 64], ids=["wave32", "wave64"])
 def gfx1201(request):
     wave = request.param
+    dev = Device("gfx1201")
+    if wave == 64 and not _runs_wave64(dev):
+        pytest.skip("this interpreter does not run gfx1201 wave64 code with 64-lane masks yet; "
+                    "the wave64 matrix kernels need that first")
     extra = ("-mwavefrontsize64",) if wave == 64 else ()
     source = f"#define WAVE {wave}\n" + GFX1201
-    return Device("gfx1201"), build_hip(source, "gfx1201", extra), wave
+    return dev, build_hip(source, "gfx1201", extra), wave
 
 
 def test_gfx1201_f16_wmma_gemm(gfx1201):
