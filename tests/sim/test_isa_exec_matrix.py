@@ -11,6 +11,8 @@ the float64 product of the same inputs.
 """
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -628,3 +630,21 @@ def test_gfx1201_sparse_swmmac_gemm(gfx1201):
     _run(dev, co, "swmmac_f32_f16", [dev.buffer(stored), dev.buffer(index), dev.buffer(B), out],
          wave)
     _within_f32_bound(dev.read(out, np.float32, 256).reshape(16, 16), dense, B, 32)
+
+
+# --- AGPRs share gfx942's VGPR file past ACCUM_OFFSET ---------------------------------------------
+
+def test_vgprs_past_accum_offset_alias_agprs_and_stop_the_queue():
+    import _fault_kernels as fk
+
+    from hsapy.sim.executor import SimFault
+
+    if shutil.which("llvm-mc-19") is None and shutil.which("llvm-mc") is None:
+        pytest.skip("llvm-mc (Debian llvm-19) is not installed")
+    dev = Device("gfx942")
+    # the kernel's descriptor puts AGPRs at v8 on (.amdhsa_accum_offset 8)
+    inside = fk.build("agpr_ok", "v_accvgpr_write_b32 a0, v0\nv_mov_b32 v7, 1", "gfx942")
+    dev.dispatch(dev.load(inside, "agpr_ok"), [0, 0, 0], (64,), (64,))
+    past = fk.build("agpr_alias", "v_accvgpr_write_b32 a0, v0\nv_mov_b32 v9, 1", "gfx942")
+    with pytest.raises(SimFault, match="ACCUM_OFFSET 8"):
+        dev.dispatch(dev.load(past, "agpr_alias"), [0, 0, 0], (64,), (64,))

@@ -214,6 +214,18 @@ class InterpreterExecutor:
         info = ProgramInfo(self.profile.family, wave_size,
                            ftz32=kd.float_denorm_32 == 0, ftz64=kd.float_denorm_16_64 == 0)
         program = self._program(ctx, entry, info)
+        if self.profile.family == "gfx9" and program.agprs:
+            # gfx90a/gfx94x keep AGPR n in the one VGPR file at ACCUM_OFFSET + n (rsrc3[5:0] =
+            # ACCUM_OFFSET / 4 - 1; LLVM AMDGPUUsage, "compute_pgm_rsrc3 for GFX90A, GFX942").
+            # The interpreter keeps AGPRs apart, so code naming a VGPR at or past ACCUM_OFFSET
+            # (an AGPR's storage) stops instead of running with different results.
+            accum_offset = ((kd.rsrc3 & 0x3F) + 1) * 4
+            if program.vgprs > accum_offset:
+                raise SimFault(
+                    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                    f"not implemented for {self.profile.name}: the kernel names VGPRs up to "
+                    f"v{program.vgprs - 1} and uses AGPRs, which start at its ACCUM_OFFSET "
+                    f"{accum_offset}: those VGPRs alias AGPRs in hardware")
         if program.insts and program.insts[0].name == "s_endpgm":
             # every wave ends at its first instruction: nothing observable happens
             grid = [max(1, int(g)) for g in ctx.grid_size]
