@@ -14,7 +14,6 @@ two waves of random register contents:
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re

@@ -36,7 +36,6 @@ with inactive lanes stops the queue naming it.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -899,7 +898,6 @@ def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
             raw_d = _round_to(np.ascontiguousarray(d, dtype=np.float64), op.acc)
         write(b, raw_d)
 
-    run.matrix = op  # type: ignore[attr-defined]
     return run
 
 
