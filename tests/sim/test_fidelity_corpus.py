@@ -21,46 +21,7 @@ from hsapy import toolchain
 # Runs that fail on main today: "<class>: <instruction>" -> ids "<kernel>-<build>" (globs; a
 # leading "!" excludes). The first matching class marks a run xfail(strict=True): when a fix
 # lands the run passes, the strict mark fails the suite, and the entry is removed.
-XFAIL: dict[str, list[str]] = {
-    "wave64: gfx1201 wave64 code runs with 32-lane masks (-O0: flat_store to address 0; -O3: "
-    "lanes 32-63 wrong)": [
-        "*-gfx1201w64-*", "!saxpy-gfx1201w64-O3", "!axpby_f32-gfx1201w64-O3",
-        "!axpby_i32-gfx1201w64-O3", "!block_sum_tree-gfx1201w64-O3",
-        "!cas_float_max-gfx1201w64-O3", "!buffer_copy_bounds-gfx1201w64-O3",
-        "!buffer_to_lds-gfx1201w64-O3", "!half2_axpy-gfx1201w64-O3", "!bf16_convert-gfx1201w64-O3",
-    ],
-    "wave/calls: s_swappc_b64 into another function of the code object (not decoded)": [
-        "axpby_f32-gfx942-O0", "axpby_f32-gfx1201w32-O0", "axpby_f64-gfx942-O0",
-        "axpby_f64-gfx1201w32-O0", "axpby_i32-gfx942-O0", "axpby_i32-gfx1201w32-O0",
-        "cas_float_max-gfx942-O0", "cas_float_max-gfx1201w32-O0", "float_math-gfx942-O0",
-        "float_math-gfx1201w32-O0", "double_math-gfx942-O0", "double_math-gfx1201w32-O0",
-        "black_scholes-gfx942-O0", "black_scholes-gfx1201w32-O0", "call_chain-gfx942-O0",
-        "call_chain-gfx942-O3", "call_chain-gfx1201w32-O0", "call_chain-gfx1201w32-O3",
-        "struct_return-gfx942-O0", "struct_return-gfx942-O3", "struct_return-gfx1201w32-O0",
-        "struct_return-gfx1201w32-O3", "recursion-gfx942-O0", "recursion-gfx942-O3",
-        "recursion-gfx1201w32-O0", "recursion-gfx1201w32-O3", "virtual_calls-gfx942-O0",
-        "virtual_calls-gfx942-O3", "virtual_calls-gfx1201w32-O0", "virtual_calls-gfx1201w32-O3",
-        "linked_lerp-gfx942-O0", "linked_lerp-gfx942-O3", "linked_lerp-gfx1201w32-O0",
-        "linked_lerp-gfx1201w32-O3", "linked_hash-gfx942-O0", "linked_hash-gfx942-O3",
-        "linked_hash-gfx1201w32-O0", "linked_hash-gfx1201w32-O3", "linked_counter-gfx942-O0",
-        "linked_counter-gfx942-O3", "linked_counter-gfx1201w32-O0", "linked_counter-gfx1201w32-O3",
-        "softmax_rows-gfx942-O0", "softmax_rows-gfx1201w32-O0",
-    ],
-    "wave/MODE: s_setreg / s_round_mode of the rounding field are ignored (silent: round to "
-    "nearest)": [
-        "directed_rounding-gfx942-O0", "directed_rounding-gfx942-O3",
-        "directed_rounding-gfx1201w32-O0", "directed_rounding-gfx1201w32-O3",
-    ],
-    "wave/calls: s_swappc_b64 to different targets within one batch of waves": [
-        "function_pointers-gfx942-O0", "function_pointers-gfx942-O3",
-        "function_pointers-gfx1201w32-O0", "function_pointers-gfx1201w32-O3",
-    ],
-    "mat: v_mfma_* / v_wmma_* have no semantics": [
-        "mma_gemm_f16-gfx942-O0", "mma_gemm_f16-gfx942-O3", "mma_gemm_f16-gfx1201w32-O0",
-        "mma_gemm_f16-gfx1201w32-O3", "mma_gemm_i8-gfx942-O0", "mma_gemm_i8-gfx942-O3",
-        "mma_gemm_i8-gfx1201w32-O0", "mma_gemm_i8-gfx1201w32-O3",
-    ],
-}
+XFAIL: dict[str, list[str]] = {}
 
 
 def _xfail_reason(run_id: str) -> str | None:

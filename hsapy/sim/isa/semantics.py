@@ -14,7 +14,8 @@ Float instructions are compiled for the MODE value in ``machine_info.mode``
 (``hsapy.sim.isa.float_mode``): a rounding direction other than round-to-nearest-even uses the
 instruction's directed semantics, or compiles to a closure that stops naming the mode.
 
-ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``semantics_mem.py``.
+ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``semantics_mem.py``;
+matrix instructions (MFMA, WMMA and their sparse forms) in ``semantics_matrix.py``.
 """
 from __future__ import annotations
 
@@ -110,6 +111,11 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         return _salu(inst, info)
     if enc == "VOPD":
         return _vopd(inst, info)
+    if enc == "VOP3P" and name.startswith(("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")):
+        from hsapy.sim.isa import semantics_matrix
+
+        matrix = semantics_matrix.compile_matrix(inst, info)
+        return matrix if matrix is not None else _unimplemented(inst)
     return _valu(inst, info)
 
 
