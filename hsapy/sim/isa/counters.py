@@ -48,6 +48,8 @@ LDS_BANK_BYTES = 4
 LDS_PASS_BYTES = LDS_BANKS * LDS_BANK_BYTES
 
 U64 = np.uint64
+_NONE = np.uint64((1 << 64) - 1)              # "no line" in a sorted row of line numbers
+_NONE_I64 = np.int64((1 << 63) - 1)
 
 
 # --- what an instruction is -----------------------------------------------------------------------
@@ -569,18 +571,23 @@ class DispatchRecorder:
         self._add(entry, "global", f.size * f.elements * count)
         # cache lines each wave's access touches: those of the first and the last byte of every
         # element (an element of at most 16 bytes spans at most two lines)
-        rows = np.nonzero(mask)[0].astype(U64)
-        starts = addresses[mask].astype(U64)                       # [n, elements]
-        first = starts >> U64(self._line_shift)
-        last = (starts + U64(max(f.size, 1) - 1)) >> U64(self._line_shift)
-        lines = np.concatenate([first.reshape(-1), last.reshape(-1)])
-        owners = np.concatenate([np.repeat(rows, starts.shape[1])] * 2)
-        per_wave = np.unique(owners << U64(44) | (lines & U64((1 << 44) - 1)))
-        entry.line_bytes += int(per_wave.size) * self.line_size
-        self._lines.append(np.unique(lines))
-        self._lines_count += self._lines[-1].size
+        shift = U64(self._line_shift)
+        starts = addresses.astype(U64)
+        lines = np.concatenate([starts >> shift, (starts + U64(max(f.size, 1) - 1)) >> shift],
+                               axis=2).reshape(addresses.shape[0], -1)
+        valid = np.repeat(mask, lines.shape[1] // mask.shape[1], axis=1)
+        lines = np.where(valid, lines, _NONE)
+        lines.sort(axis=1)
+        distinct = np.empty(lines.shape, bool)
+        distinct[:, 0] = lines[:, 0] != _NONE
+        np.not_equal(lines[:, 1:], lines[:, :-1], out=distinct[:, 1:])
+        distinct[:, 1:] &= lines[:, 1:] != _NONE
+        touched = lines[distinct]
+        entry.line_bytes += int(touched.size) * self.line_size
+        self._lines.append(touched)
+        self._lines_count += touched.size
         if self._lines_count > (1 << 22):
-            merged = np.unique(np.concatenate(self._lines))
+            merged = _distinct(np.concatenate(self._lines))
             self._lines = [merged]
             self._lines_count = merged.size
 
@@ -603,7 +610,7 @@ class DispatchRecorder:
         """Distinct global cache lines the dispatch touched (read or written)."""
         if not self._lines:
             return 0
-        return int(np.unique(np.concatenate(self._lines)).size)
+        return int(_distinct(np.concatenate(self._lines)).size)
 
     def finish(self, waves: int | None = None) -> DispatchCounters:
         """Derive the counters and hand them to every listener (called once, at the end of a
@@ -630,21 +637,38 @@ def lds_bank_conflicts(addresses: np.ndarray, mask: np.ndarray, size: int) -> tu
     per_lane = max(1, size * elements)
     lanes_per_pass = max(1, min(LDS_BANKS, LDS_PASS_BYTES // per_lane))
     dwords_per_element = max(1, (size + LDS_BANK_BYTES - 1) // LDS_BANK_BYTES)
-    w, lane = np.nonzero(mask)
-    if not w.size:
-        return 0, 0
-    first = addresses[w, lane] >> 2                                      # [n, E]
-    dwords = (first[:, :, None] + np.arange(dwords_per_element)).reshape(w.size, -1)
-    passes_per_wave = (lanes + lanes_per_pass - 1) // lanes_per_pass
-    group = (w.astype(np.int64) * passes_per_wave + lane // lanes_per_pass)
-    keys = np.unique((group[:, None] << 32) | (dwords & 0xFFFFFFFF))
-    group_of = keys >> 32
-    bank = keys & (LDS_BANKS - 1)
-    slots, counts = np.unique((group_of << 8) | bank, return_counts=True)
-    owner = slots >> 8
-    starts = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
-    worst = np.maximum.reduceat(counts, starts)
-    return int(starts.size), int((worst - 1).sum())
+    passes = -(-lanes // lanes_per_pass)
+    pad = passes * lanes_per_pass - lanes
+    dwords = ((addresses.astype(np.int64) >> 2)[..., None] + np.arange(dwords_per_element)) \
+        & 0xFFFFFFFF                                                      # [W, L, E, D]
+    valid = np.broadcast_to(mask[:, :, None, None], dwords.shape)
+    if pad:
+        dwords = np.concatenate([dwords, np.zeros((waves, pad) + dwords.shape[2:], np.int64)],
+                                axis=1)
+        valid = np.concatenate([valid, np.zeros((waves, pad) + dwords.shape[2:], bool)], axis=1)
+    rows = waves * passes
+    key = np.where(valid, (dwords & (LDS_BANKS - 1)) << 32 | dwords, _NONE_I64)
+    key = key.reshape(rows, -1)
+    key.sort(axis=1)
+    distinct = np.empty(key.shape, bool)
+    distinct[:, 0] = key[:, 0] != _NONE_I64
+    np.not_equal(key[:, 1:], key[:, :-1], out=distinct[:, 1:])
+    distinct[:, 1:] &= key[:, 1:] != _NONE_I64
+    row, column = np.nonzero(distinct)
+    bank = key[row, column] >> 32
+    counts = np.bincount(row * LDS_BANKS + bank, minlength=rows * LDS_BANKS)
+    worst = counts.reshape(rows, LDS_BANKS).max(axis=1)
+    used = worst > 0
+    return int(np.count_nonzero(used)), int((worst[used] - 1).sum())
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-D array, sorted (a sort, not numpy's hashing unique)."""
+    values = np.sort(values)
+    keep = np.empty(values.shape, bool)
+    keep[:1] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 # --- derived counters -----------------------------------------------------------------------------
@@ -686,7 +710,8 @@ class DispatchCounters:
     wave_size: int
     group_segment_size: int
     hardware: dict[str, float]
-    flops: dict[str, int]
+    flops: dict[str, int]                     # precision -> FLOPs (vector, scalar and matrix)
+    matrix_flops: dict[str, int]              # precision -> FLOPs of matrix instructions
     int_ops: int
     bytes: dict[str, dict[str, int]]          # space -> {"read", "write", "atomic"}
     global_line_bytes: int
@@ -724,6 +749,7 @@ class DispatchCounters:
                                    "SQ_INSTS_FLAT_LDS_ONLY", "SQ_INSTS_BRANCH",
                                    "SQ_INSTS_SENDMSG", "SQ_LDS_BANK_CONFLICT")}
         flops: dict[str, int] = {}
+        matrix_flops: dict[str, int] = {}
         int_ops = 0
         spaces: dict[str, dict[str, int]] = {}
         line_bytes = 0
@@ -759,6 +785,8 @@ class DispatchCounters:
                 work = f.flops * e.lanes
             if work and f.precision:
                 flops[f.precision] = flops.get(f.precision, 0) + work
+                if f.matrix:
+                    matrix_flops[f.precision] = matrix_flops.get(f.precision, 0) + work
             for space, nbytes in e.bytes.items():
                 kind = f.access or "read"
                 slot = spaces.setdefault(space, {"read": 0, "write": 0, "atomic": 0})
@@ -780,7 +808,7 @@ class DispatchCounters:
             grid=tuple(int(v) for v in ctx.grid_size),
             workgroup=tuple(int(v) for v in ctx.workgroup_size),
             wave_size=rec.wave_size, group_segment_size=int(ctx.group_segment_size),
-            hardware=hw, flops=flops, int_ops=int_ops, bytes=spaces,
+            hardware=hw, flops=flops, matrix_flops=matrix_flops, int_ops=int_ops, bytes=spaces,
             global_line_bytes=line_bytes,
             global_footprint_bytes=rec.footprint_lines() * rec.line_size,
             line_size=rec.line_size, valu_lanes=valu_lanes, valu_lane_slots=valu_slots,
