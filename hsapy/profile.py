@@ -202,6 +202,8 @@ class Profiler:
                 self.dispatches.append(found)
                 if counters.kernel_info is not None:
                     found.occupancy = _occupancy(counters.kernel_info, found)
+            if found.kernel.startswith("kernel 0x"):
+                found.kernel = counters.kernel     # loaded before profiling started
             if found.occupancy is None and counters.kernel_info is not None:
                 found.notes = [n for n in found.notes if "no occupancy" not in n]
                 found.occupancy = _occupancy(counters.kernel_info, found)

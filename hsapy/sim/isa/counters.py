@@ -60,7 +60,8 @@ class InstructionFacts:
 
     ``category``: the rocprof counter it counts in -- "VALU", "SALU", "SMEM", "LDS", "VMEM",
     "FLAT" (FLAT, GLOBAL and SCRATCH encodings), "BRANCH", "SENDMSG" or "OTHER" (waits,
-    barriers, s_endpgm, s_nop, ...: only in SQ_INSTS). ``space`` is the memory it touches
+    barriers, s_endpgm, s_nop, cache write-back and invalidate instructions, ...: only in
+    SQ_INSTS). ``space`` is the memory it touches
     (None, "global", "flat" -- global, LDS or private by address --, "lds", "private",
     "scalar", "buffer" -- global or the private segment buffer by address) and ``access``
     "read", "write" or "atomic". ``size`` is the bytes of one element a lane (a wave, for SMEM)
@@ -216,8 +217,8 @@ def _vector_memory_facts(category: str, space: str, name: str) -> InstructionFac
         access = "read"
     elif "store" in tokens:
         access = "write"
-    else:                       # cache write-back / invalidate: no data moves
-        return InstructionFacts(category)
+    else:                       # cache write-back / invalidate: no data moves (SQ_INSTS only)
+        return InstructionFacts("OTHER")
     return InstructionFacts(category, space=space, access=access, size=_width(tokens))
 
 
