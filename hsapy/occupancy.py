@@ -49,7 +49,7 @@ class ComputeLimits:
     vgprs_per_simd: dict[int, int]  # wave size -> VGPRs per lane of one SIMD's register file
     vgpr_granule: dict[int, int]    # wave size -> allocation granule
     max_vgprs_per_wave: int         # addressable (VGPRs + AGPRs on gfx90a/gfx942)
-    sgpr_limits: tuple[tuple[int, int], ...]   # (max SGPRs, waves per SIMD), () = no limit
+    sgpr_limits: tuple[tuple[int, int], ...]   # (above this many SGPRs, waves per SIMD); () none
     lds_per_cu: int
     lds_granule: int
     has_wgp: bool                   # gfx10+: two CUs form a work-group processor
@@ -67,7 +67,7 @@ class ComputeLimits:
 
 _CDNA = dict(simds_per_cu=4, max_waves_per_simd=8, vgprs_per_simd={64: 512},
              vgpr_granule={64: 8}, max_vgprs_per_wave=512,
-             sgpr_limits=((100, 8),), lds_per_cu=64 * KIB, lds_granule=512, has_wgp=False,
+             sgpr_limits=((100, 7),), lds_per_cu=64 * KIB, lds_granule=512, has_wgp=False,
              unified_agprs=True)
 _RDNA_1_5X = dict(simds_per_cu=2, max_waves_per_simd=16, vgprs_per_simd={32: 1536, 64: 768},
                   vgpr_granule={32: 24, 64: 12}, max_vgprs_per_wave=256, sgpr_limits=(),
