@@ -279,3 +279,106 @@ def test_one_atomic_per_block_instead_of_one_per_wave(target):
         assert blocks <= atomics["block"].lanes < atomics["element"].lanes // 8
     assert atomics["block"].lanes < atomics["element"].lanes
     assert block.counters.bytes["lds"]["read"] > 0
+
+
+SCRIPT = r"""
+import numpy as np
+import hsapy
+from hsapy.asm import kernels
+
+with hsapy.Runtime(backend="sim", targets=["gfx942"]) as rt:
+    agent = rt.gpu_agents[0]
+    kernel = rt.load(kernels.build("vector_add", agent.name), agent).kernel("vector_add")
+    n = 2048
+    a, b, out = (agent.device_pool.allocate(4 * n) for _ in range(3))
+    a.copy_from(np.ones(n, np.float32))
+    b.copy_from(np.ones(n, np.float32))
+    queue = agent.create_queue(size=64)
+    kernel.launch(queue, [a, b, out, n], grid=n, workgroup=256, timeout=60)
+    queue.close()
+"""
+
+
+def _profile_cli(tmp_path, capsys, *options: str) -> tuple[int, str, str]:
+    from hsapy.cli import main
+
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    status = main(["profile", *options, "--", "python", str(script)])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_hsapy_profile_json_has_counters_occupancy_and_a_roofline_labelled_a_model(tmp_path,
+                                                                                   capsys):
+    import json
+
+    status, out, _ = _profile_cli(tmp_path, capsys, "--json")
+    assert status == 0
+    (dispatch,) = json.loads(out)["dispatches"]
+    assert dispatch["kernel"] == "vector_add" and dispatch["simulated"]
+    hw = dispatch["counters"]["hardware_names"]
+    assert hw["SQ_WAVES"] == 2048 // 64 and hw["FETCH_SIZE"] == 16.0 and hw["WRITE_SIZE"] == 8.0
+    assert dispatch["occupancy"]["waves_per_simd"] == 8
+    assert "not a measurement" in dispatch["roofline"]["model"]
+    models = [p["bytes_model"] for p in dispatch["roofline"]["placements"]]
+    assert models == ["requested", "footprint"]
+    assert len(dispatch["counters"]["instructions"]) == hw["SQ_INSTS"] // hw["SQ_WAVES"]
+
+
+def test_hsapy_profile_prints_a_table_per_dispatch_saying_what_the_figures_are(tmp_path,
+                                                                               capsys):
+    status, out, _ = _profile_cli(tmp_path, capsys, "--instructions", "3")
+    assert status == 0
+    assert "vector_add on gfx942 (simulated)" in out
+    assert "FETCH_SIZE              16.00 KB" in out and "no cache model" in out
+    assert "holds on the GPU too" in out and "not a measurement" in out
+    lines = out.splitlines()
+    header = lines.index("    offset  executions  active lanes  category  instruction")
+    rows = lines[header + 1:lines.index("", header)]
+    assert len(rows) == 3 and all(row.split()[1] == str(2048 // 64) for row in rows)
+
+
+def test_hsapy_profile_draws_the_roofline(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="charts need the plot extra (matplotlib)")
+    chart = tmp_path / "roofline.png"
+    status, _, err = _profile_cli(tmp_path, capsys, "--plot", str(chart))
+    assert status == 0 and chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"roofline written to {chart}" in err
+
+
+def test_hsapy_profile_refuses_a_command_it_cannot_run_in_process(capsys):
+    from hsapy.cli import main
+
+    assert main(["profile", "--", "ls", "-l"]) == 2
+    assert "hsapy profile: ls is not a Python program" in capsys.readouterr().err
+
+
+def test_hsapy_trace_puts_counters_and_occupancy_on_dispatch_slices(tmp_path, capsys):
+    import json
+
+    from hsapy.cli import main
+
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    trace = tmp_path / "trace.json"
+    assert main(["trace", "-o", str(trace), "--", "python", str(script)]) == 0
+    (slice_,) = [e for e in json.loads(trace.read_text())["traceEvents"]
+                 if e.get("ph") == "X" and e.get("cat") == "dispatch"]
+    assert slice_["args"]["counters"]["hardware_names"]["SQ_WAVES"] == 2048 // 64
+    assert slice_["args"]["occupancy"]["waves_per_simd"] == 8
+    assert main(["trace", "--no-counters", "-o", str(trace), "--", "python", str(script)]) == 0
+    (slice_,) = [e for e in json.loads(trace.read_text())["traceEvents"]
+                 if e.get("ph") == "X" and e.get("cat") == "dispatch"]
+    assert "counters" not in slice_["args"]
+
+
+def test_hsapy_run_profile_prints_each_row_s_dispatches(capsys):
+    from hsapy.cli import main
+
+    status = main(["run", "vector_add", "--variant", "v0", "--size", "1024", "--profile",
+                   "--backend", "sim", "--target", "gfx1201"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "=== vector_add/v0 hip gfx1201 1024" in out
+    assert "vector_add_v0 on gfx1201 (simulated)" in out and "SQ_WAVES                32" in out
