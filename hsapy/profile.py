@@ -200,6 +200,8 @@ class Profiler:
                                         counters.workgroup, counters.group_segment_size,
                                         counters.queue_address, counters.dispatch_id)
                 self.dispatches.append(found)
+                found.notes.append("not published through an hsapy queue (a runtime-internal "
+                                   "dispatch, such as ROCr's copy kernels)")
                 if counters.kernel_info is not None:
                     found.occupancy = _occupancy(counters.kernel_info, found)
             if found.kernel.startswith("kernel 0x"):
@@ -362,7 +364,11 @@ def format_report(p: DispatchProfile, instructions: int = 10) -> str:
         for place in p.roofline:
             label = {"requested": "bytes requested (no cache)",
                      "footprint": "distinct lines (ideal cache)"}[place.bytes_model]
-            if place.bytes:
+            if not place.flops:
+                lines.append(f"    {label}: no floating-point work; {_bytes(place.bytes)} "
+                             f"at {_si(place.bandwidth, 'B/s')} take "
+                             f"{place.memory_s * 1e6:.3g} us in an ideal run")
+            elif place.bytes:
                 lines.append(
                     f"    {label}: {place.intensity:.3g} FLOP/B -> {place.bound} bound; an "
                     f"ideal run reaches {_si(place.attainable, 'FLOP/s')} = "

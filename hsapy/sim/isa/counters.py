@@ -802,8 +802,9 @@ class DispatchCounters:
         hw["FETCH_SIZE"] = glob.get("read", 0) / 1024
         hw["WRITE_SIZE"] = (glob.get("write", 0) + glob.get("atomic", 0)) / 1024
         kernel = ctx.kernel
+        name = getattr(kernel, "name", None) or f"kernel {int(ctx.kernel_object):#x}"
         return cls(
-            target=rec.target, kernel=str(getattr(kernel, "name", "?")),
+            target=rec.target, kernel=str(name),
             queue_address=int(getattr(ctx, "queue_address", 0) or 0),
             dispatch_id=int(getattr(ctx, "dispatch_id", 0) or 0),
             grid=tuple(int(v) for v in ctx.grid_size),
