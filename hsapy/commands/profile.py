@@ -38,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
     from hsapy.commands.trace import CommandLineError, parse_command, run_program
     from hsapy.profile import Profiler
 
+    if not [part for part in args.command if part != "--"]:
+        print("hsapy profile: give the program to profile after --, e.g. "
+              "hsapy profile -- python script.py args", file=sys.stderr)
+        return 2
     try:
         kind, target, argv = parse_command(args.command)
     except CommandLineError as exc:

@@ -352,6 +352,9 @@ def test_hsapy_profile_refuses_a_command_it_cannot_run_in_process(capsys):
 
     assert main(["profile", "--", "ls", "-l"]) == 2
     assert "hsapy profile: ls is not a Python program" in capsys.readouterr().err
+    assert main(["profile"]) == 2
+    assert "give the program to profile after --, e.g. hsapy profile -- python script.py" in \
+        capsys.readouterr().err
 
 
 def test_hsapy_trace_puts_counters_and_occupancy_on_dispatch_slices(tmp_path, capsys):

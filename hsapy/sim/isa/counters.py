@@ -146,12 +146,10 @@ def _facts_of(family: str, encoding: str, name: str, ndst: int, pair: str | None
         if packed:
             flops *= 2
         if pair is not None:
+            # a VOPD pair: both halves' work, in the X half's precision (gfx11/gfx12 dual
+            # issue pairs fp32 operations; a mixed pair would count as the X half's)
             other, other_precision = _float_work(pair[7:] if pair.startswith("v_dual_")
                                                  else pair[2:])
-            if other and precision is not None and other_precision != precision:
-                # two precisions in one VOPD: keep both counts apart is not possible here,
-                # and no compiler pairs them; count the pair in the X half's precision
-                pass
             flops += other
             precision = precision or other_precision
         return InstructionFacts("VALU", flops=flops, precision=precision)
