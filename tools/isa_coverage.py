@@ -70,9 +70,6 @@ REASONS: tuple[tuple[str, str], ...] = (
      "fork/join over the hardware control stack: no compiler emits them"),
     (r"^s_setvskip$", "sets the VSKIP mode that skips vector instructions: debugger and "
                       "trap-handler use"),
-    (r"^s_set_gpr_idx_(on|mode)$",
-     "GPR index mode: not decoded; LLVM indexes register arrays with select chains, "
-     "v_movrel (gfx12) or scratch instead"),
     (r"^s_sendmsghalt$", "send a message and halt (graphics, trap handlers): not decoded"),
     (r"^s_version$", "a marker for tools: not decoded (its operand prints unlike LLVM)"),
     (r"^(s_prefetch_|s_buffer_prefetch)", "prefetch hints with no architectural effect: not "

@@ -12,7 +12,7 @@ import json
 import struct
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
 from pathlib import Path
@@ -57,7 +57,7 @@ _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 # compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
 UNSUPPORTED = frozenset({
     "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
-    "s_set_gpr_idx_on", "s_set_gpr_idx_mode", "s_sendmsghalt",
+    "s_sendmsghalt",
     "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
     "s_buffer_prefetch_data", "v_mov_b16",
     "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
@@ -239,6 +239,8 @@ class _Decoder:
         if entry["name"] in UNSUPPORTED:
             raise self.fail(words, i, offset,
                             f"{entry['name']} is not supported by hsapy's decoder")
+        if entry["name"] == "s_set_gpr_idx_on":
+            return self.gpr_idx_on(fmt, entry, fields, words, i, offset)
         encoding = fmt.name
         if entry.get("sd"):
             fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
@@ -258,6 +260,16 @@ class _Decoder:
                     raise self.fail(words, i, offset, f"{entry['name']} has no lds form")
                 entry = {**entry, "ops": entry["ops_lds"]}
         return self.generic(fmt, encoding, entry, fields, words, i, offset)
+
+    def gpr_idx_on(self, fmt: F.Format, entry: dict, fields: dict[str, int],
+                   words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        """S_SET_GPR_IDX_ON SSRC0, imask: the SSRC1 field is not an operand but the raw
+        operand-enable mask (CDNA3 ISA guide, S_SET_GPR_IDX_ON); it becomes an ``imm`` source."""
+        inst = self.generic(fmt, fmt.name, {**entry, "ops": entry["ops"][:1]}, fields, words, i,
+                            offset)
+        mask = fields["ssrc1"]
+        return replace(inst, srcs=inst.srcs + (Operand("imm", 0, 1, mask, ""),),
+                       asm=f"{inst.asm}, {gpr_idx_text(mask)}")
 
     # --- the common path: operands from the generated template --------------------------------
     def generic(self, fmt: F.Format, encoding: str, entry: dict, fields: dict[str, int],
@@ -986,7 +998,18 @@ def _dpp_ctrl_text(ctrl: int, family: str) -> str:
     raise _Declined(f"DPP control {ctrl:#x} is reserved on {family}")
 
 
+def gpr_idx_text(mask: int) -> str:
+    """The operand-enable mask of s_set_gpr_idx_on / s_set_gpr_idx_mode as LLVM prints it:
+    ``gpr_idx(SRC0,...,DST)`` for bits 0-3, hex when a higher bit is set."""
+    if mask > 15:
+        return f"0x{mask:x}"
+    names = ("SRC0", "SRC1", "SRC2", "DST")
+    return "gpr_idx(" + ",".join(n for k, n in enumerate(names) if mask >> k & 1) + ")"
+
+
 def _sopp_special(family: str, name: str, imm: int) -> str:
+    if name == "s_set_gpr_idx_mode":
+        return gpr_idx_text(imm)
     if name == "s_waitcnt" and family == "gfx9":
         # gfx9 s_waitcnt: vmcnt = [3:0] | [15:14] << 4, expcnt [6:4], lgkmcnt [11:8].
         vm = (imm & 0xF) | ((imm >> 14) & 3) << 4

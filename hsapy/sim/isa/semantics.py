@@ -26,7 +26,7 @@ import numpy as np
 
 from hsapy.sim.executor import (HSA_STATUS_ERROR_EXCEPTION,
                                 HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault)
-from hsapy.sim.isa import float_mode
+from hsapy.sim.isa import float_mode, gpr_index
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
@@ -70,8 +70,6 @@ NO_OPS = {
     # simulator keeps; v_clrexcp clears exception bits it does not model
     "s_incperflevel", "s_decperflevel", "s_wakeup", "v_nop", "v_pipeflush", "v_clrexcp",
     "s_gl1_inv",
-    # GPR index mode can only be turned on by s_set_gpr_idx_on, which the decoder refuses
-    "s_set_gpr_idx_off",
 }
 
 
@@ -101,6 +99,22 @@ def _compile(inst: Instruction, info: Any) -> Closure:
             why = f"MODE {mode.value:#x}: clamp with DX10_CLAMP off is not implemented"
         if why:
             return _unimplemented(inst, why)
+    if enc in gpr_index.VALU_ENCODINGS and gpr_index.enabled(info):
+        return gpr_index.compile_indexed(inst, info, _compile_checked)
+    return _compile_plain(inst, info)
+
+
+def _compile_checked(inst: Instruction, info: Any) -> Closure:
+    try:
+        return _compile_plain(inst, info)
+    except NotImplementedOperand as exc:
+        return _unimplemented(inst, str(exc))
+
+
+def _compile_plain(inst: Instruction, info: Any) -> Closure:
+    """``inst``'s closure once the checks every instruction goes through are done."""
+    name = inst.name
+    enc = inst.encoding
     if enc == "SOPP":
         return _sopp(inst, info)
     if enc in ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER"):
@@ -178,6 +192,8 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
         value = int(inst.srcs[0].value) & 0xF if inst.srcs else 0
         return _mode_writer(lambda b: np.asarray(value, np.uint32), shift, 4,
                             inst.offset + inst.size)
+    if name.startswith("s_set_gpr_idx_"):
+        return gpr_index.compile_control(inst, info)
     if name in ("s_sendmsg", "s_sendmsghalt"):
         return lambda b, m: None  # messages (dealloc VGPRs, ...) have no effect here
     if name == "s_trap":
@@ -221,8 +237,10 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return _clock_or_hwreg(inst, info)
     if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
         return _setreg(inst, info)
-    if name in ("s_set_gpr_idx_off", "s_version"):
+    if name == "s_version":
         return lambda b, m: None
+    if name.startswith("s_set_gpr_idx_"):
+        return gpr_index.compile_control(inst, info)
     if name == "s_call_b64":
         # CDNA3 / RDNA4 ISA S_CALL_B64: D = PC + 4, then a branch by the signed word offset
         write = scalar_writer(inst.dsts[0], "b64")
@@ -235,14 +253,6 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return call
     if name.startswith(("s_movrels_", "s_movreld_", "s_movrelsd_2_")):
         return _smovrel(inst, info)
-    if name == "s_set_gpr_idx_idx":
-        read = scalar_reader(inst.srcs[0], "u32")
-        m0 = _m0_index(info)
-
-        def set_idx(b: Batch, m: Any) -> None:      # M0[7:0] = S0[7:0]
-            low = np.asarray(read(b)) & np.uint32(0xFF)
-            b.S[:, m0] = (b.S[:, m0] & np.uint32(0xFFFFFF00)) | low
-        return set_idx
     spec = alu.saveexec_spec(name)
     if spec is not None:
         return _saveexec(inst, spec, info)
@@ -441,22 +451,28 @@ def _setreg(inst: Instruction, info: Any) -> Closure:
         return _unimplemented(inst, f"writing hardware register {hwreg} (only MODE, 1, is "
                                     "modelled)")
     read = scalar_reader(inst.srcs[1], "u32")
-    return _mode_writer(read, offset, size, inst.offset + inst.size)
+    modelled = float_mode.MODELLED_BITS
+    if info.family == "gfx9":
+        modelled |= gpr_index.GPR_IDX_EN
+    return _mode_writer(read, offset, size, inst.offset + inst.size, modelled)
 
 
-def _mode_writer(read: Callable, offset: int, size: int, next_pc: int) -> Closure:
+def _mode_writer(read: Callable, offset: int, size: int, next_pc: int,
+                 modelled: int = float_mode.MODELLED_BITS) -> Closure:
     """MODE[offset + size - 1 : offset] = the value's low ``size`` bits; the batch then runs
-    the program compiled for its new MODE (waves whose values differ continue separately)."""
+    the program compiled for its new MODE (waves whose values differ continue separately).
+    Changing a bit outside ``modelled`` stops the queue."""
     field = (((1 << size) - 1) << offset) & 0xFFFFFFFF
 
     def write(b: Batch, m: Any) -> int | None:
         values = np.broadcast_to(np.asarray(read(b)).astype(np.int64), (b.waves,))
         new = (b.mode & ~field) | ((values << offset) & field)
-        changed = int(np.bitwise_or.reduce((new ^ b.mode) & ~float_mode.MODELLED_BITS))
+        changed = int(np.bitwise_or.reduce((new ^ b.mode) & ~modelled))
         if changed:
-            # exception enables, debug, GPR-index and the other MODE controls are not modelled
-            raise NotImplementedInstruction(f"writing MODE bits {changed:#x} (only FP_ROUND, "
-                                            "FP_DENORM, DX10_CLAMP and IEEE are modelled)")
+            # exception enables, debug and the other MODE controls are not modelled
+            raise NotImplementedInstruction(
+                f"writing MODE bits {changed:#x} (only FP_ROUND, FP_DENORM, DX10_CLAMP, IEEE "
+                "and, on gfx9, GPR_IDX_EN are modelled)")
         first = int(new[0])
         if (new == first).all():
             if first == b.mode:
