@@ -56,12 +56,13 @@ _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 # Opcodes the tables know but hsapy does not decode (their operand syntax is special and no
 # compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
 UNSUPPORTED = frozenset({
-    "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
-    "s_sendmsghalt",
-    "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
-    "s_buffer_prefetch_data", "v_mov_b16",
+    "s_dcache_discard", "s_dcache_discard_x2", "s_sendmsghalt", "v_mov_b16",
     "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
 })
+# SMEM cache hints whose operands print unlike a load (decoder.smem_hint)
+SMEM_HINTS = frozenset({"s_atc_probe", "s_atc_probe_buffer", "s_prefetch_inst",
+                        "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
+                        "s_buffer_prefetch_data"})
 _SMEM_TH = ("TH_LOAD_RT", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU")  # gfx12 SMEM cache policy
 _FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),
                    "exec_lo": (126, 1), "exec_hi": (127, 1), "m0": (124, 1), "scc": (253, 1)}
@@ -241,6 +242,8 @@ class _Decoder:
                             f"{entry['name']} is not supported by hsapy's decoder")
         if entry["name"] == "s_set_gpr_idx_on":
             return self.gpr_idx_on(fmt, entry, fields, words, i, offset)
+        if entry["name"] in SMEM_HINTS:
+            return self.smem_hint(fmt, entry, fields, words, i, offset)
         encoding = fmt.name
         if entry.get("sd"):
             fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
@@ -270,6 +273,40 @@ class _Decoder:
         mask = fields["ssrc1"]
         return replace(inst, srcs=inst.srcs + (Operand("imm", 0, 1, mask, ""),),
                        asm=f"{inst.asm}, {gpr_idx_text(mask)}")
+
+    def smem_hint(self, fmt: F.Format, entry: dict, fields: dict[str, int],
+                  words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        """S_ATC_PROBE[_BUFFER] (SDATA is a probe-mode immediate, then the usual SMEM base and
+        offset) and the gfx12 prefetches ``[SBASE,] IOFFSET, SOFFSET, SDATA`` (RDNA4 ISA guide
+        8.5: IOFFSET a signed 24-bit byte offset, SOFFSET an SGPR or null, SDATA an
+        immediate); their register operands are sources."""
+        name = entry["name"]
+        mode_text = _unsigned_text(fields["sdata"])
+        mode = Operand("imm", 0, 1, fields["sdata"], "")
+        if name.startswith("s_atc_probe"):
+            ops = [["sdata", 1, "s"]] + [item for item in entry["ops"] if item[0] != "="]
+            # LLVM prints no cache policy (glc, th, scope) on a hint
+            fields = {**fields, "glc": 0, "th": 0, "scope": 0}
+            inst = self.generic(fmt, fmt.name, {**entry, "ops": ops}, fields, words, i, offset)
+            register = operand_text(inst.dsts[0])
+            asm = f"{name} {mode_text}" + inst.asm[len(name) + 1 + len(register):]
+            return replace(inst, dsts=(), srcs=(mode,) + inst.srcs, asm=asm)
+        ctx = _Context(fmt, entry, fields, "", None, offset)
+        srcs: list[Operand] = []
+        texts: list[str] = []
+        for item in entry["ops"]:
+            if item[0] == "sbase":
+                op, text = self.operand(ctx, "sbase", item[1], item[2])
+                srcs.append(op)
+                texts.append(text)
+        imm = fields["offset"] - (1 << 24) if fields["offset"] >> 23 & 1 else fields["offset"]
+        soffset = scalar_operand(self.family, fields["soffset"], 1)
+        srcs += [Operand("imm", 0, 1, imm, ""), soffset, mode]
+        texts += [f"0x{imm:x}" if imm >= 0 else f"-0x{-imm:x}", operand_text(soffset), mode_text]
+        asm = name + " " + ", ".join(texts)
+        return Instruction(offset, 8, tuple(words[i:i + 2]), self.family, fmt.name,
+                           fields[fmt.opcode_field], name, "", (), tuple(srcs),
+                           MappingProxyType(fields), asm=asm)
 
     # --- the common path: operands from the generated template --------------------------------
     def generic(self, fmt: F.Format, encoding: str, entry: dict, fields: dict[str, int],
@@ -996,6 +1033,11 @@ def _dpp_ctrl_text(ctrl: int, family: str) -> str:
         if 0x160 <= ctrl <= 0x16F:
             return f"row_xmask:{low}"
     raise _Declined(f"DPP control {ctrl:#x} is reserved on {family}")
+
+
+def _unsigned_text(value: int) -> str:
+    """An unsigned immediate as LLVM prints a plain integer operand: decimal up to 64, else hex."""
+    return str(value) if value <= 64 else f"0x{value:x}"
 
 
 def gpr_idx_text(mask: int) -> str:

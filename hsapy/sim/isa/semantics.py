@@ -745,6 +745,8 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vpk_fmac(inst, info)
     if name in ("v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"):
         return _vcvt_from_small_float(inst, info)
+    if name in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32") and inst.family == "gfx9":
+        return _vcvt_to_small_float(inst, info)
     if _extension(inst) and not name.startswith("v_cndmask") and name not in alu.VALU:
         _no_extension(inst)        # the handlers below read their sources directly
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
@@ -1343,6 +1345,61 @@ def _vcvt_from_small_float(inst: Instruction, info: Any):
         return low.view(np.uint32).astype(np.uint64) | (high.view(np.uint32).astype(np.uint64)
                                                          << np.uint64(32))
     return compute, write
+
+
+def small_float_encoder(kind: str, saturate: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """f32 -> the gfx9 (CDNA3, FNUZ) 8-bit float code, ``uint32`` per value (CDNA3 ISA guide 7.2,
+    "BF8 and FP8 Formats and Conversions", and V_CVT_PK_FP8_F32 / V_CVT_PK_BF8_F32).
+
+    The value rounds to nearest even on the format's grid (denormals included); a result of
+    magnitude 0 is code 0x00 (FNUZ has no -0: 0x80 is the one NaN, which also stands for
+    infinity). A NaN source gives 0x80. An infinite source, or a finite one that rounds past
+    the largest value (240 for fp8, 57344 for bf8), gives +-largest when MODE.FP16_OVFL is set
+    (``saturate``) and 0x80 otherwise (the guide's FP16_OVFL table). The comparison is after
+    rounding: an exhaustive gfx942 sweep of fp8+fp8 and bf8+bf8 sums in AMD's issue tracker
+    (ROCm/rocm-systems #9556) counts exactly the sums that round past the largest value."""
+    exp_bits, man_bits, bias, special = alu.SMALL_FLOATS[("gfx9", kind)]
+    grid = alu.small_float_values(exp_bits, man_bits, bias, special)[:128]   # 0x00 .. 0x7F
+    largest = grid[127]
+    limit = largest + (largest - grid[126]) / 2      # at or above: rounds past the largest
+
+    def encode(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.float64)
+        a = np.abs(x)
+        k = np.clip(np.searchsorted(grid, np.nan_to_num(a, nan=0.0, posinf=largest)), 1, 127)
+        lo, hi = grid[k - 1], grid[k]
+        up = (hi - a < a - lo) | ((hi - a == a - lo) & (k % 2 == 0))   # ties to the even code
+        code = np.where(up, k, k - 1).astype(np.uint32)
+        code = np.where((x < 0) & (code != 0), code | np.uint32(0x80), code)
+        over = a >= limit                                              # infinities included
+        if saturate:
+            code = np.where(over, np.where(x < 0, np.uint32(0xFF), np.uint32(0x7F)), code)
+        else:
+            code = np.where(over, np.uint32(0x80), code)
+        return np.where(np.isnan(x), np.uint32(0x80), code).astype(np.uint32)
+    return encode
+
+
+def _vcvt_to_small_float(inst: Instruction, info: Any):
+    """V_CVT_PK_FP8_F32 / V_CVT_PK_BF8_F32 (gfx9): {f32_to_f8(S1), f32_to_f8(S0)} into bits 15:0
+    of the destination, or 31:16 with OPSEL[3]; the other half is kept. Always round to nearest
+    even (the MODE rounding mode is ignored); neg/abs apply, clamp and omod are ignored (CDNA3
+    ISA guide, Table 31)."""
+    op_sel = int(inst.fields.get("op_sel", 0))
+    if op_sel & 3:
+        raise NotImplementedOperand(f"op_sel bits 0-1 on {inst.name} (f32 sources)")
+    encode = small_float_encoder("bf8" if "bf8" in inst.name else "fp8",
+                                 bool(info.mode.value & float_mode.FP16_OVFL))
+    shift = np.uint32(16 if op_sel & 8 else 0)
+    keep = np.uint32(0xFFFF if op_sel & 8 else 0xFFFF0000)
+    src0 = _src_reader(inst, info, 0, "f32")
+    src1 = _src_reader(inst, info, 1, "f32")
+    old = vector_reader(Operand("vgpr", inst.dsts[0].index, 1, None, ""), "b32")
+
+    def compute(b: Batch, m: Any):
+        packed = encode(src0(b)) | (encode(src1(b)) << np.uint32(8))
+        return (np.asarray(old(b)) & keep) | (packed << shift)
+    return compute, _dst_writer(inst, "b32")
 
 
 def _vmbcnt(inst: Instruction, info: Any):
