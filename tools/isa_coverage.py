@@ -71,7 +71,6 @@ REASONS: tuple[tuple[str, str], ...] = (
     (r"^s_setvskip$", "sets the VSKIP mode that skips vector instructions: debugger and "
                       "trap-handler use"),
     (r"^s_sendmsghalt$", "send a message and halt (graphics, trap handlers): not decoded"),
-    (r"^s_version$", "a marker for tools: not decoded (its operand prints unlike LLVM)"),
     (r"^s_dcache_discard", "drops dirty scalar-cache lines without writing them back: the "
                            "simulator has no scalar cache (a store reaches memory at once), so "
                            "it cannot lose the data hardware would; not decoded, no compiler "

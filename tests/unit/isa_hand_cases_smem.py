@@ -1,5 +1,5 @@
-"""Hand-checked cases: gfx9 scalar scratch access (S_SCRATCH_LOAD/STORE_DWORD*) and the scalar
-cache hints (S_ATC_PROBE*, gfx12 S_PREFETCH_*).
+"""Hand-checked cases: gfx9 scalar scratch access (S_SCRATCH_LOAD/STORE_DWORD*), the scalar
+cache hints (S_ATC_PROBE*, gfx12 S_PREFETCH_*) and S_VERSION.
 
 Scalar scratch (CDNA3 ISA guide 8.2.1.1): ADDR = SGPR[base] + inst_offset + {M0 or SGPR} * 64.
 The runner's "mem" buffer is at s[20:21]. An address in the simulator's private-segment window
@@ -75,3 +75,8 @@ for target, line in (("gfx942", "s_atc_probe 7, s[4:5], 0x64"),
     add(target, line, {"s4.u32": 0x1234, "s3.u32": 5}, {"s4.u32": 0x1234, "s3.u32": 5},
         "a cache probe or prefetch: no register or memory changes (the address need not be "
         "mapped)")
+
+
+# --- S_VERSION (gfx11/gfx12): "Do nothing" (RDNA4 guide); the immediate only tags the code --------
+add("gfx1201", "s_version UC_VERSION_GFX12|UC_VERSION_W32_BIT", {"s4.u32": 3, "scc": True},
+    {"s4.u32": 3, "scc": True}, "no state changes")

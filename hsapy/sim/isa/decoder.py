@@ -57,7 +57,7 @@ _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 # compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
 UNSUPPORTED = frozenset({
     "s_dcache_discard", "s_dcache_discard_x2", "s_sendmsghalt", "v_mov_b16",
-    "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
+    "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
 })
 # SMEM cache hints whose operands print unlike a load (decoder.smem_hint)
 SMEM_HINTS = frozenset({"s_atc_probe", "s_atc_probe_buffer", "s_prefetch_inst",
@@ -244,6 +244,9 @@ class _Decoder:
             return self.gpr_idx_on(fmt, entry, fields, words, i, offset)
         if entry["name"] in SMEM_HINTS:
             return self.smem_hint(fmt, entry, fields, words, i, offset)
+        if entry["name"] == "s_version":
+            inst = self.generic(fmt, fmt.name, entry, fields, words, i, offset)
+            return replace(inst, asm=f"s_version {_version_text(fields['simm16'])}")
         encoding = fmt.name
         if entry.get("sd"):
             fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
@@ -1033,6 +1036,24 @@ def _dpp_ctrl_text(ctrl: int, family: str) -> str:
         if 0x160 <= ctrl <= 0x16F:
             return f"row_xmask:{low}"
     raise _Declined(f"DPP control {ctrl:#x} is reserved on {family}")
+
+
+# S_VERSION's immediate (LLVM AMDGPUDisassembler::decodeVersionImm): the version byte by name
+# when it is a known one, OR-ed with the named flag bits; any other bit set prints it as hex.
+_UC_VERSIONS = {0: "UC_VERSION_GFX7", 4: "UC_VERSION_GFX10", 6: "UC_VERSION_GFX11",
+                9: "UC_VERSION_GFX12"}
+_UC_BITS = ((0x2000, "UC_VERSION_W64_BIT"), (0x4000, "UC_VERSION_W32_BIT"),
+            (0x8000, "UC_VERSION_MDP_BIT"))
+
+
+def _version_text(imm: int) -> str:
+    if imm & ~0xE0FF:
+        return f"0x{imm:x}"
+    text = _UC_VERSIONS.get(imm & 0xFF, str(imm & 0xFF))
+    for bit, name in _UC_BITS:
+        if imm & bit:
+            text = (f"({text})" if "|" in text else text) + "|" + name
+    return text
 
 
 def _unsigned_text(value: int) -> str:

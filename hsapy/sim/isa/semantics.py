@@ -237,7 +237,7 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return _clock_or_hwreg(inst, info)
     if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
         return _setreg(inst, info)
-    if name == "s_version":
+    if name == "s_version":   # RDNA4 guide, S_VERSION: "Do nothing" (a marker for tools)
         return lambda b, m: None
     if name.startswith("s_set_gpr_idx_"):
         return gpr_index.compile_control(inst, info)
