@@ -65,18 +65,21 @@ EXCLUDED = {
 # Why an opcode without semantics has none, for the docs' list (first match wins). Opcodes no
 # pattern names are listed with the interpreter's own reason ("no semantics").
 REASONS: tuple[tuple[str, str], ...] = (
-    (r"^s_rfe", "return from the trap handler: only trap-handler code runs it"),
+    (r"^s_rfe", "return from the trap handler: only trap-handler code runs it, not reachable "
+                "from compute code"),
     (r"^s_cbranch_(join|g_fork|i_fork)$",
-     "fork/join over the hardware control stack: no compiler emits them"),
+     "legacy fork/join over the hardware's conditional-branch stack (MODE.CSP): no compiler "
+     "emits them, not reachable from compute code"),
     (r"^s_setvskip$", "sets the VSKIP mode that skips vector instructions: debugger and "
-                      "trap-handler use"),
+                      "trap-handler use, not reachable from compute code"),
     (r"^s_sendmsghalt$", "send a message and halt (graphics, trap handlers): not decoded"),
     (r"^s_dcache_discard", "drops dirty scalar-cache lines without writing them back: the "
                            "simulator has no scalar cache (a store reaches memory at once), so "
                            "it cannot lose the data hardware would; not decoded, no compiler "
                            "emits it"),
     (r"^v_screen_partition_4se_b32$",
-     "graphics: a screen-tile lookup the ISA guides give no definition for"),
+     "graphics: a screen-tile lookup the ISA guides give no definition for, not reachable "
+     "from compute code"),
     (r"^v_cvt_pk_(fp8|bf8)_f32$",
      "gfx12: the RDNA4 guide leaves open which 8-bit format the conversion writes (its F8 mode "
      "is a driver setting, OCP or FNUZ) and the sign of the NaN an overflow gives (gfx942's "
