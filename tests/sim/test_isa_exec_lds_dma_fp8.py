@@ -9,7 +9,6 @@ from __future__ import annotations
 import subprocess
 
 import numpy as np
-import pytest
 
 from isa_exec_harness import Device, build_hip, require
 
