@@ -7,6 +7,7 @@ loads into LDS of 1, 2 and 4 bytes per lane (``__builtin_amdgcn_global_load_lds`
 from __future__ import annotations
 
 import subprocess
+import tempfile
 
 import numpy as np
 
@@ -57,17 +58,17 @@ KERNEL void pack8(const float* a, const float* b, unsigned* out) {
 """
 
 
-def _listing(code: bytes, name: str) -> str:
-    path = f"/tmp/hsapy_{name}.co"
-    with open(path, "wb") as fh:
+def _listing(code: bytes) -> str:
+    with tempfile.NamedTemporaryFile(suffix=".co") as fh:
         fh.write(code)
-    return subprocess.run([require("llvm-objdump-19"), "-d", path], capture_output=True,
-                          text=True, check=True).stdout
+        fh.flush()
+        return subprocess.run([require("llvm-objdump-19"), "-d", fh.name], capture_output=True,
+                              text=True, check=True).stdout
 
 
 def test_loads_into_lds_write_one_extended_dword_per_lane():
     code = build_hip(DMA, "gfx942", ("-O3",))
-    listing = _listing(code, "lds_dma")
+    listing = _listing(code)
     for mnemonic in ("global_load_lds_ubyte", "global_load_lds_ushort", "global_load_lds_dword",
                      "buffer_load_ubyte", "buffer_load_ushort"):
         assert mnemonic in listing
@@ -114,7 +115,7 @@ def _fnuz_reference(x: np.ndarray, exp_bits: int, man_bits: int, bias: int) -> n
 
 def test_fp8_and_bf8_packs_round_to_nearest_even_on_the_fnuz_grid():
     code = build_hip(PACK, "gfx942", ("-O3",))
-    listing = _listing(code, "pack8")
+    listing = _listing(code)
     assert "v_cvt_pk_fp8_f32" in listing and "v_cvt_pk_bf8_f32" in listing
     dev = Device("gfx942")
     kernel = dev.load(code, "pack8")

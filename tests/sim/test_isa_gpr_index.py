@@ -44,16 +44,14 @@ def _pick_reference(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("opt", ["-O0", "-O3"])
 @pytest.mark.parametrize("target", ["gfx942", "gfx90a"])
-def test_vector_indexed_by_a_lane_value_matches_numpy(target, opt):
+def test_vector_indexed_by_a_lane_value_matches_numpy(target, opt, tmp_path):
     code = build_hip(PICK, target, (opt,))
     if opt == "-O0":
         # the build really uses index mode (both directions), else this test proves nothing
-        objdump = require("llvm-objdump-19")
-        path = f"/tmp/hsapy_gpr_index_{target}.co"
-        with open(path, "wb") as fh:
-            fh.write(code)
-        listing = subprocess.run([objdump, "-d", path], capture_output=True, text=True,
-                                 check=True).stdout
+        path = tmp_path / "pick.co"
+        path.write_bytes(code)
+        listing = subprocess.run([require("llvm-objdump-19"), "-d", str(path)],
+                                 capture_output=True, text=True, check=True).stdout
         assert "s_set_gpr_idx_on" in listing and "gpr_idx(DST)" in listing
         assert "gpr_idx(SRC0)" in listing and "s_set_gpr_idx_off" in listing
     dev = Device(target)
