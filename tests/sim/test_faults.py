@@ -346,7 +346,7 @@ def test_integer_division_by_zero_gives_the_hardware_value(rt):
 
 
 UNIMPLEMENTED = {
-    "gfx942": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "s_scratch_load_dword"),
+    "gfx942": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "s_setvskip"),
     "gfx1201": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "cannot decode gfx1201"),
 }
 
