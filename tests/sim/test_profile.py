@@ -376,8 +376,11 @@ def test_hsapy_trace_puts_counters_and_occupancy_on_dispatch_slices(tmp_path, ca
     assert "counters" not in slice_["args"]
 
 
-def test_hsapy_run_profile_prints_each_row_s_dispatches(capsys):
+def test_hsapy_run_profile_prints_each_row_s_dispatches(capsys, monkeypatch):
     from hsapy.cli import main
+
+    # hsapy run --backend sim --target sets HSAPY_SIM_TARGETS for its runtime: undo it after
+    monkeypatch.setenv("HSAPY_SIM_TARGETS", "gfx942,gfx1201")
 
     status = main(["run", "vector_add", "--variant", "v0", "--size", "1024", "--profile",
                    "--backend", "sim", "--target", "gfx1201"])
