@@ -33,7 +33,7 @@ from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
 from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import PAGE_SIZE, SimMemory
-from hsapy.sim.queues import READ_INDEX_WORD, WRITE_INDEX_WORD, SimQueue
+from hsapy.sim.queues import READ_INDEX_WORD, WRITE_INDEX_WORD, SimQueue, uint64_argument
 from hsapy.sim.signals import SignalTable, SimSignal, condition_holds, wait_any
 from hsapy.sim.targets import (
     CPU_PROFILE,
@@ -201,10 +201,18 @@ def _compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
             old = token.pop()
         except IndexError:
             return slow(queue, value)
-        new = old + value
-        if new > 0xFFFFFFFFFFFFFFFF:
-            new &= 0xFFFFFFFFFFFFFFFF
-        words[WRITE_INDEX_WORD] = new                 # amd_queue_t.write_dispatch_id
+        try:
+            new = old + value
+            if new > 0xFFFFFFFFFFFFFFFF:
+                new &= 0xFFFFFFFFFFFFFFFF
+            elif new < old:
+                raise OverflowError("can't convert negative number to unsigned")
+            words[WRITE_INDEX_WORD] = new             # amd_queue_t.write_dispatch_id
+        except BaseException:
+            # what cffi does with a value a uint64_t cannot take: raise, the index untouched
+            token.append(old)
+            uint64_argument(value)
+            raise
         token.append(new)
         return old
 
