@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
-from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
+from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
 from hsapy.queue import OBSERVERS, notify_signal_reused
 
 __all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS", "check_timeout",
@@ -114,7 +114,8 @@ def _destroy(lib: Any, handle: int) -> Callable[[], None]:
 class Signal:
     """One HSA signal. Create with ``Runtime.create_signal`` or take one from a SignalPool."""
 
-    __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "handle", "_state", "__weakref__")
+    __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "handle", "_state", "_failed",
+                 "__weakref__")
 
     def __init__(self, runtime: Any, handle: int) -> None:
         self._runtime = runtime  # children hold their parents
@@ -123,6 +124,9 @@ class Signal:
         self.handle = int(handle)
         self._ptr = self._ffi.new("hsa_signal_t *", {"handle": self.handle})
         self._cdata = self._ptr[0]   # passed by value on every call; built once
+        # The simulator says why work that was to change this signal failed (an asynchronous
+        # copy whose memory was freed, ...), so a wait ends with that error, not a timeout.
+        self._failed = getattr(self._lib, "sim_signal_error", None)
         self._state = HandleState("Signal", _destroy(self._lib, self.handle),
                                   what=f"signal {self.handle:#x}")
         runtime._track(self._state)
@@ -271,6 +275,11 @@ class Signal:
                 return observed
             if abort is not None:
                 abort()
+            if self._failed is not None:
+                failure = self._failed(cdata)
+                if failure is not None:
+                    raise error_for(failure[0], "hsa_amd_memory_async_copy",
+                                    f"{failure[1]}; signal {self.handle:#x} will not change")
             if remaining <= 0:
                 raise WaitTimeoutError(
                     f"signal {self.handle:#x}: waited {timeout:g} s for value {condition.name} "

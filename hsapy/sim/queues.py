@@ -587,9 +587,14 @@ class SimQueue:
         return completion
 
     def _fail(self, status: int, message: str, address: int | None = None) -> None:
-        """Stop the queue and report through its error callback (and system event handlers)."""
+        """Stop the queue and report through its error callback (and system event handlers).
+        The status and message are kept first (``sim_queue_error``), so the failure reaches
+        the caller even when a callback fails in turn."""
         self.is_active = False
         self._stop = True
         self.error_status = status
         self.error_message = message
-        self.lib._queue_failed(self, status, message, address)
+        try:
+            self.lib._queue_failed(self, status, message, address)
+        except Exception:       # the callback's own failure; the queue's error stands
+            self.error_message += "\n(reporting it failed too:\n" + traceback.format_exc() + ")"
