@@ -467,6 +467,13 @@ def _wait_completed(tracker: Any, where: int, generation: int, what: str, queue:
             raise
 
 
+def _check_after_completion(queue: Any) -> None:
+    """Raise the error the queue stopped with, if any (completion was observed: a queue
+    closed since then is no error of this dispatch)."""
+    if queue.error is not None or not queue.is_closed:
+        queue.check()
+
+
 class BatchResult:
     """Dispatches published by ``PreparedDispatch.batch``: ``chunks`` of (first index, count,
     signal of the chunk's closing barrier-AND packet)."""
@@ -503,7 +510,7 @@ class BatchResult:
         for (first, _count, _signal), half in zip(self.chunks, self._halves):
             _wait_completed(self._arena, half, first, "this batch", self.queue,
                             max(deadline - time.monotonic(), 0.0))
-        self.queue.check()
+        _check_after_completion(self.queue)
         return self
 
 
@@ -553,8 +560,8 @@ class DispatchResult:
         timeout = check_timeout(timeout, "DispatchResult.wait")
         ring, slot, index = self._ring, self._slot, self.index
         _wait_completed(ring, slot, index, "this dispatch", self.queue, timeout)
-        self.queue.check()
-        if ring.indices[slot] == index:
+        _check_after_completion(self.queue)
+        if ring.indices[slot] == index and not ring.closed:
             self._read_times()
         return self
 

@@ -166,6 +166,8 @@ def _hip_api(name: str) -> Callable[[F], F]:
                 return method(self, *args, **kwargs)
             except HipError as exc:
                 self._record(exc.code)
+                if outermost and exc.call != name:     # raised by a call this one made
+                    raise HipError(exc.code, name, exc.detail) from exc
                 raise
             except HsapyError as exc:
                 code = _code_for(exc)
@@ -572,7 +574,7 @@ class HipRuntime:
         agents = self.runtime.gpu_agents
         if (isinstance(device, bool) or not isinstance(device, (int, np.integer))
                 or not 0 <= device < len(agents)):
-            raise HipError(hipError_t.hipErrorInvalidDevice, "hipSetDevice",
+            raise HipError(hipError_t.hipErrorInvalidDevice, self._call or "hipSetDevice",
                            f"device {device!r} is not in 0..{len(agents) - 1}")
         return agents[device]
 

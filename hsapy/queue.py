@@ -126,6 +126,7 @@ def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any
         queue = queue_ref()
         if queue is not None:
             queue._add_write_index = queue._store_doorbell = _closed_call(handle_state)
+            queue._ring = None          # its own view: only the caller's views count below
         rings = rings_ref()
         rings = list(rings.values()) if rings is not None else []
         for ring in rings:
@@ -277,7 +278,6 @@ class Queue:
             return
         if OBSERVERS:
             notify("queue_closing", self)
-        self._ring = None
         handle_state.close()
 
     def _check_open(self) -> None:
