@@ -255,6 +255,7 @@ class Queue:
         state.handle_state = handle_state
         runtime._outstanding.add()           # given back by hsa_queue_destroy
         runtime._track(handle_state)
+        runtime._queues.add(self)
         self._state = state
         # The finalizer holds the state (and so the callback) until the queue is destroyed.
         weakref.finalize(self, state.handle_state.close_later)
@@ -284,6 +285,25 @@ class Queue:
         handle_state = self._state.handle_state
         if handle_state.closed:
             raise handle_state.error()
+
+    def _consumed_mark(self) -> Any:
+        """None when the packet processor has consumed every packet published so far; else a
+        mark (a callable) that answers True once it has -- or once the queue is closed, stopped
+        by an error or collected, when those packets never run. (On the simulator a packet is
+        consumed once it completed; ROCr advances the read index when it launches one.)"""
+        state = self._state
+        if state.handle_state.closed or state.error is not None:
+            return None
+        lib, ptr = self._lib, self._ptr
+        published = lib.hsa_queue_load_write_index_scacquire(ptr)
+        if lib.hsa_queue_load_read_index_scacquire(ptr) >= published:
+            return None
+        load, handle_state = lib.hsa_queue_load_read_index_scacquire, state.handle_state
+
+        def consumed() -> bool:
+            return (handle_state.closed or state.error is not None
+                    or load(ptr) >= published)
+        return consumed
 
     def __enter__(self) -> Queue:
         return self

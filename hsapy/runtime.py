@@ -109,6 +109,8 @@ class Runtime:
         # in flight, and the completion signals of asynchronous copies not yet seen complete.
         self._dispatch_trackers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._copies: list[Any] = []
+        # Open queues: a packet published on one may point at anything (raw AQL included).
+        self._queues: weakref.WeakSet[Any] = weakref.WeakSet()
         try:
             self._discover()
         except BaseException:
@@ -132,8 +134,14 @@ class Runtime:
     # -- what the GPU may still be using -------------------------------------------------------
     def _in_flight(self) -> list[Any]:
         """Marks (callables answering "has it completed?") for every dispatch published through
-        hsapy.dispatch and every asynchronous copy that has not completed yet."""
+        hsapy.dispatch and every asynchronous copy that has not completed yet, and for every
+        queue that has not yet consumed all the packets published on it so far (raw packets
+        may point at memory, code or signals too)."""
         marks: list[Any] = []
+        for queue in list(self._queues):
+            mark = queue._consumed_mark()
+            if mark is not None:
+                marks.append(mark)
         for tracker in list(self._dispatch_trackers):
             marks.extend(tracker.in_flight())
         if self._copies:

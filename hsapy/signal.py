@@ -111,30 +111,55 @@ def _destroy(lib: Any, handle: int) -> Callable[[], None]:
     return release
 
 
+def _destroy_when_unused(runtime: Any, lib: Any, handle: int) -> Callable[[], None]:
+    """A signal's release: hsa_signal_destroy once no packet published so far can still name
+    it (Runtime._after_dispatches) -- its slot may be given to the next signal created, and a
+    packet naming the old one must not reach the new one."""
+    destroy = _destroy(lib, handle)
+    after = getattr(runtime, "_after_dispatches", None)
+    if after is None:
+        return destroy
+
+    def release() -> None:
+        after(destroy)
+    return release
+
+
 class Signal:
     """One HSA signal. Create with ``Runtime.create_signal`` or take one from a SignalPool."""
 
-    __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "handle", "_state", "_failed",
+    __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "_handle", "_state", "_failed",
                  "__weakref__")
 
     def __init__(self, runtime: Any, handle: int) -> None:
         self._runtime = runtime  # children hold their parents
         self._lib = runtime.lib
         self._ffi = runtime.ffi
-        self.handle = int(handle)
-        self._ptr = self._ffi.new("hsa_signal_t *", {"handle": self.handle})
+        self._handle = handle = int(handle)
+        self._ptr = self._ffi.new("hsa_signal_t *", {"handle": handle})
         self._cdata = self._ptr[0]   # passed by value on every call; built once
         # The simulator says why work that was to change this signal failed (an asynchronous
         # copy whose memory was freed, ...), so a wait ends with that error, not a timeout.
         self._failed = getattr(self._lib, "sim_signal_error", None)
-        self._state = HandleState("Signal", _destroy(self._lib, self.handle),
-                                  what=f"signal {self.handle:#x}")
+        self._state = HandleState("Signal", _destroy_when_unused(runtime, self._lib, handle),
+                                  what=f"signal {handle:#x}")
         runtime._track(self._state)
         weakref.finalize(self, self._state.close_later)
 
     @property
+    def handle(self) -> int:
+        """The hsa_signal_t handle (the address of its amd_signal_t). A closed signal's handle
+        may already name another signal: reading it raises ClosedError, so it never reaches a
+        packet or a C call."""
+        if self._state.closed:
+            raise self._state.error()
+        return self._handle
+
+    @property
     def cdata(self) -> Any:
-        """The ``hsa_signal_t`` struct to pass to C calls."""
+        """The ``hsa_signal_t`` struct to pass to C calls (ClosedError once closed)."""
+        if self._state.closed:
+            raise self._state.error()
         return self._cdata
 
     @property
@@ -154,7 +179,7 @@ class Signal:
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else f"value={self.load()}"
-        return f"<Signal {self.handle:#x} {state}>"
+        return f"<Signal {self._handle:#x} {state}>"
 
     # -- loads and stores in the memory orders HSA offers ---------------------------------------
     # ``order`` picks the hsa_signal_<operation>_<order> variant (ORDERS); ``relaxed=True`` is a
@@ -279,10 +304,10 @@ class Signal:
                 failure = self._failed(cdata)
                 if failure is not None:
                     raise error_for(failure[0], "hsa_amd_memory_async_copy",
-                                    f"{failure[1]}; signal {self.handle:#x} will not change")
+                                    f"{failure[1]}; signal {self._handle:#x} will not change")
             if remaining <= 0:
                 raise WaitTimeoutError(
-                    f"signal {self.handle:#x}: waited {timeout:g} s for value {condition.name} "
+                    f"signal {self._handle:#x}: waited {timeout:g} s for value {condition.name} "
                     f"{value}, last value {observed}. The work it tracks has not finished: check "
                     "the queue (queue.check()) or raise the timeout.")
 
@@ -361,7 +386,7 @@ class SignalPool:
         if signal._runtime is not self._runtime:
             raise HsapyValueError("SignalPool.release: the signal belongs to another runtime")
         if any(free is signal for free in self._free):
-            raise HsapyValueError(f"SignalPool.release: signal {signal.handle:#x} was already "
+            raise HsapyValueError(f"SignalPool.release: signal {signal._handle:#x} was already "
                                   "released")
         if not signal.is_closed:
             self._free.append(signal)

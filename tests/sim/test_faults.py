@@ -445,8 +445,9 @@ def test_destroying_a_signal_wakes_its_waiter_with_an_error(rt):
 
 def test_waiting_on_a_closed_signal_raises_at_once(rt):
     sig = rt.create_signal(0)
+    handle = sig.handle
     sig.close()
-    with pytest.raises(ClosedError, match=f"signal {sig.handle:#x} is closed"):
+    with pytest.raises(ClosedError, match=f"signal {handle:#x} is closed"):
         sig.wait(timeout=10.0)
 
 
