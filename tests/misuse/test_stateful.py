@@ -53,6 +53,7 @@ class Counters:
     steps = 0
     examples = 0
     refused = 0                                   # typed errors raised
+    by_error: dict[str, int] = {}
     seconds = 0.0
 
 
@@ -88,8 +89,10 @@ class CarelessUser(RuleBasedStateMachine):
         Counters.steps += 1
         try:
             return action(*args)
-        except HsapyError:
+        except HsapyError as exc:
             Counters.refused += 1
+            name = type(exc).__name__
+            Counters.by_error[name] = Counters.by_error.get(name, 0) + 1
             return None
 
     def _timed_wait(self, action, timeout):
@@ -328,4 +331,6 @@ def test_a_careless_user_never_crashes_hsapy():
     Counters.seconds = time.monotonic() - start
     print(f"\nstateful: {Counters.steps} steps in {Counters.examples} runs, "
           f"{Counters.refused} refused with typed errors, {Counters.seconds:.1f} s")
+    print("  " + ", ".join(f"{name} {count}" for name, count in
+                           sorted(Counters.by_error.items(), key=lambda item: -item[1])))
     assert Counters.steps >= STEPS
