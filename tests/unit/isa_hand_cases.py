@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import isa_hand_cases_cmp
+import isa_hand_cases_dot
+import isa_hand_cases_ext
 import isa_hand_cases_mem
+import isa_hand_cases_minmax
+import isa_hand_cases_sbits
 import isa_hand_cases_scalar
+import isa_hand_cases_valu2
 import isa_hand_cases_vfloat
 import isa_hand_cases_vint
 
@@ -11,7 +16,9 @@ from isa_hand_runner import TARGETS, Case
 
 ALL_CASES: list[Case] = [
     *isa_hand_cases_vfloat.CASES, *isa_hand_cases_vint.CASES, *isa_hand_cases_cmp.CASES,
-    *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES,
+    *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES, *isa_hand_cases_ext.CASES,
+    *isa_hand_cases_minmax.CASES, *isa_hand_cases_dot.CASES, *isa_hand_cases_sbits.CASES,
+    *isa_hand_cases_valu2.CASES,
 ]
 
 

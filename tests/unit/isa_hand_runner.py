@@ -21,6 +21,8 @@ State keys (inputs and expectations) name a register and how its bits are read:
                v[20:21]. ``"lds"``: dwords at LDS address 0. ``"scratch"``: bytes at private
                offset 0 of every lane (expectation: lane 0).
 
+``"raises"``   (expectations only) ``(exception type, text in its message)``: running the
+               instruction must raise it (s_trap ends the dispatch with a queue error).
 ``"check"``    (expectations only) ``fn(batch, machine)`` asserting what a table cannot say
                (a clock value).
 
@@ -48,8 +50,9 @@ from hsapy.sim.isa.wave import NSREG, Batch, pack_mask
 from hsapy.sim.memory import SimMemory
 
 TARGETS = ("gfx942", "gfx1201")
-FAMILY = {"gfx942": "gfx9", "gfx1201": "gfx12"}
-WAVE = {"gfx942": 64, "gfx1201": 32}
+# gfx90a runs only the cases of its own (tests/unit/test_isa_gfx90a.py): opcodes gfx942 lacks
+FAMILY = {"gfx942": "gfx9", "gfx1201": "gfx12", "gfx90a": "gfx9"}
+WAVE = {"gfx942": 64, "gfx1201": 32, "gfx90a": 64}
 KEEP = 0xDEADBEEF          # every VGPR starts as this; an inactive lane must still hold it
 NVGPR = 32
 BUFFER_SGPR = 20           # s[20:21] and v[20:21] hold the "mem" buffer's address
@@ -232,9 +235,15 @@ def run_case(target: str, c: Case) -> None:
         batch.scratch = np.zeros((lanes, m.private_size), np.uint8)
         raw = bytes(c.inputs["scratch"])
         batch.scratch[:, :len(raw)] = np.frombuffer(raw, np.uint8)
+    where = f"{target} {c.line!r} ({c.why})"
+    if "raises" in c.expect:
+        kind, text = c.expect["raises"]
+        with pytest.raises(kind) as info, np.errstate(all="ignore"):
+            fn(batch, m)
+        assert text in str(info.value), f"{where}: {info.value}"
+        return
     with np.errstate(all="ignore"):
         result = fn(batch, m)
-    where = f"{target} {c.line!r} ({c.why})"
     assert result == c.result, f"{where}: returned {result}, expected {c.result}"
     for key, value in c.expect.items():
         if key == "scc":

@@ -56,8 +56,8 @@ UNSUPPORTED = frozenset({
     "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
     "s_set_gpr_idx_on", "s_set_gpr_idx_mode", "s_sendmsghalt",
     "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
-    "s_buffer_prefetch_data", "v_mov_b16", "v_dot2_f16_f16", "v_dot2_bf16_bf16",
-    "v_dot2_f32_bf16", "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
+    "s_buffer_prefetch_data", "v_mov_b16",
+    "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
 })
 _SMEM_TH = ("TH_LOAD_RT", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU")  # gfx12 SMEM cache policy
 _FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),
@@ -238,8 +238,9 @@ class _Decoder:
             encoding = "VOP3SD"
         if entry.get("mai"):
             fields = F.MAI_FORMAT.extract(base)
-        if entry.get("byte_sel") and fields.get("op_sel"):
-            raise self.fail(words, i, offset, f"{entry['name']} with byte_sel is not supported")
+        if entry.get("byte_sel") and fields.get("op_sel") and _byte_sel(entry, fields) is None:
+            raise self.fail(words, i, offset, f"{entry['name']} with these op_sel bits is not "
+                                               "supported")
         if fmt.name == "MUBUF" and (fields.get("lds") or fields.get("tfe")):
             raise self.fail(words, i, offset, f"{entry['name']} with lds/tfe is not supported")
         return self.generic(fmt, encoding, entry, fields, words, i, offset)
@@ -499,6 +500,8 @@ class _Decoder:
                 mods.append("clamp")
             if fields.get("omod") and not entry.get("no_omod"):
                 mods.append(_OMOD[fields["omod"]])
+            if entry.get("byte_sel") and fields.get("op_sel"):
+                mods.append(f"byte_sel:{_byte_sel(entry, fields)}")
         elif name == "VOP3P" and entry.get("mai"):
             mods.extend(f"{key}:{fields[key]}" for key in ("cbsz", "abid") if fields[key])
             if fields["blgp"] and entry.get("blgp_as_neg"):
@@ -866,6 +869,16 @@ class _Context:
 
 
 _OMOD = ("", "mul:2", "mul:4", "div:2")  # VOP3 output modifier
+
+
+def _byte_sel(entry: dict, fields: dict) -> int | None:
+    """The byte a gfx12 FP8/BF8 conversion selects with its op_sel bits (RDNA4 ISA
+    V_CVT_F32_FP8: OPSEL[1:0] with the two bits reversed); None for the encodings hsapy does not
+    decode (the stochastic-rounding forms, whose byte is OPSEL[3:2], are declined as a whole)."""
+    sel = fields.get("op_sel", 0)
+    if entry["name"].startswith("v_cvt_sr_") or sel & ~3:
+        return None
+    return ((sel & 1) << 1) | ((sel >> 1) & 1)
 
 
 def _bits(value: int, count: int) -> list[int]:

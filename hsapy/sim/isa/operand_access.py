@@ -200,6 +200,66 @@ def vector_reader(op: Operand, ty: str, half: int = 0) -> Reader:
     return read_scalar
 
 
+# SDWA selects (GCN3/Vega/CDNA3 ISA, "SDWA" microcode format): (bit offset, bit width) of the
+# byte or word a source reads or a destination writes; 6 is the whole dword.
+SDWA_SELECTS = {0: (0, 8), 1: (8, 8), 2: (16, 8), 3: (24, 8), 4: (0, 16), 5: (16, 16), 6: (0, 32)}
+SDWA_UNUSED_PAD, SDWA_UNUSED_SEXT, SDWA_UNUSED_PRESERVE = 0, 1, 2
+
+
+def sdwa_reader(op: Operand, ty: str, sel: int, sext: bool) -> Reader:
+    """An SDWA source: the selected byte or word of the 32-bit operand, zero- or (``sext``, integer
+    types) sign-extended to 32 bits, then read as ``ty`` (16-bit types take the low half);
+    float neg/abs apply to the value after the selection."""
+    if sel not in SDWA_SELECTS:
+        raise NotImplementedOperand(f"SDWA select {sel}")
+    shift, width = SDWA_SELECTS[sel]
+    plain = Operand(op.kind, op.index, op.count, op.value, op.name)
+    if op.kind in ("const", "literal") and WIDTH[ty] == 16:
+        # an inline constant is encoded in the operand's own type, zero-extended
+        bits16 = const_bits(op, ty).astype(np.uint32)
+        raw: Reader = lambda b: bits16  # noqa: E731
+    else:
+        raw = vector_reader(plain, "b32")
+    mask = np.uint32((1 << width) - 1)
+    extend = sext and ty[0] != "f" and width < 32
+    top = np.uint32(1 << (width - 1)) if width < 32 else np.uint32(0)
+    dtype = DTYPES[ty]
+    utype = UINT_OF_WIDTH[WIDTH[ty]]
+
+    def read(b: Batch):
+        bits = (np.asarray(raw(b)).astype(np.uint32) >> np.uint32(shift)) & mask
+        if extend:
+            bits = np.where(bits & top, bits | ~mask, bits).astype(np.uint32)
+        return bits.astype(utype).view(dtype)
+    return _mods(read, op, ty)
+
+
+def sdwa_writer(op: Operand, ty: str, sel: int, unused: int) -> Callable[[Batch, np.ndarray], None]:
+    """An SDWA destination: the low bits of the result go to the selected byte or word; the
+    other bits are zero (UNUSED_PAD), the sign of the result above and zero below
+    (UNUSED_SEXT), or the register's old bits (UNUSED_PRESERVE)."""
+    if sel not in SDWA_SELECTS or unused not in (0, 1, 2):
+        raise NotImplementedOperand(f"SDWA dst_sel {sel} dst_unused {unused}")
+    shift, width = SDWA_SELECTS[sel]
+    write32 = vector_writer(op, "b32")
+    old = vector_reader(Operand(op.kind, op.index, 1, None, op.name), "b32")
+    field = np.uint32(((1 << width) - 1) << shift)
+    above = np.uint32((0xFFFFFFFF << (shift + width)) & 0xFFFFFFFF)
+    sign = np.uint32(1 << (shift + width - 1))
+    utype = UINT_OF_WIDTH[WIDTH[ty]]
+    dtype = DTYPES[ty]
+
+    def write(b: Batch, value) -> None:
+        bits = np.asarray(value).astype(dtype, copy=False).view(utype).astype(np.uint32)
+        out = (bits << np.uint32(shift)) & field
+        if unused == SDWA_UNUSED_SEXT:
+            out = np.where(out & sign, out | above, out)
+        elif unused == SDWA_UNUSED_PRESERVE:
+            out = out | (np.asarray(old(b)) & ~field)
+        write32(b, np.asarray(out, np.uint32))
+    return write
+
+
 def lane_mask_reader(op: Operand) -> Callable[[Batch], np.ndarray]:
     """A lane mask operand (VCC, an SGPR pair, EXEC, a constant) as ``bool[W, L]``."""
     from hsapy.sim.isa.wave import unpack_mask
@@ -311,5 +371,5 @@ def mask_writer(op: Operand) -> Callable[[Batch, np.ndarray], None]:
 __all__ = [
     "DTYPES", "WIDTH", "NotImplementedOperand", "const_bits", "typed_const", "scalar_reader",
     "vector_reader", "lane_mask_reader", "vector_writer", "scalar_writer", "mask_writer",
-    "scalar_index", "VCC_LO", "EXEC_LO",
+    "scalar_index", "VCC_LO", "EXEC_LO", "SDWA_SELECTS", "sdwa_reader", "sdwa_writer",
 ]

@@ -10,15 +10,18 @@ ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``s
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
 
+from hsapy.sim.executor import HSA_STATUS_ERROR_EXCEPTION, SimFault
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
                                           mask_writer, scalar_reader, scalar_writer,
-                                          vector_reader, vector_writer)
+                                          sdwa_reader, sdwa_writer, vector_reader,
+                                          vector_writer)
 from hsapy.sim.isa.wave import Batch, unpack_mask
 
 END = -1
@@ -51,6 +54,12 @@ NO_OPS = {
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
     "s_prefetch_data", "s_setkill", "s_nop_e", "s_round_mode", "s_denorm_mode",
     "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
+    # performance-level hints and the wake-up of s_sleep'ing waves change no state the
+    # simulator keeps; v_clrexcp clears exception bits it does not model
+    "s_incperflevel", "s_decperflevel", "s_wakeup", "v_nop", "v_pipeflush", "v_clrexcp",
+    "s_gl1_inv",
+    # GPR index mode can only be turned on by s_set_gpr_idx_on, which the decoder refuses
+    "s_set_gpr_idx_off",
 }
 
 
@@ -77,9 +86,6 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         return _salu(inst, info)
     if enc == "VOPD":
         return _vopd(inst, info)
-    if inst.fields.get("dpp") is not None or "dpp8" in inst.fields or inst.fields.get("sdwa"):
-        if not _is_dpp_supported(inst):
-            return _unimplemented(inst, "DPP/SDWA form")
     return _valu(inst, info)
 
 
@@ -107,6 +113,10 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
     if name.startswith("s_branch"):
         target = int(inst.srcs[0].value)
         return lambda b, m: target
+    if name.startswith("s_cbranch_cdbg"):
+        # taken when the debugger's COND_DBG_SYS / COND_DBG_USER status bits are set; no debugger
+        # attaches to the simulator, so they are 0
+        return lambda b, m: None
     if name.startswith("s_cbranch_"):
         target = int(inst.srcs[0].value)
         kind = name[len("s_cbranch_"):]
@@ -124,7 +134,16 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
     if name in ("s_sendmsg", "s_sendmsghalt"):
         return lambda b, m: None  # messages (dealloc VGPRs, ...) have no effect here
     if name == "s_trap":
-        return _unimplemented(inst, "s_trap (the kernel asked to stop)")
+        trap_id = int(inst.srcs[0].value) & 0xFF if inst.srcs else 0
+        text = inst.text()
+
+        def trap(b: Batch, m: Any) -> None:
+            # the trap handler ends the dispatch with a queue error, as ROCr's does for
+            # abort(), __builtin_trap() and a failed device assert
+            raise SimFault(HSA_STATUS_ERROR_EXCEPTION,
+                           f"{text} at {inst.offset:#x}: the kernel executed trap {trap_id:#x} "
+                           "(abort, __builtin_trap or a failed assert)", inst.offset)
+        return trap
     if name == "s_sethalt":
         return lambda b, m: END
     return _unimplemented(inst)
@@ -155,6 +174,26 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return _clock_or_hwreg(inst, info)
     if name in ("s_setreg_b32", "s_setreg_imm32_b32", "s_set_gpr_idx_off", "s_version"):
         return lambda b, m: None  # mode bits: the interpreter keeps the descriptor's modes
+    if name == "s_call_b64":
+        # CDNA3 / RDNA4 ISA S_CALL_B64: D = PC + 4, then a branch by the signed word offset
+        write = scalar_writer(inst.dsts[0], "b64")
+        back = np.uint64(inst.offset + inst.size)
+        target = int(inst.srcs[-1].value)
+
+        def call(b: Batch, m: Any) -> int:
+            write(b, back)
+            return target
+        return call
+    if name.startswith(("s_movrels_", "s_movreld_", "s_movrelsd_2_")):
+        return _smovrel(inst, info)
+    if name == "s_set_gpr_idx_idx":
+        read = scalar_reader(inst.srcs[0], "u32")
+        m0 = _m0_index(info)
+
+        def set_idx(b: Batch, m: Any) -> None:      # M0[7:0] = S0[7:0]
+            low = np.asarray(read(b)) & np.uint32(0xFF)
+            b.S[:, m0] = (b.S[:, m0] & np.uint32(0xFFFFFF00)) | low
+        return set_idx
     spec = alu.saveexec_spec(name)
     if spec is not None:
         return _saveexec(inst, spec, info)
@@ -251,7 +290,7 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         if fn is None:
             return _unimplemented(inst)
         srcs = list(inst.srcs)
-        if name in ("s_fmac_f32",):
+        if name in ("s_fmac_f32", "s_fmac_f16"):
             srcs = srcs + [inst.dsts[0]]
         readers = [scalar_reader(op, ty) for op, ty in zip(srcs, src_tys)]
         write = scalar_writer(inst.dsts[0], dst_ty)
@@ -271,6 +310,48 @@ def _salu(inst: Instruction, info: Any) -> Closure:
 def _sext16(value: int) -> int:
     value = int(value) & 0xFFFF
     return value - 0x10000 if value & 0x8000 else value
+
+
+def _m0_index(info: Any) -> int:
+    """Row of M0 in ``Batch.S``: operand code 124 on gfx9, 125 on gfx11/gfx12."""
+    return 124 if info.family == "gfx9" else 125
+
+
+def _relative_rows(b: Batch, base: int, m0: np.ndarray, count: int, limit: int, what: str):
+    rows = base + m0.astype(np.int64)
+    if (rows < 0).any() or (rows + count > limit).any():
+        bad = int(rows[(rows < 0) | (rows + count > limit)][0])
+        raise NotImplementedInstruction(f"M0-relative {what} index {bad} is outside the register "
+                                        f"file (0..{limit - 1})")
+    return rows
+
+
+def _smovrel(inst: Instruction, info: Any) -> Closure:
+    """S_MOVRELS / S_MOVRELD / S_MOVRELSD_2 (CDNA3, RDNA4 ISA): an SGPR move whose source and/or
+    destination register number is offset by M0 (for _2: M0[9:0] and M0[25:16])."""
+    name = inst.name
+    count = 2 if name.endswith("_b64") else 1
+    m0 = _m0_index(info)
+    src, dst = inst.srcs[0], inst.dsts[0]
+    for op in (src, dst):
+        if op.kind != "sgpr":
+            raise NotImplementedOperand(f"{name} on {op.kind} {op.name or op.index}")
+    limit = alu.SGPR_COUNT[info.family]
+
+    def run(b: Batch, m: Any) -> None:
+        waves = np.arange(b.waves)
+        m0v = b.S[:, m0].astype(np.int64)
+        if name.startswith("s_movrelsd_2"):
+            src_off, dst_off = m0v & 0x3FF, (m0v >> 16) & 0x3FF
+        else:
+            src_off = m0v if name.startswith("s_movrels") else np.zeros_like(m0v)
+            dst_off = m0v if name.startswith(("s_movreld", "s_movrelsd")) else np.zeros_like(m0v)
+        rows_s = _relative_rows(b, src.index, src_off, count, limit, "SGPR")
+        rows_d = _relative_rows(b, dst.index, dst_off, count, limit, "SGPR")
+        values = [b.S[waves, rows_s + k].copy() for k in range(count)]
+        for k in range(count):
+            b.S[waves, rows_d + k] = values[k]
+    return run
 
 
 def _indirect_jump(read: Callable, link: tuple | None) -> Closure:
@@ -341,12 +422,22 @@ _CARRY_OPS = {
 }
 
 
-def _is_dpp_supported(inst: Instruction) -> bool:
-    """DPP16 on VOP1/VOP2 (not VOPC, DPP8 or SDWA)."""
-    return (inst.fields.get("dpp") is not None or "dpp8" in inst.fields) \
-        and not inst.fields.get("sdwa") and inst.encoding in ("VOP1", "VOP2", "VOP3") \
-        and not inst.name.startswith(("v_cmp", "v_cndmask", "v_add_co", "v_sub_co", "v_addc",
-                                      "v_subb", "v_subrev_co"))
+def _extension(inst: Instruction) -> str:
+    """The operand extension of a VALU instruction: "sdwa", "dpp" (DPP16), "dpp8" or ""."""
+    f = inst.fields
+    if f.get("sdwa"):
+        return "sdwa"
+    if "dpp8" in f:
+        return "dpp8"
+    if f.get("dpp") is not None:
+        return "dpp"
+    return ""
+
+
+def _no_extension(inst: Instruction) -> None:
+    """Handlers that do not read their sources through :func:`_src_reader` refuse DPP/SDWA."""
+    if _extension(inst):
+        raise NotImplementedOperand(f"{_extension(inst).upper()} form of {inst.name}")
 
 
 def dpp_source_lanes(ctrl: int, lanes: int, family: str) -> np.ndarray:
@@ -393,59 +484,104 @@ def dpp_source_lanes(ctrl: int, lanes: int, family: str) -> np.ndarray:
     raise NotImplementedOperand(f"DPP control {ctrl:#x}")
 
 
-def _dpp_parts(inst: Instruction, info: Any, readers: list, fn, write):
-    """src0 read through the DPP lane permutation; lanes outside row_mask/bank_mask, or whose
-    source lane is missing or inactive without bound_ctrl, keep their old value."""
+def _dpp_plan(inst: Instruction, lanes: int):
+    """(source lane of each lane, whether it exists, lanes the row/bank masks enable,
+    zero-fill, fetch-inactive) of a DPP16 or DPP8 instruction."""
     f = inst.fields
-    lane = np.arange(info.wave_size)
+    lane = np.arange(lanes)
     if "dpp8" in f:
-        # DPP8: lane i of each group of 8 reads lane sel[i]; no masks; inactive sources read 0
-        # unless fetch-inactive (the DPP8FI source code 234).
+        # DPP8: lane i of each group of 8 reads lane sel[i]; no masks; a source lane outside
+        # EXEC reads 0 unless fetch-inactive (the DPP8FI source code 234)
         sel = int(f["dpp8_sel"])
         src = (lane & ~7) | ((sel >> (3 * (lane & 7))) & 7)
-        enabled = np.ones(info.wave_size, bool)
+        enabled = np.ones(lanes, bool)
         zero_fill = True
         fetch_inactive = int(f.get("src0", 0)) == 234
     else:
-        src = dpp_source_lanes(int(f["dpp_ctrl"]), info.wave_size, inst.family)
+        src = dpp_source_lanes(int(f["dpp_ctrl"]), lanes, inst.family)
         enabled = (((int(f.get("row_mask", 15)) >> (lane // 16)) & 1).astype(bool)
                    & ((int(f.get("bank_mask", 15)) >> ((lane & 15) // 4)) & 1).astype(bool))
         zero_fill = bool(f.get("bound_ctrl", 0))
         fetch_inactive = bool(f.get("fi", 0))
     exists = src >= 0
-    gather = np.where(exists, src, 0)
-    clamp = int(f.get("clamp", 0))
-    omod = int(f.get("omod", 0))
+    return np.where(exists, src, 0), exists, enabled, zero_fill, fetch_inactive
 
-    def compute(b: Batch, m: Any):
-        args = [r(b) for r in readers]
-        a0 = np.broadcast_to(args[0], b.exec.shape)
-        permuted = a0[:, gather]
-        valid = exists[None, :] & (True if fetch_inactive else b.exec[:, gather])
+
+def _dpp_valid(b: Batch, gather: np.ndarray, exists: np.ndarray, fetch_inactive: bool):
+    """Lanes whose DPP source lane exists and (unless fetch-inactive) is in EXEC."""
+    if fetch_inactive:
+        return np.broadcast_to(exists, b.exec.shape)
+    return exists[None, :] & b.exec[:, gather]
+
+
+def _src_reader(inst: Instruction, info: Any, index: int, ty: str, half: int = 0,
+                op: Operand | None = None):
+    """Source ``index`` of a VALU instruction as ``ty``, through its SDWA select or (src0) its
+    DPP lane permutation when the instruction has one."""
+    op = inst.srcs[index] if op is None else op
+    kind = _extension(inst)
+    if kind == "sdwa" and index < 2:
+        f = inst.fields
+        return sdwa_reader(op, ty, int(f.get(f"src{index}_sel", 6)),
+                           bool(f.get(f"src{index}_sext", 0)))
+    read = vector_reader(op, ty, half)
+    if not kind or index != 0:
+        return read
+    gather, exists, _, zero_fill, fetch_inactive = _dpp_plan(inst, info.wave_size)
+
+    def permuted(b: Batch):
+        value = np.broadcast_to(read(b), b.exec.shape)[:, gather]
+        if zero_fill:   # bound_ctrl / DPP8: a missing or inactive source lane reads 0
+            valid = _dpp_valid(b, gather, exists, fetch_inactive)
+            value = np.where(valid, value, np.zeros((), value.dtype))
+        return value
+    return permuted
+
+
+def _dst_writer(inst: Instruction, ty: str, half: int = 0, op: Operand | None = None):
+    """The vector destination of a VALU instruction, through its SDWA dst_sel / dst_unused."""
+    op = inst.dsts[0] if op is None else op
+    f = inst.fields
+    if f.get("sdwa") and inst.encoding != "VOPC":
+        if WIDTH[ty] > 32:
+            # a register-pair result (V_CVT_PK_F32_FP8_SDWA selects only its source word)
+            if int(f.get("dst_sel", 6)) != 6 or int(f.get("dst_unused", 0)) != 0:
+                raise NotImplementedOperand(f"SDWA dst_sel on a {ty} result")
+            return vector_writer(op, ty, half)
+        return sdwa_writer(op, ty, int(f.get("dst_sel", 6)), int(f.get("dst_unused", 0)))
+    return vector_writer(op, ty, half)
+
+
+def _output_modifiers(inst: Instruction) -> tuple[int, int]:
+    """(clamp, omod) from the VOP3 fields or, in an SDWA form, from the SDWA dword."""
+    f = inst.fields
+    if f.get("sdwa"):
+        if inst.encoding == "VOPC":
+            return 0, 0            # bits 14:8 name the scalar destination instead
+        return int(f.get("sdwa_clamp", 0)), int(f.get("sdwa_omod", 0))
+    return int(f.get("clamp", 0)), int(f.get("omod", 0))
+
+
+def _dpp_commit(inst: Instruction, info: Any, commit):
+    """Commit a DPP instruction's result only in the lanes the row/bank masks enable and
+    (without bound_ctrl) whose source lane was valid: the others keep their old value."""
+    gather, exists, enabled, zero_fill, fetch_inactive = _dpp_plan(inst, info.wave_size)
+
+    def run(b: Batch, result) -> None:
         enable = np.broadcast_to(enabled, b.exec.shape)
-        if zero_fill:
-            permuted = np.where(valid, permuted, np.zeros((), permuted.dtype))
-        else:
-            enable = enable & valid
-        args[0] = permuted
-        result = np.asarray(fn(*args))
-        if omod and result.dtype.kind == "f":
-            result = result * result.dtype.type((0, 2.0, 4.0, 0.5)[omod])
-        if clamp and result.dtype.kind == "f":
-            result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1).astype(result.dtype)
-        return result, enable
-
-    def commit(b: Batch, result) -> None:
-        value, enable = result
+        if not zero_fill:
+            enable = enable & _dpp_valid(b, gather, exists, fetch_inactive)
         saved = b.exec
-        b.exec = saved & enable
+        masked = saved & enable
+        b.exec = masked
         b.exec_all = False
         try:
-            write(b, value)
+            commit(b, result)
         finally:
-            b.exec = saved
+            if b.exec is masked:        # a v_cmpx wrote EXEC: keep what it wrote
+                b.exec = saved
             b.exec_changed()
-    return compute, commit
+    return run
 
 
 def _valu(inst: Instruction, info: Any) -> Closure:
@@ -463,12 +599,30 @@ def valu_parts(inst: Instruction, info: Any):
 
     Split in two so that VOPD can read all sources of both halves before writing either.
     """
+    compute, commit = _valu_parts(inst, info)
+    if compute is not None and _extension(inst) in ("dpp", "dpp8"):
+        commit = _dpp_commit(inst, info, commit)
+    return compute, commit
+
+
+def _valu_parts(inst: Instruction, info: Any):
     name = inst.name
     cmp = alu.compare_spec(name)
     if cmp is not None:
         return _vcmp(inst, cmp, info)
     if name in _CARRY_OPS:
-        return _vcarry(inst, _CARRY_OPS[name])
+        return _vcarry(inst, _CARRY_OPS[name], info)
+    if name in ("v_dot2_f16_f16", "v_dot2_bf16_bf16"):
+        return _vdot2_16(inst, info)
+    dot = _DOT_RE.match(name)
+    if dot is not None:
+        return _vdot(inst, info, dot)
+    if name == "v_pk_fmac_f16":
+        return _vpk_fmac(inst, info)
+    if name in ("v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"):
+        return _vcvt_from_small_float(inst, info)
+    if _extension(inst) and not name.startswith("v_cndmask") and name not in alu.VALU:
+        _no_extension(inst)        # the handlers below read their sources directly
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
         return _vmad64(inst)
     if name in ("v_div_scale_f32", "v_div_scale_f64"):
@@ -481,6 +635,13 @@ def valu_parts(inst: Instruction, info: Any):
         return _vlane(inst)
     if name in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32"):
         return _vmbcnt(inst, info)
+    if name.startswith(("v_permlane16", "v_permlanex16", "v_permlane64")):
+        return _vpermlane(inst, info)
+    if name.startswith(("v_movrel", "v_swaprel")) or name == "v_swap_b32":
+        return _vmovrel(inst, info)
+    if name == "v_mqsad_u32_u8":
+        return _vmqsad_u32(inst, info)
+
     if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_mov_b32"):
         read = vector_reader(inst.srcs[0], "b32")
         write = vector_writer(inst.dsts[0], "b32")
@@ -491,9 +652,9 @@ def valu_parts(inst: Instruction, info: Any):
     if name == "v_pk_mov_b32":
         return _vpk_mov(inst)
     if name.startswith("v_pk_") and inst.encoding == "VOP3P":
-        return _vpk(inst)
+        return _vpk(inst, info)
     if name in alu.VALU:
-        return _vgeneric(inst, alu.VALU[name], info)
+        return _vgeneric(inst, _valu_spec(name, info), info)
     if name.startswith("v_s_") and ("v_" + name[4:]) in alu.VALU:
         return _vscalar_trans(inst, alu.VALU["v_" + name[4:]])
     if name.startswith("v_dual_"):
@@ -505,6 +666,15 @@ def valu_parts(inst: Instruction, info: Any):
     return None, None
 
 
+def _valu_spec(name: str, info: Any) -> alu.Spec:
+    """The semantics of ``name`` for this kernel: gfx9 min/max in IEEE mode (the kernel
+    descriptor's IEEE_MODE, set for compute kernels) quiet a signaling NaN operand."""
+    spec = alu.VALU[name]
+    if info.family == "gfx9" and name in alu.IEEE_MODE_OPS and getattr(info, "ieee", True):
+        return spec[0], spec[1], alu.IEEE_MODE_OPS[name]
+    return spec
+
+
 def _op_sel(inst: Instruction, position: int) -> int:
     return (int(inst.fields.get("op_sel", 0)) >> position) & 1
 
@@ -513,16 +683,14 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     dst_ty, src_tys, fn = spec
     srcs = list(inst.srcs)
     base = inst.name.replace("v_dual_", "v_")
-    if base.startswith(("v_fmac_", "v_mac_", "v_dot2c_")) and len(srcs) == 2:
+    if base.startswith(("v_fmac_", "v_mac_", "v_dot2c_", "v_cvt_pkaccum_")) and len(srcs) == 2:
         srcs.append(inst.dsts[0])  # the accumulator is the destination register
     if len(srcs) != len(src_tys):
         raise NotImplementedOperand(f"{len(srcs)} sources for {len(src_tys)}-source semantics")
-    readers = [vector_reader(op, ty, _op_sel(inst, i) if WIDTH[ty] == 16 else 0)
+    readers = [_src_reader(inst, info, i, ty, _op_sel(inst, i) if WIDTH[ty] == 16 else 0, op)
                for i, (op, ty) in enumerate(zip(srcs, src_tys))]
-    write = vector_writer(inst.dsts[0], dst_ty,
-                          _op_sel(inst, 3) if WIDTH[dst_ty] == 16 else 0)
-    clamp = int(inst.fields.get("clamp", 0))
-    omod = int(inst.fields.get("omod", 0))
+    write = _dst_writer(inst, dst_ty, _op_sel(inst, 3) if WIDTH[dst_ty] == 16 else 0)
+    clamp, omod = _output_modifiers(inst)
     is_float = dst_ty[0] == "f"
     ftz = info.ftz32 if dst_ty == "f32" else info.ftz64 if dst_ty in ("f64", "f16") else False
     dtype = np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(dst_ty, "u1"))
@@ -531,8 +699,6 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     def flush(x):
         return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
 
-    if inst.fields.get("dpp") is not None or "dpp8" in inst.fields:
-        return _dpp_parts(inst, info, readers, fn, write)
     n = len(readers)
     if n == 1:
         r0 = readers[0]
@@ -548,12 +714,16 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     if clamp and not is_float and dst_ty in _INT_RANGE and _saturating(inst.name):
         lo, hi = _INT_RANGE[dst_ty]
 
+        exact = getattr(fn, "exact", fn)
+
         def saturate(b: Batch, m: Any):
             # VOP3 clamp on integer add/sub saturates (LLVM selects it for uadd.sat & co.):
             # the exact result in int64, clipped to the destination type
             args = [np.asarray(r(b)).astype(np.int64) for r in readers]
-            return np.clip(fn(*args), lo, hi)
+            return np.clip(exact(*args), lo, hi)
         return saturate, write
+    if clamp and not is_float:
+        raise NotImplementedOperand(f"clamp on the integer result of {inst.name}")
 
     def compute(b: Batch, m: Any):
         args = [r(b) for r in readers]
@@ -577,10 +747,10 @@ _INT_RANGE = {"u32": (0, 0xFFFFFFFF), "i32": (-2 ** 31, 2 ** 31 - 1), "u16": (0,
 
 
 def _saturating(name: str) -> bool:
-    """Integer ops whose VOP3 clamp bit saturates: adds and subtracts (ISA "clamp" for
-    V_ADD_U32, V_SUB_U32, V_ADD_I32, V_ADD_U16, V_ADD_NC_*, V_SUB_NC_*, ...)."""
+    """Integer ops whose VOP3 clamp bit saturates: adds, subtracts and multiply-adds (ISA "clamp"
+    for V_ADD_U32, V_SUB_U32, V_ADD_I32, V_ADD_U16, V_ADD_NC_*, V_SUB_NC_*, V_MAD_U16, ...)."""
     op = name.replace("v_dual_", "v_").split("_")[1]
-    return op in ("add", "sub", "subrev")
+    return op in ("add", "sub", "subrev", "mad")
 
 
 def _vscalar_trans(inst: Instruction, spec: alu.Spec):
@@ -596,9 +766,9 @@ def _vcmp(inst: Instruction, spec: tuple, info: Any):
     ty, fn, writes_exec = spec
     srcs = inst.srcs
     if inst.name.startswith(("v_cmp_class", "v_cmpx_class")):
-        readers = [vector_reader(srcs[0], ty), vector_reader(srcs[1], "u32")]
+        readers = [_src_reader(inst, info, 0, ty), _src_reader(inst, info, 1, "u32")]
     else:
-        readers = [vector_reader(srcs[0], ty), vector_reader(srcs[1], ty)]
+        readers = [_src_reader(inst, info, 0, ty), _src_reader(inst, info, 1, ty)]
     writers = [mask_writer(op) for op in inst.dsts]
 
     def compute(b: Batch, m: Any):
@@ -613,12 +783,12 @@ def _vcmp(inst: Instruction, spec: tuple, info: Any):
     return compute, commit
 
 
-def _vcarry(inst: Instruction, spec: tuple):
+def _vcarry(inst: Instruction, spec: tuple, info: Any):
     kind, subtract, reverse = spec
-    a = vector_reader(inst.srcs[0], "u32")
-    c = vector_reader(inst.srcs[1], "u32")
+    a = _src_reader(inst, info, 0, "u32")
+    c = _src_reader(inst, info, 1, "u32")
     carry_in = lane_mask_reader(inst.srcs[2]) if kind == "inout" else None
-    write = vector_writer(inst.dsts[0], "u32")
+    write = _dst_writer(inst, "u32")
     write_carry = mask_writer(inst.dsts[1]) if len(inst.dsts) > 1 else None
 
     def compute(b: Batch, m: Any):
@@ -630,7 +800,7 @@ def _vcarry(inst: Instruction, spec: tuple):
         total = x - y - cin if subtract else x + y + cin
         return total
 
-    clamp = bool(int(inst.fields.get("clamp", 0)))
+    clamp = bool(_output_modifiers(inst)[0])
 
     def commit(b: Batch, total) -> None:
         if write_carry is not None:
@@ -699,17 +869,18 @@ def _vdiv_fmas(inst: Instruction, info: Any):
 
 def _vcndmask(inst: Instruction, info: Any):
     ty = "b16" if inst.name.endswith("b16") else "b32"
-    if inst.fields.get("abs") or inst.fields.get("neg"):
+    if inst.fields.get("abs") or inst.fields.get("neg") or any(op.neg or op.abs
+                                                              for op in inst.srcs[:2]):
         ty = "f16" if ty == "b16" else "f32"
-    a = vector_reader(inst.srcs[0], ty)
-    c = vector_reader(inst.srcs[1], ty)
+    a = _src_reader(inst, info, 0, ty)
+    c = _src_reader(inst, info, 1, ty)
     if len(inst.srcs) > 2:
         sel = lane_mask_reader(inst.srcs[2])
     else:  # VOPD v_dual_cndmask_b32 reads VCC implicitly
         wide = info.wave_size == 64
         sel = lane_mask_reader(Operand("special", 106, 2 if wide else 1, None,
                                        "vcc" if wide else "vcc_lo"))
-    write = vector_writer(inst.dsts[0], ty)
+    write = _dst_writer(inst, ty)
     return (lambda b, m: np.where(sel(b), c(b), a(b))), write
 
 
@@ -748,6 +919,305 @@ def _vlane(inst: Instruction):
         cols = np.broadcast_to(np.asarray(lanes) % np.uint32(b.lanes), (b.waves,)).astype(np.intp)
         b.V[index_reg][rows, cols] = np.broadcast_to(vals, (b.waves,))
     return writelane, commit
+
+
+_DOT_RE = re.compile(r"^v_(?:dual_)?dot(\d)(c|acc)?_(f32|i32|u32)_([a-z0-9]+?)(?:_([a-z0-9]+))?$")
+# element type -> (bits, how it reads)
+_DOT_ELEMENTS = {"f16": (16, "f16"), "bf16": (16, "bf16"), "i16": (16, "i"), "u16": (16, "u"),
+                 "i8": (8, "i"), "u8": (8, "u"), "iu8": (8, "iu"), "i4": (4, "i"), "u4": (4, "u"),
+                 "iu4": (4, "iu"), "fp8": (8, "fp8"), "bf8": (8, "bf8")}
+
+
+def _dot_elements(bits, width: int, count: int, kind: str, signed: bool, family: str):
+    """The ``count`` elements packed in a dword, widened (integers as int64, floats as
+    float64); ``signed`` chooses sign extension for the iu8/iu4 forms."""
+    bits = np.asarray(bits).astype(np.uint32)
+    mask = np.uint32((1 << width) - 1)
+    out = []
+    table = None
+    if kind in ("fp8", "bf8"):
+        table = alu.small_float_values(*alu.SMALL_FLOATS[(family, kind)])
+    for i in range(count):
+        field = (bits >> np.uint32(width * i)) & mask
+        if kind == "f16":
+            out.append(field.astype(np.uint16).view(np.float16).astype(np.float64))
+        elif kind == "bf16":
+            out.append(alu.bf16_to_f64(field))
+        elif table is not None:
+            out.append(table[field.astype(np.intp)])
+        else:
+            value = field.astype(np.int64)
+            if kind == "i" or (kind == "iu" and signed):
+                value = np.where(value >> (width - 1), value - (1 << width), value)
+            out.append(value)
+    return out
+
+
+def _vdot(inst: Instruction, info: Any, match: re.Match):
+    """Dot products (CDNA3 ISA V_DOT2_F32_F16 ... V_DOT8_U32_U4, V_DOT2C_*; RDNA4 ISA
+    V_DOT4_I32_IU8, V_DOT8_I32_IU4, V_DOT2_F32_BF16, V_DOT4_F32_FP8_BF8 ...): D = S2 + the sum of
+    the products of the elements packed in S0 and S1. The C / ACC forms accumulate into the
+    destination. Integer products and sums are exact; clamp saturates the result to the
+    destination type, without it the sum wraps. Float products are exact and the sum is rounded
+    once to f32. IU forms: neg_lo[0] / neg_lo[1] make S0 / S1 signed. f16/bf16 forms: neg_lo /
+    neg_hi negate the low / high elements, neg_lo[2] negates S2."""
+    count = int(match.group(1))
+    dst_ty = match.group(3)
+    kind_a = match.group(4)
+    kind_b = match.group(5) or kind_a
+    width, read_a = _DOT_ELEMENTS[kind_a]
+    _, read_b = _DOT_ELEMENTS[kind_b]
+    f = inst.fields
+    # dot2 of 16-bit elements: op_sel / op_sel_hi pick the half each element comes from, as in
+    # packed math (default: low, high); the 4- and 8-element forms read whole dwords
+    op_sel = int(f.get("op_sel", 0))
+    op_sel_hi = int(f.get("op_sel_hi", 3))
+    halves = [((op_sel >> i) & 1, (op_sel_hi >> i) & 1) for i in range(2)]
+    neg_lo, neg_hi = int(f.get("neg_lo", 0)), int(f.get("neg_hi", 0))
+    is_float = dst_ty == "f32"
+    if neg_hi & 4 or ((neg_lo | neg_hi) & 3 and read_a not in ("f16", "bf16", "iu")):
+        raise NotImplementedOperand(f"neg modifiers on {inst.name}")
+    srcs = list(inst.srcs)
+    if len(srcs) == 2:                       # the C / ACC forms: the destination accumulates
+        srcs.append(inst.dsts[0])
+    for op in srcs[:2]:
+        if op.kind in ("const", "literal") and isinstance(op.value, float):
+            raise NotImplementedOperand(f"a float constant as a packed source of {inst.name}")
+    a = _src_reader(inst, info, 0, "b32", op=srcs[0])
+    b = _src_reader(inst, info, 1, "b32", op=srcs[1])
+    c = vector_reader(srcs[2], dst_ty)
+    write = _dst_writer(inst, dst_ty)
+    clamp = _output_modifiers(inst)[0]
+    family = inst.family
+    sign_a, sign_b = bool(neg_lo & 1), bool(neg_lo & 2)
+
+    def compute(bt: Batch, m: Any):
+        xs = _dot_elements(a(bt), width, count, read_a, sign_a, family)
+        ys = _dot_elements(b(bt), width, count, read_b, sign_b, family)
+        if width == 16:
+            xs = [xs[halves[0][0]], xs[halves[0][1]]]
+            ys = [ys[halves[1][0]], ys[halves[1][1]]]
+        if is_float and read_a in ("f16", "bf16"):
+            xs = [-x if (neg_lo if i == 0 else neg_hi) & 1 else x for i, x in enumerate(xs)]
+            ys = [-y if (neg_lo if i == 0 else neg_hi) & 2 else y for i, y in enumerate(ys)]
+        acc = np.asarray(c(bt))
+        if is_float:
+            total = acc.astype(np.float64) * (-1.0 if neg_lo & 4 else 1.0)
+        else:
+            total = acc.astype(np.int64)
+        for x, y in zip(xs, ys):
+            total = total + x * y
+        if is_float:
+            result = np.asarray(total).astype(np.float32)
+            if clamp:
+                result = np.where(np.isnan(result), np.float32(0), np.clip(result, 0, 1))
+            return result.astype(np.float32)
+        if clamp:
+            lo, hi = _INT_RANGE[dst_ty]
+            total = np.clip(total, lo, hi)
+        return (np.asarray(total) & 0xFFFFFFFF).astype(np.uint32).view(
+            np.int32 if dst_ty == "i32" else np.uint32)
+    return compute, write
+
+
+def _vdot2_16(inst: Instruction, info: Any):
+    """V_DOT2_F16_F16 / V_DOT2_BF16_BF16 (RDNA3/RDNA4 ISA): D.16 = S2.16 + S0.lo*S1.lo +
+    S0.hi*S1.hi, the products exact and the sum rounded once to the 16-bit type (the convention
+    of the other dot products). op_sel[2] / op_sel[3] pick the half of S2 / of D."""
+    bf16 = "bf16" in inst.name
+    srcs = inst.srcs
+    for op in srcs[:2]:
+        if op.neg or op.abs or (op.kind in ("const", "literal") and isinstance(op.value, float)):
+            raise NotImplementedOperand(f"a modifier or float constant on a packed source of "
+                                        f"{inst.name}")
+    a = vector_reader(srcs[0], "b32")
+    b = vector_reader(srcs[1], "b32")
+    c = vector_reader(srcs[2], "b16" if bf16 else "f16", _op_sel(inst, 2))
+    write = vector_writer(inst.dsts[0], "b16" if bf16 else "f16", _op_sel(inst, 3))
+    kind = "bf16" if bf16 else "f16"
+
+    def compute(bt: Batch, m: Any):
+        xs = _dot_elements(a(bt), 16, 2, kind, False, inst.family)
+        ys = _dot_elements(b(bt), 16, 2, kind, False, inst.family)
+        acc = np.asarray(c(bt))
+        acc = alu.bf16_to_f64(acc) if bf16 else acc.astype(np.float64)
+        total = acc + xs[0] * ys[0] + xs[1] * ys[1]
+        return alu.round_to_bf16(total) if bf16 else np.asarray(total).astype(np.float16)
+    return compute, write
+
+
+def _vpermlane(inst: Instruction, info: Any):
+    """RDNA3/RDNA4 ISA, V_PERMLANE16_B32 / V_PERMLANEX16_B32 (lane selects from two SGPRs: 4 bits
+    per lane of a row of 16), their _VAR forms (each lane's select in bits 3:0 of a VGPR) and
+    V_PERMLANE64_B32 (lane i reads lane i ^ 32; a no-op in wave32). The X16 forms read the
+    other row of each pair of rows. op_sel[0] is FI (fetch inactive), op_sel[1] BOUND_CTRL: a
+    source lane outside EXEC reads its value only with FI; otherwise the lane reads 0 with
+    BOUND_CTRL and keeps its old value without it, as for DPP."""
+    name = inst.name
+    lanes = info.wave_size
+    lane = np.arange(lanes)
+    src = vector_reader(inst.srcs[0], "b32")
+    write = vector_writer(inst.dsts[0], "b32")
+    if name == "v_permlane64_b32":
+        if lanes == 32:
+            return (lambda b, m: None), (lambda b, result: None)
+        swapped = lane ^ 32
+        return (lambda b, m: np.broadcast_to(src(b), b.exec.shape)[:, swapped]), write
+    row = lane // 16
+    base = ((row ^ 1) if "x16" in name else row) * 16
+    if name.endswith("_var_b32"):
+        per_lane = vector_reader(inst.srcs[1], "u32")
+
+        def select(b: Batch) -> np.ndarray:
+            sel = np.broadcast_to(per_lane(b), b.exec.shape) & np.uint32(15)
+            return base[None, :] + sel.astype(np.intp)
+    else:
+        low = scalar_reader(inst.srcs[1], "u32")
+        high = scalar_reader(inst.srcs[2], "u32")
+        shifts = (4 * (lane & 15)).astype(np.uint64)
+
+        def select(b: Batch) -> np.ndarray:
+            hi = np.broadcast_to(np.asarray(high(b)).astype(np.uint64), (b.waves,))
+            lo = np.broadcast_to(np.asarray(low(b)).astype(np.uint64), (b.waves,))
+            sels = (hi << np.uint64(32)) | lo
+            nibbles = (sels[:, None] >> shifts[None, :]) & np.uint64(15)
+            return base[None, :] + nibbles.astype(np.intp)
+    op_sel = int(inst.fields.get("op_sel", 0))
+    fetch_inactive, bound_ctrl = bool(op_sel & 1), bool(op_sel & 2)
+
+    def compute(b: Batch, m: Any):
+        from_lane = select(b)
+        value = np.take_along_axis(np.broadcast_to(src(b), b.exec.shape), from_lane, axis=1)
+        if fetch_inactive:
+            return value, None
+        valid = np.take_along_axis(b.exec, from_lane, axis=1)
+        if bound_ctrl:
+            return np.where(valid, value, np.uint32(0)), None
+        return value, valid
+
+    def commit(b: Batch, result) -> None:
+        value, valid = result
+        if valid is None:
+            write(b, value)
+            return
+        saved = b.exec
+        b.exec = saved & valid
+        b.exec_all = False
+        try:
+            write(b, value)
+        finally:
+            b.exec = saved
+            b.exec_changed()
+    return compute, commit
+
+
+def _vrel_rows(b: Batch, base: int, offset: np.ndarray, what: str) -> np.ndarray:
+    return _relative_rows(b, base, offset, 1, b.V.shape[0], what)
+
+
+def _vmovrel(inst: Instruction, info: Any):
+    """V_MOVRELS / V_MOVRELD / V_MOVRELSD / V_MOVRELSD_2 / V_SWAPREL_B32 (RDNA4 ISA): VGPR moves
+    whose source and/or destination register number is offset by M0 (_2 and SWAPREL: the source by
+    M0[9:0], the destination by M0[25:16]); V_SWAP_B32 swaps two VGPRs. Under EXEC. An index
+    past the registers the kernel uses stops the queue."""
+    name = inst.name
+    src, dst = inst.srcs[0], inst.dsts[0]
+    if src.kind != "vgpr" or dst.kind != "vgpr":
+        raise NotImplementedOperand(f"{name} with a {src.kind} source")
+    m0 = _m0_index(info)
+    split = name in ("v_movrelsd_2_b32", "v_swaprel_b32")
+    rel_src = name in ("v_movrels_b32", "v_movrelsd_b32", "v_movrelsd_2_b32", "v_swaprel_b32")
+    rel_dst = name in ("v_movreld_b32", "v_movrelsd_b32", "v_movrelsd_2_b32", "v_swaprel_b32")
+    swap = name in ("v_swap_b32", "v_swaprel_b32")
+
+    def rows(b: Batch):
+        m0v = b.S[:, m0].astype(np.int64)
+        zero = np.zeros_like(m0v)
+        src_off = (m0v & 0x3FF if split else m0v) if rel_src else zero
+        dst_off = ((m0v >> 16) & 0x3FF if split else m0v) if rel_dst else zero
+        return (_vrel_rows(b, src.index, src_off, "VGPR"),
+                _vrel_rows(b, dst.index, dst_off, "VGPR"))
+
+    def compute(b: Batch, m: Any):
+        rows_s, rows_d = rows(b)
+        waves = np.arange(b.waves)
+        return rows_s, rows_d, b.V[rows_s, waves].copy(), b.V[rows_d, waves].copy()
+
+    def commit(b: Batch, result) -> None:
+        rows_s, rows_d, value_s, value_d = result
+        waves = np.arange(b.waves)
+        b.V[rows_d, waves] = np.where(b.exec, value_s, b.V[rows_d, waves])
+        if swap:
+            b.V[rows_s, waves] = np.where(b.exec, value_d, b.V[rows_s, waves])
+    return compute, commit
+
+
+def _vpk_fmac(inst: Instruction, info: Any):
+    """V_PK_FMAC_F16: each f16 half of D = fma(S0.half, S1.half, D.half)."""
+    a = _src_reader(inst, info, 0, "b32")
+    c = _src_reader(inst, info, 1, "b32")
+    d = vector_reader(inst.dsts[0], "b32")
+    write = _dst_writer(inst, "b32")
+    fma = alu._fma(np.float16)
+
+    def halves(x):
+        x = np.asarray(x).astype(np.uint32)
+        return [(x & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16),
+                (x >> np.uint32(16)).astype(np.uint16).view(np.float16)]
+
+    def compute(b: Batch, m: Any):
+        out = [np.asarray(fma(x, y, z)).astype(np.float16).view(np.uint16).astype(np.uint32)
+               for x, y, z in zip(halves(a(b)), halves(c(b)), halves(d(b)))]
+        return out[0] | (out[1] << np.uint32(16))
+    return compute, write
+
+
+def _vmqsad_u32(inst: Instruction, info: Any):
+    """V_MQSAD_U32_U8: four masked SADs into the four dwords of a 128-bit accumulator."""
+    a = vector_reader(inst.srcs[0], "b64")
+    c = vector_reader(inst.srcs[1], "u32")
+    acc_op, dst = inst.srcs[2], inst.dsts[0]
+    if acc_op.kind != "vgpr":
+        raise NotImplementedOperand("v_mqsad_u32_u8 with a non-VGPR accumulator")
+    accs = [vector_reader(Operand("vgpr", acc_op.index + k, 1, None, ""), "u32") for k in range(4)]
+    writes = [vector_writer(Operand("vgpr", dst.index + k, 1, None, ""), "u32") for k in range(4)]
+
+    def compute(b: Batch, m: Any):
+        return alu.mqsad_u32(a(b), c(b), [acc(b) for acc in accs])
+
+    def commit(b: Batch, result) -> None:
+        for write, value in zip(writes, result):
+            write(b, value)
+    return compute, commit
+
+
+def _vcvt_from_small_float(inst: Instruction, info: Any):
+    """V_CVT_F32_FP8 / _BF8 (one byte) and V_CVT_PK_F32_FP8 / _BF8 (two bytes of a word, into a
+    register pair); the 8-bit format is the target's (alu.SMALL_FLOATS). gfx9 picks the byte or
+    word with the SDWA select, gfx12 the byte with byte_sel (op_sel) and the word with op_sel[0]."""
+    kind = "bf8" if inst.name.endswith("bf8") else "fp8"
+    table = alu.small_float_values(*alu.SMALL_FLOATS[(inst.family if inst.family != "gfx11"
+                                                      else "gfx12", kind)]).astype(np.float32)
+    packed = inst.name.startswith("v_cvt_pk_")
+    op_sel = int(inst.fields.get("op_sel", 0))
+    if op_sel and (inst.family == "gfx9" or op_sel & ~(1 if packed else 3)):
+        raise NotImplementedOperand(f"op_sel on {inst.name}")
+    if packed:
+        shift = np.uint32(16 if op_sel & 1 else 0)
+    else:   # byte_sel: OPSEL[1:0] with the bits reversed (RDNA4 ISA V_CVT_F32_FP8)
+        shift = np.uint32(8 * (((op_sel & 1) << 1) | ((op_sel >> 1) & 1)))
+    src = _src_reader(inst, info, 0, "b32")
+    write = _dst_writer(inst, "b64" if packed else "f32")
+
+    def compute(b: Batch, m: Any):
+        bits = np.asarray(src(b)).astype(np.uint32) >> shift
+        low = table[(bits & np.uint32(0xFF)).astype(np.intp)]
+        if not packed:
+            return low
+        high = table[((bits >> np.uint32(8)) & np.uint32(0xFF)).astype(np.intp)]
+        return low.view(np.uint32).astype(np.uint64) | (high.view(np.uint32).astype(np.uint64)
+                                                         << np.uint64(32))
+    return compute, write
 
 
 def _vmbcnt(inst: Instruction, info: Any):
@@ -844,7 +1314,7 @@ def _vpk_mov(inst: Instruction):
     return compute, write
 
 
-def _vpk(inst: Instruction):
+def _vpk(inst: Instruction, info: Any):
     """VOP3P packed math: two 16-bit halves of a dword, or (gfx90a/gfx942) two f32 in a pair."""
     name = inst.name
     fields = inst.fields
@@ -892,7 +1362,7 @@ def _vpk(inst: Instruction):
             break
     else:
         return None, None
-    spec = alu.VALU.get(base)
+    spec = _valu_spec(base, info) if base in alu.VALU else None
     if spec is None:
         generic = {"v_add_u16": "v_add_u16", "v_sub_u16": "v_sub_u16"}
         spec = alu.VALU.get(generic.get(base, ""))

@@ -11,6 +11,7 @@ rounded once: within the hardware's documented 1 ulp.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable
 
@@ -111,14 +112,6 @@ def _frexp_exp(a):
 def _ldexp(a, n):
     n = np.clip(np.asarray(n).astype(i64), -100000, 100000)
     return np.ldexp(np.asarray(a), n.astype(np.int32)).astype(np.asarray(a).dtype)
-
-
-def _med3(a, b, c):
-    return np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c))
-
-
-def _med3_int(a, b, c):
-    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
 
 def _fma(ftype):
@@ -274,22 +267,119 @@ def _sat_add_u32(a, b):
     return np.minimum(a.astype(u64) + np.asarray(b).astype(u64), u64(0xFFFFFFFF)).astype(u32)
 
 
-# fmax/fmin: the IEEE-754 2008 maxNum/minNum the ISA implements (a NaN operand yields the other).
-_max = np.fmax
-_min = np.fmin
+# --- min / max (CDNA3 ISA V_MAX_F32 / V_MIN_F32 / V_MED3_F32; RDNA4 ISA V_MAX_NUM_F32,
+# V_MAXIMUM_F32, V_MED3_NUM_F32 and their f16/f64 kin) ----------------------------------------
+_QUIET_BIT = {2: 0x0200, 4: 0x00400000, 8: 1 << 51}
+_UINT_OF = {2: np.uint16, 4: u32, 8: u64}
+
+
+def _quiet(x):
+    """``x`` with the quiet bit of every NaN set (cvtToQuietNAN)."""
+    x = np.asarray(x)
+    utype = _UINT_OF[x.dtype.itemsize]
+    bits = x.view(utype) | np.where(np.isnan(x), utype(_QUIET_BIT[x.dtype.itemsize]), utype(0))
+    return bits.astype(utype).view(x.dtype)
+
+
+def _signaling(x):
+    x = np.asarray(x)
+    utype = _UINT_OF[x.dtype.itemsize]
+    return np.isnan(x) & ((x.view(utype) & utype(_QUIET_BIT[x.dtype.itemsize])) == 0)
+
+
+def _ordinary(out) -> bool:
+    """No zero and no NaN in a fmax/fmin result: the cases where numpy's answer is the ISA's."""
+    return bool((np.abs(out) > 0).all())
+
+
+def _max(a, b):
+    """maxNum with ordered zeros: a NaN operand yields the other (both NaN: a, quieted), and
+    +0 > -0."""
+    a, b = np.asarray(a), np.asarray(b)
+    out = np.fmax(a, b)
+    if _ordinary(out):
+        return out
+    take_a = (a > b) | ((a == 0) & (b == 0) & ~np.signbit(a) & np.signbit(b))
+    out = np.where(np.isnan(b), a, np.where(np.isnan(a), b, np.where(take_a, a, b)))
+    return np.where(np.isnan(a) & np.isnan(b), _quiet(a), out)
+
+
+def _min(a, b):
+    """minNum with ordered zeros: a NaN operand yields the other, and -0 < +0."""
+    a, b = np.asarray(a), np.asarray(b)
+    out = np.fmin(a, b)
+    if _ordinary(out):
+        return out
+    take_a = (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
+    out = np.where(np.isnan(b), a, np.where(np.isnan(a), b, np.where(take_a, a, b)))
+    return np.where(np.isnan(a) & np.isnan(b), _quiet(a), out)
+
+
+def _ieee_mode(fn):
+    """The gfx9 IEEE-mode form of a two-source min/max: a signaling NaN operand (S0 first)
+    gives that NaN quieted instead of the other operand."""
+    def ieee(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return np.where(_signaling(a), _quiet(a), np.where(_signaling(b), _quiet(b), fn(a, b)))
+    return ieee
 
 
 def _maximum(a, b):
-    """IEEE 754-2019 maximum (RDNA4 V_MAXIMUM_*): NaN propagates and +0 > -0 (np.maximum
-    returns either zero)."""
-    zeros = (a == 0) & (b == 0)
-    return np.where(zeros, np.where(np.signbit(a), b, a), np.maximum(a, b))
+    """IEEE 754-2019 maximum (RDNA4 V_MAXIMUM_*): a NaN operand (S0 first) propagates, quieted;
+    +0 > -0."""
+    a, b = np.asarray(a), np.asarray(b)
+    take_a = (a > b) | ((a == 0) & (b == 0) & ~np.signbit(a) & np.signbit(b))
+    out = np.where(take_a, a, b)
+    nan_a = _signaling(a) | (np.isnan(a) & ~_signaling(b))
+    return np.where(nan_a, _quiet(a), np.where(np.isnan(b), _quiet(b), out))
 
 
 def _minimum(a, b):
-    """IEEE 754-2019 minimum: NaN propagates and -0 < +0."""
-    zeros = (a == 0) & (b == 0)
-    return np.where(zeros, np.where(np.signbit(a), a, b), np.minimum(a, b))
+    """IEEE 754-2019 minimum: a NaN operand propagates, quieted; -0 < +0."""
+    a, b = np.asarray(a), np.asarray(b)
+    take_a = (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
+    out = np.where(take_a, a, b)
+    nan_a = _signaling(a) | (np.isnan(a) & ~_signaling(b))
+    return np.where(nan_a, _quiet(a), np.where(np.isnan(b), _quiet(b), out))
+
+
+def _chain(outer, inner):
+    """D = outer(inner(S0, S1), S2): the three-source min/max forms (V_MAX3, V_MINMAX, ...)."""
+    return lambda a, b, c: outer(inner(a, b), c)
+
+
+def _med3_of(maxf, minf):
+    """V_MED3_*: with any NaN operand, min3; otherwise the larger of the two sources that are
+    not the maximum (the ISA guide's pseudocode, ties included)."""
+    def med3(a, b, c):
+        a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+        top = maxf(maxf(a, b), c)
+        out = np.where(top == a, maxf(b, c), np.where(top == b, maxf(a, c), maxf(a, b)))
+        if a.dtype.kind != "f":
+            return out
+        nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+        return np.where(nan, minf(minf(a, b), c), out)
+    return med3
+
+
+_med3 = _med3_of(_max, _min)
+_med3_int = _med3_of(np.maximum, np.minimum)
+
+
+def _ieee_minmax_ops() -> dict[str, Callable]:
+    """gfx9 min/max opcodes as they behave in IEEE mode (the kernel descriptor's IEEE_MODE)."""
+    imax, imin = _ieee_mode(_max), _ieee_mode(_min)
+    ops: dict[str, Callable] = {}
+    for t in ("f16", "f32", "f64"):
+        ops[f"v_max_{t}"] = imax
+        ops[f"v_min_{t}"] = imin
+        ops[f"v_max3_{t}"] = _chain(imax, imax)
+        ops[f"v_min3_{t}"] = _chain(imin, imin)
+        ops[f"v_med3_{t}"] = _med3_of(imax, imin)
+    return ops
+
+
+IEEE_MODE_OPS = _ieee_minmax_ops()
 
 
 def _float_ops(t: str, ftype) -> dict[str, Spec]:
@@ -308,12 +398,21 @@ def _float_ops(t: str, ftype) -> dict[str, Spec]:
         f"v_min_num_{t}": (t, (t, t), _min),
         f"v_maximum_{t}": (t, (t, t), _maximum),
         f"v_minimum_{t}": (t, (t, t), _minimum),
-        f"v_max3_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),
-        f"v_min3_{t}": (t, (t, t, t), lambda a, b, c: _min(_min(a, b), c)),
-        f"v_max3_num_{t}": (t, (t, t, t), lambda a, b, c: _max(_max(a, b), c)),
-        f"v_min3_num_{t}": (t, (t, t, t), lambda a, b, c: _min(_min(a, b), c)),
+        f"v_max3_{t}": (t, (t, t, t), _chain(_max, _max)),
+        f"v_min3_{t}": (t, (t, t, t), _chain(_min, _min)),
+        f"v_max3_num_{t}": (t, (t, t, t), _chain(_max, _max)),
+        f"v_min3_num_{t}": (t, (t, t, t), _chain(_min, _min)),
         f"v_med3_{t}": (t, (t, t, t), _med3),
         f"v_med3_num_{t}": (t, (t, t, t), _med3),
+        # RDNA3/RDNA4 ISA: V_MAXMIN_* = min(max(S0, S1), S2), V_MINMAX_* = max(min(S0, S1), S2)
+        f"v_maxmin_{t}": (t, (t, t, t), _chain(_min, _max)),
+        f"v_minmax_{t}": (t, (t, t, t), _chain(_max, _min)),
+        f"v_maxmin_num_{t}": (t, (t, t, t), _chain(_min, _max)),
+        f"v_minmax_num_{t}": (t, (t, t, t), _chain(_max, _min)),
+        f"v_maximum3_{t}": (t, (t, t, t), _chain(_maximum, _maximum)),
+        f"v_minimum3_{t}": (t, (t, t, t), _chain(_minimum, _minimum)),
+        f"v_maximumminimum_{t}": (t, (t, t, t), _chain(_minimum, _maximum)),
+        f"v_minimummaximum_{t}": (t, (t, t, t), _chain(_maximum, _minimum)),
         f"v_rcp_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / a)),
         f"v_rcp_iflag_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / a)),
         f"v_rsq_{t}": (t, (t,), _rounded(ftype, lambda a: 1.0 / np.sqrt(a))),
@@ -341,6 +440,12 @@ def _float_ops(t: str, ftype) -> dict[str, Spec]:
         ops["v_mul_legacy_f32"] = ("f32", ("f32", "f32"),
                                    lambda a, b: np.where((a == 0) | (b == 0), f32(0), a * b))
         ops["v_mul_dx9_zero_f32"] = ops["v_mul_legacy_f32"]
+        # gfx90a (Vega ISA): not fused; the K forms take a literal; legacy = DX9 0 * x = 0
+        ops["v_madmk_f32"] = ops["v_mad_f32"]
+        ops["v_madak_f32"] = ops["v_mad_f32"]
+        ops["v_mad_legacy_f32"] = ("f32", ("f32", "f32", "f32"),
+                                   lambda a, b, c: np.where((a == 0) | (b == 0), f32(0),
+                                                            (a * b).astype(f32)) + c)
         ops["v_exp_legacy_f32"] = ops["v_exp_f32"]
         ops["v_log_legacy_f32"] = ops["v_log_f32"]
     return ops
@@ -432,6 +537,16 @@ VALU.update({
     "v_min3_i32": ("i32", ("i32", "i32", "i32"), lambda a, b, c: np.minimum(np.minimum(a, b), c)),
     "v_med3_i32": ("i32", ("i32", "i32", "i32"), _med3_int),
     "v_med3_u32": ("u32", ("u32", "u32", "u32"), _med3_int),
+    "v_maxmin_u32": ("u32", ("u32", "u32", "u32"), _chain(np.minimum, np.maximum)),
+    "v_minmax_u32": ("u32", ("u32", "u32", "u32"), _chain(np.maximum, np.minimum)),
+    "v_maxmin_i32": ("i32", ("i32", "i32", "i32"), _chain(np.minimum, np.maximum)),
+    "v_minmax_i32": ("i32", ("i32", "i32", "i32"), _chain(np.maximum, np.minimum)),
+    "v_max3_u16": ("u16", ("u16", "u16", "u16"), _chain(np.maximum, np.maximum)),
+    "v_min3_u16": ("u16", ("u16", "u16", "u16"), _chain(np.minimum, np.minimum)),
+    "v_max3_i16": ("i16", ("i16", "i16", "i16"), _chain(np.maximum, np.maximum)),
+    "v_min3_i16": ("i16", ("i16", "i16", "i16"), _chain(np.minimum, np.minimum)),
+    "v_med3_u16": ("u16", ("u16", "u16", "u16"), _med3_int),
+    "v_med3_i16": ("i16", ("i16", "i16", "i16"), _med3_int),
     "v_sad_u32": ("u32", ("u32", "u32", "u32"),
                   lambda a, b, c: np.where(a > b, a - b, b - a) + c),
     "v_cvt_f32_u32": ("f32", ("u32",), lambda a: a.astype(f32)),
@@ -454,8 +569,6 @@ VALU.update({
                                                          -32768, 32767).astype(np.int16)),
     "v_cvt_pkrtz_f16_f32": ("b32", ("f32", "f32"), _cvt_pkrtz),
     "v_cvt_pk_rtz_f16_f32": ("b32", ("f32", "f32"), _cvt_pkrtz),
-    "v_dot2_f32_f16": ("f32", ("b32", "b32", "f32"), lambda a, b, c: _dot2_f16(a, b, c)),
-    "v_dot2c_f32_f16": ("f32", ("b32", "b32", "f32"), lambda a, b, c: _dot2_f16(a, b, c)),
     "v_cvt_f32_ubyte0": ("f32", ("b32",), _cvt_ubyte(0)),
     "v_cvt_f32_ubyte1": ("f32", ("b32",), _cvt_ubyte(1)),
     "v_cvt_f32_ubyte2": ("f32", ("b32",), _cvt_ubyte(2)),
@@ -473,13 +586,369 @@ VALU.update({
 })
 
 
-def _dot2_f16(a, b, c):
-    """D = a.lo*b.lo + a.hi*b.hi + c with f16 halves, accumulated in f32 (one rounding here)."""
-    def half(x, hi):
-        bits = (np.asarray(x).astype(u32) >> u32(16 if hi else 0)) & u32(0xFFFF)
-        return bits.astype(np.uint16).view(f16).astype(f64)
-    total = half(a, 0) * half(b, 0) + half(a, 1) * half(b, 1) + np.asarray(c, f64)
-    return total.astype(f32)
+# --- more VALU (CDNA3 / RDNA4 ISA pseudocode of each opcode) -------------------------------------
+
+def _mad16(a, b, c):
+    """V_MAD_F16 (not fused): the product rounded to f16, then the sum rounded to f16 (both exact
+    in float64 before their rounding)."""
+    product = (np.asarray(a, f64) * np.asarray(b, f64)).astype(f16)
+    return (product.astype(f64) + np.asarray(c, f64)).astype(f16)
+
+
+def _wrap(ty: str, fn):
+    """An integer operation computed exactly in int64, wrapped to ``ty``."""
+    dtype = {"u16": np.uint16, "i16": np.int16, "u32": u32, "i32": i32}[ty]
+    bits = {"u16": 0xFFFF, "i16": 0xFFFF, "u32": 0xFFFFFFFF, "i32": 0xFFFFFFFF}[ty]
+
+    def run(*args):
+        value = fn(*(np.asarray(a).astype(i64) for a in args))
+        unsigned = (np.asarray(value) & bits).astype(u64)
+        return unsigned.astype({"u16": np.uint16, "i16": np.uint16, "u32": u32, "i32": u32}[ty]) \
+            .view(dtype)
+    run.exact = fn          # the unwrapped result, for clamp (saturation)
+    return run
+
+
+def _div_fixup_legacy_f16(q, den, num):
+    """V_DIV_FIXUP_LEGACY_F16 (CDNA3 ISA): special cases of S2 / S1 on the quotient S0."""
+    q, den, num = (np.asarray(x, f16) for x in (q, den, num))
+    shape = np.broadcast_shapes(q.shape, den.shape, num.shape)
+    q, den, num = (np.broadcast_to(x, shape) for x in (q, den, num))
+    neg = np.signbit(den) ^ np.signbit(num)
+    out = np.where(neg, -np.abs(q), np.abs(q)).astype(f16)
+    out = np.where((np.abs(den) == np.inf) | (num == 0), np.where(neg, f16(-0.0), f16(0.0)), out)
+    out = np.where((den == 0) | (np.abs(num) == np.inf), np.where(neg, f16(-np.inf), f16(np.inf)),
+                   out)
+    both = ((den == 0) & (num == 0)) | ((np.abs(den) == np.inf) & (np.abs(num) == np.inf))
+    out = np.where(both, np.uint16(0xFE00).view(f16), out)
+    out = np.where(np.isnan(den), _quiet(den), out)
+    return np.where(np.isnan(num), _quiet(num), out).astype(f16)
+
+
+def _cube(kind: str):
+    """V_CUBEID/V_CUBESC/V_CUBETC/V_CUBEMA_F32: the face, S and T coordinates and twice the major
+    axis of the direction (S0, S1, S2) = (x, y, z)."""
+    def cube(x, y, z):
+        x, y, z = (np.asarray(v, f32) for v in (x, y, z))
+        on_z = (np.abs(z) >= np.abs(x)) & (np.abs(z) >= np.abs(y))
+        on_y = ~on_z & (np.abs(y) >= np.abs(x))
+        if kind == "id":
+            face = np.where(on_z, np.where(z < 0, 5, 4), np.where(on_y, np.where(y < 0, 3, 2),
+                                                                  np.where(x < 0, 1, 0)))
+            return face.astype(f32)
+        if kind == "ma":
+            return np.where(on_z, z, np.where(on_y, y, x)) * f32(2.0)
+        if kind == "sc":
+            return np.where(on_z, np.where(z < 0, -x, x), np.where(on_y, x, np.where(x < 0, z, -z)))
+        return np.where(on_z, -y, np.where(on_y, np.where(y < 0, -z, z), -y))
+    return cube
+
+
+def _bytes_of(a, count=4):
+    a = np.asarray(a).astype(u64)
+    return [((a >> u64(8 * i)) & u64(0xFF)).astype(i64) for i in range(count)]
+
+
+def _lerp_u8(a, b, c):
+    """V_LERP_U8: per byte (S0 + S1 + the byte's low bit of S2) >> 1."""
+    out = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)), u32)
+    cb = np.asarray(c).astype(u32)
+    for i, (x, y) in enumerate(zip(_bytes_of(a), _bytes_of(b))):
+        rnd = ((cb >> u32(8 * i)) & u32(1)).astype(i64)
+        out = out | (((x + y + rnd) >> 1).astype(u32) << u32(8 * i))
+    return out
+
+
+def _sad_u8(a, b, c):
+    """V_SAD_U8: S2 + the sum of |byte differences|."""
+    total = np.asarray(c).astype(i64)
+    for x, y in zip(_bytes_of(a), _bytes_of(b)):
+        total = total + np.abs(x - y)
+    return (total & 0xFFFFFFFF).astype(u32)
+
+
+def _msad_u8(a, b, c):
+    """V_MSAD_U8: as V_SAD_U8, skipping the bytes where S1 is 0 (masked SAD)."""
+    total = np.asarray(c).astype(i64)
+    for x, y in zip(_bytes_of(a), _bytes_of(b)):
+        total = total + np.where(y == 0, 0, np.abs(x - y))
+    return (total & 0xFFFFFFFF).astype(u32)
+
+
+def _sad_u16(a, b, c):
+    a = np.asarray(a).astype(i64)
+    b = np.asarray(b).astype(i64)
+    total = np.asarray(c).astype(i64) + np.abs((a & 0xFFFF) - (b & 0xFFFF)) \
+        + np.abs(((a >> 16) & 0xFFFF) - ((b >> 16) & 0xFFFF))
+    return (total & 0xFFFFFFFF).astype(u32)
+
+
+def _quad_sad(sad):
+    """V_QSAD_PK_U16_U8 / V_MQSAD_PK_U16_U8: four SADs of S1 against the dwords of S0 at byte
+    offsets 0..3, each accumulated into a 16-bit lane of S2 (low 16 bits of each SAD kept)."""
+    def qsad(a, b, c):
+        a = np.asarray(a).astype(u64)
+        c = np.asarray(c).astype(u64)
+        out = np.zeros(np.broadcast_shapes(a.shape, np.shape(b), c.shape), u64)
+        for i in range(4):
+            window = ((a >> u64(8 * i)) & u64(0xFFFFFFFF)).astype(u32)
+            acc = ((c >> u64(16 * i)) & u64(0xFFFF)).astype(u32)
+            out = out | ((sad(window, b, acc).astype(u64) & u64(0xFFFF)) << u64(16 * i))
+        return out
+    return qsad
+
+
+def mqsad_u32(a, b, c: list):
+    """V_MQSAD_U32_U8: four masked SADs as V_MQSAD_PK_U16_U8, each into a whole dword of the
+    128-bit S2 / D."""
+    a = np.asarray(a).astype(u64)
+    return [_msad_u8(((a >> u64(8 * i)) & u64(0xFFFFFFFF)).astype(u32), b, c[i]) for i in range(4)]
+
+
+def _pack_pair(lo_bits, hi_bits):
+    return (np.asarray(lo_bits).astype(np.uint16).astype(u32)
+            | (np.asarray(hi_bits).astype(np.uint16).astype(u32) << u32(16)))
+
+
+def _f32_to_int16(x, signed: bool):
+    """A saturating float -> 16-bit integer conversion, truncating, NaN -> 0 (as V_CVT_I32_F32 to
+    the 16-bit range)."""
+    x = np.nan_to_num(np.trunc(np.asarray(x, f64)), nan=0.0)
+    lo, hi = (-32768, 32767) if signed else (0, 65535)
+    return np.clip(x, lo, hi).astype(np.int64).astype(np.int16 if signed else np.uint16)
+
+
+def _mullit(a, b, c):
+    """V_MULLIT_F32: -MAX_FLOAT when S1 is -MAX_FLOAT, -inf or NaN, or S2 is <= 0 or NaN;
+    otherwise S0 * S1."""
+    a, b, c = (np.asarray(v, f32) for v in (a, b, c))
+    lowest = np.finfo(f32).min
+    bad = (b == lowest) | (b == -np.inf) | np.isnan(b) | (c <= 0) | np.isnan(c)
+    return np.where(bad, lowest, a * b).astype(f32)
+
+
+def _cvt_off_i4(a):
+    """V_CVT_OFF_F32_I4: a signed 4-bit integer times 1/16 (1000b -> -0.5, 0111b -> 0.4375)."""
+    nibble = np.asarray(a).astype(i64) & 15
+    return (((nibble ^ 8) - 8) / 16.0).astype(f32)
+
+
+def _sat_pk_u8(a):
+    """V_SAT_PK_U8_I16: each signed 16-bit half clamped to [0, 255], packed in 16 bits."""
+    a = np.asarray(a).astype(u32)
+    lo = (a & u32(0xFFFF)).astype(np.uint16).view(np.int16).astype(i64)
+    hi = (a >> u32(16)).astype(np.uint16).view(np.int16).astype(i64)
+    return (np.clip(lo, 0, 255) | (np.clip(hi, 0, 255) << 8)).astype(np.uint16)
+
+
+def _fma_dx9_zero(a, b, c):
+    """V_FMA_DX9_ZERO_F32: DX9 rules, 0 * anything = 0, so S2 when S0 or S1 is 0."""
+    a, b, c = (np.asarray(v, f32) for v in (a, b, c))
+    return np.where((a == 0) | (b == 0), c, _fma(f32)(a, b, c)).astype(f32)
+
+
+def _to_norm(x, signed: bool):
+    """f32_to_snorm / f32_to_unorm (and the f16 forms): clamp to [-1, 1] / [0, 1], scale by
+    32767 / 65535 and round to nearest even, as the VALU's float-to-integer conversions in the
+    default mode; NaN gives 0."""
+    x = np.nan_to_num(np.asarray(x, f64), nan=0.0)
+    if signed:
+        return np.rint(np.clip(x, -1.0, 1.0) * 32767.0).astype(np.int16)
+    return np.rint(np.clip(x, 0.0, 1.0) * 65535.0).astype(np.uint16)
+
+
+def _to_u8(x):
+    """f32_to_u8: clamp to [0, 255] and round to nearest even; NaN gives 0."""
+    x = np.nan_to_num(np.asarray(x, f64), nan=0.0)
+    return np.rint(np.clip(x, 0.0, 255.0)).astype(u32)
+
+
+def _insert_u8(x, byte, old):
+    """V_CVT_PK_U8_F32: f32_to_u8(S0) into byte S1[1:0] of S2, the other bytes kept."""
+    shift = (np.asarray(byte).astype(u32) & u32(3)) * u32(8)
+    kept = np.asarray(old).astype(u32) & ~(u32(0xFF) << shift)
+    return (kept | (_to_u8(x) << shift)).astype(u32)
+
+
+def _pack_norm(signed: bool):
+    return lambda a, b: _pack_pair(_to_norm(a, signed).view(np.uint16) if signed
+                                   else _to_norm(a, signed),
+                                   _to_norm(b, signed).view(np.uint16) if signed
+                                   else _to_norm(b, signed))
+
+
+VALU.update({
+    "v_ffbh_i32": ("u32", ("u32",), lambda a: _cls32(a)),
+    "v_cls_i32": ("u32", ("u32",), lambda a: _cls32(a)),
+    # CDNA3 ISA V_CVT_OFF_F32_I4: a signed 4-bit integer times 1/16 (1000b -> -0.5, 0111b -> 0.4375)
+    "v_cvt_off_f32_i4": ("f32", ("u32",), _cvt_off_i4),
+    "v_sat_pk_u8_i16": ("u16", ("b32",), _sat_pk_u8),
+    "v_mad_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_mad_legacy_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_mac_f16": ("f16", ("f16", "f16", "f16"), _mad16),     # third source = the destination
+    "v_madmk_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_madak_f16": ("f16", ("f16", "f16", "f16"), _mad16),
+    "v_fma_legacy_f16": ("f16", ("f16", "f16", "f16"), _fma(f16)),
+    "v_div_fixup_legacy_f16": ("f16", ("f16", "f16", "f16"), _div_fixup_legacy_f16),
+    "v_mad_u16": ("u16", ("u16", "u16", "u16"), _wrap("u16", lambda a, b, c: a * b + c)),
+    "v_mad_i16": ("i16", ("i16", "i16", "i16"), _wrap("i16", lambda a, b, c: a * b + c)),
+    "v_mad_legacy_u16": ("u16", ("u16", "u16", "u16"), _wrap("u16", lambda a, b, c: a * b + c)),
+    "v_mad_legacy_i16": ("i16", ("i16", "i16", "i16"), _wrap("i16", lambda a, b, c: a * b + c)),
+    "v_mad_i32_i16": ("i32", ("i16", "i16", "i32"), _wrap("i32", lambda a, b, c: a * b + c)),
+    "v_add_i16": ("i16", ("i16", "i16"), lambda a, b: a + b),
+    "v_sub_i16": ("i16", ("i16", "i16"), lambda a, b: a - b),
+    "v_add_nc_i16": ("i16", ("i16", "i16"), lambda a, b: a + b),
+    "v_sub_nc_i16": ("i16", ("i16", "i16"), lambda a, b: a - b),
+    "v_sub_nc_u16": ("u16", ("u16", "u16"), lambda a, b: a - b),
+    "v_subrev_u16": ("u16", ("u16", "u16"), lambda a, b: b - a),
+    "v_not_b16": ("u16", ("u16",), np.invert),
+    "v_and_b16": ("u16", ("u16", "u16"), lambda a, b: a & b),
+    "v_or_b16": ("u16", ("u16", "u16"), lambda a, b: a | b),
+    "v_xor_b16": ("u16", ("u16", "u16"), lambda a, b: a ^ b),
+    "v_cvt_i32_i16": ("i32", ("i16",), lambda a: np.asarray(a).astype(i32)),
+    "v_cvt_u32_u16": ("u32", ("u16",), lambda a: np.asarray(a).astype(u32)),
+    "v_cvt_nearest_i32_f32": ("i32", ("f32",), lambda a: _cvt_f32_to_i32(np.floor(a + f32(0.5)))),
+    "v_cvt_floor_i32_f32": ("i32", ("f32",), lambda a: _cvt_f32_to_i32(np.floor(a))),
+    "v_cubeid_f32": ("f32", ("f32", "f32", "f32"), _cube("id")),
+    "v_cubesc_f32": ("f32", ("f32", "f32", "f32"), _cube("sc")),
+    "v_cubetc_f32": ("f32", ("f32", "f32", "f32"), _cube("tc")),
+    "v_cubema_f32": ("f32", ("f32", "f32", "f32"), _cube("ma")),
+    "v_lerp_u8": ("u32", ("u32", "u32", "u32"), _lerp_u8),
+    "v_sad_u8": ("u32", ("u32", "u32", "u32"), _sad_u8),
+    "v_sad_hi_u8": ("u32", ("u32", "u32", "u32"),
+                    lambda a, b, c: ((_sad_u8(a, b, u32(0)).astype(u64) << u64(16))
+                                     + np.asarray(c).astype(u64)).astype(u32)),
+    "v_sad_u16": ("u32", ("u32", "u32", "u32"), _sad_u16),
+    "v_msad_u8": ("u32", ("u32", "u32", "u32"), _msad_u8),
+    "v_qsad_pk_u16_u8": ("b64", ("b64", "b32", "b64"), _quad_sad(_sad_u8)),
+    "v_mqsad_pk_u16_u8": ("b64", ("b64", "b32", "b64"), _quad_sad(_msad_u8)),
+    # saturating packs: the clamp of LLVM's saturating truncates (TRUNCATE_[SU]SAT) and of
+    # fptosi.sat, which LLVM selects these instructions for
+    "v_cvt_pk_u16_u32": ("b32", ("u32", "u32"),
+                         lambda a, b: _pack_pair(np.minimum(np.asarray(a).astype(i64), 0xFFFF),
+                                                 np.minimum(np.asarray(b).astype(i64), 0xFFFF))),
+    "v_cvt_pk_i16_i32": ("b32", ("i32", "i32"),
+                         lambda a, b: _pack_pair(np.clip(np.asarray(a).astype(i64), -32768, 32767)
+                                                 & 0xFFFF,
+                                                 np.clip(np.asarray(b).astype(i64), -32768, 32767)
+                                                 & 0xFFFF)),
+    "v_cvt_pk_i16_f32": ("b32", ("f32", "f32"),
+                         lambda a, b: _pack_pair(_f32_to_int16(a, True).view(np.uint16),
+                                                 _f32_to_int16(b, True).view(np.uint16))),
+    "v_cvt_pk_u16_f32": ("b32", ("f32", "f32"),
+                         lambda a, b: _pack_pair(_f32_to_int16(a, False), _f32_to_int16(b, False))),
+    "v_cvt_norm_i16_f16": ("i16", ("f16",), lambda a: _to_norm(a, True)),
+    "v_cvt_norm_u16_f16": ("u16", ("f16",), lambda a: _to_norm(a, False)),
+    "v_cvt_pknorm_i16_f32": ("b32", ("f32", "f32"), _pack_norm(True)),
+    "v_cvt_pknorm_u16_f32": ("b32", ("f32", "f32"), _pack_norm(False)),
+    "v_cvt_pknorm_i16_f16": ("b32", ("f16", "f16"), _pack_norm(True)),
+    "v_cvt_pknorm_u16_f16": ("b32", ("f16", "f16"), _pack_norm(False)),
+    "v_cvt_pk_norm_i16_f32": ("b32", ("f32", "f32"), _pack_norm(True)),
+    "v_cvt_pk_norm_u16_f32": ("b32", ("f32", "f32"), _pack_norm(False)),
+    "v_cvt_pk_norm_i16_f16": ("b32", ("f16", "f16"), _pack_norm(True)),
+    "v_cvt_pk_norm_u16_f16": ("b32", ("f16", "f16"), _pack_norm(False)),
+    "v_cvt_pk_u8_f32": ("u32", ("f32", "u32", "u32"), _insert_u8),
+    "v_cvt_pkaccum_u8_f32": ("u32", ("f32", "u32", "u32"), _insert_u8),   # S2 = the destination
+    "v_mullit_f32": ("f32", ("f32", "f32", "f32"), _mullit),
+    "v_fma_dx9_zero_f32": ("f32", ("f32", "f32", "f32"), _fma_dx9_zero),
+    "v_fmac_dx9_zero_f32": ("f32", ("f32", "f32", "f32"), _fma_dx9_zero),
+})
+
+
+# --- V_TRIG_PREOP_F64 ------------------------------------------------------------------------
+
+def _two_over_pi_bits(bits: int) -> int:
+    """floor(2/pi * 2**bits), from pi by Machin's formula in integer arithmetic (exact to the last
+    bit for the 1201 bits used here: 64 guard bits)."""
+    guard = bits + 64
+    one = 1 << guard
+
+    def arctan_inv(x: int) -> int:
+        total, term, k, sign = 0, one // x, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= x * x
+            k += 2
+            sign = -sign
+        return total
+    pi = 16 * arctan_inv(5) - 4 * arctan_inv(239)
+    return ((2 << (guard + bits)) // pi) >> 0
+
+
+TWO_OVER_PI_1201 = _two_over_pi_bits(1201)      # the 1201 fraction bits b_1200 .. b_0 of 2/pi
+
+
+def _trig_preop(a, b):
+    """V_TRIG_PREOP_F64 (CDNA3 / RDNA4 ISA): the 53-bit segment of 2/pi that starts S1[4:0] * 53
+    bits into its fraction (further in for a large exponent of S0), scaled to its place:
+    exact, as the truncated bits say (round toward zero)."""
+    a = np.asarray(a, f64)
+    sel = np.asarray(b).astype(u32) & u32(31)
+    shape = np.broadcast_shapes(a.shape, sel.shape)
+    exp = np.broadcast_to(((a.view(u64) >> u64(52)) & u64(0x7FF)).astype(np.int64), shape)
+    sel = np.broadcast_to(sel.astype(np.int64), shape)
+    out = np.empty(shape, f64)
+    for index in np.ndindex(shape):
+        shift = int(sel[index]) * 53 + max(int(exp[index]) - 1077, 0)
+        move = 1148 - shift
+        segment = (TWO_OVER_PI_1201 >> move) if move >= 0 else (TWO_OVER_PI_1201 << -move)
+        segment &= (1 << 53) - 1
+        scale = -53 - shift + (128 if int(exp[index]) >= 1968 else 0)
+        out[index] = math.ldexp(float(segment), scale)
+    return out
+
+
+VALU["v_trig_preop_f64"] = ("f64", ("f64", "u32"), _trig_preop)
+
+
+# --- small float formats ------------------------------------------------------------------------
+# 8-bit floats: (exponent bits, mantissa bits, bias, encoding of the non-finite values).
+# gfx942 (CDNA3 ISA, "FP8 and BF8"): the FNUZ formats, no infinity or -0, 0x80 is the only NaN.
+# gfx12 (RDNA4 ISA): the OCP formats, E4M3 with 0x7F/0xFF as NaN and no infinity, E5M2 with
+# IEEE-style infinities and NaNs.
+SMALL_FLOATS = {
+    ("gfx9", "fp8"): (4, 3, 8, "fnuz"), ("gfx9", "bf8"): (5, 2, 16, "fnuz"),
+    ("gfx12", "fp8"): (4, 3, 7, "fn"), ("gfx12", "bf8"): (5, 2, 15, "ieee"),
+}
+
+
+def small_float_values(exp_bits: int, man_bits: int, bias: int, special: str) -> np.ndarray:
+    """The value of each of the 256 codes of an 8-bit float format, as float64."""
+    code = np.arange(256)
+    sign = np.where(code >> 7, -1.0, 1.0)
+    exp = (code >> man_bits) & ((1 << exp_bits) - 1)
+    man = code & ((1 << man_bits) - 1)
+    scale = 2.0 ** man_bits
+    value = np.where(exp == 0, man / scale * 2.0 ** (1 - bias),
+                     (1 + man / scale) * 2.0 ** (exp - bias))
+    value = sign * value
+    top = (1 << exp_bits) - 1
+    if special == "fnuz":
+        value = np.where(code == 0x80, np.nan, value)
+    elif special == "fn":
+        value = np.where((exp == top) & (man == (1 << man_bits) - 1), np.nan, value)
+    else:
+        value = np.where((exp == top) & (man == 0), sign * np.inf, value)
+        value = np.where((exp == top) & (man != 0), np.nan, value)
+    return value
+
+
+def round_to_bf16(x) -> np.ndarray:
+    """float64 values rounded once (to nearest even) to bfloat16, as bit patterns (uint16):
+    8 significant bits, the f32 exponent range (subnormals down to 2**-133), overflow to inf."""
+    x = np.asarray(x, f64)
+    _, e = np.frexp(x)
+    quantum = np.ldexp(1.0, np.maximum(e - 8, -133))
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = np.rint(x / quantum) * quantum
+        rounded = np.where(np.abs(rounded) > 3.3895313892515355e38, np.copysign(np.inf, x), rounded)
+    bits = (rounded.astype(f32).view(u32) >> u32(16)).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), bits).astype(np.uint16)
+
+
+def bf16_to_f64(bits):
+    """bfloat16 bit patterns (the high half of an f32) as float64."""
+    return (np.asarray(bits).astype(u32) << u32(16)).view(f32).astype(f64)
 
 
 def _bitreverse32(a):
@@ -600,6 +1069,9 @@ def _signed_overflow_sub(a, b):
     return (s > 0x7FFFFFFF) | (s < -0x80000000)
 
 
+# SGPRs a wave may address directly (s0..s101 on gfx9, s0..s105 on gfx11/gfx12)
+SGPR_COUNT = {"gfx9": 102, "gfx11": 106, "gfx12": 106}
+
 SALU: dict[str, tuple] = {
     "s_mov_b32": ("b32", ("b32",), lambda a: a, None),
     "s_mov_b64": ("b64", ("b64",), lambda a: a, None),
@@ -712,6 +1184,129 @@ def _ffbl64(a):
         index = np.floor(np.log2(np.maximum(low, 1).astype(f64))).astype(np.int64)
     # log2 of a power of two is exact in float64 for every 64-bit power
     return np.where(a == 0, u32(0xFFFFFFFF), index.astype(u32))
+
+
+# --- bit scans and masks (CDNA3 / RDNA4 ISA, S_FF0_I32_B32, S_FLBIT_I32, S_WQM_B32, ...) ----
+
+def _ffbh64(a):
+    """Leading zeros of a 64-bit value, -1 (0xFFFFFFFF) for 0 (S_FLBIT_I32_B64 / S_CLZ_I32_U64)."""
+    a = np.asarray(a).astype(u64)
+    hi = (a >> u64(32)).astype(u32)
+    lo = (a & u64(0xFFFFFFFF)).astype(u32)
+    return np.where(hi != 0, _ffbh(hi), np.where(lo != 0, _ffbh(lo) + u32(32), u32(0xFFFFFFFF)))
+
+
+def _cls32(a):
+    """How many bits below the sign bit equal it before the first that differs; -1 when all 32
+    bits are equal (S_FLBIT_I32 / S_CLS_I32 / V_FFBH_I32 / V_CLS_I32)."""
+    a = np.asarray(a).astype(u32)
+    flipped = np.where(a >> u32(31), ~a, a).astype(u32)
+    return np.where(flipped == 0, u32(0xFFFFFFFF), _ffbh(flipped))
+
+
+def _cls64(a):
+    a = np.asarray(a).astype(u64)
+    flipped = np.where(a >> u64(63), ~a, a).astype(u64)
+    return np.where(flipped == 0, u32(0xFFFFFFFF), _ffbh64(flipped))
+
+
+def _quads(a, width: int, spread: bool):
+    """S_QUADMASK (bit i = any of bits 4i..4i+3) and S_WQM (all four bits of a quad set if any)."""
+    utype = u64 if width == 64 else u32
+    a = np.asarray(a).astype(utype)
+    out = np.zeros_like(a)
+    for q in range(width // 4):
+        nonzero = ((a >> utype(4 * q)) & utype(15)) != 0
+        if spread:
+            out = out | np.where(nonzero, utype(15 << (4 * q)), utype(0))
+        else:
+            out = out | np.where(nonzero, utype(1 << q), utype(0))
+    return out
+
+
+def _bitreverse64(a):
+    a = np.asarray(a).astype(u64)
+    lo = _bitreverse32((a & u64(0xFFFFFFFF)).astype(u32)).astype(u64)
+    hi = _bitreverse32((a >> u64(32)).astype(u32)).astype(u64)
+    return (lo << u64(32)) | hi
+
+
+def _bitreplicate(a):
+    a = np.asarray(a).astype(u64)
+    out = np.zeros_like(a)
+    for i in range(32):
+        bit = (a >> u64(i)) & u64(1)
+        out = out | (bit << u64(2 * i)) | (bit << u64(2 * i + 1))
+    return out
+
+
+def _bfe_u64(a, b):
+    off = np.asarray(b).astype(u64) & u64(63)
+    width = (np.asarray(b).astype(u64) >> u64(16)) & u64(0x7F)
+    below = (u64(1) << np.minimum(width, u64(63))) - u64(1)
+    mask = np.where(width >= 64, u64(0xFFFFFFFFFFFFFFFF), below)
+    return (np.asarray(a).astype(u64) >> off) & mask
+
+
+def _bfe_i64(a, b):
+    """S_BFE_I64: the field of S1[22:16] bits at S1[5:0], sign-extended from its top bit."""
+    width = ((np.asarray(b).astype(u64) >> u64(16)) & u64(0x7F)).astype(i64)
+    field = np.asarray(_bfe_u64(a, b)).astype(u64)
+    shift = np.clip(64 - width, 0, 63).astype(u64)
+    signed = np.asarray(field << shift).view(i64) >> shift.astype(i64)
+    return np.where(width == 0, i64(0), np.where(width >= 64, field.view(i64), signed))
+
+
+def _f16_round(fn):
+    """An f16 rounding (S_CEIL_F16 ...): computed on the exact f32 value, the result is exact."""
+    return lambda a: fn(np.asarray(a).astype(f32)).astype(f16)
+
+
+SALU.update({
+    "s_wqm_b32": ("b32", ("b32",), lambda a: _quads(a, 32, True), "nz"),
+    "s_wqm_b64": ("b64", ("b64",), lambda a: _quads(a, 64, True), "nz"),
+    "s_quadmask_b32": ("b32", ("b32",), lambda a: _quads(a, 32, False), "nz"),
+    "s_quadmask_b64": ("b64", ("b64",), lambda a: _quads(a, 64, False), "nz"),
+    "s_brev_b64": ("b64", ("b64",), _bitreverse64, None),
+    "s_bcnt0_i32_b32": ("u32", ("b32",), lambda a: u32(32) - np.bitwise_count(a).astype(u32), "nz"),
+    "s_bcnt0_i32_b64": ("u32", ("b64",), lambda a: u32(64) - np.bitwise_count(a).astype(u32), "nz"),
+    "s_ff0_i32_b32": ("u32", ("u32",), lambda a: _ffbl(~np.asarray(a).astype(u32)), None),
+    "s_ff0_i32_b64": ("u32", ("u64",), lambda a: _ffbl64(~np.asarray(a).astype(u64)), None),
+    "s_flbit_i32_b64": ("u32", ("u64",), _ffbh64, None),
+    "s_clz_i32_u64": ("u32", ("u64",), _ffbh64, None),
+    "s_flbit_i32": ("u32", ("u32",), _cls32, None),
+    "s_cls_i32": ("u32", ("u32",), _cls32, None),
+    "s_flbit_i32_i64": ("u32", ("u64",), _cls64, None),
+    "s_cls_i32_i64": ("u32", ("u64",), _cls64, None),
+    "s_bitreplicate_b64_b32": ("b64", ("b32",), _bitreplicate, None),
+    "s_bfm_b64": ("b64", ("u32", "u32"),
+                  lambda a, b: ((u64(1) << (np.asarray(a).astype(u64) & u64(63))) - u64(1))
+                  << (np.asarray(b).astype(u64) & u64(63)), None),
+    "s_bfe_u64": ("u64", ("u64", "u32"), _bfe_u64, "nz"),
+    "s_bfe_i64": ("i64", ("i64", "u32"), _bfe_i64, "nz"),
+    # gfx12 scalar f16 and IEEE 754-2019 minimum/maximum (RDNA4 ISA, "SALU floating point");
+    # a 16-bit result leaves the upper half of the SGPR zero
+    "s_add_f16": ("f16", ("f16", "f16"), lambda a, b: a + b, None),
+    "s_sub_f16": ("f16", ("f16", "f16"), lambda a, b: a - b, None),
+    "s_mul_f16": ("f16", ("f16", "f16"), lambda a, b: a * b, None),
+    "s_fmac_f16": ("f16", ("f16", "f16", "f16"), _fma(f16), None),
+    "s_max_num_f16": ("f16", ("f16", "f16"), _max, None),
+    "s_min_num_f16": ("f16", ("f16", "f16"), _min, None),
+    "s_maximum_f32": ("f32", ("f32", "f32"), _maximum, None),
+    "s_minimum_f32": ("f32", ("f32", "f32"), _minimum, None),
+    "s_maximum_f16": ("f16", ("f16", "f16"), _maximum, None),
+    "s_minimum_f16": ("f16", ("f16", "f16"), _minimum, None),
+    "s_cvt_f16_f32": ("f16", ("f32",), lambda a: np.asarray(a).astype(f16), None),
+    "s_cvt_f32_f16": ("f32", ("f16",), lambda a: np.asarray(a).astype(f32), None),
+    "s_cvt_hi_f32_f16": ("f32", ("b32",),
+                         lambda a: (np.asarray(a).astype(u32) >> u32(16)).astype(np.uint16)
+                         .view(f16).astype(f32), None),
+    "s_cvt_pk_rtz_f16_f32": ("b32", ("f32", "f32"), lambda a, b: _cvt_pkrtz(a, b), None),
+    "s_ceil_f16": ("f16", ("f16",), _f16_round(np.ceil), None),
+    "s_floor_f16": ("f16", ("f16",), _f16_round(np.floor), None),
+    "s_trunc_f16": ("f16", ("f16",), _f16_round(np.trunc), None),
+    "s_rndne_f16": ("f16", ("f16",), _f16_round(np.rint), None),
+})
 
 
 _SCMP_RE = re.compile(r"^s_cmpk?_([a-z]+)_(i32|u32|u64|f32|f16)$")
