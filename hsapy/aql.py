@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import construct as cs
 
 from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.kernarg import _all_ints, _exact_int
 
 __all__ = [
     "PacketType", "FenceScope", "SignalCondition", "PACKET_SIZE",
@@ -181,8 +182,6 @@ class Packet:
 def _dims3(value: Any, what: str) -> tuple[tuple[int, int, int], int]:
     """1 to 3 ints (any value a field holds, 0 included: packets may be built malformed on
     purpose, and the packet processor judges them); never a bool, float or string."""
-    from hsapy.kernarg import _all_ints, _exact_int
-
     if value.__class__ is tuple and len(value) == 3 and _all_ints(value):
         return value, 3
     single = _exact_int(value)

@@ -965,9 +965,10 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
     queue's error if the dispatch failed; the result carries GPU timestamps when the queue has
     profiling enabled."""
     timeout = check_timeout(timeout, "launch")
-    if wait.__class__ is not bool:
+    if wait is not True and wait is not False:
         raise HsapyTypeError(f"launch: wait is a bool, not {wait!r}")
-    if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+    if args.__class__ is not list and args.__class__ is not tuple and (
+            isinstance(args, (str, bytes)) or not hasattr(args, "__iter__")):
         raise HsapyTypeError(f"launch: args is the list of the kernel's arguments, not "
                              f"{type(args).__name__}")
     prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,

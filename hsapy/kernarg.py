@@ -600,7 +600,8 @@ def _explicit_struct(slots: tuple[ArgSlot, ...]) -> struct.Struct:
 
 
 _FAST_FLOAT_CLASSES = (float, int)
-_BOOL_CLASSES = (bool, np.bool_)
+_FAST_INT_CLASSES = (int,)
+_FAST_BOOL_SLOT_CLASSES = (int, bool)
 
 
 class Packer:
@@ -613,8 +614,8 @@ class Packer:
     """
 
     __slots__ = ("layout", "dispatch", "template", "_template_struct", "_explicit",
-                 "_pointer_slots", "_float_slots", "_integer_slots", "_bytes_slots", "_count",
-                 "size", "explicit_count")
+                 "_pointer_slots", "_scalar_slots", "_bytes_slots", "_count", "size",
+                 "explicit_count")
 
     def __init__(self, layout: KernargLayout, dispatch: Dispatch) -> None:
         self.layout = layout
@@ -627,14 +628,14 @@ class Packer:
         # struct packs anything with __float__ into a float slot (bools, numpy integers,
         # Decimal): the fast path takes only int and float there and leaves the rest to the
         # checked path, so both paths accept and refuse the same values.
-        self._float_slots = tuple(s.index for s in layout.slots
-                                  if s.category == "scalar" and SCALAR_TYPES[s.type][2])
-        # ... and it packs a bool into an integer slot as 1: only C bool slots take bools, the
-        # checked path refuses them elsewhere, and so does the fast path.
-        self._integer_slots = tuple(
-            s.index for s in layout.slots
-            if (s.category == "untyped" or (s.category == "scalar"
-                                            and not SCALAR_TYPES[s.type][2])) and not s.is_bool)
+        # It also packs a bool into an integer slot as 1, where only C bool slots take bools.
+        # So each scalar slot lists the classes the fast path packs as they are: int and float
+        # for floats, int for integers (bool and int for a C bool); anything else -- numpy
+        # numbers, bools elsewhere -- goes to the checked path.
+        self._scalar_slots = tuple(
+            (s.index, _FAST_FLOAT_CLASSES if s.category == "scalar" and SCALAR_TYPES[s.type][2]
+             else _FAST_BOOL_SLOT_CLASSES if s.is_bool else _FAST_INT_CLASSES)
+            for s in layout.slots if s.category in ("scalar", "untyped"))
         # struct's "Ns" pads or truncates silently: by-value structs are always size-checked.
         self._bytes_slots = tuple((s.index, s.size) for s in layout.slots if s.category == "bytes")
         self._count = self.explicit_count = len(layout.slots)
@@ -666,13 +667,8 @@ class Packer:
                         fast = False
                         break
             if fast:
-                for i in self._float_slots:
-                    if values[i].__class__ not in _FAST_FLOAT_CLASSES:
-                        fast = False
-                        break
-            if fast:
-                for i in self._integer_slots:
-                    if values[i].__class__ in _BOOL_CLASSES:
+                for i, classes in self._scalar_slots:
+                    if values[i].__class__ not in classes:
                         fast = False
                         break
             if fast:

@@ -512,7 +512,8 @@ class Queue:
         release store without a fence. On weakly ordered CPUs (aarch64)
         it would need a store-release (stlr) or a fence first; hsapy refuses to publish there
         rather than publish unordered (see ``_require_tso``)."""
-        self._check_open()
+        if self._state.handle_state.closed:
+            self._check_open()
         if word.__class__ is not int or not 0 <= word <= UINT32_MAX:
             word = _check_int(word, "Queue.write: word (header | setup << 16)", 0, UINT32_MAX)
         if index.__class__ is not int or index < 0:

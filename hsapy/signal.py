@@ -65,8 +65,14 @@ def signal_value(value: Any, what: str) -> int:
     return value
 
 
+_MAX_TIMEOUT_S = float(1 << 40)
+
+
 def check_timeout(timeout: Any, what: str) -> float:
     """A timeout in seconds: a finite real number >= 0, else a typed error. Every wait has one."""
+    cls = timeout.__class__
+    if (cls is float or cls is int) and 0 <= timeout < _MAX_TIMEOUT_S:
+        return timeout                # (nan and inf fail the comparison)
     if timeout is None:
         raise HsapyValueError(f"{what} needs a timeout in seconds (>= 0); every wait has one")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
