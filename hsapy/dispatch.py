@@ -209,6 +209,8 @@ class KernargRing:
 
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
+        if self.closed:
+            self.queue._check_open()
         i = next(self.slot_order)
         self.arm(i, timeout)
         return i

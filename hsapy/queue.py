@@ -469,6 +469,8 @@ class Queue:
         instead (a barrier-AND without dependencies, completion signal, barrier bit or fences)
         as soon as the slot is free -- from the next call that finds the ring full or the next
         ``check()`` (every wait calls it) -- and lets the next doorbell announce it."""
+        first = _check_int(first, "Queue.abandon: first", 0, 0xFFFFFFFFFFFFFFFF)
+        count = _check_int(count, "Queue.abandon: count", 1, self.size)
         self._abandoned.extend(range(first, first + count))
 
     def _fill_abandoned(self, read_index: int) -> None:
@@ -545,6 +547,11 @@ class Queue:
         measured here."""
         self._check_open()
         count = len(packets)
+        if (packets.__class__ is not np.ndarray or packets.ndim != 2 or packets.itemsize != 1
+                or packets.shape[1] != PACKET_SIZE or len(words) != count or count > self.size):
+            raise HsapyValueError(
+                "Queue.write_many takes packets as a C-contiguous (n, 64) uint8 array and their "
+                "n header|setup words, n at most the queue size")
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around
         rows, ring_bytes = memoryview(packets).cast("B"), self._ring_bytes
