@@ -55,6 +55,7 @@ class Counters:
     refused = 0                                   # typed errors raised
     by_error: dict[str, int] = {}
     seconds = 0.0
+    started = time.monotonic()
 
 
 class CarelessUser(RuleBasedStateMachine):
@@ -77,6 +78,9 @@ class CarelessUser(RuleBasedStateMachine):
         self.gates: dict[int, object] = {}        # queue id -> the signal holding it
         self.rt = self._open()
         Counters.examples += 1
+        if os.environ.get("HSAPY_STATEFUL_PROGRESS") and Counters.examples % 50 == 0:
+            print(f"  {Counters.examples} runs, {Counters.steps} steps, "
+                  f"{time.monotonic() - Counters.started:.1f} s", flush=True)
 
     # -- helpers ------------------------------------------------------------------------------
     def _open(self) -> Runtime:
@@ -326,7 +330,7 @@ CarelessUser.TestCase.settings = settings(
 
 @pytest.mark.slow
 def test_a_careless_user_never_crashes_hsapy():
-    start = time.monotonic()
+    start = Counters.started = time.monotonic()
     CarelessUser.TestCase().runTest()
     Counters.seconds = time.monotonic() - start
     print(f"\nstateful: {Counters.steps} steps in {Counters.examples} runs, "
