@@ -16,7 +16,7 @@ from hsapy.hip import HipError, HipRuntime, hipError_t
 from hsapy.kernarg import KernelArgumentError
 from hsapy.runtime import Runtime
 
-from conftest import N
+from _misuse import N
 
 T, V = HsapyTypeError, HsapyValueError
 BARRIER = aql.barrier_and([])

@@ -15,7 +15,7 @@ from hsapy.errors import ClosedError
 from hsapy.hip import HipError, HipRuntime, hipError_t
 from hsapy.runtime import Runtime
 
-from conftest import N, gate
+from _misuse import N, gate
 
 BARRIER = aql.barrier_and([])
 

@@ -15,7 +15,7 @@ from hsapy.asm import kernels
 from hsapy.dispatch import Graph
 from hsapy.runtime import Runtime
 
-from conftest import N, gate
+from _misuse import N, gate
 
 
 def _eventually(predicate, timeout: float = 5.0) -> bool:

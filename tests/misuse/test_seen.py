@@ -16,7 +16,7 @@ from hsapy._lifetime import drain
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernelArgumentError
 
-from conftest import N, gate, isolated
+from _misuse import N, gate, isolated
 
 # -- segfaults ------------------------------------------------------------------------------
 
