@@ -1137,7 +1137,8 @@ class HipRuntime:
     def mallocFromPoolAsync(self, nbytes: int, pool: MemPool, stream: Stream | None = None) -> Any:
         """hipMallocFromPoolAsync: a block from the pool (reused when one of this size was
         freed and its stream drained); usable at once, so also in ``stream`` order."""
-        _expect(pool, MemPool, "hipMallocFromPoolAsync", "memPool", hipError_t.hipErrorInvalidHandle)
+        _expect(pool, MemPool, "hipMallocFromPoolAsync", "memPool",
+                hipError_t.hipErrorInvalidHandle)
         self._stream(stream, "hipMallocFromPoolAsync")
         return pool._take(_size(nbytes, "hipMallocFromPoolAsync"))
 

@@ -381,8 +381,9 @@ class Buffer:
             raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not {value!r}")
         if self.size % 4:
             raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple of 4")
-        call(self.runtime.lib, "hsa_amd_memory_fill", self.runtime.ffi.cast("void *", self._address),
-             int(value) & 0xFFFFFFFF, self.size // 4)
+        call(self.runtime.lib, "hsa_amd_memory_fill",
+             self.runtime.ffi.cast("void *", self._address), int(value) & 0xFFFFFFFF,
+             self.size // 4)
 
     def allow_access(self, agents: Iterable[Any]) -> None:
         """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""

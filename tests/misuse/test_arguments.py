@@ -18,7 +18,7 @@ from hsapy.runtime import Runtime
 
 from _misuse import N
 
-T, V = HsapyTypeError, HsapyValueError
+T, V, D = HsapyTypeError, HsapyValueError, DispatchConfigError
 BARRIER = aql.barrier_and([])
 
 # (name, call(rt, agent, vadd, queue, bufs), error)
@@ -86,9 +86,9 @@ CASES = [
     ("kernel name", lambda r, a, k, q, b: k.executable.kernel(5), T),
     ("variable name", lambda r, a, k, q, b: k.executable.variable_address(5), T),
     ("prepare queue", lambda r, a, k, q, b: k.prepare("queue", N, 64), T),
-    ("prepare dynamic_lds bool", lambda r, a, k, q, b: k.prepare(q, N, 64, True), DispatchConfigError),
-    ("prepare dynamic_lds neg", lambda r, a, k, q, b: k.prepare(q, N, 64, -1), DispatchConfigError),
-    ("prepare barrier", lambda r, a, k, q, b: k.prepare(q, N, 64, barrier="yes"), DispatchConfigError),
+    ("prepare dynamic_lds bool", lambda r, a, k, q, b: k.prepare(q, N, 64, True), D),
+    ("prepare dynamic_lds neg", lambda r, a, k, q, b: k.prepare(q, N, 64, -1), D),
+    ("prepare barrier", lambda r, a, k, q, b: k.prepare(q, N, 64, barrier="yes"), D),
     ("prepare grid 0", lambda r, a, k, q, b: k.prepare(q, (N, 0), 64), V),
     ("prepare grid 4 dims", lambda r, a, k, q, b: k.prepare(q, (N, 1, 1, 1), 64), V),
     ("prepare grid numpy float", lambda r, a, k, q, b: k.prepare(q, np.float32(N), 64), T),
