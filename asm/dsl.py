@@ -61,8 +61,8 @@ _AXES = {0: "x", 1: "y", 2: "z", "x": "x", "y": "y", "z": "z"}
 
 # Offsets of the workgroup size fields (u16 each, x/y/z):
 # code object v5/v6: hidden_group_size_x/y/z at 12/14/16 of the implicit-argument block
-# (amdgpu-abi.md, "Hidden (implicit) kernel arguments"); v4: the AQL dispatch packet's
-# workgroup_size_x/y/z at 4/6/8 (amdgpu-abi.md, "AQL packets").
+# (docs/hsa-abi.md, "Hidden (implicit) kernel arguments"); v4: the AQL dispatch packet's
+# workgroup_size_x/y/z at 4/6/8 (docs/hsa-abi.md, "AQL packets").
 _GROUP_SIZE_OFFSET_V5 = 12
 _GROUP_SIZE_OFFSET_PACKET = 4
 # hidden_block_count_x/y/z (u32) at 0/4/8 of the implicit-argument block (v5/v6).

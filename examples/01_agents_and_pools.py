@@ -85,6 +85,9 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
-    main(parser.parse_args().backend)
+    try:
+        main(parser.parse_args().backend)
+    except hsapy.BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

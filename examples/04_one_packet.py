@@ -2,7 +2,7 @@
 
     python3 examples/04_one_packet.py [--backend auto|sim|rocr]
 
-The 64-byte hsa_kernel_dispatch_packet_t (hsa.h; shared/reference/amdgpu-abi.md "AQL packets"):
+The 64-byte hsa_kernel_dispatch_packet_t (hsa.h; docs/hsa-abi.md "AQL packets"):
   0 header u16 | 2 setup u16 | 4,6,8 workgroup_size_x/y/z u16 | 10 reserved u16
   12,16,20 grid_size_x/y/z u32 (work-items, not workgroups) | 24 private_segment_size u32
   28 group_segment_size u32 | 32 kernel_object u64 | 40 kernarg_address u64 | 48 reserved u64
@@ -90,6 +90,9 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
-    main(parser.parse_args().backend)
+    try:
+        main(parser.parse_args().backend)
+    except hsapy.BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

@@ -3,7 +3,7 @@ the queue's write and read indices move.
 
     python3 examples/05_doorbell_and_wait.py [--backend auto|sim|rocr]
 
-shared/reference/amdgpu-abi.md "Publishing a packet" (hsa.h "Queues"):
+docs/hsa-abi.md "Publishing a packet" (hsa.h "Queues"):
   1. index = hsa_queue_add_write_index_scacq_screl(queue, n)        -> queue.reserve(n)
   2. wait while index + n - 1 - hsa_queue_load_read_index_scacquire(queue) >= size (timeout)
   3. slot = base_address + (index % size) * 64; write bytes 4..63   -> queue.write(...)
@@ -101,6 +101,9 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
-    main(parser.parse_args().backend)
+    try:
+        main(parser.parse_args().backend)
+    except hsapy.BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

@@ -4,7 +4,7 @@ included) packed by hand, the packet, the doorbell, the check.
     python3 examples/06_vector_add_nothing_hidden.py [--backend auto|sim|rocr]
 
 References: ELF header and e_flags, the kernel descriptor and the v5 hidden arguments are in
-shared/reference/amdgpu-abi.md ("Code objects", "Hidden (implicit) kernel arguments") and LLVM
+docs/hsa-abi.md ("Code objects", "Hidden (implicit) kernel arguments") and LLVM
 AMDGPUUsage ("ELF Code Object", "Kernel Descriptor", "Code Object V5 Metadata"). Loading is
 hsa_code_object_reader_create_from_memory -> hsa_executable_create_alt ->
 hsa_executable_load_agent_code_object -> hsa_executable_freeze ->
@@ -109,6 +109,9 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
-    main(parser.parse_args().backend)
+    try:
+        main(parser.parse_args().backend)
+    except hsapy.BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

@@ -4,7 +4,7 @@ packets, checked by the data and by the dispatch timestamps.
     python3 examples/07_barriers.py [--backend auto|sim|rocr]
 
 Packets (hsa.h hsa_barrier_and_packet_t / hsa_barrier_or_packet_t; hsa_ext_amd.h
-hsa_amd_barrier_value_packet_t; shared/reference/amdgpu-abi.md "AQL packets"):
+hsa_amd_barrier_value_packet_t; docs/hsa-abi.md "AQL packets"):
   barrier-AND  completes when EVERY non-zero dep_signal[0..4] is 0
   barrier-OR   completes when ANY non-zero dep_signal is 0
   barrier-value (vendor-specific, AmdFormat 2) completes when (signal & mask) <cond> value
@@ -100,6 +100,9 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
-    main(parser.parse_args().backend)
+    try:
+        main(parser.parse_args().backend)
+    except hsapy.BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

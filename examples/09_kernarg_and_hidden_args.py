@@ -5,7 +5,7 @@ ones -- and what goes wrong when a launcher leaves the hidden ones at zero.
 
 Code object v5 kernels find blockDim, gridDim and friends in hidden arguments after the explicit
 ones (LLVM AMDGPUUsage "Code Object V5 Metadata" / "Hidden kernel arguments";
-shared/reference/amdgpu-abi.md "Hidden (implicit) kernel arguments"). Their offsets and presence
+docs/hsa-abi.md "Hidden (implicit) kernel arguments"). Their offsets and presence
 come from the metadata (.args[].value_kind = hidden_*); HIP's runtime fills them, and so must
 any AQL launcher. Left at zero, blockDim.x reads 0 inside the kernel: the dispatch completes
 normally and computes garbage. This step shows it with vector_add_v0 from kernels/:
@@ -97,6 +97,9 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
-    main(parser.parse_args().backend)
+    try:
+        main(parser.parse_args().backend)
+    except hsapy.BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

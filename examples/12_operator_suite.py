@@ -3,7 +3,7 @@ size, through raw AQL dispatch, checked against FP64 references.
 
     python3 examples/12_operator_suite.py [--backend auto|sim|rocr]
 
-The suite is data (hsapy/operators.py, summarising shared/reference/operators.md): each operator
+The suite is data (hsapy/operators.py; what it is: docs/operator-suite.md): each operator
 has sizes, deterministic inputs, an FP64 reference and a tolerance; each variant is a plan of
 dispatches (blocks x block, dynamic LDS, arguments by buffer name). The kernels are the HIP
 sources in kernels/ (prebuilt code objects in kernels/prebuilt). Running a row is what the
@@ -89,6 +89,9 @@ def main(backend: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"), default=None,
+    parser.add_argument("--backend", choices=("auto", "sim", "rocr", "rocr-sim"), default=None,
                         help="HSA runtime (default: auto, or HSAPY_BACKEND)")
-    main(parser.parse_args().backend)
+    try:
+        main(parser.parse_args().backend)
+    except hsapy.BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

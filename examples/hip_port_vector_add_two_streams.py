@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from hsapy import toolchain
+from hsapy import BackendUnavailableError, toolchain
 from hsapy.hip import HipRuntime, hipMemcpyKind
 
 H2D = hipMemcpyKind.hipMemcpyHostToDevice
@@ -133,4 +133,7 @@ if __name__ == "__main__":
     parser.add_argument("--explain", action="store_true",
                         help="print every packet the HIP calls published")
     options = parser.parse_args()
-    print(json.dumps(main(options.backend, options.explain), indent=2))
+    try:
+        print(json.dumps(main(options.backend, options.explain), indent=2))
+    except BackendUnavailableError as exc:    # e.g. --backend rocr without an AMD GPU
+        raise SystemExit(f"{parser.prog}: {exc}") from None

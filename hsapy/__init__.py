@@ -5,9 +5,9 @@ memory pools, queues, signals and executables from the agent or the runtime.
 """
 from __future__ import annotations
 
-from hsapy.errors import HSAError
+from hsapy.errors import BackendUnavailableError, HSAError
 
-__all__ = ["HSAError", "Runtime", "__version__"]
+__all__ = ["BackendUnavailableError", "HSAError", "Runtime", "__version__"]
 __version__ = "0.1.0"
 
 

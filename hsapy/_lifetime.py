@@ -1,4 +1,4 @@
-"""Lifetimes of handle-owning objects (DESIGN.md "Lifetimes").
+"""Lifetimes of handle-owning objects (docs/architecture.md "Lifetimes").
 
 Every owner (Signal, Buffer, Queue, Executable, Runtime, ...) keeps its handle in a tiny state
 object that does NOT reference the owner. ``close()`` releases at once and is idempotent;
@@ -79,7 +79,7 @@ def drain() -> None:
 def _run(release: Callable[[], None]) -> None:
     try:
         release()
-    except Exception as exc:  # DESIGN.md: cleanup failures warn, never raise
+    except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
         warnings.warn(f"hsapy: a deferred release failed: {exc}", ResourceWarning, stacklevel=3)
 
 
@@ -198,7 +198,7 @@ class HandleState:
             _LIVE[self.kind] -= 1
         try:
             release()
-        except Exception as exc:  # DESIGN.md: cleanup failures warn, never raise
+        except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
             warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
                           stacklevel=2)
 
@@ -247,6 +247,14 @@ class Outstanding:
             action = self.pending if self.count == 0 else None
             if action is not None:
                 self.pending = None
+        if action is not None:
+            action()
+
+    def now(self) -> None:
+        """Run what ``after`` left waiting at once, holders or not (at interpreter exit, when
+        nothing can read the memory they hold any more)."""
+        with self.lock:
+            action, self.pending = self.pending, None
         if action is not None:
             action()
 
@@ -303,5 +311,5 @@ class ReleaseOnce:
             return
         try:
             release()
-        except Exception as exc:  # DESIGN.md: cleanup failures warn, never raise
+        except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
             warnings.warn(f"hsapy: a release failed: {exc}", ResourceWarning, stacklevel=2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hsapy._hsa import call, constant, iterate
+from hsapy._hsa import cache_info, call, constant, iterate
 from hsapy.errors import HsapyValueError, OutOfResourcesError
 
 __all__ = ["Agent", "AGENT_INFO", "InfoField"]
@@ -141,6 +141,12 @@ class Agent:
     queue_min_size = _Info(0, "HSA_AGENT_INFO_QUEUE_MIN_SIZE in packets.")
     queue_max_size = _Info(0, "HSA_AGENT_INFO_QUEUE_MAX_SIZE in packets.")
 
+    def query(self, field: InfoField) -> Any:
+        """One property outside :data:`AGENT_INFO`, read now with hsa_agent_get_info, e.g.
+        ``agent.query(InfoField("HSA_AMD_AGENT_INFO_BDFID", "uint32_t"))``; None when the
+        runtime does not answer it."""
+        return _read(self.runtime.lib, self.runtime.ffi, self.handle, field)
+
     @property
     def device_type(self) -> str:
         """HSA_AGENT_INFO_DEVICE as "CPU", "GPU" or "DSP"."""
@@ -184,21 +190,8 @@ class Agent:
         return self._caches
 
     def _cache_info(self, handle: int) -> dict[str, Any]:
-        lib, ffi = self.runtime.lib, self.runtime.ffi
-
-        def read(enumerator: str, out: Any) -> Any:
-            call(lib, "hsa_cache_get_info", {"handle": handle}, constant(enumerator), out)
-            return out
-
-        # hsa.h: NAME_LENGTH uint32_t, NAME char[NAME_LENGTH], LEVEL uint8_t, SIZE uint32_t
-        length = read("HSA_CACHE_INFO_NAME_LENGTH", ffi.new("uint32_t *"))[0]
-        name = read("HSA_CACHE_INFO_NAME", ffi.new("char[]", length + 1))
-        return {
-            "handle": handle,
-            "name": ffi.string(name).decode(errors="replace"),
-            "level": read("HSA_CACHE_INFO_LEVEL", ffi.new("uint8_t *"))[0],
-            "size": read("HSA_CACHE_INFO_SIZE", ffi.new("uint32_t *"))[0],
-        }
+        name, level, size = cache_info(self.runtime.lib, handle)
+        return {"handle": handle, "name": name, "level": level, "size": size}
 
     @property
     def memory_pools(self) -> list[Any]:

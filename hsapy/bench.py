@@ -75,7 +75,7 @@ class LaunchSetup:
 
     @property
     def is_simulated(self) -> bool:
-        return self.runtime.backend == "sim"
+        return self.runtime.is_simulated
 
     def close(self) -> None:
         self.queue.close()

@@ -10,8 +10,10 @@ import argparse
 import importlib
 import sys
 
+from hsapy import __version__
+
 # Order is the order shown in --help.
-COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace")
+COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace", "selftest")
 
 
 def _available_commands():
@@ -30,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hsapy",
         description="Drive AMD GPUs at the HSA/AQL level (or the hsapy simulator without one).",
     )
+    parser.add_argument("--version", action="version", version=f"hsapy {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in _available_commands():
         cmd = sub.add_parser(name, help=module.HELP, description=module.HELP)

@@ -14,7 +14,7 @@ and what was expected there; nothing lets a construct, struct, index or key erro
 Sources (facts, not code): LLVM AMDGPUUsage ("ELF Code Object", "Code Object Metadata",
 "Kernel Descriptor"), LLVM llvm/BinaryFormat/ELF.h (EF_AMDGPU_* values, checked against
 ``llvm-mc-19 -mcpu=<gfx>`` output), clang's OffloadBundler (bundle and CCOB layouts, checked
-against ``clang-19 --offload-compress`` output), and /work/shared/reference/amdgpu-abi.md.
+against ``clang-19 --offload-compress`` output), and docs/hsa-abi.md.
 """
 from __future__ import annotations
 
@@ -1520,8 +1520,8 @@ def _decompress_ccob(data: bytes) -> bytes:
             import zstandard
         except ImportError:
             raise CodeObjectError(
-                "this is a zstd-compressed offload bundle (CCOB); install the `zstandard` package "
-                "(pip install zstandard) to read it, or build with --no-offload-compress"
+                "this is a zstd-compressed offload bundle (CCOB): install hsapy's zstd extra "
+                "(pip install 'hsapy[zstd]') to read it, or build with --no-offload-compress"
             ) from None
         try:
             out = zstandard.ZstdDecompressor().decompress(payload, max_output_size=uncompressed)

@@ -1,6 +1,6 @@
 """Launching kernels through raw AQL: plain launch, prepared dispatch, batches and graphs.
 
-Data flow (DESIGN.md "Data flow of one dispatch"): the kernel's KernargLayout packs the explicit
+Data flow (docs/architecture.md, "Data flow"): the kernel's KernargLayout packs the explicit
 and hidden arguments into a kernarg slot; a 64-byte dispatch packet is patched from a template;
 ``Queue`` publishes it (body, then header|setup with one release store, then the doorbell).
 
@@ -181,7 +181,7 @@ class KernargRing:
         self.slot_size = slot_size
         self.slots = slots
         self.buffer = queue.agent.kernarg_pool.allocate(slot_size * slots)
-        if runtime.backend == "rocr":
+        if runtime.runs_rocr:
             self.buffer.allow_access([queue.agent])
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address),
                                        slot_size * slots)
@@ -327,7 +327,7 @@ class _BatchArena:
         self.slot_size = slot_size
         half = slot_size * BATCH_ARENA_SLOTS
         self.buffer = queue.agent.kernarg_pool.allocate(2 * half)
-        if runtime.backend == "rocr":
+        if runtime.runs_rocr:
             self.buffer.allow_access([queue.agent])
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address), 2 * half)
         self.signals = [runtime.create_signal(0), runtime.create_signal(0)]
@@ -568,6 +568,10 @@ class DispatchResult:
         return self
 
     def _read_times(self) -> None:
+        # Only a profiled queue's dispatches have timestamps: ROCr converts whatever the signal
+        # holds (its start/end of a dispatch that recorded none are garbage) and warns on stderr.
+        if not self.queue.is_profiling:
+            return
         runtime = self.queue.runtime
         ffi, lib = runtime.ffi, runtime.lib
         times = ffi.new("hsa_amd_profiling_dispatch_time_t *")
@@ -1058,6 +1062,4 @@ class Graph:
 
 def enable_profiling(queue: Any) -> None:
     """Record dispatch timestamps for ``queue`` (hsa_amd_profiling_set_profiler_enabled)."""
-    lib = queue.runtime.lib
-    check(lib.hsa_amd_profiling_set_profiler_enabled(queue.cdata, 1),
-          "hsa_amd_profiling_set_profiler_enabled", lib)
+    queue.enable_profiling()

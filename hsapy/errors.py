@@ -182,6 +182,12 @@ class HsapyTypeError(HsapyError, TypeError):
     """An argument of the wrong type caught before anything reaches the runtime or a queue."""
 
 
+class BackendUnavailableError(HsapyError):
+    """The backend asked for cannot start on this machine (``Runtime(backend="rocr")`` without a
+    usable libhsa-runtime64 or /dev/kfd). The message is one line saying why (hsapy.diagnose);
+    ``__cause__`` is the runtime's own error."""
+
+
 class LibraryNotFoundError(HsapyError, OSError):
     """No libhsa-runtime64 was found on any of the paths tried."""
 

@@ -179,7 +179,7 @@ class Executable:
     def __init__(self, runtime: Any, code_object: Any, agent: Any) -> None:
         lib = runtime.lib
         ffi = runtime.ffi
-        self.runtime = runtime          # children hold their parents (DESIGN.md "Lifetimes")
+        self.runtime = runtime  # children hold their parents (docs/architecture.md "Lifetimes")
         self.agent = agent
         self._agent_handle = _handle_of(agent)
         self.target = agent_target(lib, ffi, agent)
@@ -337,7 +337,7 @@ class Kernel:
             symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, "uint32_t")
         self.wavefront_size = info.wavefront_size
         self.max_flat_workgroup_size = info.max_flat_workgroup_size
-        self.layout = KernargLayout.from_kernel(info)
+        self.layout = KernargLayout.from_kernel(info, runtime=executable.runtime)
         if self.kernarg_size < self.layout.size:
             # The descriptor's kernarg_size is what the runtime reports; the metadata's segment
             # size is what the kernel reads. Allocate for the larger.

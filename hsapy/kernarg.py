@@ -7,11 +7,12 @@ queue_ptr)`` then fixes the dispatch geometry: it pre-packs every hidden argumen
 template and returns a :class:`Packer`, whose ``pack_into(buffer, offset, *args)`` writes the
 whole kernarg segment with two ``struct`` calls. Nothing is type-sniffed on the fast path: a
 value the slot's format does not take falls to a slow path that either converts what is
-unambiguous (a buffer object's ``.address``, a numpy scalar or bytes of exactly the slot's size)
-or raises an error that names the kernel, the argument, what it expects, and the signature.
+unambiguous (a buffer object's ``.address``, a numpy scalar, bytes of exactly the slot's size, or
+another library's array of memory the kernel's runtime allocated: hsapy.interop) or raises an
+error that names the kernel, the argument, what it expects, and the signature.
 
 Hidden arguments are filled as HIP's runtime fills them (LLVM AMDGPUUsage "Code Object V5
-Metadata", hidden kernel arguments; shared/reference/amdgpu-abi.md): block counts (grid /
+Metadata", hidden kernel arguments; docs/hsa-abi.md): block counts (grid /
 workgroup, floor), group sizes, remainders (grid % workgroup), grid dimensions, dynamic LDS size,
 global offsets 0, the queue pointer when the runtime gives one, every other kind 0. Code object
 v4's hidden kinds (global offsets, printf/hostcall buffers, default queue, completion action,
@@ -33,6 +34,7 @@ import numpy as np
 
 from hsapy.codeobject import ArgInfo, KernelInfo
 from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.interop import pointer_argument
 
 __all__ = [
     "KernargLayout",
@@ -311,8 +313,9 @@ class KernargLayout:
 
     def __init__(self, kernel_name: str, size: int, align: int, slots: tuple[ArgSlot, ...],
                  hidden: tuple[HiddenSlot, ...], code_object_version: int,
-                 info: KernelInfo | None = None) -> None:
+                 info: KernelInfo | None = None, runtime: Any = None) -> None:
         self.kernel_name = kernel_name
+        self.runtime = runtime      # whose allocations other libraries' arrays may point into
         self.size = size
         self.align = align
         self.slots = slots
@@ -331,9 +334,12 @@ class KernargLayout:
                     "packs only layouts whose hidden arguments follow the explicit ones")
 
     @classmethod
-    def from_kernel(cls, info: KernelInfo, types: Iterable[Any] | None = None) -> "KernargLayout":
+    def from_kernel(cls, info: KernelInfo, types: Iterable[Any] | None = None,
+                    runtime: Any = None) -> "KernargLayout":
         """The layout of ``info``'s kernarg segment; ``types`` optionally declares each explicit
-        argument's type ("ptr", "f32", "int", numpy.float32, "bytes", None = from metadata)."""
+        argument's type ("ptr", "f32", "int", numpy.float32, "bytes", None = from metadata).
+        With ``runtime``, a pointer argument also takes another library's array whose memory
+        that runtime allocated (hsapy.interop.pointer_argument)."""
         explicit = [a for a in info.args if not a.is_hidden]
         declared = list(types) if types is not None else [None] * len(explicit)
         if len(declared) != len(explicit):
@@ -353,7 +359,7 @@ class KernargLayout:
                 f"({MAX_KERNARG_SIZE} bytes); the code object's metadata is probably corrupt"
             )
         return cls(info.name, size, max(info.kernarg_segment_align, 1), slots, hidden,
-                   info.code_object_version, info)
+                   info.code_object_version, info, runtime)
 
     def with_types(self, *types: Any) -> "KernargLayout":
         """The same layout with declared explicit argument types (see :meth:`from_kernel`)."""
@@ -361,7 +367,7 @@ class KernargLayout:
             raise HsapyValueError("this layout was not built from kernel metadata")
         if len(types) == 1 and isinstance(types[0], (list, tuple)):
             types = tuple(types[0])
-        return KernargLayout.from_kernel(self.info, types)
+        return KernargLayout.from_kernel(self.info, types, self.runtime)
 
     # -- views ---------------------------------------------------------------------------
 
@@ -458,6 +464,12 @@ class KernargLayout:
                 address = 0
             elif address is None and _numpy_scalar_kind(value) in ("i", "u"):
                 address = int(value)          # address arithmetic done in numpy
+            elif address is None:             # another library's array on hsapy's memory
+                address, why = pointer_argument(value, self.runtime)
+                if address is None:
+                    raise KernelArgumentError(
+                        f"{where}, got {type(value).__name__}: {why}; signature: "
+                        f"{self.signature}")
             if not isinstance(address, int) or isinstance(address, bool):
                 raise KernelArgumentError(
                     f"{where}, got {type(value).__name__}; signature: {self.signature}")
@@ -520,7 +532,8 @@ class KernargLayout:
 
 def _expectation(slot: ArgSlot) -> str:
     if slot.category == "pointer":
-        return "a device address (a Buffer, an int or a numpy integer)"
+        return ("a device address (a Buffer, an int, a numpy integer, or an array of hsapy "
+                "memory exposing __dlpack__, __array_interface__ or data_ptr())")
     if slot.category == "bytes":
         return f"exactly {slot.size} bytes (a struct passed by value: bytes or a numpy record)"
     if slot.category == "scalar":

@@ -14,6 +14,7 @@ import numpy as np
 from hsapy._hsa import call, constant
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
+from hsapy.interop import BufferView
 
 __all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
 
@@ -316,6 +317,28 @@ class Buffer:
             raise HsapyValueError(
                 f"Buffer.numpy: shape {shape!r} does not fit the {count} {dtype} elements of a "
                 f"{self.size}-byte buffer") from None
+
+    def view(self, dtype: Any = np.uint8, shape: Any = None, offset: int = 0) -> BufferView:
+        """A typed view to share (hsapy.interop): ``torch.from_dlpack(buffer.view(np.float32,
+        (m, n)))`` gives an m x n float32 tensor on this memory; also a kernel argument."""
+        self._check_open()
+        return BufferView(self, self._owner, dtype, shape, offset)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """DLPack export of the whole buffer as uint8 bytes (see :meth:`view` for a typed one)."""
+        return self.view().__dlpack__(stream=stream, max_version=max_version,
+                                      dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(kDLCPU, 0) for host-accessible memory, else (kDLROCM, GPU agent index)."""
+        return self.view().__dlpack_device__()
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        """The numpy array interface (uint8) of host-accessible memory; device memory raises
+        hsapy.interop.NotHostAccessibleError."""
+        return self.view().__array_interface__
 
     def copy_from(self, source: Any, timeout: float = 10.0) -> None:
         """Copy a numpy array (or bytes) into the buffer, from offset 0."""

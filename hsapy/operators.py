@@ -2,8 +2,8 @@
 
 Everything here is host-side numpy and runs without a runtime: ``hsapy run`` (and the tests)
 combine it with a code object and the dispatch path. The numbers (sizes, tolerances, launch
-shapes, published timings) come from shared/reference/operators.md, which summarises chapters
-8-13 of the hello-gpu tutorial; the HIP sources are in ``kernels/*.hip``.
+shapes, published timings) come from chapters 8-13 of the hello-gpu tutorial, which
+docs/operator-suite.md describes; the HIP sources are in ``kernels/*.hip``.
 
 Vocabulary, following the tutorial: a *dispatch* launches ``blocks`` workgroups of ``block``
 work-items (HSA's grid size is their product); ``dynamic_lds`` is the group segment size the

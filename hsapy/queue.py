@@ -105,7 +105,7 @@ class _QueueState:
         self.handle_state: HandleState | None = None
 
     def on_error(self, status: int, queue: Any, _data: Any) -> None:
-        # Runs on a runtime thread: never raise, only record (DESIGN.md "Errors").
+        # Runs on a runtime thread: never raise, only record (docs/architecture.md "Errors").
         try:
             with self.error_lock:
                 if self.error is None:
@@ -214,6 +214,7 @@ class Queue:
         self.size = int(self._ptr.size)
         self.id = int(self._ptr.id)
         self.doorbell = int(self._ptr.doorbell_signal.handle)
+        self.is_profiling = False    # enable_profiling: dispatches record start/end timestamps
         # amd_queue_t (hsa/amd_hsa_queue.h) begins with the hsa_queue_t; bytes 64..71 hold
         # group_/private_segment_aperture_base_hi, the launcher's source for the
         # hidden_shared_base / hidden_private_base kernel arguments.
@@ -426,8 +427,9 @@ class Queue:
         self._check_open()
         check(self._lib.hsa_amd_profiling_set_profiler_enabled(self._ptr, int(bool(enabled))),
               "hsa_amd_profiling_set_profiler_enabled", self._lib)
+        self.is_profiling = bool(enabled)
 
-    # -- publishing packets (shared/reference/amdgpu-abi.md "Publishing a packet") -----------
+    # -- publishing packets (docs/hsa-abi.md "Publishing a packet") -----------
     def reserve(self, count: int = 1, timeout: float = 10.0) -> int:
         """Reserve ``count`` consecutive slots; returns the first index once they are free.
 

@@ -6,17 +6,20 @@ was chosen and why. ``HSAPY_BACKEND`` sets the default backend.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import weakref
 from typing import Any
 
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState, Outstanding, drain, park
-from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
+from hsapy.diagnose import explain_rocr_failure
+from hsapy.errors import (BackendUnavailableError, HsapyError, HsapyTypeError, HsapyValueError,
+                          LibraryLoadError)
 
 __all__ = ["Runtime", "BACKENDS"]
 
-BACKENDS = ("auto", "rocr", "sim")
+BACKENDS = ("auto", "rocr", "sim", "rocr-sim")
 HSA_STATUS_SUCCESS = 0
 
 # Runtime.system_info: key -> (hsa_system_info_t enumerator, C type of the value) (hsa.h).
@@ -31,8 +34,21 @@ SYSTEM_INFO: dict[str, tuple[str, str]] = {
 
 
 def _open_rocr() -> Any:
-    lib = load_rocr()
-    call(lib, "hsa_init")
+    import sys
+
+    kfd = sys.modules.get("hsapy.sim.thunk.kfd")
+    device = kfd.attached() if kfd is not None else None
+    if device is not None and device.is_open:
+        # ROCr is one per process and is running over the simulated thunk: hsa_init would
+        # succeed and report the simulated device as if it were a GPU.
+        raise LibraryLoadError(
+            "ROCr in this process runs over the simulated KFD thunk (an open "
+            "Runtime(backend='rocr-sim')); close it before opening backend rocr")
+    try:
+        lib = load_rocr()
+        call(lib, "hsa_init")
+    except HsapyError as exc:
+        raise BackendUnavailableError(explain_rocr_failure(exc)) from exc
     return lib
 
 
@@ -42,6 +58,21 @@ def _open_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
     lib = SimLib(ffi, targets=targets, executor=executor, watchdog_s=watchdog_s)
     call(lib, "hsa_init")
     return lib
+
+
+def _open_rocr_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
+    from hsapy.sim.thunk import open_rocr_sim
+
+    return open_rocr_sim(targets, executor, watchdog_s)
+
+
+def _close_at_exit(runtime: weakref.ref) -> Any:
+    def close() -> None:
+        alive = runtime()
+        if alive is not None:
+            alive.close()
+            alive._outstanding.now()    # at exit, numpy views no longer hold the shut-down
+    return close
 
 
 def _iterate_agents(lib: Any) -> list[int]:
@@ -74,7 +105,8 @@ def _all_done(marks: list[Any]) -> bool:
 class Runtime:
     """An initialized HSA runtime. Use as a context manager; ``close()`` is idempotent.
 
-    ``backend``: "auto" (default, or ``HSAPY_BACKEND``), "rocr" or "sim". ``targets`` chooses the
+    ``backend``: "auto" (default, or ``HSAPY_BACKEND``), "rocr", "sim" or "rocr-sim" (the real
+    ROCr over the simulated KFD thunk, docs/rocr-over-simulated-thunk.md). ``targets`` chooses the
     simulator's GPU agents (e.g. ``["gfx942"]``; default gfx942 + gfx1201 or
     ``HSAPY_SIM_TARGETS``); ``executor`` selects the simulator's executor ("null" consumes
     dispatches without running them); ``watchdog_s`` is how many host seconds one simulated
@@ -93,11 +125,17 @@ class Runtime:
             lib, reason = _open_rocr(), "requested"
         elif backend == "sim":
             lib, reason = _open_sim(targets, executor, watchdog_s), "requested"
+        elif backend == "rocr-sim":
+            lib, reason = _open_rocr_sim(targets, executor, watchdog_s), "requested"
         else:
             lib, backend, reason = self._auto(targets, executor, watchdog_s)
         self.lib = lib
         self.backend = backend
         self.backend_reason = reason
+        # The real runtime's rules apply (ROCr, on a GPU or over the simulated thunk) / times
+        # and results come from the simulator (hsapy.sim, directly or under ROCr).
+        self.runs_rocr = backend in ("rocr", "rocr-sim")
+        self.is_simulated = backend in ("sim", "rocr-sim")
         # What still holds memory of this runtime once it is closed (see close()).
         self._outstanding = Outstanding()
         self._state = HandleState("Runtime", _shut_down(lib, self._outstanding),
@@ -111,6 +149,13 @@ class Runtime:
         self._copies: list[Any] = []
         # Open queues: a packet published on one may point at anything (raw AQL included).
         self._queues: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._exit_hook: Any = None
+        if backend == "rocr-sim":
+            # ROCr's threads call the simulated thunk, which is Python: ROCr must be shut down
+            # (its threads joined, queues destroyed, children first) before the interpreter
+            # finalizes, or a thread entering it then ends the process (hsapy/sim/thunk).
+            self._exit_hook = _close_at_exit(weakref.ref(self))
+            atexit.register(self._exit_hook)
         try:
             self._discover()
         except BaseException:
@@ -173,12 +218,8 @@ class Runtime:
     def _auto(targets: Any, executor: Any, watchdog_s: Any = None) -> tuple[Any, str, str]:
         try:
             lib = _open_rocr()
-        except HsapyError as exc:
-            # Short and specific: the status name (hsa_init) or the library problem's first line.
-            reason = getattr(exc, "status_name", None) or str(exc).splitlines()[0]
-            if getattr(exc, "function", None):
-                reason = f"{exc.function}: {reason}"
-            return _open_sim(targets, executor, watchdog_s), "sim", f"ROCr unavailable ({reason})"
+        except BackendUnavailableError as exc:
+            return _open_sim(targets, executor, watchdog_s), "sim", f"ROCr unavailable: {exc}"
         if any(_is_gpu(lib, h) for h in _iterate_agents(lib)):
             return lib, "rocr", "ROCr reports a GPU agent"
         lib.hsa_shut_down()
@@ -233,6 +274,9 @@ class Runtime:
         self._copies.clear()
         drain()
         self._state.close()
+        if self._exit_hook is not None:
+            atexit.unregister(self._exit_hook)
+            self._exit_hook = None
 
     def __enter__(self) -> Runtime:
         return self

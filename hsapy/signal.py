@@ -365,7 +365,7 @@ def value_words(runtime: Any, signal: Signal) -> Any:
 
 
 class SignalPool:
-    """Reusable signals (DESIGN.md: never create a signal per dispatch)."""
+    """Reusable signals (docs/architecture.md: never create a signal per dispatch)."""
 
     def __init__(self, runtime: Any) -> None:
         self._runtime = runtime

@@ -3,7 +3,9 @@
 Every route ends in the bytes of a loadable AMDGPU code object (an ELF shared object, ``.hsaco``):
 
 - :func:`build_ir`: LLVM IR text or an ``llvmlite.ir.Module`` -> llvmlite's AMDGPU target machine
-  (O2 pipeline, code object version pinned) -> relocatable object -> ``ld.lld -shared``.
+  (O2 pipeline, code object version pinned) -> relocatable object -> ``ld.lld -shared``. With
+  no ``ld.lld`` on the machine, the kernels hsapy builds itself come from the code objects
+  shipped in hsapy.asm's ``prebuilt/`` (:func:`prebuilt_code_object`; ``asm/build.py``).
 - :func:`build_hip`: a HIP source -> ``hipcc --genco`` when it supports the target, otherwise
   clang in HIP device-only mode with hsapy's small device header (``kernels/include``).
 - :func:`assemble`: AMDGPU assembly text -> ``llvm-mc`` (or ``clang -x assembler``) -> ``ld.lld``.
@@ -56,6 +58,7 @@ __all__ = [
     "hip_include_dir",
     "link",
     "observe",
+    "prebuilt_code_object",
 ]
 
 AMDGPU_TRIPLE = "amdgcn-amd-amdhsa"
@@ -122,7 +125,8 @@ class ToolchainEvent:
     ``kind`` is one of ``found`` (a tool was chosen), ``probe`` (a tool was asked its version or
     capabilities), ``run`` (a compiler, assembler or linker ran), ``llvm`` (llvmlite emitted code),
     ``cache-hit``, ``cache-store``, ``cache-bad`` (an entry failed its check and is rebuilt;
-    also a :class:`CacheWarning`) and ``note``.
+    also a :class:`CacheWarning`), ``prebuilt`` (a shipped code object stood in for a build:
+    no linker was found) and ``note``.
     """
 
     kind: str
@@ -696,7 +700,7 @@ def _prepare_module(ir_text: str, target: Target, code_object_version: int,
     module.triple = AMDGPU_TRIPLE
     module.data_layout = data_layout
     # Pin the version with a module flag (behaviour 1 = error on mismatch): LLVM 22 would
-    # otherwise emit v6, which ROCm before 6.2 rejects (amdgpu-abi.md, "Code objects").
+    # otherwise emit v6, which ROCm before 6.2 rejects (docs/hsa-abi.md, "Code objects").
     if "amdhsa_code_object_version" not in ir_text:
         flags = llvm.parse_assembly(_flags_module_text(code_object_version, data_layout))
         try:
@@ -801,7 +805,14 @@ def build_ir(ir, target: str | Target = "gfx942", *, code_object_version: int = 
     _check_code_object_version(code_object_version, target)
     wave = target.check_wavefront_size(wavefront_size)
     text = _ir_text(ir)
-    linker = linker or find_tool("ld.lld")
+    if linker is None:
+        try:
+            linker = find_tool("ld.lld")
+        except ToolNotFoundError:
+            shipped = prebuilt_code_object(text, target, code_object_version, wave, opt_level)
+            if shipped is None:
+                raise
+            return shipped
     parts = {
         "source": _sha256(text),
         "target": str(target),
@@ -815,6 +826,56 @@ def build_ir(ir, target: str | Target = "gfx942", *, code_object_version: int = 
         return link([obj], linker=linker, what=f"link the code object for {target}")
 
     return _cached("ir", parts, produce, cache, f"LLVM IR for {target}")
+
+
+def _prebuilt_dir() -> Path | None:
+    """``prebuilt/`` of hsapy.asm (asm/ in a source checkout), or None."""
+    spec = importlib.util.find_spec("hsapy.asm")
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    locations.append(str(Path(__file__).resolve().parent.parent / "asm"))
+    for location in locations:
+        candidate = Path(location) / "prebuilt"
+        if (candidate / "MANIFEST.json").is_file():
+            return candidate
+    return None
+
+
+def prebuilt_code_object(ir, target: str | Target, code_object_version: int = 5,
+                         wavefront_size: int | None = None, opt_level: int = 2) -> bytes | None:
+    """The code object shipped in hsapy.asm's ``prebuilt/`` for exactly this IR and these
+    options, or None.
+
+    ``asm/build.py`` links one for every kernel hsapy builds itself, so that a machine without
+    ``ld.lld`` still runs them; a file is used only when the IR it was built from hashes to
+    ``ir`` (and the file to its recorded SHA-256), so an edited kernel is never answered with a
+    stale one. Emits a ``prebuilt`` event naming the file.
+    """
+    target = Target.parse(target)
+    wave = target.check_wavefront_size(wavefront_size)
+    directory = _prebuilt_dir()
+    if directory is None:
+        return None
+    try:
+        files = json.loads((directory / "MANIFEST.json").read_text())["files"]
+    except (OSError, ValueError, KeyError):
+        return None
+    wanted = {"ir_sha256": _sha256(_ir_text(ir)), "target": str(target),
+              "code_object_version": code_object_version, "wavefront_size": wave,
+              "opt_level": opt_level}
+    for name, entry in files.items():
+        if any(entry.get(key) != value for key, value in wanted.items()):
+            continue
+        try:
+            data = (directory / name).read_bytes()
+        except OSError:
+            return None
+        if _sha256(data) != entry.get("sha256"):
+            return None
+        _emit("prebuilt", f"no ld.lld found: using the code object shipped prebuilt with hsapy "
+                          f"({name}); install lld or pip install 'hsapy[toolchain]' to link "
+                          "it here")
+        return data
+    return None
 
 
 # --------------------------------------------------------------------------------------------

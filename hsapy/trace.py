@@ -43,8 +43,8 @@ Limits, and how they show:
   ``HSA_SYSTEM_INFO_TIMESTAMP``); the drift measured at the end is in ``otherData``. On the
   simulator the GPU clock is simulated (host wall-clock of the simulator), and the trace says so.
 - On one queue, slices that overlap without nesting (concurrent dispatches without the barrier
-  bit, on hardware) are clipped to start where the previous one ended; the true times stay in
-  the slice's args (``gpu_start_us``/``gpu_end_us``).
+  bit, on hardware) are drawn on separate lanes: extra tracks under the queue's, named
+  "queue N lane 2", "lane 3" ..., so every slice keeps its true start and end.
 """
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ _WAIT_SLICE_S = 0.01
 _HARVEST_PER_CALL = 8   # completed packets read per observer call (keeps publishing cheap)
 _EPSILON_US = 0.002     # timestamps are rounded to ns: closer than this is "at the same time"
 _BARRIER_TYPES = (aql.PacketType.BARRIER_AND, aql.PacketType.BARRIER_OR)
+_LANE_TID_BASE = 1000   # a queue's extra lanes get track ids 1000 * its track id + lane
 
 
 @dataclass(eq=False)
@@ -119,6 +120,7 @@ class _RuntimeInfo:
         self.runtime = runtime
         self.key = key
         self.backend = runtime.backend
+        self.is_simulated = runtime.is_simulated
         self.frequency = int(runtime.timestamp_frequency)
         self.calibration = _calibrate(runtime)
         self.end_calibration: tuple[int, int] | None = None
@@ -141,6 +143,11 @@ class _QueueInfo:
         self.doorbells: list[tuple[int, int, int]] = []   # (host ns, thread, index)
         self.pending: deque[PacketRecord] = deque()
         self.profiling_from_start = False
+        self.lanes = 1                          # tracks its slices need (see Trace._lanes)
+
+    def lane_tid(self, lane: int) -> int:
+        """The track id of lane ``lane`` (0: the queue's own track)."""
+        return self.tid if lane == 0 else _LANE_TID_BASE * self.tid + lane
 
 
 def _calibrate(runtime: Any) -> tuple[int, int]:
@@ -479,7 +486,8 @@ class Trace:
 
     def _slices(self) -> dict[int, dict[str, Any]]:
         """Complete events by record seq: measured where timestamps exist, inferred for
-        barriers without a completion signal; then clipped per track so slices nest."""
+        barriers without a completion signal; then spread over lanes per queue so that the
+        slices of each track nest."""
         slices: dict[int, dict[str, Any]] = {}
         for info in self._queues.values():
             measured: dict[int, tuple[float, float]] = {}
@@ -509,7 +517,7 @@ class Trace:
                 slices[rec.seq] = {"name": self._name(rec), "cat": cat, "ph": "X", "ts": begin,
                                    "dur": round(max(end - begin, 0.0), 3), "pid": info.pid,
                                    "tid": info.tid, "args": args}
-            self._clip(slices, ordered)
+            info.lanes = self._lanes(slices, ordered, info)
         return slices
 
     def _inferred_bounds(self, ordered: list[PacketRecord], position: int,
@@ -528,17 +536,29 @@ class Trace:
         return begin, after
 
     @staticmethod
-    def _clip(slices: dict[int, dict[str, Any]], ordered: list[PacketRecord]) -> None:
+    def _lanes(slices: dict[int, dict[str, Any]], ordered: list[PacketRecord],
+               info: _QueueInfo) -> int:
+        """Put each slice of one queue on the first lane where it nests in or follows what is
+        there (Trace Event Format tracks draw only nested slices); return the lanes used."""
         track = sorted((slices[r.seq] for r in ordered if r.seq in slices),
                        key=lambda e: (e["ts"], -e["dur"]))
-        open_end = None
+        lanes: list[list[float]] = []          # per lane: ends of the slices still open
         for event in track:
-            end = event["ts"] + event["dur"]
-            if open_end is not None and event["ts"] + _EPSILON_US < open_end < end:
-                event["args"]["clipped"] = "overlapped the previous slice on this queue"
-                event["ts"] = round(open_end, 3)
-                event["dur"] = round(end - open_end, 3)
-            open_end = max(open_end or end, end)
+            begin, end = event["ts"], event["ts"] + event["dur"]
+            for lane, open_ends in enumerate(lanes):
+                while open_ends and open_ends[-1] <= begin + _EPSILON_US:
+                    open_ends.pop()
+                if not open_ends or end <= open_ends[-1] + _EPSILON_US:
+                    break
+            else:
+                lane, open_ends = len(lanes), []
+                lanes.append(open_ends)
+            open_ends.append(end)
+            event["tid"] = info.lane_tid(lane)
+            if lane:
+                event["args"]["lane"] = (f"{lane + 1}: overlapped a slice on this queue's "
+                                         "track without nesting in it")
+        return max(len(lanes), 1)
 
     def events(self) -> list[dict[str, Any]]:
         """The trace events (built once after the trace stopped)."""
@@ -548,6 +568,7 @@ class Trace:
         if self._events is not None:
             return self._events
         events: list[dict[str, Any]] = []
+        slices = self._slices()
 
         def meta(name: str, pid: int, tid: int, value: Any) -> None:
             events.append({"name": name, "ph": "M", "ts": 0, "pid": pid, "tid": tid,
@@ -559,16 +580,20 @@ class Trace:
             meta("thread_name", HOST_PID, tid, f"host thread {thread_name}")
         agent_names = {}
         for info in self._queues.values():
-            agent_names[info.pid] = (info.agent_name, info.rt.backend)
-        for pid, (name, backend) in sorted(agent_names.items()):
-            clock = "simulated clock" if backend == "sim" else "GPU timestamps"
+            agent_names[info.pid] = (info.agent_name, info.rt.backend, info.rt.is_simulated)
+        for pid, (name, backend, simulated) in sorted(agent_names.items()):
+            clock = "simulated clock" if simulated else "GPU timestamps"
             meta("process_name", pid, 0, f"GPU agent {name} ({backend}, {clock})")
             meta("process_sort_index", pid, 0, pid)
         for info in self._queues.values():
             profiled = ", profiled from creation" if info.profiling_from_start else ""
             meta("thread_name", info.pid, info.tid,
                  f"queue {info.id} (size {info.size}{profiled})")
-            meta("thread_sort_index", info.pid, info.tid, info.tid)
+            meta("thread_sort_index", info.pid, info.tid, _LANE_TID_BASE * info.tid)
+            for lane in range(1, info.lanes):
+                meta("thread_name", info.pid, info.lane_tid(lane),
+                     f"queue {info.id} lane {lane + 1}")
+                meta("thread_sort_index", info.pid, info.lane_tid(lane), info.lane_tid(lane))
 
         for rec in self.records:
             info = rec.queue
@@ -586,7 +611,6 @@ class Trace:
                                "ph": "i", "s": "t", "ts": self._host_us(ns), "pid": HOST_PID,
                                "tid": thread, "args": {"queue": info.id, "index": index,
                                                        "agent": info.agent_name}})
-        slices = self._slices()
         events.extend(slices[seq] for seq in sorted(slices))
 
         flow_id = 0
@@ -617,7 +641,7 @@ class Trace:
                 "backend": rt.backend,
                 "timestamp_frequency_hz": rt.frequency,
                 "gpu_clock": ("simulated: the hsapy simulator's clock (host wall-clock of the "
-                              "simulator), not GPU time" if rt.backend == "sim" else
+                              "simulator), not GPU time" if rt.is_simulated else
                               "GPU dispatch timestamps in the HSA system timestamp domain "
                               "(hsa_amd_profiling_get_dispatch_time)"),
                 "alignment": ("GPU ticks -> us with timestamp_frequency_hz, placed on the host "
@@ -665,7 +689,7 @@ class Trace:
                 "dependencies": len(deps),
                 "dependencies_without_producer": sum(p is None for _r, p in deps),
                 "flows": flows,
-                "simulated": any(rt.backend == "sim" for rt in self._runtimes.values())}
+                "simulated": any(rt.is_simulated for rt in self._runtimes.values())}
 
 
 def record(path: Any = None, harvest_timeout: float = 2.0) -> Trace:

@@ -29,10 +29,12 @@ Table format (read by hsapy/sim/isa/decoder.py): ``tables[<format>][<opcode>]`` 
   destination), ``mai`` (MFMA), ``op_sel_n``/``op_sel_hi_n``/``op_sel_hi_default``/``neg_n``
   (VOP3P list lengths and defaults), ``neg_mask``/``abs_mask``/``sext_mask`` (VOP3 sources that
   print modifiers), ``neg_abs_operands`` (v_fma_mix*), ``ds_offsets`` (``single``/``pair``),
-  ``cache_bits``/``has_offset`` (MUBUF), ``th`` (gfx12 cache-policy names per scope),
-  ``sopp`` (how a SOPP immediate prints).
+  ``cache_bits``/``has_offset`` (buffer instructions), ``typed`` (a tbuffer opcode: prints its
+  format), ``ops_lds`` (the operands of the gfx9 buffer ``lds`` form, which has no VDATA),
+  ``th`` (gfx12 cache-policy names per scope), ``sopp`` (how a SOPP immediate prints).
 
-Plus ``HWREG`` (hardware register names) and ``SENDMSG`` (message names), both LLVM's spelling.
+Plus ``HWREG`` (hardware register names), ``SENDMSG`` (message names) and ``BUFFMT`` (the
+``format:`` text of each typed-buffer format value), all LLVM's spelling.
 """
 from __future__ import annotations
 
@@ -213,6 +215,9 @@ LITERAL_VALUES = (0x12345678, 0x3F800000, 0xFFFFFFFF, 0x3C00, 0xFFF0, 0x40, 0x41
 CONST_ORDER = ("b32", "f16", "i16", "u16", "f64", "b64", "s64", "v2f16", "i32", "hex")
 SRC_FIELDS = ("src0", "src1", "src2", "ssrc0", "ssrc1", "src0x", "src0y")
 SCALE = {"sbase": 2, "srsrc": 4}
+# Fields that select a mode or format rather than name a register (never operand positions).
+NON_OPERAND_FIELDS = ("op", "opx", "opy", "seg", "imm", "soe", "sve", "dfmt", "nfmt", "format",
+                      "offen", "idxen")
 
 
 def expected_index(field: str, value: int) -> int:
@@ -226,7 +231,7 @@ def build_template(tokens: list[str], probe: dict[str, int], imm_texts: dict[str
     """Map printed operands to encoding fields (see "Table format" in the module docstring)."""
     by_index = {}
     for field, value in probe.items():
-        if field in ("op", "opx", "opy", "seg", "imm", "soe", "sve") or field.startswith("op_sel"):
+        if field in NON_OPERAND_FIELDS or field.startswith("op_sel"):
             continue
         by_index.setdefault(expected_index(field, value), field)
     template: list[list] = []
@@ -344,6 +349,12 @@ def probe_variants(family: str, fmt: F.Format) -> list[dict[str, int]]:
         return [{"vdst": 8, "data0": 16, "data1": 24, "addr": 32}]
     if name == "MUBUF":
         return [{"vdata": 8, "vaddr": 32, "srsrc": 1, "soffset": 40, "offen": 1}]
+    if name == "MTBUF":
+        # the default format (gfx9 DFMT 1 / NFMT 0, gfx11 unified format 1) prints nothing
+        fmt_fields = {"dfmt": 1} if family == "gfx9" else {"format": 1}
+        return [{"vdata": 8, "vaddr": 32, "srsrc": 1, "soffset": 40, "offen": 1, **fmt_fields}]
+    if name == "VBUFFER":
+        return [{"vdata": 8, "vaddr": 32, "rsrc": 4, "soffset": 40, "offen": 1, "format": 1}]
     raise KeyError(name)
 
 
@@ -354,6 +365,8 @@ OPTIONAL_FIELDS = {
     "VOP1": ("vdst", "src0"), "VOP3": ("src2", "src1", "src0", "vdst"),
     "VOP3P": ("src2", "src1", "src0"), "DS": ("data1", "data0", "vdst", "addr"),
     "MUBUF": ("vdata", "vaddr", "soffset", "srsrc", "offen"),
+    "MTBUF": ("vdata", "vaddr", "soffset", "srsrc", "offen"),
+    "VBUFFER": ("vdata", "vaddr", "soffset", "rsrc", "offen"),
 }
 
 
@@ -412,7 +425,8 @@ def add_const_classes(dis, family, fmt, entry, probe) -> None:
 
 
 def gen_simple(dis, family, fmt) -> dict[str, dict]:
-    """SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/SMEM/DS/MUBUF: one table entry per opcode."""
+    """SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/SMEM/DS/MUBUF/MTBUF/VBUFFER: one table entry per
+    opcode."""
     table = {}
     width = fmt.fields[fmt.opcode_field][2]
     for op in range(1 << width):
@@ -423,8 +437,8 @@ def gen_simple(dis, family, fmt) -> dict[str, dict]:
         add_const_classes(dis, family, fmt, entry, probe)
         if fmt.name == "DS":
             entry["ds_offsets"] = ds_offset_style(dis, fmt, probe)
-        if fmt.name == "MUBUF":
-            add_mubuf_modifiers(dis, fmt, entry, probe)
+        if fmt.name in ("MUBUF", "MTBUF", "VBUFFER"):
+            add_buffer_facts(dis, family, fmt, entry, probe)
         if fmt.name in ("VOP1", "VOP2", "VOPC"):
             add_extension_facts(dis, family, fmt, entry, probe)
         table[str(op)] = entry
@@ -482,18 +496,34 @@ def add_extension_facts(dis, family, fmt, entry, probe) -> None:
             entry[f"{kind}_{mod}_mask"] = mask
 
 
-def add_mubuf_modifiers(dis, fmt, entry, probe) -> None:
-    """Which cache bits and offsets a MUBUF opcode prints (cache-control ops print few)."""
+def add_buffer_facts(dis, family, fmt, entry, probe) -> None:
+    """Buffer (MUBUF / MTBUF / VBUFFER) opcodes: which cache bits and offsets they print
+    (cache-control ops print few), whether they print a format (tbuffer), the operands of the
+    gfx9 ``lds`` form (no VDATA), and on gfx12 the th names per scope."""
     printed = []
+    base_n, base = dis.words(fmt.pack(probe) + [0])
     for bit in ("sc0", "sc1", "nt", "glc", "slc", "dlc"):
         if bit in fmt.fields:
-            n, text = dis.words(fmt.pack({**probe, bit: 1}))
-            base_n, base = dis.words(fmt.pack(probe))
+            n, text = dis.words(fmt.pack({**probe, bit: 1}) + [0])
             if n and text != base:
                 printed.append(bit)
     entry["cache_bits"] = printed
-    n, text = dis.words(fmt.pack({**probe, "offset": 4}))
+    n, text = dis.words(fmt.pack({**probe, "offset": 4}) + [0])
     entry["has_offset"] = int(bool(n) and "offset:4" in text)
+    fmt_field = "dfmt" if "dfmt" in fmt.fields else "format"
+    if fmt_field in fmt.fields:
+        n, text = dis.words(fmt.pack({**probe, fmt_field: 2}) + [0])
+        if n and "format:" in text:
+            entry["typed"] = 1
+    if "lds" in fmt.fields:
+        lds_probe = {**probe, "lds": 1}
+        n, text = dis.words(fmt.pack(lds_probe) + [0])
+        if n and "/*" not in text:
+            toks, _ = split_operands(text.partition(" ")[2])
+            entry["ops_lds"] = build_template(toks, lds_probe, {}, False)
+    if family == "gfx12" and "th" in fmt.fields:
+        entry["th"] = [[_th_name(dis, fmt, probe, th, scope) for th in range(8)]
+                       for scope in range(4)]
 
 
 def ds_offset_style(dis, fmt, probe) -> str:
@@ -651,7 +681,7 @@ def gen_sopp(dis, family, fmt) -> dict[str, dict]:
 
 
 def _th_name(dis, fmt, probe, th: int, scope: int) -> str:
-    n, text = dis.words(fmt.pack({**probe, "th": th, "scope": scope}))
+    n, text = dis.words(fmt.pack({**probe, "th": th, "scope": scope}) + [0])
     m = re.search(r"th:(\S+)", text) if n else None
     return m.group(1) if m else ""
 
@@ -778,6 +808,24 @@ def gen_sendmsg(dis, family) -> dict[str, dict[str, str]]:
     return out
 
 
+def gen_buffer_formats(dis, family) -> dict[str, str]:
+    """How LLVM prints a typed-buffer format field: ``format:[...]`` text per value of the 7-bit
+    field (gfx9: NFMT << 4 | DFMT; gfx11/gfx12: the unified format), "" where LLVM prints none
+    (the default format)."""
+    name = {"gfx9": "MTBUF", "gfx11": "MTBUF", "gfx12": "VBUFFER"}[family]
+    fmt = next(f for f in F.FAMILY_FORMATS[family] if f.name == name)
+    probe = probe_variants(family, fmt)[0]
+    load_x = 0 if family != "gfx12" else 128        # tbuffer_load_format_x
+    out = {}
+    for value in range(128):
+        fields = {"dfmt": value & 15, "nfmt": value >> 4} if family == "gfx9" else {"format": value}
+        n, text = dis.words(fmt.pack({**probe, **fields, "op": load_x}) + [0])
+        assert n and text.startswith("tbuffer_load_format_x"), (family, value, text)
+        match = re.search(r" format:(\S+)", text)
+        out[str(value)] = match.group(1) if match else ""
+    return out
+
+
 def generate(table: str) -> dict:
     cpu, features = TABLE_VARIANTS[table]
     family = CPUS[cpu]
@@ -795,6 +843,7 @@ def generate(table: str) -> dict:
         else:
             tables[fmt.name] = gen_simple(dis, family, fmt)
     tables["HWREG"] = gen_hwreg(dis, family)
+    tables["BUFFMT"] = gen_buffer_formats(dis, family)
     tables["SENDMSG"] = gen_sendmsg(dis, family)
     return {
         "_header": (f"Generated by tools/gen_isa_tables.py from libLLVM-19 (LLVMDisasmInstruction, "
@@ -839,7 +888,8 @@ def main(argv: list[str]) -> int:
         path = TABLE_DIR / f"{cpu}.json"
         path.write_text(dump_table(data))
         counts = {k: len(v) for k, v in data["tables"].items()}
-        unknown = [(k, op, e["const"]) for k, t in data["tables"].items() if k not in ("VOPD", "HWREG", "SENDMSG")
+        unknown = [(k, op, e["const"]) for k, t in data["tables"].items()
+                   if k not in ("VOPD", "HWREG", "SENDMSG", "BUFFMT")
                    for op, e in t.items() if any(c.startswith("?") for c in e.get("const", {}).values())]
         print(f"{cpu}: {path.relative_to(ROOT)} {counts}; unresolved constant classes: {len(unknown)}")
         seen = {}

@@ -93,6 +93,29 @@ REASONS: tuple[tuple[str, str], ...] = (
     (r"^s_(get_barrier_state|barrier_init|barrier_join|wakeup_barrier|barrier_leave)$",
      "named barriers, which HIP compute code does not use (__syncthreads is s_barrier_signal "
      "and s_barrier_wait)"),
+    (r"^s_scratch_(load|store)",
+     "scalar access to the private segment: the guides do not say how a scalar address maps "
+     "into the per-lane interleaved scratch; LLVM does not emit it"),
+    (r"^ds_condxchg32_rtn_b64$",
+     "conditional exchange for graphics: the guides do not describe its write-enable bits "
+     "precisely enough to implement without guessing"),
+    (r"^(global|scratch)_load_lds_(ubyte|sbyte|ushort|sshort)$",
+     "byte/short loads into LDS: which LDS bytes they write is not documented"),
+    (r"^scratch_load_lds_dword$",
+     "scratch load into LDS: LLVM's intrinsics do not emit it and the guides document the LDS "
+     "address only for the global and buffer forms"),
+    (r"^(global|scratch)_(load|store)_block$",
+     "gfx12 transfers of up to 32 VGPRs chosen by an M0 mask (register spills): the memory "
+     "layout is not documented"),
+    (r"^global_load_tr_b(64|128)$",
+     "transposing loads for matrix operands: not implemented yet"),
+    (r"^global_atomic_ordered_add_b64$",
+     "ordered add: its result depends on the hardware's wave ordering, which the simulator "
+     "does not model"),
+    (r"^buffer_load_lds_", "gfx11 buffer loads into LDS: not implemented (gfx9's lds form is)"),
+    (r"^ds_bvh_stack_", "ray-tracing traversal stack (gfx11): not used by compute code"),
+    (r"^(flat|global|buffer)_atomic_cmpswap_f32$",
+     "gfx11 float compare-and-swap: not implemented yet"),
 )
 
 

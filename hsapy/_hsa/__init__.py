@@ -23,7 +23,7 @@ from hsapy._hsa._cdef import CDEF, HEADER_VERSION
 from hsapy.errors import LibraryLoadError, LibraryNotFoundError, error_for, is_error
 
 __all__ = ["ffi", "CDEF", "HEADER_VERSION", "load_rocr", "rocr_candidates", "check", "call",
-           "constant", "iterate"]
+           "constant", "iterate", "cache_info"]
 
 ffi = cffi.FFI()
 ffi.cdef(CDEF)
@@ -32,7 +32,7 @@ _LIB_NAMES = ("libhsa-runtime64.so.1", "libhsa-runtime64.so")
 
 
 def rocr_candidates() -> list[str]:
-    """Paths tried for the real runtime, in DESIGN.md's order.
+    """Paths tried for the real runtime, in docs/architecture.md's order.
 
     HSAPY_HSA_LIB (a file), $ROCM_PATH/lib, /opt/rocm/lib, then the system loader by name. When
     HSAPY_HSA_LIB is set, :func:`load_rocr` tries only that file.
@@ -174,3 +174,29 @@ def iterate(lib: Any, function: str, handle_type: str, *args: Any,
         raise stashed[0]
     check(status, function, lib)
     return handles
+
+
+def cache_info(lib: Any, handle: int) -> tuple[str, int, int]:
+    """(name, level, size in bytes) of an ``hsa_cache_t``.
+
+    hsa.h says HSA_CACHE_INFO_NAME is a character array of HSA_CACHE_INFO_NAME_LENGTH bytes and
+    HSA_CACHE_INFO_SIZE is in bytes. ROCr 5.x (src/core/runtime/cache.cpp, Cache::GetInfo)
+    writes a ``const char *`` for the name instead, and the size as the KFD topology reports it,
+    in KiB. The name buffer is therefore at least pointer-sized (ROCr's store never overruns
+    it); a name that is not ``length`` characters of text read in place is ROCr's pointer, and
+    then the size is in KiB.
+    """
+    def read(enumerator: str, out: Any) -> Any:
+        call(lib, "hsa_cache_get_info", {"handle": handle}, constant(enumerator), out)
+        return out
+
+    length = read("HSA_CACHE_INFO_NAME_LENGTH", ffi.new("uint32_t *"))[0]
+    buffer = read("HSA_CACHE_INFO_NAME", ffi.new("char[]", max(length + 1, 16)))
+    level = read("HSA_CACHE_INFO_LEVEL", ffi.new("uint8_t *"))[0]
+    size = read("HSA_CACHE_INFO_SIZE", ffi.new("uint32_t *"))[0]
+    text = ffi.string(buffer)
+    if len(text) == length and all(32 <= c < 127 for c in text):
+        return text.decode(), level, size
+    pointer = ffi.cast("const char **", buffer)[0]
+    name = ffi.string(pointer, length) if pointer != ffi.NULL else b""
+    return name.decode(errors="replace"), level, size * 1024

@@ -4,7 +4,8 @@ Modes: host submit cost (plain launch, prepared launch, batch of 256 per dispatc
 (dispatch + wait), throughput and per-dispatch duration from GPU timestamps, and HIP's
 hipModuleLaunchKernel side by side when hip-python is installed. Each mode is warmed up, then
 repeated; the table (or one JSON object per mode with ``--json``) gives median, p5, p95 and min
-in microseconds. ``--plot FILE.png`` draws the distributions (hsapy.plot, no matplotlib).
+in microseconds. ``--plot FILE`` draws the distributions with matplotlib (the ``plot`` extra) as
+PNG, SVG or PDF by the file's extension.
 On the simulator every number is labelled simulated.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import json
 import sys
 import textwrap
+from hsapy.runtime import BACKENDS
 
 HELP = "benchmark kernel launches: submit cost, round trip, throughput (HIP side by side)"
 
@@ -23,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``hsapy bench``."""
     parser.add_argument("what", choices=BENCHES, metavar="WHAT",
                         help=f"the benchmark to run: {', '.join(BENCHES)}")
-    parser.add_argument("--backend", choices=("auto", "rocr", "sim"), default=None,
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--target", metavar="T",
                         help="GPU agent by target, e.g. gfx942 (default: the first GPU agent)")
@@ -34,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="a short run (smaller bursts, 3 repeats): seconds on the simulator")
     parser.add_argument("--json", action="store_true", help="one JSON object per mode")
-    parser.add_argument("--plot", metavar="FILE.png", help="write the distributions as a PNG")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="write the distributions as a chart: FILE.png, .svg or .pdf "
+                             "(needs matplotlib: pip install 'hsapy[plot]')")
     parser.add_argument("--progress", action="store_true",
                         help="show the progress bar on stderr even when it is not a terminal")
 
@@ -46,10 +50,15 @@ def run(args: argparse.Namespace) -> int:
     if args.repeats is not None and args.repeats < 1:
         print(f"hsapy bench: --repeats must be at least 1, not {args.repeats}", file=sys.stderr)
         return 2
-    if args.plot and not args.plot.lower().endswith(".png"):
-        print(f"hsapy bench: --plot writes a PNG: give a file name ending in .png, "
-              f"not {args.plot!r}", file=sys.stderr)
-        return 2
+    if args.plot:
+        from hsapy import plot
+
+        try:
+            plot.check_path(args.plot)
+            plot.require_matplotlib()
+        except HsapyError as exc:
+            print(f"hsapy bench: --plot: {exc}", file=sys.stderr)
+            return 2
     plan = (bench.LaunchPlan.quick(args.repeats) if args.quick
             else bench.LaunchPlan(repeats=args.repeats or 20))
     progress = bench.Progress(1, enabled=args.progress or sys.stderr.isatty())
@@ -100,12 +109,11 @@ def _print_table(results: list, notes: list[str], plan) -> None:
 
 
 def _write_plot(path: str, results: list) -> None:
-    from hsapy.plot import latency_plot, write_png
+    from hsapy.plot import latency_chart
 
     first = results[0]
     subtitle = f"the empty kernel on {first.target} via {first.backend}"
     if first.simulated:
         subtitle += " (simulated: not hardware numbers)"
-    image = latency_plot([(r.mode, r.samples_us) for r in results], "hsapy bench launch",
-                         subtitle)
-    write_png(path, image)
+    latency_chart([(r.mode, r.samples_us) for r in results], path, "hsapy bench launch",
+                  subtitle)

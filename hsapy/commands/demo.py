@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from hsapy.runtime import BACKENDS
 
 HELP = "a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then the operator suite"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("auto", "rocr", "sim"), default=None,
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--target", default=None, help="GPU target to use (default: the first)")
     parser.add_argument("--no-suite", action="store_true",
@@ -34,13 +35,17 @@ def tour(runtime, target: str | None) -> bool:
     """The narrated dispatch; returns True when the result verified."""
     import numpy as np
 
-    from hsapy import aql
+    from hsapy import aql, toolchain
     from hsapy.asm import kernels
 
-    simulated = runtime.backend == "sim"
+    simulated = runtime.is_simulated
     _step(1, "Agents")
-    where = "the hsapy simulator (no AMD GPU found: " + runtime.backend_reason + ")" if simulated \
-        else "ROCr, the real HSA runtime"
+    if runtime.backend == "rocr-sim":
+        where = "ROCr, the real HSA runtime, over hsapy's simulated KFD thunk"
+    elif simulated:
+        where = f"the hsapy simulator ({runtime.backend_reason})"
+    else:
+        where = "ROCr, the real HSA runtime"
     _say(f"runtime: {where}")
     for agent in runtime.agents:
         extra = (f", wave{agent.wavefront_size}, {agent.compute_unit_count} CUs, "
@@ -51,10 +56,15 @@ def tour(runtime, target: str | None) -> bool:
 
     _step(2, "Code object")
     started = time.perf_counter()
-    code = kernels.build("vector_add", agent.target)
+    shipped: list[str] = []
+    with toolchain.observe(lambda event: shipped.append(event.message)
+                           if event.kind == "prebuilt" else None):
+        code = kernels.build("vector_add", agent.target)
     executable = runtime.load(code, agent)
     kernel = executable.kernel("vector_add")
-    _say(f"vector_add built with llvmlite + ld.lld for {agent.target} "
+    how = "prebuilt by llvmlite + ld.lld and shipped with hsapy" if shipped \
+        else "built with llvmlite + ld.lld"
+    _say(f"vector_add {how} for {agent.target} "
          f"({len(code)} bytes, {1e3 * (time.perf_counter() - started):.0f} ms incl. cache)")
     _say(f"loaded through the runtime's loader: kernel_object (descriptor) at "
          f"{kernel.kernel_object:#x}")
@@ -167,7 +177,21 @@ def suite(runtime, target: str | None, budget: float) -> bool:
     return all(row.ok for row in results)
 
 
+def _note_prebuilt():
+    """A toolchain observer that prints, once, why shipped code objects stand in for builds."""
+    said: list[bool] = []
+
+    def note(event) -> None:
+        if event.kind == "prebuilt" and not said:
+            said.append(True)
+            print("hsapy demo: no ld.lld on this machine: the llvmlite kernels are the code "
+                  "objects shipped prebuilt with hsapy (pip install 'hsapy[toolchain]' links "
+                  "them here)")
+    return note
+
+
 def run(args: argparse.Namespace) -> int:
+    from hsapy import toolchain
     from hsapy.errors import HsapyError
     from hsapy.runtime import Runtime
 
@@ -178,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"hsapy demo: {str(exc).splitlines()[0]}\nRun on the simulator: hsapy demo "
               "--backend sim", file=sys.stderr)
         return 2
-    with runtime:
+    with runtime, toolchain.observe(_note_prebuilt()):
         if not tour(runtime, args.target):
             print("\nhsapy demo: the result did not verify", file=sys.stderr)
             return 1

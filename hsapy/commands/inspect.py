@@ -53,10 +53,37 @@ def _entries(data: bytes, target: str | None) -> list[tuple[str | None, bytes]]:
     return [(e.id, e.data) for e in bundle_entries(data) if e.target is not None]
 
 
+def _json_safe(value: Any) -> Any:
+    """The decoded metadata as JSON: maps with string keys, lists, bytes as hex."""
+    if isinstance(value, dict):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return value
+
+
+def _spills(info: Any) -> dict[str, int | None]:
+    """SGPRs/VGPRs the compiler spilled to memory (.sgpr_spill_count / .vgpr_spill_count, LLVM
+    AMDGPUUsage "Code Object V3+ Metadata"); None where the metadata does not say."""
+    return {"sgpr_spill_count": info.metadata.get(".sgpr_spill_count"),
+            "vgpr_spill_count": info.metadata.get(".vgpr_spill_count")}
+
+
+def _uniform_work_group_size(info: Any) -> bool | None:
+    """.uniform_work_group_size: 1 when the kernel was compiled for grids that are whole
+    multiples of the workgroup size (no partial workgroups); None when absent."""
+    value = info.metadata.get(".uniform_work_group_size")
+    return None if value is None else bool(value)
+
+
 def _kernel_dict(co: Any, info: Any) -> dict[str, Any]:
     from hsapy.kernarg import KernargLayout
 
     out = next(k for k in co.to_dict()["kernels"] if k["name"] == info.name)
+    out["resources"].update(_spills(info))
+    out["uniform_work_group_size"] = _uniform_work_group_size(info)
     out["layout"] = KernargLayout.from_kernel(info).rows()
     return out
 
@@ -65,6 +92,7 @@ def _code_object_dict(co: Any, kernel: str | None) -> dict[str, Any]:
     out = co.to_dict()
     infos = [co.kernel(kernel)] if kernel else list(co.kernels.values())
     out["kernels"] = [_kernel_dict(co, info) for info in infos]
+    out["metadata"] = _json_safe(co.metadata)     # the NT_AMDGPU_METADATA map as decoded
     return out
 
 
@@ -99,8 +127,14 @@ def _text(co: Any, kernel: str | None, entry_id: str | None) -> str:
                      + ("  dynamic stack" if info.uses_dynamic_stack else ""))
         sgprs = f" (allocated {d.allocated_sgprs})" if d.allocated_sgprs is not None else ""
         accum = f", accum_offset {d.accum_offset}" if d.accum_offset is not None else ""
+        spills = "  ".join(f"{kind} {count}" for kind, count in (
+            ("SGPR spills", _spills(info)["sgpr_spill_count"]),
+            ("VGPR spills", _spills(info)["vgpr_spill_count"])) if count is not None)
+        uniform = _uniform_work_group_size(info)
         lines.append(f"  resources  VGPRs {info.vgpr_count} (allocated {d.allocated_vgprs}"
-                     f"{accum})  AGPRs {info.agpr_count}  SGPRs {info.sgpr_count}{sgprs}")
+                     f"{accum})  AGPRs {info.agpr_count}  SGPRs {info.sgpr_count}{sgprs}"
+                     + (f"  {spills}" if spills else "")
+                     + ("" if uniform is None else f"  uniform workgroups {str(uniform).lower()}"))
         lines.append("  descriptor")
         lines.append(f"    group_segment_fixed_size {d.group_segment_fixed_size}  "
                      f"private_segment_fixed_size {d.private_segment_fixed_size}  kernarg_size "

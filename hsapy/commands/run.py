@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
+from hsapy.runtime import BACKENDS
 
 HELP = "run the tutorial's operator suite (HIP or llvmlite kernels) against FP64 references"
 
@@ -44,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", metavar="GFX",
                         help="GPU target (repeatable); default: every GPU agent "
                              f"({', '.join(SIM_DEFAULT_TARGETS)} on the simulator)")
-    parser.add_argument("--backend", choices=("auto", "sim", "rocr"),
+    parser.add_argument("--backend", choices=BACKENDS,
                         default=os.environ.get("HSAPY_BACKEND", "auto"),
                         help="HSA runtime: the simulator, ROCr, or auto (ROCr with a GPU)")
     parser.add_argument("--size", action="append", metavar="SIZE",
@@ -356,7 +357,7 @@ class HsapySession:
 
     def __init__(self, runtime: Any, rebuild: bool = False, timeout: float | None = None):
         self.runtime = runtime
-        self.simulated = runtime.backend == "sim"
+        self.simulated = runtime.is_simulated
         self.rebuild = rebuild
         self.timeout = timeout if timeout is not None else (900.0 if self.simulated else 60.0)
         self.agents = {agent.name: agent for agent in runtime.gpu_agents}

@@ -10,6 +10,7 @@ See docs/internals.md, "Memory is host memory, on both backends".
 from __future__ import annotations
 
 import bisect
+import ctypes
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,6 +125,26 @@ class SimMemory:
             self._allocations[address] = alloc
             self._publish()
         return address
+
+    def adopt(self, address: int, size: int, *, owner: int = 0, tag: str = "") -> bool:
+        """Make the caller's host memory [address, address + size) an allocation (a registered
+        user pointer: hsaKmtRegisterMemory). The caller keeps it alive until :meth:`free`.
+        Returns False, adding nothing, when the range overlaps an existing allocation."""
+        address, size = int(address), int(size)
+        if size <= 0:
+            raise ValueError("allocation size must be positive")
+        backing = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
+        alloc = Allocation(address, size, backing, None, owner, set(), tag)
+        with self._lock:
+            starts, allocations, _, _ = self._table
+            i = bisect.bisect_left(starts, address)
+            if i < len(starts) and starts[i] < address + size:
+                return False
+            if i > 0 and allocations[i - 1].end > address:
+                return False
+            self._allocations[address] = alloc
+            self._publish()
+        return True
 
     def pool_used(self, pool: Any) -> int:
         """Bytes currently allocated from ``pool``."""

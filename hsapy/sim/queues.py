@@ -5,7 +5,7 @@ A queue is a ring of ``size`` 64-byte packet slots in simulated memory, describe
 kernel receives points at the same layout as on ROCr: write_dispatch_id at offset 56,
 read_dispatch_id at offset 128, /usr/include/hsa/amd_hsa_queue.h). hsapy writes packets straight
 into ``base_address``; one daemon thread per queue processes them in order following
-shared/reference/amdgpu-abi.md: wait while the slot's header type is INVALID, honour the
+docs/hsa-abi.md: wait while the slot's header type is INVALID, honour the
 barrier bit, barrier-AND/OR dependencies and AMD barrier-value, hand kernel dispatches to the
 agent's executor, then return the slot's header to INVALID, advance the read index and decrement
 the completion signal. A malformed packet or a fault stops the queue and calls its error
@@ -70,6 +70,7 @@ PACKET_BARRIER_OR = 5
 AMD_PACKET_TYPE_BARRIER_VALUE = 2
 
 HSA_STATUS_ERROR_INVALID_PACKET_FORMAT = 0x1009
+HSA_QUEUE_TYPE_MULTI = 0                # hsa_queue_type_t
 HSA_STATUS_ERROR_EXCEPTION = 0x1016
 
 # hsa_kernel_dispatch_packet_t after the header: setup, workgroup x/y/z, reserved0,
@@ -143,8 +144,11 @@ class SimQueue:
         self.struct_bytes = memory.view(self.address, AMD_QUEUE_BYTES)
         # The doorbell starts below every index: nothing is announced until the first ring.
         self.doorbell: SimSignal = lib.signals.create(-1, kind=-1)
-        # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id
-        struct.pack_into("<IIQQIIQ", self.struct_bytes, 0, queue_type, 1, self.ring_address,
+        # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id. The
+        # type is MULTI whatever was asked, as ROCr's AqlQueue sets it (a multi-producer queue
+        # serves a single producer too).
+        struct.pack_into("<IIQQIIQ", self.struct_bytes, 0, HSA_QUEUE_TYPE_MULTI, 1,
+                         self.ring_address,
                          self.doorbell.handle, size, 0, queue_id)
         struct.pack_into("<I", self.struct_bytes, OFFSET_QUEUE_PROPERTIES,
                          AMD_QUEUE_PROPERTIES_IS_PTR64)
@@ -421,7 +425,7 @@ class SimQueue:
 
     def _retire(self, slot: int, index: int, completion: SimSignal | None) -> None:
         # The slot becomes INVALID before the read index moves past it, so a producer that
-        # reuses the slot never has its header overwritten (amdgpu-abi.md, publishing).
+        # reuses the slot never has its header overwritten (docs/hsa-abi.md, publishing).
         self.header_view[slot << 5] = PACKET_INVALID
         self.store_read_index(index + 1)
         if completion is not None:

@@ -4,7 +4,7 @@
 same name, argument order, out-pointer conventions, ffi types and status codes as ROCr, and the
 enum constants as attributes (like a dlopen'ed lib). Methods never raise for bad input: they
 return the status ROCr returns. See docs/internals.md for the contracts, and
-shared/reference/amdgpu-abi.md for the packet protocol the queues follow.
+docs/hsa-abi.md for the packet protocol the queues follow.
 
 Where the simulator has to choose, it follows ROCr's source (GpuAgent::QueueCreate,
 MemoryRegion::GetAccessInfo / AllocateImpl, hsa_amd_memory_async_copy) over hsa.h's prose:
@@ -389,7 +389,8 @@ class SimLib(LoaderMixin):
         for level, size in enumerate(agent.profile.cache_sizes, start=1):
             if size:
                 handle = _CACHE_HANDLE_BASE + len(self.caches) * _HANDLE_STRIDE
-                cache = SimCache(handle, f"L{level}", level, size)
+                # ROCr names a cache after its agent: "<agent name> L<level>" (cache.cpp)
+                cache = SimCache(handle, f"{agent.name} L{level}", level, size)
                 self.caches[handle] = cache
                 agent.caches.append(cache)
 
@@ -971,7 +972,7 @@ class SimLib(LoaderMixin):
         address = self._address(ptr)
         alloc = self.memory.allocation_at(address)
         if alloc is None or alloc.pool is None:
-            return INVALID_ARGUMENT
+            return INVALID_ALLOCATION   # ROCr 5.2.3: Runtime::FreeMemory, address not allocated
         self.memory.free(address)
         return SUCCESS
 

@@ -32,6 +32,8 @@ SYNTAX = {
         "vmwait": "s_waitcnt vmcnt(0)", "kmwait": "s_waitcnt lgkmcnt(0)",
         "dswait": "s_waitcnt lgkmcnt(0)", "vcc": "vcc",
         "bufload": "buffer_load_dword v1, v0, s[12:15], 0 offen",
+        "bufflags": "0x00027000",   # V# word 3: 32-bit FLOAT data format, raw range check
+        "unimplemented": "s_scratch_load_dword s10, s[4:5], 0x0",
         "extra": "\t\t.amdhsa_accum_offset 8\n", "wave": 64,
     },
     "gfx1201": {
@@ -43,6 +45,8 @@ SYNTAX = {
         "vmwait": "s_wait_loadcnt 0", "kmwait": "s_wait_kmcnt 0", "dswait": "s_wait_dscnt 0",
         "vcc": "vcc_lo",
         "bufload": "buffer_load_b32 v1, v0, s[12:15], null offen",
+        "bufflags": "0x30000000",   # V# word 3: OOB_SELECT 3 (raw)
+        "unimplemented": "image_load v[4:7], v0, s[16:23] dmask:0xf dim:SQ_RSRC_IMG_1D",
         "extra": "", "wave": 32,
     },
 }
@@ -219,11 +223,17 @@ BUFFER_LOAD_AT_A = """
 s_mov_b32 s12, s4
 s_and_b32 s13, s5, 0xffff
 s_mov_b32 s14, -1
-s_mov_b32 s15, 0x00027000
+s_mov_b32 s15, {bufflags}
 v_mov_b32 v0, 0
 {bufload}
 {vmwait}
 {gstore} v0, v1, s[6:7]
+"""
+
+# An instruction the simulator does not implement (gfx942: scalar access to the private
+# segment; gfx1201: an image load, which hsapy does not decode).
+UNIMPLEMENTED_OP = """
+{unimplemented}
 """
 
 # Load from 8 bytes before address a (a negative immediate offset), stored to b.

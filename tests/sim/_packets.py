@@ -2,7 +2,7 @@
 
 Packets are built with ``struct`` from the layouts in hsa.h / hsa_ext_amd.h (kept local so that
 these tests do not depend on hsapy.aql, which is written concurrently), and published with the
-producer protocol of shared/reference/amdgpu-abi.md: reserve with add_write_index, wait for
+producer protocol of docs/hsa-abi.md: reserve with add_write_index, wait for
 space, write bytes 4..63, release-store header|setup as one 32-bit word, ring the doorbell.
 """
 from __future__ import annotations

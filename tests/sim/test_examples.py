@@ -46,3 +46,31 @@ def test_example_runs_and_verifies_on_the_simulator(name):
     lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("backend sim"), lines[0]
     assert lines[-1].startswith("OK: ") and EXPECTED[name] in lines[-1], lines[-1]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED) + ["hip_port_vector_add_two_streams.py"])
+def test_asking_for_rocr_without_a_gpu_prints_one_line_not_a_traceback(name):
+    from hsapy.diagnose import kfd_problem
+
+    if kfd_problem() is None:
+        pytest.skip("/dev/kfd opens here: ROCr may start")
+    result = subprocess.run([sys.executable, str(EXAMPLES / name), "--backend", "rocr"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"{name}: ") and "/dev/kfd" in result.stderr
+
+
+# The steps that need nothing but one GPU agent of any target (10-12 time launches or run the
+# whole suite, and 11 wants two GPU agents): they run on the real ROCr over the simulated thunk.
+ROCR_SIM_STEPS = [name for name in numbered_examples() if name < "10"]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=f"rocr_sim-{n[:2]}") for n in ROCR_SIM_STEPS])
+def test_example_runs_and_verifies_on_rocr_over_the_simulated_thunk(name, rocr_sim_available):
+    result = subprocess.run([sys.executable, str(EXAMPLES / name), "--backend", "rocr-sim"],
+                            capture_output=True, text=True, timeout=300, cwd=EXAMPLES.parent)
+    assert result.returncode == 0, (result.stdout[-2000:], result.stderr[-3000:])
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("backend rocr-sim"), lines[0]
+    assert lines[-1].startswith("OK: ") and EXPECTED[name] in lines[-1], lines[-1]

@@ -346,9 +346,8 @@ def test_integer_division_by_zero_gives_the_hardware_value(rt):
 
 
 UNIMPLEMENTED = {
-    # MUBUF: the simulator addresses memory through global/flat/scratch only
-    "gfx942": ("buffer_load_at_a", fk.BUFFER_LOAD_AT_A, "buffer_load_dword"),
-    "gfx1201": ("buffer_load_at_a", fk.BUFFER_LOAD_AT_A, "cannot decode gfx1201"),
+    "gfx942": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "s_scratch_load_dword"),
+    "gfx1201": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "cannot decode gfx1201"),
 }
 
 

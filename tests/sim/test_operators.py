@@ -1,8 +1,8 @@
 """The operator suite end to end: prebuilt (HIP) and llvmlite code objects, loaded by the
 runtime, dispatched through raw AQL, executed by the ISA interpreter, checked against FP64.
 
-One small size per operator and every variant, on a wave64 (gfx942) and a wave32 (gfx1201)
-agent; ``hsapy run --all --backend sim`` covers the full matrix of sizes. The ``backend``
+One small size per operator and every variant, on a wave64 (gfx942), a wave32 (gfx1201) and a gfx90a
+agent (rocr-sim); ``hsapy run --all --backend sim`` covers the full matrix of sizes. The ``backend``
 fixture also runs these on a real GPU (rocr) when one is present.
 """
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from hsapy import operators as ops
 from hsapy.commands import run as runcmd
 
-TARGETS = ("gfx942", "gfx1201")
+# gfx90a: the target of backend rocr-sim (the installed ROCr predates gfx942 and gfx1201)
+TARGETS = ("gfx942", "gfx1201", "gfx90a")
 
 # Small sizes that still cross a block edge, a wave edge or a tile edge.
 SIZES = {
@@ -44,7 +45,13 @@ def sessions():
     from hsapy.runtime import Runtime
 
     opened = {}
-    yield lambda backend: opened.setdefault(backend, _open(Runtime, backend))
+
+    def session_for(backend):
+        if backend not in opened:     # not setdefault: that would open a runtime per call
+            opened[backend] = _open(Runtime, backend)
+        return opened[backend]
+
+    yield session_for
     for runtime, session in opened.values():
         session.close()
         runtime.close()

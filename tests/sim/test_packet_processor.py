@@ -1,6 +1,6 @@
 """The simulated packet processor, driven through the raw C API with hand-built AQL packets.
 
-Covers the protocol of shared/reference/amdgpu-abi.md: INVALID headers stall, wraparound,
+Covers the protocol of docs/hsa-abi.md: INVALID headers stall, wraparound,
 barrier-AND/OR across queues, AMD barrier-value, completion signals, profiling timestamps,
 malformed packets through the error callback, concurrent producers.
 """

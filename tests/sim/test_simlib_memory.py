@@ -90,7 +90,7 @@ def test_allocation_validation(lib):
     assert lib.hsa_amd_memory_pool_allocate({"handle": group}, 64, 0, out) == INVALID_ALLOCATION
     too_big = (1 << 40) * 2
     assert lib.hsa_amd_memory_pool_allocate({"handle": device}, too_big, 0, out) == INVALID_ALLOCATION
-    assert lib.hsa_amd_memory_pool_free(ffi.cast("void *", 0x1234)) == INVALID_ARGUMENT
+    assert lib.hsa_amd_memory_pool_free(ffi.cast("void *", 0x1234)) == INVALID_ALLOCATION
 
 
 def access(lib, agent: int, pool: int) -> int:

@@ -288,6 +288,39 @@ def test_timestamps_survive_kernarg_signal_reuse(tmp_path):
     assert tracer.summary()["queues"][0]["timed"] == 70
 
 
+def test_dispatches_that_overlap_on_one_queue_go_on_separate_lanes(tmp_path):
+    """Without the barrier bit, a GPU may run a queue's dispatches at once. The simulator runs
+    them in turn, so their recorded timestamps are rewritten to the overlaps hardware shows:
+    A [0, 10) holds B [2, 5) (nested: same lane), C [8, 14) overlaps A (a second lane),
+    D [9, 16) overlaps A and C without nesting in either (a third lane), E [20, 22) follows
+    all of them (back on the queue's track)."""
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as rt:
+        agent = rt.gpu("gfx942")
+        empty = rt.load(kernels.build("empty", "gfx942"), agent).kernel("empty")
+        with hsapy.trace.Trace(tmp_path / "lanes.json") as tracer:
+            with agent.create_queue(64) as queue:
+                prepared = empty.prepare(queue, 64, 64)
+                results = [prepared() for _ in range(5)]
+                results[-1].wait(timeout=10)
+    ticks_per_us = rt.timestamp_frequency / 1e6
+    base = min(rec.start for rec in tracer.records)
+    spans = {"A": (0, 10), "B": (2, 5), "C": (8, 14), "D": (9, 16), "E": (20, 22)}
+    for rec, (begin, end) in zip(sorted(tracer.records, key=lambda r: r.index), spans.values()):
+        rec.start, rec.end = base + int(begin * ticks_per_us), base + int(end * ticks_per_us)
+    tracer._events = None                       # rebuild the events from the rewritten times
+    tracer.write(tmp_path / "lanes.json")
+    events = check_trace_event_format(json.loads((tmp_path / "lanes.json").read_text()))
+    slices = sorted((e for e in events if e["ph"] == "X"), key=lambda e: e["args"]["index"])
+    names = {e["tid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == slices[0]["pid"]}
+    assert [names[e["tid"]].split(" (")[0] for e in slices] == [
+        f"queue {queue.id}", f"queue {queue.id}", f"queue {queue.id} lane 2",
+        f"queue {queue.id} lane 3", f"queue {queue.id}"]
+    for event, (begin, end) in zip(slices, spans.values()):   # true times, not clipped
+        assert event["ts"] - slices[0]["ts"] == pytest.approx(begin, abs=0.01)
+        assert event["dur"] == pytest.approx(end - begin, abs=0.01)
+
+
 def test_a_failing_body_still_restores_everything(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         with hsapy.trace.Trace(tmp_path / "t.json"):

@@ -11,6 +11,7 @@ import isa_hand_cases_scalar
 import isa_hand_cases_valu2
 import isa_hand_cases_vfloat
 import isa_hand_cases_vint
+import isa_hand_cases_buffer
 
 from isa_hand_runner import TARGETS, Case
 
@@ -18,7 +19,7 @@ ALL_CASES: list[Case] = [
     *isa_hand_cases_vfloat.CASES, *isa_hand_cases_vint.CASES, *isa_hand_cases_cmp.CASES,
     *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES, *isa_hand_cases_ext.CASES,
     *isa_hand_cases_minmax.CASES, *isa_hand_cases_dot.CASES, *isa_hand_cases_sbits.CASES,
-    *isa_hand_cases_valu2.CASES,
+    *isa_hand_cases_valu2.CASES, *isa_hand_cases_buffer.CASES,
 ]
 
 

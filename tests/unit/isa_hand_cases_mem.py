@@ -387,3 +387,90 @@ CASES.append(case("gfx942", "global_atomic_min_f64 v[8:9], v4, v[6:7], s[20:21] 
                    "mem": [0, 0, 0, 0x3FF00000]},
                   {"mem": [0, 0, 0, 0x3FF00000], "v8.f64": [1.0]},
                   "min with a NaN operand keeps the number (minNum)"))
+
+# --- LDS instructions beyond the one-data atomics ------------------------------------------------
+def _h(x: float) -> int:
+    return struct.unpack("<H", struct.pack("<e", x))[0]
+
+
+def _bh(x: float) -> int:
+    return f32(x) >> 16
+
+
+for target, m0 in (("gfx942", "s124.u32"), ("gfx1201", "s125.u32")):
+    xchg2, st64 = (("wrxchg2", "wrxchg2st64") if target == "gfx942" else
+                   ("storexchg_2addr", "storexchg_2addr_stride64"))
+    for rtn in ("", "_rtn"):
+        ret32, ret64 = ("v3, ", "v[10:11], ") if rtn else ("", "")
+        expect = {"v3.u32": [0xF0F0F0F0]} if rtn else {}
+        CASES.append(case(target, f"ds_mskor{rtn}_b32 {ret32}v4, v5, v6 offset:8",
+                          {"v4.u32": [0], "v5.u32": [0x00FF00FF], "v6.u32": [0x0000000F],
+                           "exec": "1", "lds": [0, 0, 0xF0F0F0F0]},
+                          {"lds": [0, 0, 0xF000F00F], **expect},
+                          "(old & ~data0) | data1" + (", returns old" if rtn else "")))
+        CASES.append(case(target, f"ds_mskor{rtn}_b64 {ret64}v4, v[6:7], v[8:9] offset:8",
+                          {"v4.u32": [0], "v6.u64": [M64], "v8.u64": [(5 << 32) | 3],
+                           "exec": "1", "lds": [0, 0, 7, 9]},
+                          {"lds": [0, 0, 3, 5], **({"v10.u64": [(9 << 32) | 7]} if rtn else {})},
+                          "64-bit mask-or: all bits masked, then or-ed with data1"))
+        for ty, old, data, new in (("f16", _h(1.5) | _h(2.0) << 16, _h(0.5) | _h(-4.0) << 16,
+                                    _h(2.0) | _h(-2.0) << 16),
+                                   ("bf16", _bh(1.5) | _bh(2.0) << 16,
+                                    _bh(0.5) | _bh(-4.0) << 16, _bh(2.0) | _bh(-2.0) << 16)):
+            CASES.append(case(target, f"ds_pk_add{rtn}_{ty} {ret32}v4, v5 offset:8",
+                              {"v4.u32": [0], "v5.u32": [data], "exec": "1",
+                               "lds": [0, 0, old]},
+                              {"lds": [0, 0, new], **({"v3.u32": [old]} if rtn else {})},
+                              f"two {ty} adds in one dword"))
+    if target == "gfx942":    # no DS_WRAP on gfx12
+        CASES.append(case(target, "ds_wrap_rtn_b32 v3, v4, v5, v6 offset:8",
+                          {"v4.u32": [0, 4], "v5.u32": [5], "v6.u32": [100], "exec": "11",
+                           "lds": [0, 0, 7, 3]},
+                          {"v3.u32": [7, 3], "lds": [0, 0, 2, 103]},
+                          "old >= data0: old - data0 (7 -> 2); else old + data1 (3 -> 103)"))
+    CASES.append(case(target, f"ds_{xchg2}_rtn_b32 v[8:9], v4, v5, v6 offset0:1 offset1:3",
+                      {"v4.u32": [0], "v5.u32": [11], "v6.u32": [33], "exec": "1",
+                       "lds": [0, 1, 2, 3]},
+                      {"v8.u32": [1], "v9.u32": [3], "lds": [0, 11, 2, 33]},
+                      "two exchanges at offset0 * 4 and offset1 * 4, both old values returned"))
+    CASES.append(case(target, f"ds_{st64}_rtn_b32 v[8:9], v4, v5, v6 offset0:0 offset1:1",
+                      {"v4.u32": [0], "v5.u32": [11], "v6.u32": [33], "exec": "1",
+                       "lds": [1] + [0] * 63 + [2]},
+                      {"v8.u32": [1], "v9.u32": [2], "lds": [11] + [0] * 63 + [33]},
+                      "stride 64 elements: dword 64"))
+    CASES.append(case(target, f"ds_{xchg2}_rtn_b64 v[8:11], v4, v[12:13], v[14:15] offset0:1 offset1:2",
+                      {"v4.u32": [0], "v12.u64": [1 << 40], "v14.u64": [7], "exec": "1",
+                       "lds": [0, 0, 5, 0, 6, 0]},
+                      {"v8.u64": [5], "v10.u64": [6], "lds": [0, 0, 0, 1 << 8, 7, 0]},
+                      "two 64-bit exchanges at offset * 8"))
+    CASES.append(case(target, f"ds_{st64}_rtn_b64 v[8:11], v4, v[12:13], v[14:15] offset0:0 offset1:1",
+                      {"v4.u32": [0], "v12.u64": [1 << 40], "v14.u64": [7], "exec": "1",
+                       "lds": [5, 0] + [0] * 126 + [6, 0]},
+                      {"v8.u64": [5], "v10.u64": [6],
+                       "lds": [0, 1 << 8] + [0] * 126 + [7, 0]}, "stride 64 qwords: byte 512"))
+    for name, delta in (("ds_append", 3), ("ds_consume", -3)):
+        CASES.append(case(target, f"{name} v3 offset:4",
+                          {m0: 4, "exec": "1101", "lds": [0, 0, 10]},
+                          {"v3.u32": [10, 10, KEEP_MARK, 10], "lds": [0, 0, 10 + delta]},
+                          "EXEC has 3 lanes: the dword at M0 + 4 changes by 3; every active lane "
+                          "gets the value before"))
+    load, store = (("ds_read_addtid_b32", "ds_write_addtid_b32") if target == "gfx942" else
+                   ("ds_load_addtid_b32", "ds_store_addtid_b32"))
+    CASES.append(case(target, f"{load} v3 offset:4", {m0: 4, "lds": [0, 0, 7, 8, 9]},
+                      {"v3.u32": [7, 8, 9]}, "lane l reads the dword at M0 + 4 + 4 l"))
+    CASES.append(case(target, f"{store} v3 offset:4",
+                      {m0: 4, "v3.u32": [7, 8, 9], "exec": "111", "lds": [0] * 6},
+                      {"lds": [0, 0, 7, 8, 9, 0]}, "lane l writes the dword at M0 + 4 + 4 l"))
+for rtn in ("", "_rtn"):
+    ret = "v3, " if rtn else ""
+    for op, old, data, new in (("cond_sub", 9, 5, 4), ("cond_sub", 3, 5, 3),
+                               ("sub_clamp", 9, 5, 4), ("sub_clamp", 3, 5, 0)):
+        CASES.append(case("gfx1201", f"ds_{op}{rtn}_u32 {ret}v4, v5 offset:8",
+                          {"v4.u32": [0], "v5.u32": [data], "exec": "1", "lds": [0, 0, old]},
+                          {"lds": [0, 0, new], **({"v3.u32": [old]} if rtn else {})},
+                          f"{op}: {old} with {data} -> {new}"))
+CASES.append(case("gfx1201", "global_load_addtid_b32 v3, s[20:21] offset:8", {"mem": WORDS},
+                  {"v3.u32": WORDS[2:6]}, "lane l loads the dword at SADDR + 8 + 4 l"))
+CASES.append(case("gfx1201", "global_store_addtid_b32 v3, s[20:21] offset:8",
+                  {"v3.u32": [7, 8, 9], "exec": "111", "mem": [0] * 6},
+                  {"mem": [0, 0, 7, 8, 9, 0]}, "lane l stores at SADDR + 8 + 4 l"))

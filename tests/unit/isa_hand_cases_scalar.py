@@ -315,11 +315,13 @@ for count, n9, n12 in ((1, "dword", "b32"), (2, "dwordx2", "b64"), (4, "dwordx4"
     dst = "s4" if count == 1 else f"s[4:{3 + count}]"
     want = {f"s{4 + i}.u32": MEM[1 + i] for i in range(count)}
     for kind, base in (("s_load", "s[20:21]"), ("s_buffer_load", "s[20:23]")):
+        # s_buffer_*: s[20:23] is a V# over the buffer; num_records (s22) 256 bytes
         add(both(f"{kind}_{n9} {dst}, {base}, 0x4", f"{kind}_{n12} {dst}, {base}, 0x4",
-                 {"mem": MEM}, {**want, "mem": MEM}, f"{count} dwords from byte 4"))
+                 {"mem": MEM, "s22.u32": 256}, {**want, "mem": MEM},
+                 f"{count} dwords from byte 4"))
 add(case("gfx1201", "s_load_b96 s[4:6], s[20:21], 0x4", {"mem": MEM},
          {"s4.u32": MEM[1], "s5.u32": MEM[2], "s6.u32": MEM[3]}, "three dwords"))
-add(case("gfx1201", "s_buffer_load_b96 s[4:6], s[20:23], 0x4", {"mem": MEM},
+add(case("gfx1201", "s_buffer_load_b96 s[4:6], s[20:23], 0x4", {"mem": MEM, "s22.u32": 256},
          {"s4.u32": MEM[1], "s5.u32": MEM[2], "s6.u32": MEM[3]}, "three dwords"))
 # gfx12 sub-dword scalar loads: one byte/short at the (unaligned) address, extended.
 SUB = [0x8281F0E1] + [0] * 7
@@ -328,7 +330,8 @@ for kind, base in (("s_load", "s[20:21]"), ("s_buffer_load", "s[20:23]")):
                                     ("i8", 1, 0xFFFFFFF0, "byte 1 sign-extended"),
                                     ("u16", 2, 0x8281, "bytes 2-3 zero-extended"),
                                     ("i16", 2, 0xFFFF8281, "bytes 2-3 sign-extended")):
-        add(case("gfx1201", f"{kind}_{name} s4, {base}, 0x{offset:x}", {"mem": SUB},
+        add(case("gfx1201", f"{kind}_{name} s4, {base}, 0x{offset:x}",
+                 {"mem": SUB, "s22.u32": 256},
                  {"s4.u32": want}, why))
 sop2("s_bfe_i32", None, 0x80000000, (8 << 16) | 28, 0xFFFFFFF8, True,
      "arithmetic shift: bits 28..35 of -2^31 are 0xF8, sign-extended from bit 7")

@@ -21,6 +21,11 @@ State keys (inputs and expectations) name a register and how its bits are read:
                v[20:21]. ``"lds"``: dwords at LDS address 0. ``"scratch"``: bytes at private
                offset 0 of every lane (expectation: lane 0).
 
+``"rsrc"``     (inputs only) a buffer resource (V#) over the "mem" buffer: ``(first SGPR, word1
+               bits above the address (stride << 16, swizzle), num_records, word3)``; the base is
+               the buffer's address. ``"rsrc_private"``: the first SGPR of the private segment
+               buffer V# the executor writes for scratch (hsapy.sim.isa.semantics_buffer).
+
 ``"raises"``   (expectations only) ``(exception type, text in its message)``: running the
                instruction must raise it (s_trap ends the dispatch with a queue error).
 ``"check"``    (expectations only) ``fn(batch, machine)`` asserting what a table cannot say
@@ -226,6 +231,14 @@ def run_case(target: str, c: Case) -> None:
                 S[0, 107] = bits >> 32
         elif key == "lds":
             m.lds_words[:len(value)] = [v & 0xFFFFFFFF for v in value]
+        elif key == "rsrc":
+            row, word1, records, word3 = value
+            S[0, row:row + 4] = [buffer & 0xFFFFFFFF, (buffer >> 32) & 0xFFFF | word1,
+                                 records & 0xFFFFFFFF, word3 & 0xFFFFFFFF]
+        elif key == "rsrc_private":
+            from hsapy.sim.isa.semantics_buffer import private_segment_buffer
+
+            S[0, value:value + 4] = private_segment_buffer(FAMILY[target], lanes, m.private_size)
         elif key in ("mem", "scratch"):
             continue
         else:

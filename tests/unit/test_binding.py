@@ -1,4 +1,4 @@
-"""Library discovery: the order of DESIGN.md, and 'not found' vs 'found but failed to load'."""
+"""Library discovery: docs/architecture.md's order; 'not found' vs 'found but failed to load'."""
 from __future__ import annotations
 
 import pytest

@@ -143,3 +143,45 @@ def test_console_script_runs_inspect():
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["kernels"][0]["name"] == "scale"
+
+
+# Registers capped below what 48 live accumulators need: clang-19 spills SGPRs and VGPRs.
+SPILLING_KERNEL = r'''
+extern "C" __attribute__((global, amdgpu_num_vgpr(24), amdgpu_num_sgpr(24)))
+void spill(float *out, const float *in, int n) {
+  int tid = __builtin_amdgcn_workitem_id_x();
+  float acc[48];
+#pragma unroll
+  for (int k = 0; k < 48; ++k) acc[k] = in[tid * 48 + k];
+  for (int i = 0; i < n; ++i) {
+#pragma unroll
+    for (int k = 0; k < 48; ++k) acc[k] = acc[k] * acc[(k + 7) % 48] + in[i + k];
+  }
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < 48; ++k) s += acc[k] * k;
+  out[tid] = s;
+}
+'''
+
+
+def test_inspect_json_has_the_raw_metadata_spill_counts_and_uniform_workgroups(capsys):
+    try:
+        path = build.write_temp(build.build_hip("gfx942", 5, SPILLING_KERNEL), "spill.hsaco")
+        llvm = build.readelf_metadata(path)
+    except build.ToolMissing as exc:
+        pytest.skip(str(exc))
+    doc = inspect_json(capsys, str(path))
+    theirs = llvm["amdhsa.kernels"][0]
+    raw = doc["metadata"]["amdhsa.kernels"][0]
+    assert raw[".name"] == "spill" and raw[".sgpr_spill_count"] == theirs[".sgpr_spill_count"]
+    assert [a[".offset"] for a in raw[".args"]] == [a[".offset"] for a in theirs[".args"]]
+    resources = doc["kernels"][0]["resources"]
+    assert resources["sgpr_spill_count"] == theirs[".sgpr_spill_count"] > 0
+    assert resources["vgpr_spill_count"] == theirs[".vgpr_spill_count"] > 0
+    assert doc["kernels"][0]["uniform_work_group_size"] is bool(
+        theirs[".uniform_work_group_size"])
+    assert main(["inspect", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert f"SGPR spills {theirs['.sgpr_spill_count']}" in text
+    assert f"VGPR spills {theirs['.vgpr_spill_count']}" in text

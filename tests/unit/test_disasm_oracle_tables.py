@@ -26,7 +26,8 @@ SAMPLES_PER_OPCODE = 3
 MODIFIER_FIELDS = (("clamp", 1), ("omod", 2), ("neg", 3), ("abs", 3), ("op_sel", 4), ("offset0", 8),
                    ("offset1", 8), ("sc0", 1), ("sc1", 1), ("nt", 1), ("glc", 1), ("slc", 1),
                    ("dlc", 1), ("th", 3), ("scope", 2), ("offen", 1), ("idxen", 1), ("neg_lo", 3),
-                   ("neg_hi", 3), ("cbsz", 3), ("abid", 4), ("blgp", 3), ("acc", 1))
+                   ("neg_hi", 3), ("cbsz", 3), ("abid", 4), ("blgp", 3), ("acc", 1), ("lds", 1),
+                   ("dfmt", 4), ("nfmt", 3), ("format", 7))
 SCALAR_SPECIALS = (106, 126, 124, 125, 253, 235)
 INLINE_CODES = (128, 129, 192, 193, 208, 240, 241, 242, 243, 244, 245, 246, 247, 248)
 
@@ -93,7 +94,7 @@ def _sample(rng: random.Random, family: str, fmt: F.Format, key: str, entry: dic
             values[name] = rng.randrange(1 << width)
     if fmt.name == "VOP3P":
         values.setdefault("op_sel_hi", 3)
-    if fmt.name in ("FLAT", "MUBUF", "SMEM"):
+    if fmt.name in ("FLAT", "MUBUF", "MTBUF", "VBUFFER", "SMEM"):
         values["offset"] = rng.choice([0, 4, 16, rng.randrange(1 << fmt.fields["offset"][2])])
     if "saddr" in fmt.fields:
         values["saddr"] = rng.choice([0x7F if family == "gfx9" else 124, rng.randrange(0, 40, 2)])

@@ -43,3 +43,62 @@ def test_every_k_expression_selects_tests():
             # every alternative of "a or b" must name at least one collected test
             for alternative in re.split(r"\s+or\s+", expression):
                 assert any(alternative.lower() in n.lower() for n in names), (path, alternative)
+
+
+# -- the documentation as a whole ----------------------------------------------------------
+
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+# Paths outside the repository the project must not cite (spelled in pieces so that this file
+# does not cite them either).
+OUTSIDE = [re.compile(p) for p in (r"shared" + "/", r"DESIGN" + r"\.md", r"amdgpu" + "-abi")]
+SKIPPED_DIRS = {".git", ".venv", "build", "dist", "__pycache__", ".pytest_cache", ".hypothesis"}
+
+
+def _markdown_files() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "examples" / "README.md",
+            *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _repository_files():
+    for path in sorted(ROOT.rglob("*")):
+        parts = set(path.relative_to(ROOT).parts)
+        if path.is_file() and not parts & SKIPPED_DIRS and not any(
+                part.endswith(".egg-info") for part in parts):
+            yield path
+
+
+def test_every_relative_link_in_the_documentation_resolves():
+    for page in _markdown_files():
+        for target in LINK.findall(page.read_text()):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links {target}"
+
+
+def test_the_docs_index_lists_every_page():
+    index = (ROOT / "docs" / "README.md").read_text()
+    for page in (ROOT / "docs").glob("*.md"):
+        if page.name != "README.md":
+            assert f"({page.name})" in index, page.name
+
+
+def test_no_file_cites_a_path_outside_the_repository():
+    found = []
+    for path in _repository_files():
+        text = path.read_bytes().decode("utf-8", errors="ignore")
+        for number, line in enumerate(text.splitlines(), start=1):
+            if any(pattern.search(line) for pattern in OUTSIDE):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
+    assert not found, "\n".join(found)
+
+
+def test_the_readme_has_exactly_two_set_up_commands_and_links_the_docs():
+    readme = (ROOT / "README.md").read_text()
+    setup = readme.split("## Set-up", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in setup.splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert commands[0].startswith("pip install") and "hsapy demo" in commands[0]
+    assert commands[1].startswith("bash .ci/run")
+    for page in ("docs/README.md", "docs/amd-gpu.md", "docs/simulator.md",
+                 "docs/troubleshooting.md", "docs/operator-suite.md"):
+        assert f"]({page})" in readme, page

@@ -13,7 +13,7 @@ from hsapy.errors import HsapyError, HsapyValueError
 
 READELF = shutil.which("llvm-readelf-19")
 
-# e_flags machine numbers (amdgpu-abi.md, "Code objects"; LLVM's ELF.h EF_AMDGPU_MACH_*).
+# e_flags machine numbers (docs/hsa-abi.md, "Code objects"; LLVM's ELF.h EF_AMDGPU_MACH_*).
 MACHINE = {"gfx90a": 0x3F, "gfx942": 0x4C, "gfx1100": 0x41, "gfx1201": 0x4E}
 # EI_ABIVERSION per code object version: v4 -> 2, v5 -> 3, v6 -> 4.
 ABI_VERSION = {4: 2, 5: 3, 6: 4}

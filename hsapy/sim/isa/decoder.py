@@ -45,7 +45,9 @@ FAMILIES = {"gfx9": "gfx942", "gfx11": "gfx1100", "gfx12": "gfx1201"}
 
 SRC_FIELDS = ("src0", "src1", "src2", "ssrc0", "ssrc1", "src0x", "src0y")
 # gfx90a/gfx940 memory instructions: the acc bit moves the data (never the address) to AGPRs.
-_ACC_FIELDS = {"DS": ("vdst", "data0", "data1"), "MUBUF": ("vdata",)}
+_ACC_FIELDS = {"DS": ("vdst", "data0", "data1"), "MUBUF": ("vdata",), "MTBUF": ("vdata",)}
+# Buffer instruction formats: MUBUF/MTBUF (gfx9, gfx11), VBUFFER (gfx12).
+BUFFER_FORMATS = ("MUBUF", "MTBUF", "VBUFFER")
 _SCALAR_FIELDS = ("sdst", "sdata", "soffset", "ssrc0", "ssrc1")
 _SEL_NAMES = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
 _DST_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
@@ -241,8 +243,14 @@ class _Decoder:
         if entry.get("byte_sel") and fields.get("op_sel") and _byte_sel(entry, fields) is None:
             raise self.fail(words, i, offset, f"{entry['name']} with these op_sel bits is not "
                                                "supported")
-        if fmt.name == "MUBUF" and (fields.get("lds") or fields.get("tfe")):
-            raise self.fail(words, i, offset, f"{entry['name']} with lds/tfe is not supported")
+        if fmt.name in BUFFER_FORMATS:
+            if fields.get("tfe"):
+                raise self.fail(words, i, offset, f"{entry['name']} with tfe is not supported")
+            if fields.get("lds"):
+                # gfx9 load to LDS: the data goes to LDS at M0 instead of VDATA
+                if "ops_lds" not in entry:
+                    raise self.fail(words, i, offset, f"{entry['name']} has no lds form")
+                entry = {**entry, "ops": entry["ops_lds"]}
         return self.generic(fmt, encoding, entry, fields, words, i, offset)
 
     # --- the common path: operands from the generated template --------------------------------
@@ -381,7 +389,7 @@ class _Decoder:
         if name in SRC_FIELDS:
             return self.source(ctx, name, count, file)
         value = fields[name]
-        if ctx.fmt.name == "MUBUF" and name == "vaddr":
+        if ctx.fmt.name in BUFFER_FORMATS and name == "vaddr":
             if not (fields["offen"] or fields["idxen"]):
                 return None, "off"
             count = 2 if fields["offen"] and fields["idxen"] else 1
@@ -527,21 +535,8 @@ class _Decoder:
                 mods.append("gds")
         elif name == "SMEM":
             mods.extend(self.smem_mods(entry, fields))
-        elif name == "MUBUF":
-            if entry["ops"]:
-                if fields["idxen"]:
-                    mods.append("idxen")
-                if fields["offen"]:
-                    mods.append("offen")
-            if fields["offset"] and entry.get("has_offset", 1):
-                mods.append(f"offset:{fields['offset']}")
-            allowed = set(entry.get("cache_bits", ("sc0", "sc1", "nt", "glc", "slc", "dlc")))
-            if self.family == "gfx11":
-                mods.extend(flag for flag in ("glc", "slc", "dlc")
-                            if fields.get(flag) and flag in allowed)
-            else:
-                mods.extend(self.cache_bits({k: v for k, v in fields.items()
-                                             if k not in ("sc0", "sc1", "nt") or k in allowed}))
+        elif name in BUFFER_FORMATS:
+            mods.extend(self.buffer_mods(entry, fields))
         if ext_kind == "dpp":
             mods.extend(self.dpp_mods(fields))
         elif ext_kind == "dpp8":
@@ -562,6 +557,41 @@ class _Decoder:
             mods.append(f"src0_sel:{_SEL_NAMES[fields['src0_sel']]}")
             if name != "VOP1":
                 mods.append(f"src1_sel:{_SEL_NAMES[fields['src1_sel']]}")
+        return mods
+
+    def buffer_mods(self, entry: dict, fields: dict[str, int]) -> list[str]:
+        """format (tbuffer), idxen/offen, offset, then the cache policy, as LLVM orders them."""
+        mods = []
+        if entry.get("typed"):
+            value = fields["dfmt"] | fields["nfmt"] << 4 if "dfmt" in fields else fields["format"]
+            text = self.tables["BUFFMT"].get(str(value), str(value))
+            if text:
+                mods.append(f"format:{text}")
+        if entry["ops"]:
+            if fields["idxen"]:
+                mods.append("idxen")
+            if fields["offen"]:
+                mods.append("offen")
+        off = fields["offset"]
+        if self.family == "gfx12" and off & 0x800000:
+            off -= 1 << 24      # LLVM prints the 24-bit VBUFFER offset signed
+        if off and entry.get("has_offset", 1):
+            mods.append(f"offset:{off}")
+        allowed = set(entry.get("cache_bits", ("sc0", "sc1", "nt", "glc", "slc", "dlc")))
+        if self.family == "gfx11":
+            mods.extend(flag for flag in ("glc", "slc", "dlc")
+                        if fields.get(flag) and flag in allowed)
+        elif self.family == "gfx12":
+            th_names = entry.get("th", [[""] * 8] * 4)[fields["scope"]]
+            if fields["th"] and th_names[fields["th"]]:
+                mods.append(f"th:{th_names[fields['th']]}")
+            if fields["scope"]:
+                mods.append(f"scope:{_SCOPES[fields['scope']]}")
+        else:
+            mods.extend(self.cache_bits({k: v for k, v in fields.items()
+                                         if k not in ("sc0", "sc1", "nt") or k in allowed}))
+        if fields.get("lds"):
+            mods.append("lds")
         return mods
 
     def hwreg_text(self, simm16: int) -> str:

@@ -5,7 +5,7 @@
 1. Reads the 64-byte kernel descriptor at ``ctx.kernel_object`` (through SimMemory) and decodes
    the machine code from the entry point (cached per loaded code).
 2. Builds the initial state of every wave exactly as the hardware does from the descriptor and
-   the packet (shared/reference/amdgpu-abi.md, "Wave state at kernel entry"; LLVM AMDGPUUsage,
+   the packet (docs/hsa-abi.md, "Wave state at kernel entry"; LLVM AMDGPUUsage,
    "Initial Kernel Execution State"): user SGPRs, system SGPRs (or gfx12's architected TTMPs),
    packed work-item ids in v0, EXEC for partial waves.
 3. Runs all waves of (a chunk of) the dispatch as one :class:`~hsapy.sim.isa.wave.Batch`: each
@@ -36,6 +36,7 @@ from hsapy.sim.executor import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                 register_executor, registered_factory)
 from hsapy.sim.isa.semantics import (BARRIER, END, NotImplementedInstruction,
                                      compile_instruction)
+from hsapy.sim.isa.semantics_buffer import private_segment_buffer
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch, merge
 from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.targets import GpuProfile
@@ -55,7 +56,7 @@ POLL_STEPS = 2048
 
 @dataclass(frozen=True)
 class KernelDescriptor:
-    """The fields of the 64-byte kernel descriptor the interpreter uses (amdgpu-abi.md)."""
+    """The fields of the 64-byte kernel descriptor the interpreter uses (docs/hsa-abi.md)."""
 
     group_segment_fixed_size: int
     private_segment_fixed_size: int
@@ -380,7 +381,12 @@ class InterpreterExecutor:
             S[:, row + 1] = (value >> 32) & 0xFFFFFFFF
             row += 2
 
-        if props & 1:  # private segment buffer V#: scratch goes through flat/scratch instead
+        if props & 1:
+            # private segment buffer V# (gfx9 MUBUF scratch): its base is the window through
+            # which buffer instructions reach each wave's private memory (semantics_buffer.py)
+            private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
+            wave = 32 if kd.wave32 and self.profile.family != "gfx9" else 64
+            S[:, row:row + 4] = private_segment_buffer(self.profile.family, wave, private)
             row += 4
         if props & 2:
             put64(ctx.packet_address)

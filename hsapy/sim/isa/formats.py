@@ -137,6 +137,13 @@ GFX9_FORMATS: tuple[Format, ...] = (
             "sc1": _f(0, 15, 1), "lds": _f(0, 16, 1), "nt": _f(0, 17, 1), "op": _f(0, 18, 7),
             "vaddr": _f(1, 0, 8), "vdata": _f(1, 8, 8), "srsrc": _f(1, 16, 5), "acc": _f(1, 23, 1),
             "soffset": _f(1, 24, 8)}),
+    # MTBUF (typed buffer): a 4-bit opcode, the data format (DFMT) and number format (NFMT) of
+    # the access in the instruction; sc1 and nt sit in the second dword (CDNA3 guide, "MTBUF").
+    Format("MTBUF", 0xFC000000, 0xE8000000, 2,
+           {"offset": _f(0, 0, 12), "offen": _f(0, 12, 1), "idxen": _f(0, 13, 1), "sc0": _f(0, 14, 1),
+            "op": _f(0, 15, 4), "dfmt": _f(0, 19, 4), "nfmt": _f(0, 23, 3),
+            "vaddr": _f(1, 0, 8), "vdata": _f(1, 8, 8), "srsrc": _f(1, 16, 5), "sc1": _f(1, 21, 1),
+            "nt": _f(1, 22, 1), "acc": _f(1, 23, 1), "soffset": _f(1, 24, 8)}),
 )
 
 # VOP3P-MAI (gfx90a/gfx940 MFMA and SMFMAC): the VOP3P opcode space with matrix controls in
@@ -171,11 +178,19 @@ GFX12_FORMATS: tuple[Format, ...] = (
             "vdst": _f(1, 0, 8), "sve": _f(1, 17, 1), "scope": _f(1, 18, 2), "th": _f(1, 20, 3),
             "data": _f(1, 23, 8),
             "addr": _f(2, 0, 8), "offset": _f(2, 8, 24)}),
+    # VBUFFER: every buffer and typed-buffer (tbuffer) instruction, 96 bits (RDNA4 guide,
+    # "VBUFFER"). RSRC names the first SGPR of the V# directly (7-bit scalar operand code);
+    # FORMAT is the unified data format of tbuffer opcodes; TH/SCOPE are the cache policy.
+    Format("VBUFFER", 0xFC000000, 0xC4000000, 3,
+           {"soffset": _f(0, 0, 7), "op": _f(0, 14, 8), "tfe": _f(0, 22, 1),
+            "vdata": _f(1, 0, 8), "rsrc": _f(1, 9, 7), "scope": _f(1, 18, 2), "th": _f(1, 20, 3),
+            "format": _f(1, 23, 7), "offen": _f(1, 30, 1), "idxen": _f(1, 31, 1),
+            "vaddr": _f(2, 0, 8), "offset": _f(2, 8, 24)}),
 )
 
 # --- gfx11 (gfx1100..gfx1103): RDNA3 ISA guide. VALU, VOPD and DS as gfx12; SMEM and FLAT differ ---
 GFX11_FORMATS: tuple[Format, ...] = tuple(
-    fmt for fmt in GFX12_FORMATS if fmt.name not in ("SMEM", "FLAT", "DS")) + (
+    fmt for fmt in GFX12_FORMATS if fmt.name not in ("SMEM", "FLAT", "DS", "VBUFFER")) + (
     Format("SMEM", 0xFC000000, 0xF4000000, 2,
            {"sbase": _f(0, 0, 6), "sdata": _f(0, 6, 7), "dlc": _f(0, 13, 1), "glc": _f(0, 14, 1),
             "op": _f(0, 18, 8),
@@ -192,6 +207,12 @@ GFX11_FORMATS: tuple[Format, ...] = tuple(
     Format("MUBUF", 0xFC000000, 0xE0000000, 2,
            {"offset": _f(0, 0, 12), "slc": _f(0, 12, 1), "dlc": _f(0, 13, 1), "glc": _f(0, 14, 1),
             "op": _f(0, 18, 8),
+            "vaddr": _f(1, 0, 8), "vdata": _f(1, 8, 8), "srsrc": _f(1, 16, 5), "tfe": _f(1, 21, 1),
+            "offen": _f(1, 22, 1), "idxen": _f(1, 23, 1), "soffset": _f(1, 24, 8)}),
+    # MTBUF: a 4-bit opcode and the 7-bit unified FORMAT (RDNA3 guide, "MTBUF").
+    Format("MTBUF", 0xFC000000, 0xE8000000, 2,
+           {"offset": _f(0, 0, 12), "slc": _f(0, 12, 1), "dlc": _f(0, 13, 1), "glc": _f(0, 14, 1),
+            "op": _f(0, 15, 4), "format": _f(0, 19, 7),
             "vaddr": _f(1, 0, 8), "vdata": _f(1, 8, 8), "srsrc": _f(1, 16, 5), "tfe": _f(1, 21, 1),
             "offen": _f(1, 22, 1), "idxen": _f(1, 23, 1), "soffset": _f(1, 24, 8)}),
 )

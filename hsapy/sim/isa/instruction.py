@@ -32,7 +32,8 @@ The decoder (``hsapy.sim.isa.decoder.decode``) turns a code object's machine cod
     dword); ``family`` is ``"gfx9"``, ``"gfx11"`` or ``"gfx12"``; ``encoding`` the microcode format
     (``"SOP1"``, ``"SOP2"``, ``"SOPK"``, ``"SOPC"``, ``"SOPP"``, ``"SMEM"``, ``"VOP1"``, ``"VOP2"``,
     ``"VOPC"``, ``"VOP3"``, ``"VOP3SD"``, ``"VOP3P"``, ``"DS"``, ``"FLAT"``, ``"GLOBAL"``,
-    ``"SCRATCH"``, ``"MUBUF"``, ``"VOPD"``); a DPP or SDWA form keeps its base encoding
+    ``"SCRATCH"``, ``"MUBUF"``, ``"MTBUF"``, ``"VBUFFER"``, ``"VOPD"``); a DPP or SDWA form
+    keeps its base encoding
     (``"VOP1"``...) and sets ``fields["dpp"] = 1`` (DPP16: ``dpp_ctrl``, ``row_mask``,
     ``bank_mask``, ``bound_ctrl``, ``fi``, ``src0_neg``/``src0_abs``/``src1_neg``/``src1_abs``, the
     VGPR in ``dpp_src0``), ``fields["dpp8"] = 1`` (``dpp8_sel``: lane selects, 3 bits each, lane 0
@@ -45,8 +46,9 @@ The decoder (``hsapy.sim.isa.decoder.decode``) turns a code object's machine cod
     suffix LLVM prints. ``dsts`` are the operands the instruction writes explicitly (in LLVM's
     order: e.g. ``v_add_co_u32 v2, vcc, v3, v4`` has dsts ``(v2, vcc)``); ``srcs`` the ones it
     reads explicitly, in LLVM's order (stores: address, data; SMEM: base, offset; SOPP: the
-    immediate or label; scalar stores/atomics: SDATA; MUBUF stores/atomics: VDATA; DS/FLAT
-    atomics: the data, with the returned value in ``dsts`` only in the returning form).
+    immediate or label; scalar stores/atomics: SDATA; buffer stores/atomics: VDATA, which a
+    returning buffer atomic also writes; DS/FLAT atomics: the data, with the returned value in
+    ``dsts`` only in the returning form).
     Implicit operands (EXEC, VCC of ``v_cndmask_b32_e32`` is explicit in
     LLVM's text and therefore in ``srcs``; SCC) are not listed unless LLVM prints them. For
     SOPK compares (``s_cmpk_*``) the SDST field is a source.

@@ -78,7 +78,7 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         return lambda b, m: None
     if enc == "SOPP":
         return _sopp(inst, info)
-    if enc in ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF"):
+    if enc in ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER"):
         from hsapy.sim.isa import semantics_mem
 
         return semantics_mem.compile_memory(inst, info)

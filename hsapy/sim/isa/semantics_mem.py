@@ -37,6 +37,10 @@ def compile_memory(inst: Instruction, info: Any):
             return _ds(inst, info)
         if inst.encoding in ("GLOBAL", "FLAT", "SCRATCH"):
             return _vmem(inst, info)
+        if inst.encoding in ("MUBUF", "MTBUF", "VBUFFER"):
+            from hsapy.sim.isa.semantics_buffer import compile_buffer
+
+            return compile_buffer(inst, info)
     except NotImplementedOperand as exc:
         return _unimplemented(inst, str(exc))
     return _unimplemented(inst)
@@ -144,55 +148,181 @@ def _smem(inst: Instruction, info: Any):
     if name in ("s_memtime", "s_memrealtime"):
         write = scalar_writer(inst.dsts[0], "b64")
         return lambda b, m: write(b, np.uint64(m.clock.now()))
-    if name.startswith(("s_dcache", "s_atc_probe", "s_prefetch")):
+    if name.startswith(("s_dcache_inv", "s_dcache_wb", "s_atc_probe", "s_prefetch", "s_gl1_inv")):
         return lambda b, m: None
+    if name.startswith("s_scratch_"):
+        raise NotImplementedOperand(f"{name} (scalar access to the private segment)")
+    buffer = name.startswith("s_buffer_")
+    if "_atomic_" in name:
+        return _smem_atomic(inst, buffer)
+    if "_store_" in name:
+        return _smem_store(inst, buffer)
     if not name.startswith(("s_load_", "s_buffer_load_")):
         raise NotImplementedOperand(name)
-    buffer = name.startswith("s_buffer_")
     dst = inst.dsts[0]
+    if dst.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM destination {dst.kind}")
     ndw = dst.count
-    base = scalar_reader(inst.srcs[0], "b64")
-    offsets = [scalar_reader(op, "u32") if op.kind != "imm" else None for op in inst.srcs[1:]]
-    imm = sum(int(op.value) for op in inst.srcs[1:] if op.kind == "imm")
     dst_row = dst.index
+    locate = _smem_locator(inst, list(inst.srcs), buffer)
     # gfx12 S_LOAD_U8/I8/U16/I16: one byte/short at its own address, extended to a dword
     narrow = {"u8": (1, np.uint8), "i8": (1, np.int8), "u16": (2, np.uint16),
               "i16": (2, np.int16)}.get(name.rsplit("_", 1)[-1])
 
     def load_narrow(b: Batch, m: Any) -> None:
-        addr = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
-        if buffer:
-            addr = addr & u64(0xFFFFFFFFFFFF)
-        total = addr + u64(imm & ADDRESS_MASK)
-        for reader in offsets:
-            if reader is not None:
-                total = total + np.asarray(reader(b)).astype(u64)
         size, dtype = narrow
-        total = total & ~u64(size - 1)
-        for wave, address in enumerate(total):
-            value = np.frombuffer(m.memory.read(int(address), size), dtype)[0]
-            b.S[wave, dst_row] = int(value) & 0xFFFFFFFF
+        addr, ok = locate(b, size, size)
+        for wave in range(b.waves):
+            value = 0
+            if ok[wave, 0]:
+                value = int(np.frombuffer(m.memory.read(int(addr[wave, 0]), size), dtype)[0])
+            b.S[wave, dst_row] = value & 0xFFFFFFFF
 
     def load(b: Batch, m: Any) -> None:
-        addr = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
-        if buffer:  # V# base address: bits 47:0 of the first two dwords
-            addr = addr & u64(0xFFFFFFFFFFFF)
-        total = addr + u64(imm & ADDRESS_MASK)
-        for reader in offsets:
-            if reader is not None:
-                total = total + np.asarray(reader(b)).astype(u64)
-        total = total & ~u64(3)  # scalar loads ignore the low two address bits
-        first = total[0]
-        if (total == first).all():
-            words = np.frombuffer(m.memory.read(int(first), 4 * ndw), u32)
-            b.S[:, dst_row:dst_row + ndw] = words
+        addr, ok = locate(b, 4, 4 * ndw)
+        if ok.all():
+            first = addr[0, 0]
+            if (addr[:, 0] == first).all():
+                words = np.frombuffer(m.memory.read(int(first), 4 * ndw), u32)
+                b.S[:, dst_row:dst_row + ndw] = words
+                return
+            unique, inverse = np.unique(addr[:, 0], return_inverse=True)
+            rows = np.stack([np.frombuffer(m.memory.read(int(a), 4 * ndw), u32) for a in unique])
+            b.S[:, dst_row:dst_row + ndw] = rows[inverse.reshape(-1)]
             return
-        unique, inverse = np.unique(total, return_inverse=True)
-        rows = np.stack([np.frombuffer(m.memory.read(int(a), 4 * ndw), u32) for a in unique])
-        b.S[:, dst_row:dst_row + ndw] = rows[inverse.reshape(-1)]
-    if dst.kind != "sgpr":
-        raise NotImplementedOperand(f"SMEM destination {dst.kind}")
+        words = np.zeros(addr.shape, u32)      # out-of-range dwords of a buffer read 0
+        if ok.any():
+            words[ok] = m.memory.gather(addr[ok], 4, np.uint32, agent=m.agent)
+        b.S[:, dst_row:dst_row + ndw] = words
     return load_narrow if narrow is not None else load
+
+
+def smem_immediate(inst: Instruction) -> int:
+    """The SMEM instruction offset from its fields: gfx9 a signed 21-bit immediate when IMM is
+    set (else an SGPR, read as an operand); gfx11 signed 21 bits; gfx12 signed 24 bits (CDNA3 /
+    RDNA3 / RDNA4 guides, "SMEM"). The decoded operand list shows an immediate only when no
+    SGPR offset is used, so the immediate is always taken from here."""
+    f = inst.fields
+    if inst.family == "gfx9":
+        if not f.get("imm"):
+            return 0
+        bits = 21
+    else:
+        bits = 24 if inst.family == "gfx12" else 21
+    value = int(f.get("offset", 0))
+    return value - (1 << bits) if value >> (bits - 1) & 1 else value
+
+
+def _smem_locator(inst: Instruction, srcs: list, buffer: bool):
+    """``locate(b, align, nbytes) -> (uint64[W, n] addresses, bool[W, n] in range)`` of the
+    ``nbytes / max(align, 4)`` pieces each wave accesses. ``srcs`` starts at the base operand.
+
+    Scalar loads ignore the low address bits below their size. S_BUFFER_* take the V#: base
+    (bits 47:0), stride and num_records; the address is clamped when, with stride 0, the
+    offset >= num_records, else when the offset > stride * num_records (CDNA3 guide, "Scalar
+    Memory Operations"; AMD's gem5 model of the guide reads it the same way). The simulator
+    applies the rule to every dword piece, on every family: a clamped piece reads 0, a store or
+    atomic drops it."""
+    base_op = srcs[0]
+    imm = smem_immediate(inst)
+    offsets = [scalar_reader(op, "u32") for op in srcs[1:] if op.kind != "imm"]
+    if buffer:
+        row = _srow(base_op)
+        base = None
+    else:
+        base = scalar_reader(base_op, "b64")
+
+    def locate(b: Batch, align: int, nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+        offset = np.full(b.waves, imm, np.int64)
+        for reader in offsets:
+            offset = offset + np.asarray(reader(b)).astype(np.int64)
+        pieces = max(1, nbytes // max(align, 4))
+        step = np.arange(pieces, dtype=np.int64) * max(align, 4)
+        if not buffer:
+            start = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64)
+            addr = (start + offset.astype(u64)) & ~u64(align - 1)     # wraps modulo 2^64
+            addr = addr[:, None] + step.astype(u64)
+            return addr, np.ones(addr.shape, bool)
+        words = b.S[:, row:row + 4].astype(np.int64) if row >= 0 else \
+            np.zeros((b.waves, 4), np.int64)
+        v_base = words[:, 0] | (words[:, 1] & 0xFFFF) << 32
+        stride = (words[:, 1] >> 16) & 0x3FFF
+        records = words[:, 2]
+        piece = ((offset & 0xFFFFFFFF) & ~(align - 1))[:, None] + step
+        limit = np.where(stride == 0, records, stride * records)[:, None]
+        ok = np.where((stride == 0)[:, None], piece < limit, piece <= limit)
+        addr = (v_base[:, None] + piece) & ((1 << 48) - 1)
+        return addr.astype(u64), ok
+    return locate
+
+
+def _srow(op) -> int:
+    from hsapy.sim.isa.operand_access import scalar_index
+
+    return scalar_index(op)
+
+
+def _smem_store(inst: Instruction, buffer: bool):
+    """S_STORE_* / S_BUFFER_STORE_* (gfx9): SDATA to memory, waves in dispatch order."""
+    srcs = list(inst.srcs)
+    data = srcs[0]
+    if data.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM data {data.kind}")
+    ndw = data.count
+    locate = _smem_locator(inst, srcs[1:], buffer)
+
+    def store(b: Batch, m: Any) -> None:
+        addr, ok = locate(b, 4, 4 * ndw)
+        values = b.S[:, data.index:data.index + ndw]
+        for wave in range(b.waves):        # in wave order: a later wave's store wins
+            sel = ok[wave]
+            if sel.any():
+                m.memory.scatter(addr[wave][sel], np.ascontiguousarray(values[wave][sel]), 4,
+                                 agent=m.agent)
+    return store
+
+
+def _smem_atomic(inst: Instruction, buffer: bool):
+    """S_ATOMIC_* / S_BUFFER_ATOMIC_* (gfx9): one read-modify-write per wave, waves in dispatch
+    order; with GLC the old value returns into SDATA (an out-of-range buffer atomic returns 0)."""
+    op, kind, fn, size = atomic_operation(inst.name)
+    srcs = list(inst.srcs)
+    data = srcs[0]
+    if data.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM data {data.kind}")
+    locate = _smem_locator(inst, srcs[1:], buffer)
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+    dtype = {"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
+             "f": np.float32 if size == 4 else np.float64}[kind]
+    returns = bool(inst.fields.get("glc"))
+
+    def atomic(b: Batch, m: Any) -> None:
+        addr, ok = locate(b, size, size)
+        addr, ok = addr[:, 0], ok[:, 0]
+        words = b.S[:, data.index:data.index + data.count]
+        values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
+        cmp = None
+        if kind == "c":
+            cmp = np.ascontiguousarray(words[:, ndw:2 * ndw]).view(utype).reshape(-1).view(dtype)
+        old = np.zeros(b.waves, dtype)
+        if ok.any():
+            sel = np.flatnonzero(ok)
+
+            def read(a: np.ndarray) -> np.ndarray:
+                return np.ascontiguousarray(gather_dwords(m, a, ndw)).view(utype).reshape(-1) \
+                    .view(dtype)
+
+            def write(a: np.ndarray, v: np.ndarray) -> None:
+                scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32)
+                               .reshape(-1, ndw))
+            read(np.unique(addr[sel]))
+            old[sel] = _serial_rmw(read, write, addr[sel], values[sel], fn,
+                                   None if cmp is None else cmp[sel])
+        if returns:
+            b.S[:, data.index:data.index + ndw] = np.ascontiguousarray(old).view(u32) \
+                .reshape(-1, ndw)
+    return atomic
 
 
 # --- global / flat / scratch ---------------------------------------------------------------------
@@ -218,6 +348,8 @@ _ATOMIC_OPS: dict[str, tuple[str, Callable]] = {
     "inc": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
     "dec": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
     "inc_u32": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
+    "inc_u64": ("u", lambda old, v: np.where(old >= v, 0, old + 1).astype(old.dtype)),
+    "dec_u64": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
     "dec_u32": ("u", lambda old, v: np.where((old == 0) | (old > v), v, old - 1).astype(old.dtype)),
     "add_f32": ("f", lambda old, v: old + v), "add_f64": ("f", lambda old, v: old + v),
     "fmin": ("f", np.fmin), "fmax": ("f", np.fmax),
@@ -226,11 +358,51 @@ _ATOMIC_OPS: dict[str, tuple[str, Callable]] = {
     "min_f64": ("f", np.fmin), "max_f64": ("f", np.fmax),
     "min_num_f64": ("f", np.fmin), "max_num_f64": ("f", np.fmax),
     "cmpswap": ("c", None), "cmpswap_b32": ("c", None), "cmpswap_b64": ("c", None),
+    # RDNA3/RDNA4 guides: SUB_CLAMP (CSUB) saturates at 0; COND_SUB subtracts only when the
+    # result stays non-negative
+    "sub_clamp_u32": ("u", lambda old, v: np.where(v > old, 0, old - v).astype(old.dtype)),
+    "csub_u32": ("u", lambda old, v: np.where(v > old, 0, old - v).astype(old.dtype)),
+    "cond_sub_u32": ("u", lambda old, v: np.where(old >= v, old - v, old).astype(old.dtype)),
+    "pk_add_f16": ("u", lambda old, v: _packed_add(old, v, "f16")),
+    "pk_add_bf16": ("u", lambda old, v: _packed_add(old, v, "bf16")),
 }
 
 
-def _atomic_kind(name: str) -> tuple[str, str, Callable | None, int]:
-    """(op, type kind, function, bytes) for ``*_atomic_<op>[_x2]``."""
+def _packed_add(old: np.ndarray, v: np.ndarray, kind: str) -> np.ndarray:
+    """Two 16-bit float adds in one dword, each rounded once to nearest even (the sum of two
+    f16 or bf16 values is exact in f64, so rounding that to 16 bits is the single rounding)."""
+    old = np.asarray(old).astype(u32)
+    v = np.asarray(v).astype(u32)
+    halves = []
+    for shift in (0, 16):
+        a = ((old >> u32(shift)) & u32(0xFFFF)).astype(np.uint16)
+        c = ((v >> u32(shift)) & u32(0xFFFF)).astype(np.uint16)
+        if kind == "f16":
+            total = a.view(np.float16).astype(np.float64) + c.view(np.float16).astype(np.float64)
+            halves.append(total.astype(np.float16).view(np.uint16).astype(u32))
+        else:
+            total = _bf16_to_f32(a).astype(np.float64) + _bf16_to_f32(c).astype(np.float64)
+            halves.append(_f32_to_bf16(total.astype(np.float32)).astype(u32))
+    return halves[0] | (halves[1] << u32(16))
+
+
+def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(u32) << u32(16)).view(np.float32)
+
+
+def _f32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """Round to nearest even; NaN stays a quiet NaN. Rounding the f64 sum of two bf16 values to
+    f32 first cannot change the bf16 result (the f32 rounding error is below a bf16 tie)."""
+    bits = np.ascontiguousarray(x).view(u32)
+    rounded = (bits + u32(0x7FFF) + ((bits >> u32(16)) & u32(1))) >> u32(16)
+    nan = np.isnan(x)
+    return np.where(nan, (bits >> u32(16)) | u32(0x40), rounded).astype(np.uint16)
+
+
+def atomic_operation(name: str) -> tuple[str, str, Callable | None, int]:
+    """(op, type kind, function, bytes) for ``*_atomic_<op>[_x2]`` (global, flat, buffer and
+    scalar atomics share the operations); kind "u"/"s"/"f" is how the dword(s) are read, "c"
+    compare-and-swap."""
     op = name.split("_atomic_", 1)[1]
     wide = op.endswith("_x2") or op.endswith("_b64") or op.endswith("_u64") \
         or op.endswith("_i64") or op.endswith("_f64")
@@ -311,9 +483,7 @@ def _vmem(inst: Instruction, info: Any):
     offset = int(srcs[-1].value) if srcs and srcs[-1].kind == "imm" else 0
     regs = [op for op in srcs if op.kind != "imm"]
     if "_addtid_" in name:
-        # address = SADDR + offset + 4 * lane id: no VGPR address, so the generic operand
-        # split below would take the data register (store) or nothing (load) as the address
-        raise NotImplementedOperand(f"{name} (lane-id addressing)")
+        return _global_addtid(inst, regs, offset)
     # address parts
     if enc == "SCRATCH":
         vaddr = regs[0] if regs and inst.fields.get("sve", 0 if family != "gfx9" else 1) \
@@ -337,6 +507,8 @@ def _vmem(inst: Instruction, info: Any):
         def address(b: Batch) -> np.ndarray:
             return np.asarray(vaddr64(b)) + u64(offset & ADDRESS_MASK)
     flat = enc == "FLAT"
+    if "_load_lds_" in name:
+        return _global_load_lds(inst, address, offset)
     if "_atomic_" in name:
         return _global_atomic(inst, address, data_regs, flat)
     if "_load_" in name or name.endswith("_load"):
@@ -344,6 +516,53 @@ def _vmem(inst: Instruction, info: Any):
     if "_store_" in name:
         return _global_store(inst, address, data_regs[0], flat)
     raise NotImplementedOperand(name)
+
+
+def _global_addtid(inst: Instruction, regs: list, offset: int):
+    """GLOBAL_LOAD_ADDTID_B32 / GLOBAL_STORE_ADDTID_B32 (gfx12): the dword at SADDR + offset +
+    4 * lane id; no address VGPR (RDNA4 guide, "Global" instructions)."""
+    saddr = next((op for op in regs if op.kind in ("sgpr", "special", "ttmp")), None)
+    if saddr is None:
+        raise NotImplementedOperand(f"{inst.name} without an SGPR base")
+    base = scalar_reader(saddr, "b64")
+
+    def address(b: Batch) -> np.ndarray:
+        lanes = np.arange(b.lanes, dtype=u64)[None, :] * u64(4)
+        start = np.broadcast_to(np.asarray(base(b)).astype(u64), (b.waves,))
+        return start[:, None] + u64(offset & ADDRESS_MASK) + lanes
+
+    if inst.dsts:
+        row = inst.dsts[0].index
+
+        def load(b: Batch, m: Any) -> None:
+            addrs, mask = _active_addresses(b, address)
+            _store_lanes(b, b.V, row, gather_dwords(m, addrs, 1), mask)
+        return load
+    data = next(op for op in regs if op.kind == "vgpr")
+
+    def store(b: Batch, m: Any) -> None:
+        addrs, mask = _active_addresses(b, address)
+        scatter_dwords(m, addrs, _lane_values(b, b.V, data.index, 1, mask))
+    return store
+
+
+def _global_load_lds(inst: Instruction, address: Callable, offset: int):
+    """gfx940 GLOBAL_LOAD_LDS_DWORD: each lane's dword goes to LDS at M0 + instruction offset +
+    4 * lane id instead of a VGPR (CDNA3 guide, "Global Load LDS"; LLVM applies the immediate
+    offset to both addresses). The byte/short forms stop the queue: which LDS bytes they
+    write is not documented."""
+    if not inst.name.endswith("_dword"):
+        raise NotImplementedOperand(f"{inst.name} (byte/short load to LDS)")
+
+    def load(b: Batch, m: Any) -> None:
+        addrs, mask = _active_addresses(b, address)
+        words = gather_dwords(m, addrs, 1)
+        lanes = np.broadcast_to(np.arange(b.lanes, dtype=np.int64), b.exec.shape)
+        m0 = np.broadcast_to(b.S[:, 124].astype(np.int64)[:, None], b.exec.shape)
+        lds_addr = m0 + offset + 4 * lanes
+        lds_addr = lds_addr.reshape(-1) if mask is None else lds_addr[mask]
+        lds_store(m, _lane_wg(b, mask), lds_addr, words, 4)
+    return load
 
 
 def _has_vaddr(inst: Instruction) -> bool:
@@ -448,7 +667,7 @@ def _global_store(inst: Instruction, address: Callable, data, flat: bool):
 
 
 def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: bool):
-    op, kind, fn, size = _atomic_kind(inst.name)
+    op, kind, fn, size = atomic_operation(inst.name)
     data = data_regs[0]
     returns = bool(inst.dsts)
     dst_row = inst.dsts[0].index if returns else 0
@@ -460,8 +679,6 @@ def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: 
 
     def atomic(b: Batch, m: Any) -> None:
         addrs, mask = _active_addresses(b, address)
-        if flat and _split_apertures(m, addrs) is not None:
-            raise NotImplementedOperand("flat atomic to LDS/scratch")
         words = _lane_values(b, b.V, data.index, data.count, mask)
         values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
         cmp = None
@@ -473,9 +690,14 @@ def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: 
 
         def write(a: np.ndarray, v: np.ndarray) -> None:
             scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw))
-        # fault-check every address before the first write
-        read(np.unique(addrs)) if addrs.size else None
-        old = _serial_rmw(read, write, addrs, values, fn, cmp)
+        split = _split_apertures(m, addrs) if flat else None
+        if split is not None:
+            old = _flat_other_atomic(b, m, addrs, mask, split, values, cmp, fn, size, dtype,
+                                     read, write)
+        else:
+            # fault-check every address before the first write
+            read(np.unique(addrs)) if addrs.size else None
+            old = _serial_rmw(read, write, addrs, values, fn, cmp)
         if returns:
             out = np.ascontiguousarray(old).view(u32).reshape(-1, ndw)
             _store_lanes(b, b.V, dst_row, out, mask)
@@ -483,6 +705,46 @@ def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: 
 
 
 # --- flat to LDS / scratch -----------------------------------------------------------------------
+
+def _flat_other_atomic(b, m, addrs, mask, split, values, cmp, fn, size, dtype, read, write):
+    """A flat atomic whose lanes fall in the shared (LDS) or private (scratch) aperture runs there
+    per lane, as flat loads and stores do; global lanes run on memory. Within each memory the
+    lanes run in lane order (the serial order of :func:`_serial_rmw`)."""
+    lds, private = split
+    glob = ~(lds | private)
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+    old = np.zeros(addrs.size, dtype)
+    local = (addrs & u64(0xFFFFFFFF)).astype(np.int64)
+
+    def as_dtype(words: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(words).view(utype).reshape(-1).view(dtype)
+
+    def as_words(v: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw)
+
+    def run(sel: np.ndarray, keys: np.ndarray, read_keys, write_keys) -> None:
+        idx = np.flatnonzero(sel)
+        old[idx] = _serial_rmw(read_keys, write_keys, keys, values[idx], fn,
+                               None if cmp is None else cmp[idx])
+    if glob.any():
+        read(np.unique(addrs[glob]))          # fault-check before any write
+        run(glob, addrs[glob], read, write)
+    if lds.any():
+        # key = workgroup << 32 | LDS address: unique per (workgroup, address)
+        keys = _lane_wg(b, mask)[lds].astype(np.int64) << 32 | local[lds]
+        run(lds, keys,
+            lambda k: as_dtype(lds_load(m, k >> 32, k & 0xFFFFFFFF, size)),
+            lambda k, v: lds_store(m, k >> 32, k & 0xFFFFFFFF, as_words(v), size))
+    if private.any():
+        ids = _lane_ids(b, mask)[private].astype(np.int64)
+        _check_private(m, local[private], size)
+        keys = ids << 32 | local[private]
+        run(private, keys,
+            lambda k: as_dtype(scratch_load(m, b, k >> 32, k & 0xFFFFFFFF, size)[:, :ndw]),
+            lambda k, v: scratch_store(m, b, k >> 32, k & 0xFFFFFFFF, as_words(v), size))
+    return old
+
 
 def _flat_other_load(b, m, addrs, mask, split, size, kind, hi, regs, row) -> None:
     lds, private = split
@@ -677,6 +939,9 @@ def _ds(inst: Instruction, info: Any):
         return _ds_swizzle(inst, single_offset)
     if name in ("ds_nop",):
         return lambda b, m: None
+    if "_addtid_" in name:     # no address VGPR: the only VGPR operand is the data
+        return _ds_addtid(single_offset, [op for op in srcs if op.kind == "vgpr"],
+                          inst.dsts[0].index if inst.dsts else None, _m0_row(inst))
     addr_reader = vector_reader(srcs[0], "u32") if srcs and srcs[0].kind == "vgpr" else None
     rest = srcs[1:]
     op = name[3:]
@@ -750,8 +1015,162 @@ def _ds(inst: Instruction, info: Any):
                     values = values >> u32(16)
                 lds_store(m, _lane_wg(b, mask), addr, values, size)
             return write
+    special = _ds_special(inst, addr_reader, rest, single_offset)
+    if special is not None:
+        return special
     # LDS atomics: ds_<op>[_rtn]_<type>
     return _ds_atomic(inst, addr_reader, rest, single_offset)
+
+
+def _m0_row(inst: Instruction) -> int:
+    """M0's row in Batch.S: operand code 124 on gfx9, 125 on gfx11/gfx12."""
+    return 124 if inst.family == "gfx9" else 125
+
+
+def _ds_special(inst: Instruction, addr_reader, rest, offset: int):
+    """DS instructions outside the one-data atomic pattern: mask-or, wrap, the two-address
+    exchanges, packed 16-bit float adds, append/consume and the lane-id addressed forms
+    (CDNA3 / RDNA4 guides, "LDS Instructions"). None when ``inst`` is not one of them."""
+    name = inst.name
+    data = [op for op in rest if op.kind == "vgpr"]
+    returns = bool(inst.dsts)
+    dst_row = inst.dsts[0].index if returns else 0
+    m0 = _m0_row(inst)
+    match = re.match(r"^ds_(mskor|wrap)(_rtn)?_b(32|64)$", name)
+    if match:
+        op, _, bits = match.groups()
+        size = int(bits) // 8
+        return _ds_two_data(addr_reader, offset, data, returns, dst_row, size,
+                            (lambda o, a, c: (o & ~a) | c) if op == "mskor" else
+                            (lambda o, a, c: o - a if o >= a else o + c))
+    match = re.match(r"^ds_(?:wrxchg2(st64)?|storexchg_2addr(_stride64)?)_rtn_b(32|64)$", name)
+    if match:
+        st64a, st64b, bits = match.groups()
+        size = int(bits) // 8
+        scale = size * (64 if (st64a or st64b) else 1)
+        f = inst.fields
+        return _ds_exchange2(addr_reader, int(f.get("offset0", 0)) * scale,
+                             int(f.get("offset1", 0)) * scale, data, dst_row, size)
+    match = re.match(r"^ds_pk_add(_rtn)?_(f16|bf16)$", name)
+    if match:
+        kind = match.group(2)
+        return _ds_two_data(addr_reader, offset, data[:1], returns, dst_row, 4,
+                            lambda o, a, c: int(_packed_add(np.array([o], u32),
+                                                            np.array([a], u32), kind)[0]))
+    if name in ("ds_append", "ds_consume"):
+        return _ds_append(name == "ds_append", offset, dst_row, m0)
+    return None
+
+
+def _ds_two_data(addr_reader, offset, data, returns, dst_row, size, step):
+    """An LDS read-modify-write whose new value depends on one or two data operands,
+    ``step(old, data0, data1)`` on Python ints, one lane after another in lane order."""
+    ndw = size // 4
+    mask_bits = (1 << (8 * size)) - 1
+
+    def run(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        addr = _lanes(b, addr_reader, mask) + offset
+        wg = _lane_wg(b, mask)
+        first = _qwords(_lane_values(b, b.V, data[0].index, ndw, mask))
+        second = _qwords(_lane_values(b, b.V, data[1].index, ndw, mask)) if len(data) > 1 \
+            else np.zeros_like(first)
+        old = np.zeros(addr.size, np.uint64)
+        for i in range(addr.size):
+            words = lds_load(m, wg[i:i + 1], addr[i:i + 1], size)
+            current = int(_qwords(words)[0])
+            old[i] = current
+            new = step(current, int(first[i]), int(second[i])) & mask_bits
+            lds_store(m, wg[i:i + 1], addr[i:i + 1], _dwords(np.array([new], np.uint64), ndw),
+                      size)
+        if returns:
+            _store_lanes(b, b.V, dst_row, _dwords(old, ndw), mask)
+    return run
+
+
+def _qwords(words: np.ndarray) -> np.ndarray:
+    """``uint32[n, 1 or 2]`` -> ``uint64[n]`` (low dword first)."""
+    out = words[:, 0].astype(np.uint64)
+    if words.shape[1] > 1:
+        out |= words[:, 1].astype(np.uint64) << np.uint64(32)
+    return out
+
+
+def _dwords(values: np.ndarray, ndw: int) -> np.ndarray:
+    """``uint64[n]`` -> ``uint32[n, ndw]``."""
+    lo = (values & np.uint64(0xFFFFFFFF)).astype(u32)
+    if ndw == 1:
+        return lo[:, None]
+    return np.stack([lo, (values >> np.uint64(32)).astype(u32)], axis=1)
+
+
+def _ds_exchange2(addr_reader, off0: int, off1: int, data, dst_row: int, size: int):
+    """DS_WRXCHG2[ST64]_RTN / DS_STOREXCHG_2ADDR[_STRIDE64]_RTN: exchange DATA0 at ADDR + OFFSET0
+    and DATA1 at ADDR + OFFSET1 (scaled by the element size, times 64 for the stride-64 forms),
+    returning both old values."""
+    ndw = size // 4
+    utype = u32 if size == 4 else u64
+
+    def run(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        addr = _lanes(b, addr_reader, mask)
+        wg = _lane_wg(b, mask)
+        olds = []
+        for off, op in ((off0, data[0]), (off1, data[1])):
+            keys = wg.astype(np.int64) << 32 | ((addr + off) & 0xFFFFFFFF)
+            values = np.ascontiguousarray(_lane_values(b, b.V, op.index, ndw, mask)) \
+                .view(utype).reshape(-1)
+
+            def read(k: np.ndarray) -> np.ndarray:
+                return np.ascontiguousarray(lds_load(m, k >> 32, k & 0xFFFFFFFF, size)) \
+                    .view(utype).reshape(-1)
+
+            def write(k: np.ndarray, v: np.ndarray) -> None:
+                lds_store(m, k >> 32, k & 0xFFFFFFFF,
+                          np.ascontiguousarray(v.astype(utype)).view(u32).reshape(-1, ndw), size)
+            old = _serial_rmw(read, write, keys, values, lambda o, v: v, None)
+            olds.append(np.ascontiguousarray(old).view(u32).reshape(-1, ndw))
+        _store_lanes(b, b.V, dst_row, np.concatenate(olds, axis=1), mask)
+    return run
+
+
+def _ds_append(append: bool, offset: int, dst_row: int, m0: int):
+    """DS_APPEND / DS_CONSUME: add (subtract) the wave's count of EXEC lanes to the dword at
+    M0 + offset and return the value before to every active lane; waves in dispatch order."""
+    def run(b: Batch, m: Any) -> None:
+        counts = b.exec.sum(axis=1).astype(np.int64)
+        addr = b.S[:, m0].astype(np.int64) + offset
+        old = np.zeros(b.waves, u32)
+        for w in range(b.waves):
+            if not counts[w]:
+                continue
+            wg, a = b.wg[w:w + 1], addr[w:w + 1]
+            current = int(lds_load(m, wg, a, 4)[0, 0])
+            old[w] = current
+            new = (current + counts[w] if append else current - counts[w]) & 0xFFFFFFFF
+            lds_store(m, wg, a, np.array([[new]], u32), 4)
+        np.copyto(b.V[dst_row], np.broadcast_to(old[:, None], b.exec.shape), where=b.exec)
+    return run
+
+
+def _ds_addtid(offset: int, data, dst_row: int | None, m0: int):
+    """DS_READ/WRITE_ADDTID_B32 (gfx12 DS_LOAD/STORE_ADDTID_B32): the dword at M0 + offset +
+    4 * lane id, no address VGPR."""
+    def addresses(b: Batch, mask) -> np.ndarray:
+        lanes = np.arange(b.lanes, dtype=np.int64)[None, :]
+        addr = b.S[:, m0].astype(np.int64)[:, None] + offset + 4 * lanes
+        addr = np.broadcast_to(addr, b.exec.shape)
+        return addr.reshape(-1) if mask is None else addr[mask]
+
+    def load(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        _store_lanes(b, b.V, dst_row, lds_load(m, _lane_wg(b, mask), addresses(b, mask), 4), mask)
+
+    def store(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        values = _lane_values(b, b.V, data[0].index, 1, mask)
+        lds_store(m, _lane_wg(b, mask), addresses(b, mask), values, 4)
+    return load if dst_row is not None else store
 
 
 _DS_ATOMIC_RE = re.compile(r"^ds_(.+?)(_rtn)?_(u32|i32|f32|b32|u64|i64|f64|b64)$")
@@ -765,7 +1184,8 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
     table = {"add": "add", "sub": "sub", "min": "min", "max": "max", "and": "and", "or": "or",
              "xor": "xor", "inc": "inc", "dec": "dec", "wrxchg": "swap", "storexchg": "swap",
              "cmpst": "cmpst",
-             "cmpstore": "cmpstore", "min_num": "fmin", "max_num": "fmax", "rsub": "rsub"}
+             "cmpstore": "cmpstore", "min_num": "fmin", "max_num": "fmax", "rsub": "rsub",
+             "cond_sub": "cond_sub", "sub_clamp": "sub_clamp"}
     if op not in table:
         raise NotImplementedOperand(inst.name)
     size = 8 if ty.endswith("64") else 4
@@ -782,6 +1202,8 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
         "fmin": np.fmin, "fmax": np.fmax,
         "inc": lambda o, v: np.where(o >= v, 0, o + 1).astype(o.dtype),
         "dec": lambda o, v: np.where((o == 0) | (o > v), v, o - 1).astype(o.dtype),
+        "cond_sub": lambda o, v: np.where(o >= v, o - v, o).astype(o.dtype),
+        "sub_clamp": lambda o, v: np.where(v > o, 0, o - v).astype(o.dtype),
     }
     cmpswap = kind in ("cmpst", "cmpstore")
     fn = fns.get(kind)
@@ -793,7 +1215,8 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
         mask = None if b.exec_all else b.exec
         addr = _lanes(b, addr_reader, mask) + offset
         wg = _lane_wg(b, mask)
-        keys = wg.astype(np.int64) * m.lds_stride + addr  # unique per (workgroup, address)
+        # unique per (workgroup, address), also for addresses past the workgroup's LDS
+        keys = wg.astype(np.int64) << 32 | (addr & 0xFFFFFFFF)
         values = _lane_values(b, b.V, data_ops[0].index, ndw, mask)
         values = np.ascontiguousarray(values).view(utype).reshape(-1).view(dtype)
         cmp = None
@@ -809,12 +1232,12 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
                 cmp = second
 
         def read(k: np.ndarray) -> np.ndarray:
-            words = lds_load(m, k // m.lds_stride, k % m.lds_stride, size)
+            words = lds_load(m, k >> 32, k & 0xFFFFFFFF, size)
             return np.ascontiguousarray(words).view(utype).reshape(-1).view(dtype)
 
         def write(k: np.ndarray, v: np.ndarray) -> None:
             words = np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw)
-            lds_store(m, k // m.lds_stride, k % m.lds_stride, words, size)
+            lds_store(m, k >> 32, k & 0xFFFFFFFF, words, size)
         old = _serial_rmw(read, write, keys, values, fn, cmp)
         if returns:
             _store_lanes(b, b.V, dst_row, np.ascontiguousarray(old).view(u32).reshape(-1, ndw), mask)

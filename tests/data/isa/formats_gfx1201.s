@@ -8,6 +8,21 @@ formats_gfx1201:
   s_load_b128 s[8:11], s[2:3], -0x10
   s_load_b32 s5, s[2:3], 0x0 th:TH_LOAD_NT
   s_buffer_load_b32 s5, s[4:7], 0x4
+  buffer_load_b32 v1, off, s[4:7], s0
+  buffer_load_b32 v1, v2, s[4:7], null offen offset:4
+  buffer_load_b128 v[4:7], v[2:3], s[8:11], m0 idxen offen offset:8388607 th:TH_LOAD_NT scope:SCOPE_SYS
+  buffer_load_d16_hi_u8 v1, v2, ttmp[4:7], s3 idxen
+  buffer_store_b16 v1, v2, s[4:7], s3 offen scope:SCOPE_SE
+  buffer_store_b96 v[4:6], off, s[4:7], s3 offset:12 th:TH_STORE_NT
+  buffer_atomic_add_u32 v1, v2, s[4:7], s0 idxen th:TH_ATOMIC_RETURN
+  buffer_atomic_cmpswap_b64 v[4:7], v2, s[4:7], s0 offen
+  buffer_atomic_add_f32 v1, off, s[4:7], s0 scope:SCOPE_DEV
+  buffer_load_format_xyzw v[4:7], v2, s[4:7], s0 idxen
+  tbuffer_load_format_x v1, v2, s[4:7], s0 format:[BUF_FMT_32_FLOAT] offen
+  tbuffer_store_format_xy v[4:5], off, s[4:7], s0 format:[BUF_FMT_16_16_UNORM] offset:16
+  tbuffer_load_d16_format_xyzw v[4:5], v2, s[4:7], s0 format:[BUF_FMT_8_8_8_8_UINT] idxen
+  s_buffer_load_b64 s[8:9], s[4:7], s3 offset:0x10
+  s_buffer_load_i8 s5, s[4:7], 0x3
   s_getpc_b64 s[4:5]
   s_setpc_b64 s[4:5]
   s_mov_b32 s0, 0x12345678

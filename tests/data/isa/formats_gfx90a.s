@@ -18,6 +18,12 @@ formats_gfx90a:
   buffer_store_dword a1, v2, s[4:7], 0 idxen
   buffer_wbl2
   buffer_invl2
+  buffer_load_dword v1, off, s[0:3], s5 offset:4
+  buffer_store_dword v1, v2, s[0:3], 0 offen offset:12
+  buffer_load_dword v2, s[4:7], 0 offen lds
+  tbuffer_store_format_x a1, v2, s[4:7], s0 format:[BUF_DATA_FORMAT_32] idxen glc slc scc
+  s_atomic_cmpswap s[6:7], s[2:3], 0x8 glc
+  s_buffer_atomic_add_x2 s[6:7], s[4:7], 0x8
   ds_read_b64 a[2:3], v1 offset:8
   ds_write_b32 v1, a2
   ds_read2_b32 v[2:3], v1 offset0:1 offset1:2

@@ -121,4 +121,15 @@ formats_gfx9:
   buffer_atomic_add v1, v2, s[4:7], s5 offen sc0
   buffer_wbl2 sc0 sc1
   buffer_inv sc0
+  buffer_load_dword v2, s[4:7], 0 offen lds
+  buffer_load_ubyte off, s[4:7], s3 offset:8 lds
+  buffer_load_format_xy v[4:5], v[2:3], s[4:7], s3 idxen offen
+  buffer_atomic_cmpswap_x2 v[4:7], v2, s[4:7], 0 idxen sc0
+  buffer_atomic_add_f32 v1, v2, s[4:7], 0 offen
+  tbuffer_load_format_x v1, v2, s[4:7], 0 format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_FLOAT] offen
+  tbuffer_store_format_xyzw v[4:7], off, s[4:7], s3 format:[BUF_DATA_FORMAT_8_8_8_8,BUF_NUM_FORMAT_UNORM] offset:4 sc1
+  s_buffer_load_dwordx2 s[8:9], s[4:7], s3
+  s_buffer_store_dword s5, s[4:7], 0x4
+  s_atomic_add s5, s[2:3], 0x0 glc
+  s_store_dword s5, s[2:3], s4
   s_endpgm

@@ -1,0 +1,95 @@
+"""What an install promises: every third-party import is declared (core or an extra), optional
+ones are imported only where they are used, and ``hsapy --version`` says the package version.
+
+(`bash .ci/run` also installs the declared lowest versions into a fresh venv and runs
+``hsapy demo`` there with nothing but the venv on PATH.)
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hsapy
+
+REPO = Path(hsapy.__file__).resolve().parent.parent
+PACKAGE_DIRS = ("hsapy", "asm", "kernels")
+# import name -> distribution name, where they differ
+DISTRIBUTIONS = {"hip": "hip-python"}
+
+tomllib = pytest.importorskip("tomllib")
+
+
+def project() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def requirement_names(requirements: list[str]) -> set[str]:
+    return {re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower() for r in requirements}
+
+
+@functools.lru_cache(maxsize=None)
+def third_party_imports() -> tuple[tuple[str, str, bool], ...]:
+    """(distribution, file, imported inside a function) for every non-stdlib import."""
+    found = []
+    for directory in PACKAGE_DIRS:
+        for path in sorted((REPO / directory).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            lazy_nodes = {id(inner) for node in ast.walk(tree)
+                          if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          for inner in ast.walk(node)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        continue
+                    modules = [node.module]
+                elif isinstance(node, ast.Import):
+                    modules = [alias.name for alias in node.names]
+                else:
+                    continue
+                for module in modules:
+                    top = module.split(".")[0]
+                    if top in sys.stdlib_module_names or top == "hsapy":
+                        continue
+                    found.append((DISTRIBUTIONS.get(top, top).lower(),
+                                  str(path.relative_to(REPO)), id(node) in lazy_nodes))
+    return tuple(found)
+
+
+def test_every_module_level_import_is_a_core_dependency():
+    core = requirement_names(project()["dependencies"])
+    eager = {(name, where) for name, where, lazy in third_party_imports() if not lazy}
+    assert eager and {name for name, _ in eager} <= core, sorted(eager)
+
+
+def test_every_lazy_import_is_declared_in_core_or_an_extra():
+    declared = requirement_names(project()["dependencies"])
+    for requirements in project()["optional-dependencies"].values():
+        declared |= requirement_names(requirements)
+    undeclared = {(name, where) for name, where, _ in third_party_imports()
+                  if name not in declared}
+    assert not undeclared
+
+
+@pytest.mark.parametrize("extra,distribution", [("toolchain", "ziglang"), ("plot", "matplotlib"),
+                                                ("hip", "hip-python"), ("zstd", "zstandard")])
+def test_optional_features_have_their_extra(extra, distribution):
+    assert distribution in requirement_names(project()["optional-dependencies"][extra])
+
+
+def test_numpy_floor_is_2_0():
+    # np.bitwise_count, used by the simulator's bit-count instructions, is numpy 2.0
+    assert "numpy>=2.0" in project()["dependencies"]
+
+
+def test_version_flag_prints_the_package_version():
+    result = subprocess.run([sys.executable, "-m", "hsapy", "--version"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"hsapy {hsapy.__version__}"
+    assert "version" in project()["dynamic"]   # one source: hsapy.__version__
