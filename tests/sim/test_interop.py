@@ -7,6 +7,7 @@ import gc
 import numpy as np
 import pytest
 
+from hsapy._lifetime import drain
 from hsapy.asm import kernels
 from hsapy.interop import (DLDeviceType, DLPackExportError, NotHostAccessibleError,
                            runtime_allocation)
@@ -38,6 +39,7 @@ def device_buffer(runtime, nbytes=4 * N):
 
 def is_freed(runtime, address, allocated):
     """Whether the block ``allocated`` (runtime_allocation before the free) was freed."""
+    drain()           # a free the garbage collector started runs in the reaper: wait for it
     after = runtime_allocation(runtime, address)
     if after is not None and runtime.runs_rocr:
         # ROCr sub-allocates small device blocks from 2 MiB fragments it keeps: once freed, the
@@ -117,6 +119,7 @@ def test_an_exported_tensor_keeps_the_memory_after_close_until_the_consumer_drop
     assert (array == 9).all() and runtime_allocation(runtime, address) is not None
     del array
     gc.collect()
+    drain()           # the last view's free runs in the reaper (hsapy._lifetime): wait for it
     assert runtime_allocation(runtime, address) is None
 
 
@@ -128,6 +131,7 @@ def test_a_capsule_nobody_consumed_gives_the_memory_back(runtime):
     assert runtime_allocation(runtime, address) is not None
     del capsule
     gc.collect()
+    drain()
     assert runtime_allocation(runtime, address) is None
 
 
