@@ -1,6 +1,7 @@
 """Every public object, used after it was closed -- by its own close(), by what owns it, or by
 Runtime.close() -- raises ClosedError naming the object and what closed it, and changes
-nothing."""
+nothing. On every backend (the checks come before any runtime call): the simulator, ROCr over
+the simulated thunk, and a GPU when there is one."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -21,11 +22,12 @@ BARRIER = aql.barrier_and([])
 
 
 @pytest.fixture
-def ctx():
+def ctx(backend):
     """A fresh runtime with everything a use below needs; closed at the end if still open."""
-    rt = Runtime(backend="sim", targets=["gfx942"])
+    rt = Runtime(backend=backend, targets=["gfx942"] if backend == "sim" else None)
     agent = rt.gpu()
-    executable = rt.load(kernels.build("vector_add", "gfx942"), agent)
+    code = kernels.build("vector_add", agent.target)
+    executable = rt.load(code, agent)
     vadd = executable.kernel("vector_add")
     queue = agent.create_queue(64)
     bufs = [rt.system_pool.allocate(4 * N) for _ in range(3)]
@@ -35,9 +37,9 @@ def ctx():
     prepared.submit(*bufs, N)
     prepared.publish(*bufs, N)
     queue.flush()
-    yield SimpleNamespace(rt=rt, agent=agent, executable=executable, vadd=vadd, queue=queue,
-                          bufs=bufs, signal=signal, prepared=prepared, pool=rt.system_pool,
-                          other=rt.system_pool.allocate(4 * N))
+    yield SimpleNamespace(rt=rt, agent=agent, code=code, executable=executable, vadd=vadd,
+                          queue=queue, bufs=bufs, signal=signal, prepared=prepared,
+                          pool=rt.system_pool, other=rt.system_pool.allocate(4 * N))
     rt.close()
 
 
@@ -47,7 +49,7 @@ USES = {
         ("create_signal", lambda c: c.rt.create_signal(1)),
         ("signal_pool", lambda c: c.rt.signal_pool),
         ("timestamp", lambda c: c.rt.timestamp()),
-        ("load", lambda c: c.rt.load(kernels.build("vector_add", "gfx942"))),
+        ("load", lambda c: c.rt.load(c.code)),
         ("copy", lambda c: c.rt.copy(c.bufs[0], c.bufs[1], 16)),
         ("pool.allocate", lambda c: c.pool.allocate(64)),
         ("pool.access", lambda c: c.pool.access(c.agent)),
