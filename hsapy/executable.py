@@ -35,7 +35,12 @@ from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernargLayout
 from hsapy.queue import OBSERVERS, notify
 
-__all__ = ["Executable", "Kernel", "load", "agent_target"]
+__all__ = ["Executable", "Kernel", "load", "agent_target", "DYNAMIC_STACK_SIZE"]
+
+# Private bytes per work-item a kernel with a dynamic stack (.uses_dynamic_stack: recursion,
+# indirect calls) gets at least: HIP's default stack limit (hipLimitStackSize, 1 KiB), which
+# HIP's launcher puts in the packet's private_segment_size for such kernels.
+DYNAMIC_STACK_SIZE = 1024
 
 # hsa.h enum values used here (the cdef has them too; spelled once, with their names).
 HSA_PROFILE_FULL = 1
@@ -335,6 +340,10 @@ class Kernel:
                                       "uint32_t")
         self.private_segment_size = get(
             symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, "uint32_t")
+        if info.uses_dynamic_stack:
+            # recursion or indirect calls: the compiler cannot size the stack, and the launcher
+            # gives at least HIP's default stack (hipLimitStackSize, 1 KiB per work-item)
+            self.private_segment_size = max(self.private_segment_size, DYNAMIC_STACK_SIZE)
         self.wavefront_size = info.wavefront_size
         self.max_flat_workgroup_size = info.max_flat_workgroup_size
         self.layout = KernargLayout.from_kernel(info, runtime=executable.runtime)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsapy.codeobject import CodeObject, CodeObjectError, KernelDescriptor, KernelInfo, Target
+from hsapy.sim.memory import PAGE_SIZE
 
 __all__ = ["LoaderMixin", "LoadedKernel", "SimExecutable", "SimSymbol"]
 
@@ -357,7 +358,10 @@ class LoaderMixin:
                                        "the code object has no PT_LOAD segment")
             return status, None
         first = min(s.vaddr for s in co.segments)
-        size = co.load_size - first
+        # Whole pages, as the GPU maps them (ROCr's loader allocates the segments from a pool
+        # with page granularity): compilers read constants at the end of the image with scalar
+        # loads wider than the data (s_load_dwordx8 of a 28-byte array), which stay mapped.
+        size = -(-(co.load_size - first) // PAGE_SIZE) * PAGE_SIZE
         if size > _MAX_LOAD_SIZE:
             return self._loader_fail(
                 _OUT_OF_RESOURCES,

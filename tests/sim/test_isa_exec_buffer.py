@@ -312,13 +312,7 @@ KERNEL void shared_atomics(uint* out, float* outf, uint* olds) {
 """
 
 
-# -O0 wave64 code on gfx1201 needs the executor to decode with the wave size (its 64-bit lane
-# masks); that fix is on branch `wave`: the strict mark turns into a failure once it is merged
-O0_MODES = MODES[:2] + [pytest.param(*MODES[2], marks=pytest.mark.xfail(
-    strict=True, reason="gfx1201 wave64 -O0 decodes as wave32 until branch wave is merged"))]
-
-
-@pytest.mark.parametrize("target,flags", O0_MODES)
+@pytest.mark.parametrize("target,flags", MODES)
 def test_flat_atomics_on_shared_and_private_memory_at_O0(target, flags):
     dev, kernel = _device(target, flags + ("-O0",), FLAT_ATOMICS, "shared_atomics")
     names = {inst.name for inst in _decoded(kernel.code_object, "shared_atomics")}

@@ -146,6 +146,20 @@ def test_relative64_relocation_points_at_the_loaded_variable(lib):
     assert info(lib, table, SYM_VARIABLE_IS_CONST, "bool") is False
 
 
+def test_the_image_is_mapped_in_whole_pages_with_zeros_past_the_segments(lib):
+    data = built(build.build_hip, "gfx942", 5)
+    exe, agent = loaded(lib, data)
+    co = CodeObject.from_bytes(data)
+    kernel_object = next(iter(lib.kernel_objects))
+    mapping = lib.memory.find(kernel_object)
+    assert mapping.size % 4096 == 0 and mapping.size >= co.load_size
+    # A wide scalar load of a constant at the very end of the image reads zeros, not a fault.
+    end = mapping.address + co.load_size - min(s.vaddr for s in co.segments)
+    tail = mapping.address + mapping.size - end
+    assert tail > 0 or co.load_size % 4096 == 0
+    assert lib.memory.read(end, tail) == bytes(tail)
+
+
 def test_code_object_for_another_target_is_incompatible(lib):
     data = built(build.build_hip, "gfx1201", 5)
     exe = executable(lib)

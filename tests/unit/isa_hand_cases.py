@@ -4,6 +4,7 @@ from __future__ import annotations
 import isa_hand_cases_cmp
 import isa_hand_cases_dot
 import isa_hand_cases_ext
+import isa_hand_cases_matrix
 import isa_hand_cases_mem
 import isa_hand_cases_minmax
 import isa_hand_cases_sbits
@@ -20,6 +21,7 @@ ALL_CASES: list[Case] = [
     *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES, *isa_hand_cases_ext.CASES,
     *isa_hand_cases_minmax.CASES, *isa_hand_cases_dot.CASES, *isa_hand_cases_sbits.CASES,
     *isa_hand_cases_valu2.CASES, *isa_hand_cases_buffer.CASES,
+    *isa_hand_cases_matrix.CASES,
 ]
 
 

@@ -217,6 +217,18 @@ for target, read, write in (("gfx942", "read", "write"), ("gfx1201", "load", "st
                           {"v10.u32": [0x12345678], "v11.u32": [0xA2], "v12.u32": [0xA3],
                            "v13.u32": [0xA4], "v9.u32": [0], "lds": [0] * 8, "exec": "1"},
                           {"lds": [0, 0] + want}, why))
+    # ADDR + OFFSET is a 32-bit sum: a wrapped ("negative") address plus the offset lands
+    # inside LDS, as clang folds offsets into addresses like 0 - 4 * lane.
+    CASES.append(case(target, f"ds_{read}_b32 v8, v4 offset:16",
+                      {"v4.u32": [0xFFFFFFFC, 0xFFFFFFF8], "lds": WORDS},
+                      {"v8.u32": [0x44332211, 0x8281F0E1]}, "address -4 / -8 + 16 wraps to 12 / 8"))
+    CASES.append(case(target, f"ds_{write}_b32 v4, v10 offset:12",
+                      {"v4.u32": [0xFFFFFFFC], "v10.u32": [0x12345678], "lds": [0] * 4,
+                       "exec": "1"},
+                      {"lds": [0, 0, 0x12345678, 0]}, "address -4 + 12 wraps to 8"))
+    CASES.append(case(target, "ds_add_rtn_u32 v3, v4, v5 offset:12",
+                      {"v4.u32": [0xFFFFFFFC], "v5.u32": [5], "lds": [0, 0, 7, 0], "exec": "1"},
+                      {"v3.u32": [7], "lds": [0, 0, 12, 0]}, "atomic at -4 + 12 = 8"))
     two_r, two_w, st_r, st_w = (("read2", "write2", "read2st64", "write2st64") if target == "gfx942"
                                 else ("load_2addr", "store_2addr", "load_2addr_stride64",
                                       "store_2addr_stride64"))

@@ -220,7 +220,7 @@ for n9, n12, lanes in SAVEEXEC.values():
     add(case("gfx942", f"s_{n9}_saveexec_b64 s[4:5], s[0:1]", inputs64,
              {"exec": lanes, "s4.u64": 0b0011, "scc": True}, why))
     add(case("gfx1201", f"s_{n12}_saveexec_b64 s[4:5], s[0:1]", inputs64,
-             {"exec": lanes, "s4.u64": 0b0011, "scc": True}, why + " (wave32, 64-bit form)"))
+             {"exec": lanes, "s4.u64": 0b0011, "scc": True}, why + " (wave64)", wave=64))
     add(case("gfx1201", f"s_{n12}_saveexec_b32 s4, s0", {"s0.u32": 0b1010, "exec": "1100"},
              {"exec": lanes, "s4.u32": 0b0011, "scc": True}, why))
 for n9, n12, lanes, value in (("andn1", "and_not0", "1000", 0b0001),
@@ -229,7 +229,7 @@ for n9, n12, lanes, value in (("andn1", "and_not0", "1000", 0b0001),
     add(case("gfx942", f"s_{n9}_wrexec_b64 s[4:5], s[0:1]", {"s0.u64": 0b1010, "exec": "1100"},
              {"exec": lanes, "s4.u64": value, "scc": True}, why))
     add(case("gfx1201", f"s_{n12}_wrexec_b64 s[4:5], s[0:1]", {"s0.u64": 0b1010, "exec": "1100"},
-             {"exec": lanes, "s4.u32": value, "scc": True}, why))
+             {"exec": lanes, "s4.u64": value, "scc": True}, why + " (wave64)", wave=64))
     add(case("gfx1201", f"s_{n12}_wrexec_b32 s4, s0", {"s0.u32": 0b1010, "exec": "1100"},
              {"exec": lanes, "s4.u32": value, "scc": True}, why))
 
@@ -279,6 +279,30 @@ add(case("gfx1201", "s_getreg_b32 s4, hwreg(HW_REG_SHADER_CYCLES_LO)", PRESET,
          {"check": _clock_in_range(4, 4, False)}, "the cycle counter"))
 add(case("gfx942", "s_getreg_b32 s4, hwreg(HW_REG_MODE, 0, 4)", {"s4.u32": 9}, {"s4.u32": 0},
          "MODE.FP_ROUND (bits 3:0) is 0: round to nearest even for f32 and f16/f64"))
+add(case("*", "s_getreg_b32 s4, hwreg(HW_REG_MODE, 4, 4)", {"s4.u32": 9, "mode": 0x3F3},
+         {"s4.u32": 0xF}, "MODE.FP_DENORM (bits 7:4) of the wave's MODE 0x3f3"))
+add(case("*", "s_getreg_b32 s4, hwreg(HW_REG_MODE)", {"mode": 0x3F3}, {"s4.u32": 0x3F3},
+         "the whole MODE register (offset 0, size 32)"))
+
+
+def _mode_is(value: int):
+    def check(batch, m):
+        assert batch.mode == value, hex(batch.mode)
+    return check
+
+
+# A MODE write returns MODE_CHANGED (-4): the scheduler continues the wave in the program
+# compiled for its new MODE.
+add(case("*", "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s0", {"s0.u32": 0x13, "mode": 0x3F0},
+         {"check": _mode_is(0x3F3)}, "MODE[3:0] = s0[3:0]: f32 toward zero", result=-4))
+add(case("*", "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0x0", {"mode": 0x3F0},
+         {"check": _mode_is(0x300)}, "MODE[7:4] = 0: flush denormals", result=-4))
+add(case("*", "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s0", {"s0.u32": 0x10, "mode": 0x3F0},
+         {"check": _mode_is(0x3F0)}, "the same value: no change", result=None))
+add(case("gfx1201", "s_round_mode 0x9", {"mode": 0xF0}, {"check": _mode_is(0xF9)},
+         "MODE.FP_ROUND = 0b1001: f32 toward +inf, f64/f16 toward -inf", result=-4))
+add(case("gfx1201", "s_denorm_mode 0x3", {"mode": 0xF0}, {"check": _mode_is(0x30)},
+         "MODE.FP_DENORM = 0b0011: keep f32 denormals, flush f64/f16", result=-4))
 
 
 # --- instructions without architectural effect on registers ---------------------------------------
@@ -290,9 +314,8 @@ def _unchanged(target: str, line: str, why: str):
 
 
 for line in ("s_nop 3", "s_waitcnt 0", "s_sleep 1", "s_setprio 1", "s_setkill 0", "s_icache_inv",
-             "s_dcache_inv", "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s0",
-             "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0x0", "s_ttracedata"):
-    _unchanged("*", line, "no register effect (MODE writes are not modelled)")
+             "s_dcache_inv", "s_ttracedata"):
+    _unchanged("*", line, "no register effect")
 for line in ("s_dcache_wb", "s_dcache_inv_vol", "s_dcache_wb_vol", "buffer_wbl2",
              "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol",
              "s_sendmsg sendmsg(MSG_INTERRUPT)"):
@@ -301,8 +324,7 @@ for line in ("s_wait_loadcnt 0", "s_wait_storecnt 0", "s_wait_dscnt 0", "s_wait_
              "s_wait_samplecnt 0", "s_wait_bvhcnt 0", "s_wait_expcnt 0", "s_wait_alu 0xfffe",
              "s_wait_idle", "s_wait_loadcnt_dscnt 0", "s_wait_storecnt_dscnt 0",
              "s_wait_event 0x0", "s_sleep_var s0", "s_singleuse_vdst 0x1", "s_ttracedata_imm 1",
-             "s_barrier_signal -1", "s_barrier_signal_isfirst -1", "s_round_mode 0x0",
-             "s_denorm_mode 0x0", "s_clause 0x1", "s_delay_alu 0", "s_code_end",
+             "s_barrier_signal -1", "s_barrier_signal_isfirst -1", "s_clause 0x1", "s_delay_alu 0", "s_code_end",
              "s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)", "global_inv", "global_wb", "global_wbinv"):
     _unchanged("gfx1201", line, "ordering/cache/message/hint only")
 

@@ -14,6 +14,7 @@ State keys (inputs and expectations) name a register and how its bits are read:
                v3:v4).
 ``"a3.u32"``   AGPR 3 (gfx942), as a VGPR.
 ``"s4.u32"``   SGPR 4 (one value; 64-bit types use s4:s5).
+``"mode"``     (inputs) the wave's MODE register (an int; default 0).
 ``"scc"``      bool. ``"vcc"`` / ``"exec"``: the lane mask as a string of 0/1 in lane order
                ("1001" = lanes 0 and 3; an input's remaining lanes are 0; an expectation checks the
                lanes it names).
@@ -76,6 +77,7 @@ class Case:
     why: str = ""
     result: Any = field(default=None)   # the closure's return value (None: next instruction)
     ftz: bool = False    # kernel descriptor denormal mode "flush" (f32 and f16/f64) instead of keep
+    wave: int = 0        # wave size to decode and run with (0: the target's default)
 
     def runs_on(self, target: str) -> bool:
         return self.target in ("*", target)
@@ -86,8 +88,8 @@ class Case:
 
 
 def case(target: str, line: str, inputs: dict, expect: dict, why: str = "",
-         result: Any = None, ftz: bool = False) -> Case:
-    return Case(target, line, dict(inputs), dict(expect), why, result, ftz)
+         result: Any = None, ftz: bool = False, wave: int = 0) -> Case:
+    return Case(target, line, dict(inputs), dict(expect), why, result, ftz, wave)
 
 
 def both(line9: str, line12: str | None, inputs: dict, expect: dict, why: str = "",
@@ -122,9 +124,9 @@ def assemble_all(target: str, lines: list[str]) -> None:
         _ENCODINGS[(target, line)] = bytes(int(x, 16) for x in enc.split(","))
 
 
-def decoded(target: str, line: str):
+def decoded(target: str, line: str, wave: int | None = None):
     assemble_all(target, [line])
-    return decode(_ENCODINGS[(target, line)], target, 0x1000)[0]
+    return decode(_ENCODINGS[(target, line)], target, 0x1000, wavefront_size=wave)[0]
 
 
 # --- values ---------------------------------------------------------------------------------------
@@ -198,8 +200,8 @@ def machine(private_size: int = 64) -> SimpleNamespace:
 
 def run_case(target: str, c: Case) -> None:
     """Run ``c`` on ``target`` and assert every expectation (message names the case)."""
-    lanes = WAVE[target]
-    inst = decoded(target, c.line)
+    lanes = c.wave or WAVE[target]
+    inst = decoded(target, c.line, lanes)
     fn = compile_instruction(inst, ProgramInfo(FAMILY[target], lanes, c.ftz, c.ftz))
     assert getattr(fn, "unimplemented", None) is None, f"{c.line}: {fn.unimplemented}"
     m = machine()
@@ -239,11 +241,12 @@ def run_case(target: str, c: Case) -> None:
             from hsapy.sim.isa.semantics_buffer import private_segment_buffer
 
             S[0, value:value + 4] = private_segment_buffer(FAMILY[target], lanes, m.private_size)
-        elif key in ("mem", "scratch"):
+        elif key in ("mem", "scratch", "mode"):
             continue
         else:
             _write(A if key.startswith("a") else V, S, key, value, lanes)
-    batch = Batch(0x1000, S, V, A, live, scc, np.zeros(1, np.int64), np.zeros(1, np.int64))
+    batch = Batch(0x1000, S, V, A, live, scc, np.zeros(1, np.int64), np.zeros(1, np.int64),
+                  mode=c.inputs.get("mode", 0))
     if "scratch" in c.inputs:
         batch.scratch = np.zeros((lanes, m.private_size), np.uint8)
         raw = bytes(c.inputs["scratch"])

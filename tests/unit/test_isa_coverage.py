@@ -40,7 +40,6 @@ def test_the_probe_finds_the_interpreter_s_instructions(target):
     names = implemented(target)
     assert {"v_add_f32", "s_mov_b32", "v_cmp_lt_f32", "s_endpgm"} <= names
     assert len(names) > 500
-    assert not any(name.startswith("v_mfma") for name in names)   # no MFMA semantics
 
 
 @pytest.mark.parametrize("target", TARGETS)

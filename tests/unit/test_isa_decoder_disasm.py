@@ -150,3 +150,109 @@ def test_wave64_gfx1201_kernel_decodes_with_64_bit_lane_masks(tmp_path):
     masks = [op for inst in insts for op in inst.dsts + inst.srcs if op.name.startswith("vcc")]
     assert masks and all(op.name == "vcc" and op.count == 2 for op in masks)
     assert "vcc_lo" not in disassemble(data)
+
+
+# --- listings that go on, and device functions' wave size ---------------------------------------
+
+OBJDUMP_LINE = re.compile(r"^\s+(\S.*?)\s+// ([0-9A-F]{12}): ([0-9A-F ]+?)(?: <[^>]*>)?$")
+
+
+def _objdump(path: Path, mattr: str = "") -> dict[int, str]:
+    """address -> instruction text, as llvm-objdump-19 prints a code object."""
+    if shutil.which("llvm-objdump-19") is None:
+        pytest.skip("llvm-objdump-19 not installed (Debian llvm-19)")
+    # -z: list zero words too (by default llvm-objdump folds runs of them into "...")
+    args = ["llvm-objdump-19", "-d", "-z", str(path)] + ([f"--mattr={mattr}"] if mattr else [])
+    out = subprocess.run(args, check=True, capture_output=True, text=True, timeout=120).stdout
+    listing = {}
+    for line in out.splitlines():
+        match = OBJDUMP_LINE.match(line)
+        if match:
+            listing[int(match.group(2), 16)] = re.sub(r"\s+", " ", match.group(1)).strip()
+    return listing
+
+
+def _mine(text: str) -> dict[int, str]:
+    listing = {}
+    for line in text.splitlines():
+        match = LINE.match(line)
+        if match:
+            mine = match.group(3).split("  //")[0]
+            listing[int(match.group(1), 16)] = re.sub(r"\s+", " ", mine).strip()
+    return listing
+
+
+def test_listing_goes_on_past_undecodable_words_as_llvm_objdump_does(tmp_path):
+    data = bytearray(_prebuilt("vector_add-gfx942.hsaco").read_bytes())
+    co = CodeObject.from_bytes(bytes(data))
+    entry = co.kernels["vector_add_v0"].entry_vaddr
+    seg = next(s for s in co.segments if s.flags & 1)
+    at = seg.offset + entry - seg.vaddr + 8
+    data[at:at + 8] = bytes.fromhex("ffff007e" "ffffff7f")     # two words no table knows
+    path = tmp_path / "bad.hsaco"
+    path.write_bytes(bytes(data))
+    text = disassemble(bytes(data))
+    mine, theirs = _mine(text), _objdump(path)
+    assert mine[entry + 8] == ".long 0x7e00ffff" and mine[entry + 12] == ".long 0x7fffffff"
+    assert "not decodable for gfx942" in text
+    assert mine == theirs                         # every other line too, in every function
+
+
+HELPERS = r"""
+#define KERNEL extern "C" __attribute__((global))
+__attribute__((device, noinline)) float clip(float x, float hi) { return x > hi ? hi : x; }
+__attribute__((device, noinline)) float twice_clip(float x) { return 2.0f * clip(x, 1.0f); }
+KERNEL void run(float* p, int n) {
+  unsigned i = __builtin_amdgcn_workitem_id_x();
+  if ((int)i < n) p[i] = twice_clip(p[i]);
+}
+"""
+
+
+def _build(tmp_path: Path, name: str, source: str, target: str, *flags: str) -> Path:
+    if shutil.which("clang-19") is None:
+        pytest.skip("clang-19 not installed (Debian clang-19)")
+    src = tmp_path / f"{name}.hip"
+    src.write_text(source)
+    out = tmp_path / f"{name}.co"
+    subprocess.run(["clang-19", "-x", "hip", f"--offload-arch={target}", *flags,
+                    "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc",
+                    "-O2", "-o", str(out), str(src)], check=True, capture_output=True, timeout=120)
+    return out
+
+
+def test_device_functions_take_the_wave_size_of_the_kernel_that_calls_them(tmp_path):
+    path = _build(tmp_path, "helpers", HELPERS, "gfx1201", "-mwavefrontsize64")
+    text = disassemble(path.read_bytes())
+    assert "<_Z4clipff>:" in text and "<_Z10twice_clipf>:" in text
+    assert "vcc_lo" not in text and " vcc" in text
+    assert _mine(text) == _objdump(path, "+wavefrontsize64")
+
+
+def test_wave32_and_wave64_units_linked_together_decode_each_their_way(tmp_path):
+    if shutil.which("ld.lld-19") is None:
+        pytest.skip("ld.lld-19 not installed (Debian lld-19)")
+    units = []
+    for wave, flags in ((32, ()), (64, ("-mwavefrontsize64",))):
+        source = HELPERS.replace("clip", f"clip{wave}").replace("void run", f"void run{wave}")
+        src = tmp_path / f"w{wave}.hip"
+        src.write_text(source)
+        obj = tmp_path / f"w{wave}.bc"
+        subprocess.run(["clang-19", "-x", "hip", "--offload-arch=gfx1201", *flags,
+                        "--cuda-device-only", "-fgpu-rdc", "-nogpulib", "-nogpuinc", "-O2", "-c",
+                        str(src), "-o", str(obj)], check=True, capture_output=True, timeout=120)
+        units.append(str(obj))
+    path = tmp_path / "mixed.co"
+    subprocess.run(["ld.lld-19", "-shared", "-plugin-opt=mcpu=gfx1201", *units, "-o", str(path)],
+                   check=True, capture_output=True, timeout=120)
+    data = path.read_bytes()
+    co = CodeObject.from_bytes(data)
+    assert {co.kernels[k].wavefront_size for k in co.kernels} == {32, 64}
+    mine = _mine(disassemble(data))
+    wave32, wave64 = _objdump(path), _objdump(path, "+wavefrontsize64")
+    for func in functions(co, data):
+        wide = "64" in func.name
+        for address in range(func.start, func.end, 4):
+            if address in mine:
+                assert mine[address] == (wave64 if wide else wave32)[address], (func.name,
+                                                                                  hex(address))

@@ -53,6 +53,9 @@ class OpcodeStatus:
     why: str = ""
 
 
+HWREG_MODE_ALL = 1 | 31 << 11      # hwreg(HW_REG_MODE, 0, 32)
+
+
 def _program_info(target: str, wave_size: int | None):
     from .executor import ProgramInfo
 
@@ -109,6 +112,9 @@ def _encodings(family: str, fmt_name: str, key: str) -> Iterator[list[int]]:
     vgprs = {name: V0 for name in ("src0", "src1", "src2") if name in fmt.fields}
     yield fmt.pack({**values, **vgprs})
     yield fmt.pack(values)
+    if fmt_name == "SOPK":
+        # s_setreg/s_getreg name a hardware register; MODE (id 1) is the one writable here
+        yield fmt.pack({**values, "simm16": HWREG_MODE_ALL})
 
 
 def _encoding_name(fmt_name: str, key: str, entry: dict) -> str:

@@ -27,6 +27,7 @@ from .operands import (DPP8_CODE, DPP8FI_CODE, DPP16_CODE, LITERAL_CODE, SDWA_CO
                        with_modifiers)
 
 TABLE_DIR = Path(__file__).parent / "tables"
+INLINE_ZERO = 128          # the SRC operand code of the inline constant 0
 
 # Target name -> (family, table). Processors of one family share formats; tables are per CPU
 # where LLVM's opcode maps differ (gfx90a vs gfx940 cache bits and a few opcodes).
@@ -214,6 +215,11 @@ class _Decoder:
 
     def dispatch(self, words: tuple[int, ...], i: int, offset: int) -> Instruction:
         w0 = words[i]
+        if w0 == 0 and self.family != "gfx9":
+            # gfx10+ reserve the all-zero dword as V_ILLEGAL (it raises an illegal-instruction
+            # exception; LLVM's disassembler prints "v_illegal"); on gfx9 it is a v_cndmask_b32
+            return Instruction(offset, 4, (0,), self.family, "VOP2", 0, "v_illegal", "", (), (),
+                               MappingProxyType({"op": 0}), asm="v_illegal")
         fmt = F.identify(self.family, w0)
         if fmt is None:
             raise self.fail(words, i, offset, "no format matches the first dword")
@@ -427,8 +433,12 @@ class _Decoder:
                 op = Operand("agpr", op.index, count, None, "")
         cls = ctx.consts.get(name, "b32")
         if op.kind in ("const", "literal") and cls.startswith("?"):
-            # The generator found no printer matching LLVM for this operand's constants.
-            raise _Declined(f"{ctx.entry['name']} with a constant {name} is not supported")
+            # The generator found no printer matching LLVM for this operand's constants; inline
+            # 0 prints "0" in every class (clang emits it as the first accumulator of
+            # v_wmma_bf16_16x16x16_bf16).
+            if not (op.kind == "const" and code == INLINE_ZERO):
+                raise _Declined(f"{ctx.entry['name']} with a constant {name} is not supported")
+            cls = "b32"
         neg, abs_ = self.input_mods(ctx, index)
         if neg or abs_:
             op = Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_)

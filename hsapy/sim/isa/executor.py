@@ -2,22 +2,28 @@
 
 ``InterpreterExecutor(profile).execute(ctx)`` runs one kernel dispatch:
 
-1. Reads the 64-byte kernel descriptor at ``ctx.kernel_object`` (through SimMemory) and decodes
-   the machine code from the entry point (cached per loaded code).
+1. Reads the 64-byte kernel descriptor at ``ctx.kernel_object`` (through SimMemory): the wave
+   size (wavefront_size32), the initial MODE register (float round/denorm modes) and the entry.
+   The code object's machine code is a :class:`Program` per wave size and MODE value, cached
+   per loaded code: the kernel's function decodes first, every other function when a call,
+   jump or return first reaches it.
 2. Builds the initial state of every wave exactly as the hardware does from the descriptor and
    the packet (docs/hsa-abi.md, "Wave state at kernel entry"; LLVM AMDGPUUsage,
-   "Initial Kernel Execution State"): user SGPRs, system SGPRs (or gfx12's architected TTMPs),
-   packed work-item ids in v0, EXEC for partial waves.
+   "Initial Kernel Execution State"): user SGPRs, system SGPRs (or gfx12's architected
+   TTMPs), packed work-item ids in v0, EXEC for partial waves.
 3. Runs all waves of (a chunk of) the dispatch as one :class:`~hsapy.sim.isa.wave.Batch`: each
    instruction is one numpy operation over waves x lanes. A scalar branch that goes both ways
-   splits the batch; batches that reach the same PC merge again; a barrier holds a batch until
-   every live wave of its workgroups has arrived.
+   (or an indirect call to different functions) splits the batch; batches that reach the same
+   PC under the same MODE merge again; a barrier holds a batch until every live wave of its
+   workgroups has arrived; a MODE write moves the batch to the program compiled for the new
+   value.
 
 Faults: a memory access outside every allocation raises ``SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
 ..., address)``; an instruction without semantics ``SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-"not implemented for <target>: <mnemonic> at <offset>")``. Every few thousand instructions the
-scheduler polls the context: a queue being destroyed cancels the dispatch, and the watchdog stops
-one that runs past its host-time limit (``DispatchContext.poll``).
+"not implemented for <target>: <mnemonic> at <offset>")``; code for the other wave size
+"wave-size mismatch on <target>: ...". Every few thousand instructions the scheduler polls the
+context: a queue being destroyed cancels the dispatch, and the watchdog stops one that runs past
+its host-time limit (``DispatchContext.poll``).
 """
 from __future__ import annotations
 
@@ -34,8 +40,9 @@ from hsapy.sim.executor import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                 HSA_STATUS_ERROR_MEMORY_FAULT,
                                 HSA_STATUS_ERROR_OUT_OF_RESOURCES, DispatchContext, SimFault,
                                 register_executor, registered_factory)
-from hsapy.sim.isa.semantics import (BARRIER, END, NotImplementedInstruction,
-                                     compile_instruction)
+from hsapy.sim.isa.float_mode import FloatMode, initial_mode
+from hsapy.sim.isa.semantics import (BARRIER, END, MODE_CHANGED, NotImplementedInstruction,
+                                     WaveSizeMismatch, compile_instruction)
 from hsapy.sim.isa.semantics_buffer import private_segment_buffer
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch, merge
 from hsapy.sim.memory import SimMemoryFault
@@ -100,35 +107,206 @@ class KernelDescriptor:
 
 @dataclass
 class ProgramInfo:
-    """What instruction compilation needs to know about the kernel."""
+    """What instruction compilation needs to know about the kernel: its ISA family, wave size
+    and the MODE register's float controls it runs under (``ftz32``/``ftz64`` are the flushing
+    those controls imply; ``mode`` defaults to round-to-nearest with that flushing)."""
 
     family: str
     wave_size: int
     ftz32: bool
     ftz64: bool
+    mode: FloatMode | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode is None:
+            self.mode = FloatMode.from_flags(self.ftz32, self.ftz64)
+
+    @property
+    def ieee(self) -> bool:
+        """MODE.IEEE (bit 9): the gfx9 IEEE mode min/max follow."""
+        return self.mode.ieee
+
+    @classmethod
+    def for_mode(cls, family: str, wave_size: int, mode: int) -> "ProgramInfo":
+        """The information for a program compiled for MODE register value ``mode``."""
+        float_mode = FloatMode(mode)
+        return cls(family, wave_size, float_mode.ftz32, float_mode.ftz64, float_mode)
+
+
+@dataclass(frozen=True)
+class CodeText:
+    """Where a loaded code object's machine code lies: its function symbols as absolute
+    ``(start, end, name)`` ranges (a function runs to the next one or to the end of its
+    segment, so padding after s_endpgm belongs to it) and its executable segments as
+    ``(start, end)``."""
+
+    functions: tuple[tuple[int, int, str], ...]
+    segments: tuple[tuple[int, int], ...]
+
+    def range_at(self, pc: int) -> tuple[int, int] | None:
+        """The code range to decode for a jump to ``pc``: the function containing it, else
+        from ``pc`` to the next function or the end of its segment; None outside the code."""
+        for start, end, _ in self.functions:
+            if start <= pc < end:
+                return start, end
+        for start, end in self.segments:
+            if start <= pc < end:
+                following = [f for f, _, _ in self.functions if pc < f < end]
+                return pc, min(following, default=end)
+        return None
+
+    def name_at(self, pc: int) -> str:
+        """``name+0x..`` of the function containing ``pc`` ("" when none does)."""
+        for start, end, name in self.functions:
+            if start <= pc < end:
+                return f"{name}+{pc - start:#x}" if pc != start else name
+        return ""
+
+    @classmethod
+    def of_kernel(cls, kernel: Any, entry: int, alloc: Any) -> "CodeText":
+        """From the loader's record (its code object and load base); a record without them
+        gives one range from the entry to the end of the allocation."""
+        co = getattr(kernel, "code_object", None)
+        base = getattr(kernel, "load_base", None)
+        alloc_end = alloc.address + alloc.size
+        if co is None or not isinstance(base, int):
+            return cls((), ((entry, alloc_end),))
+        try:
+            segments = tuple((base + seg.vaddr, base + seg.vaddr + seg.filesz)
+                             for seg in co.segments if seg.flags & 1)     # PF_X
+            starts = sorted({base + int(sym.value): name for name, sym in co.symbols.items()
+                             if str(getattr(sym, "type", "")).upper().endswith("FUNC")
+                             and any(a <= base + int(sym.value) < b for a, b in segments)
+                             }.items())
+        except Exception:  # noqa: BLE001 - an unusual record: decode from the entry only
+            return cls((), ((entry, alloc_end),))
+        functions = []
+        for k, (start, name) in enumerate(starts):
+            seg_end = next(b for a, b in segments if a <= start < b)
+            end = starts[k + 1][0] if k + 1 < len(starts) and starts[k + 1][0] < seg_end \
+                else seg_end
+            if end > start:
+                functions.append((start, end, name))
+        if not segments or not any(a <= entry < b for a, b in segments):
+            return cls((), ((entry, alloc_end),))
+        return cls(tuple(functions), segments)
 
 
 class Program:
-    """Decoded and compiled machine code of one kernel entry."""
+    """Decoded and compiled machine code of a loaded code object, for one wave size and one
+    MODE value. Every function of the code object can run (calls through s_swappc_b64 /
+    s_setpc_b64, function pointers); a function is decoded when execution first reaches it
+    and an instruction compiled the first time it runs.
 
-    def __init__(self, insts: list, fns: list, decode_error: Exception | None) -> None:
-        self.insts = insts
-        self.fns = fns
-        self.index = {inst.offset: i for i, inst in enumerate(insts)}
-        # offsets[i] = address of instruction i; one past the end so that i + 1 is always valid
-        end = insts[-1].offset + insts[-1].size if insts else 0
-        self.offsets = [inst.offset for inst in insts] + [end]
-        self.decode_error = decode_error
-        vgprs = 1
-        agprs = 0
-        for inst in insts:
-            for op in tuple(inst.dsts) + tuple(inst.srcs) + _pair_ops(inst):
-                if op.kind == "vgpr":
-                    vgprs = max(vgprs, op.index + op.count)
-                elif op.kind == "agpr":
-                    agprs = max(agprs, op.index + op.count)
-        self.vgprs = vgprs
-        self.agprs = agprs
+    ``insts[i]`` / ``fns[i]`` / ``offsets[i]`` describe entry ``i``; after the last instruction
+    of each decoded range comes one more entry (``insts`` None) that continues at the range's
+    end (the next function, as the hardware would fall through), or faults when the range
+    ended at undecodable words or at the end of the code. ``index`` maps an address to its
+    entry. The lists only grow, so a scheduler may keep references to them.
+    """
+
+    def __init__(self, target: str, info: ProgramInfo, text: CodeText, memory: Any) -> None:
+        self.target = target
+        self.info = info
+        self.text = text
+        self.memory = memory
+        self.insts: list = []
+        self.fns: list = []
+        self.offsets: list[int] = []
+        self.index: dict[int, int] = {}
+        self.errors: dict[int, Exception] = {}
+        self.usage: dict[int, tuple[int, int]] = {}    # range start -> (VGPRs, AGPRs) it names
+        self._decoded: list[tuple[int, int]] = []
+        self._lock = threading.Lock()
+
+    def lookup(self, pc: int) -> int | None:
+        """The entry of address ``pc``, decoding the function that contains it if needed."""
+        i = self.index.get(pc)
+        if i is not None:
+            return i
+        if any(start <= pc < end for start, end in self._decoded):
+            return None          # inside decoded code, but not where an instruction starts
+        span = self.text.range_at(pc)
+        if span is None:
+            return None
+        start, end = span
+        # code between functions may have been decoded from a later address before
+        end = min([end] + [a for a, _ in self._decoded if start < a < end])
+        self.decode_range(start, end)
+        return self.index.get(pc)
+
+    def decode_range(self, start: int, end: int) -> tuple[int, int]:
+        """Decode [start, end) (once) and return the (VGPRs, AGPRs) its instructions name."""
+        with self._lock:
+            if start in self.usage:
+                return self.usage[start]
+            code = self.memory.read(start, end - start)
+            insts, error = _decode_prefix(code, self.target, start, self.info.wave_size)
+            first = len(self.insts)
+            for k, inst in enumerate(insts):
+                self.insts.append(inst)
+                self.fns.append(_compile_on_first_run(self, first + k))
+                self.offsets.append(inst.offset)
+            tail = insts[-1].offset + insts[-1].size if insts else start
+            if error is not None:
+                tail = getattr(error, "offset", tail)
+                self.errors[tail] = error
+                self.fns.append(_undecodable(self.target, error))
+            elif self.text.range_at(tail) is not None:
+                self.fns.append(_continue_at(tail))   # falls through into the next function
+            else:
+                self.fns.append(_ran_off_the_end(self.target, tail))
+            self.insts.append(None)
+            self.offsets.append(tail)
+            for k, inst in enumerate(insts):
+                self.index[inst.offset] = first + k
+            if error is not None:
+                self.index.setdefault(tail, first + len(insts))
+            vgprs, agprs = 1, 0
+            for inst in insts:
+                for op in tuple(inst.dsts) + tuple(inst.srcs) + _pair_ops(inst):
+                    if op.kind == "vgpr":
+                        vgprs = max(vgprs, op.index + op.count)
+                    elif op.kind == "agpr":
+                        agprs = max(agprs, op.index + op.count)
+            self._decoded.append((start, end))
+            self.usage[start] = (vgprs, agprs)
+            return vgprs, agprs
+
+    def entry(self, pc: int) -> tuple[int, int]:
+        """Decode the function a kernel enters at ``pc``; returns the (VGPRs, AGPRs) it
+        names."""
+        span = self.text.range_at(pc)
+        if span is None:
+            raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                           f"{self.target}: kernel entry {pc:#x} is outside the code object's "
+                           "executable segments", pc)
+        usage = self.decode_range(*span)
+        if pc not in self.index:
+            raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                           f"{self.target}: kernel entry {pc:#x} is not the start of an "
+                           "instruction", pc)
+        return usage
+
+    def where(self, i: int) -> str:
+        """``<text> at <address>`` of entry ``i`` for error messages."""
+        inst = self.insts[i] if 0 <= i < len(self.insts) else None
+        if inst is None:
+            return f"the end of the code at {self.offsets[i]:#x}" if i < len(self.offsets) \
+                else "the end of the code"
+        return f"{inst.text()} at {inst.offset:#x}"
+
+
+def _compile_on_first_run(program: Program, i: int):
+    def first_run(b: Batch, m: Any):
+        fn = compile_instruction(program.insts[i], program.info)
+        program.fns[i] = fn
+        return fn(b, m)
+    return first_run
+
+
+def _continue_at(address: int):
+    return lambda b, m: address
 
 
 def _pair_ops(inst) -> tuple:
@@ -200,9 +378,7 @@ class InterpreterExecutor:
                            f"kernel descriptor unreadable: {fault}", fault.address) from None
         kd = KernelDescriptor.from_bytes(raw)
         entry = ctx.kernel_object + kd.entry_offset
-        wave_size = 32 if kd.wave32 else 64
-        if self.profile.family == "gfx9":
-            wave_size = 64
+        wave_size = self._wave_size(ctx, kd)
         private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
         limit = max_scratch_per_wave(self.profile.name)
         if limit is not None and private * wave_size > limit:
@@ -212,10 +388,9 @@ class InterpreterExecutor:
                 f"the dispatch needs {private} bytes of private memory per work-item, "
                 f"{private * wave_size} per wave of {wave_size}; {self.profile.name} allows at "
                 f"most {limit} bytes of scratch per wave (COMPUTE_TMPRING_SIZE.WAVESIZE)")
-        info = ProgramInfo(self.profile.family, wave_size,
-                           ftz32=kd.float_denorm_32 == 0, ftz64=kd.float_denorm_16_64 == 0)
-        program = self._program(ctx, entry, info)
-        if program.insts and program.insts[0].name == "s_endpgm":
+        mode = initial_mode(kd.rsrc1, self.profile.family)
+        programs, vgprs, agprs, ends_at_once = self._plan(ctx, kd, entry, wave_size, mode)
+        if ends_at_once:
             # every wave ends at its first instruction: nothing observable happens
             grid = [max(1, int(g)) for g in ctx.grid_size]
             block = [max(1, int(w)) for w in ctx.workgroup_size]
@@ -227,47 +402,100 @@ class InterpreterExecutor:
             last_stats = self.stats
             return
         lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
+        shape = (vgprs, agprs, mode)
         with np.errstate(all="ignore"):
-            for chunk in self._chunks(ctx, wave_size, program, lds, private):
+            for chunk in self._chunks(ctx, wave_size, shape, lds, private):
                 ctx.poll()
-                self._run_chunk(ctx, kd, program, wave_size, chunk, entry, lds, private)
+                self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private)
         last_stats = self.stats
 
+    def _wave_size(self, ctx: DispatchContext, kd: KernelDescriptor) -> int:
+        """The wave size the hardware launches the kernel with: the descriptor's
+        wavefront_size32 bit (gfx10+); a descriptor or metadata the target cannot run is a
+        mismatch that stops the queue."""
+        name = self.profile.name
+        if self.profile.family == "gfx9":
+            if kd.wave32:
+                raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                               f"wave-size mismatch on {name}: the kernel descriptor sets "
+                               "wavefront_size32 (kernel_code_properties bit 10), but "
+                               f"{name} runs only wave64; rebuild the kernel for {name}", None)
+            wave_size = 64
+        else:
+            wave_size = 32 if kd.wave32 else 64
+        declared = getattr(_kernel_info(ctx.kernel), "wavefront_size", None)
+        if isinstance(declared, int) and declared and declared != wave_size:
+            raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                           f"wave-size mismatch on {name}: kernel "
+                           f"{getattr(ctx.kernel, 'name', '?')!r} has .wavefront_size "
+                           f"{declared} in its metadata but its descriptor launches wave"
+                           f"{wave_size} (kernel_code_properties bit 10); the code object is "
+                           "inconsistent", None)
+        return wave_size
+
+    def _check_accum_offset(self, kd: KernelDescriptor, vgprs: int, agprs: int) -> None:
+        """gfx90a/gfx940-942 have one register file: AGPR n is VGPR accum_offset + n
+        (rsrc3[5:0] = accum_offset / 4 - 1; AMDGPUUsage, "compute_pgm_rsrc3"). The interpreter
+        keeps AGPRs apart, so code that names a VGPR at or past accum_offset while it uses AGPRs
+        (the two would alias on hardware) stops the queue instead of running differently."""
+        if not agprs or self.profile.name not in ("gfx90a", "gfx940", "gfx941", "gfx942"):
+            return
+        accum_offset = ((kd.rsrc3 & 0x3F) + 1) * 4
+        if vgprs > accum_offset:
+            raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                           f"not implemented for {self.profile.name}: the kernel names "
+                           f"v{vgprs - 1} and uses AGPRs, but its descriptor puts the first AGPR "
+                           f"at VGPR {accum_offset} (compute_pgm_rsrc3 accum_offset): those "
+                           "registers alias, which the interpreter does not model", None)
+
     # --- code ---------------------------------------------------------------------------------
-    def _program(self, ctx: DispatchContext, entry: int, info: ProgramInfo) -> Program:
+    def _plan(self, ctx: DispatchContext, kd: KernelDescriptor, entry: int, wave_size: int,
+              mode: int) -> tuple:
+        """(programs, VGPRs, AGPRs, whether the first instruction is s_endpgm) of a kernel,
+        worked out at its first dispatch and kept with the loaded code."""
         alloc = ctx.memory.find(entry)
         if alloc is None:
             raise SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
                            f"kernel entry {entry:#x} is outside every allocation", entry)
-        key = (entry, info.family, info.wave_size, info.ftz32, info.ftz64)
         with _program_lock:
             per_alloc = _program_cache.setdefault(alloc, {})
-            program = per_alloc.get(key)
-        if program is not None:
-            return program
-        code = self._code_bytes(ctx, alloc, entry)
-        insts, error = _decode_prefix(code, self.profile.name, entry)
-        fns = [compile_instruction(inst, info) for inst in insts]
-        if error is not None:   # execution that reaches the undecodable words faults naming them
-            fns.append(_undecodable(self.profile.name, error))
-        else:
-            fns.append(_ran_off_the_end(self.profile.name, entry + len(code)))
-        program = Program(insts, fns, error)
-        with _program_lock:
-            per_alloc[key] = program
-        return program
+        key = ("plan", entry, wave_size, mode, kd.rsrc3)
+        plan = per_alloc.get(key)
+        if plan is None:
+            programs = self._programs(ctx, alloc, per_alloc, entry, wave_size)
+            program = programs(mode)
+            vgprs, agprs = program.entry(entry)
+            self._check_accum_offset(kd, vgprs, agprs)
+            vgprs, agprs = _register_counts(ctx.kernel, vgprs, agprs)
+            first = program.insts[program.index[entry]]
+            plan = (programs, vgprs, agprs, first.name == "s_endpgm")
+            per_alloc[key] = plan
+        return plan
 
-    def _code_bytes(self, ctx: DispatchContext, alloc: Any, entry: int) -> bytes:
-        """The kernel's machine code: [entry, end of its function symbol) when the loader's
-        record tells us, else up to the end of the allocation (decoding stops at data)."""
-        end = alloc.address + alloc.size
-        size = _kernel_code_size(ctx.kernel)
-        if size:
-            end = min(end, entry + size)
-        return ctx.memory.read(entry, end - entry)
+    def _programs(self, ctx: DispatchContext, alloc: Any, per_alloc: dict, entry: int,
+                  wave_size: int):
+        """``get(mode) -> Program``: the code object's programs for this wave size, one per
+        MODE value (cached per loaded code object)."""
+        text = CodeText.of_kernel(ctx.kernel, entry, alloc)
+        family = self.profile.family
+        target = self.profile.name
+        memory = ctx.memory
+
+        def get(mode: int) -> Program:
+            key = (target, wave_size, mode, text)
+            program = per_alloc.get(key)
+            if program is None:
+                with _program_lock:
+                    program = per_alloc.get(key)
+                    if program is None:
+                        info = ProgramInfo.for_mode(family, wave_size, mode)
+                        program = Program(target, info, text, memory)
+                        per_alloc[key] = program
+            return program
+        return get
 
     # --- chunks of workgroups -----------------------------------------------------------------
-    def _chunks(self, ctx: DispatchContext, wave_size: int, program: Program, lds: int,
+    def _chunks(self, ctx: DispatchContext, wave_size: int, shape: tuple, lds: int,
                 private: int):
         """Whole workgroups per chunk, ``lds`` and ``private`` being the dispatch's group
         segment bytes per workgroup and private bytes per work-item."""
@@ -277,22 +505,22 @@ class InterpreterExecutor:
         total = counts[0] * counts[1] * counts[2]
         items = block[0] * block[1] * block[2]
         waves_per_wg = (items + wave_size - 1) // wave_size
-        per_wg = waves_per_wg * wave_size * 4 * (program.vgprs + program.agprs) + lds \
+        per_wg = waves_per_wg * wave_size * 4 * (shape[0] + shape[1]) + lds \
             + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
         per_chunk = max(1, CHUNK_BYTES // max(1, per_wg))
         for start in range(0, total, per_chunk):
             yield start, min(total, start + per_chunk), counts, grid, block
 
-    def _run_chunk(self, ctx: DispatchContext, kd: KernelDescriptor, program: Program,
+    def _run_chunk(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
                    wave_size: int, chunk: tuple, entry: int, lds: int, private: int) -> None:
         start, stop, counts, grid, block = chunk
-        batch, alive = self._initial_batch(ctx, kd, program, wave_size, start, stop, counts,
+        batch, alive = self._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
                                            grid, block, entry)
         machine = _Machine(ctx, stop - start, lds, private, wave_size)
-        self._schedule(ctx, program, machine, batch, alive)
+        self._schedule(ctx, programs, machine, batch, alive)
 
     # --- initial wave state -------------------------------------------------------------------
-    def _initial_batch(self, ctx, kd, program, wave_size, start, stop, counts, grid, block,
+    def _initial_batch(self, ctx, kd, shape, wave_size, start, stop, counts, grid, block,
                        entry) -> tuple[Batch, np.ndarray]:
         profile = self.profile
         nx, ny, _ = counts
@@ -311,8 +539,9 @@ class InterpreterExecutor:
         wave_in_wg = np.arange(wg_of_wave.size) - first_wave[wg_of_wave]
         W = wg_of_wave.size
         L = wave_size
-        V = np.zeros((program.vgprs, W, L), np.uint32)
-        A = np.zeros((program.agprs, W, L), np.uint32) if program.agprs else None
+        nvgprs, nagprs, mode = shape
+        V = np.zeros((nvgprs, W, L), np.uint32)
+        A = np.zeros((nagprs, W, L), np.uint32) if nagprs else None
         # Work-item ids per distinct workgroup shape (full, or partial at the grid's edges),
         # computed once per shape and gathered into the waves: lanes are numbered x fastest.
         vgpr_ids = (kd.rsrc2 >> 11) & 3
@@ -341,7 +570,7 @@ class InterpreterExecutor:
         if packed_ids:
             V[0] = id_table[wave_shape, 0, wave_in_wg]
         else:
-            for axis in range(min(vgpr_ids + 1, program.vgprs)):
+            for axis in range(min(vgpr_ids + 1, nvgprs)):
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
         S = np.zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)
@@ -365,7 +594,7 @@ class InterpreterExecutor:
                 S[:, row] = 0
                 row += 1
         batch = Batch(entry, S, V, A, live, np.zeros(W, bool),
-                      wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64))
+                      wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64), mode=mode)
         alive = np.bincount(wg_of_wave, minlength=stop - start).astype(np.int64)
         return batch, alive
 
@@ -411,15 +640,12 @@ class InterpreterExecutor:
             S[:, row:row + preload] = np.frombuffer(raw, np.uint32)
 
     # --- scheduling -----------------------------------------------------------------------------
-    def _schedule(self, ctx: DispatchContext, program: Program, machine: _Machine,
+    def _schedule(self, ctx: DispatchContext, programs, machine: _Machine,
                   first: Batch, alive: np.ndarray) -> None:
         runnable: list[Batch] = [first]
         waiting: list[Batch] = []
         stats = self.stats
         stats.waves += first.waves
-        fns = program.fns
-        index = program.index
-        offsets = program.offsets
         steps = 0
         poll_at = POLL_STEPS
         while runnable or waiting:
@@ -434,37 +660,47 @@ class InterpreterExecutor:
                                    f"deadlock on {self.profile.name}: waves wait at a barrier "
                                    "that the rest of their workgroup never reaches", None)
             pc = min(b.pc for b in runnable)
-            same = [b for b in runnable if b.pc == pc]
-            runnable = [b for b in runnable if b.pc != pc]
-            # run until the lowest PC of the others: there the batches merge again
-            stop_at = min((x.pc for x in runnable), default=1 << 64)
+            mode = next(b.mode for b in runnable if b.pc == pc)
+            same = [b for b in runnable if b.pc == pc and b.mode == mode]
+            runnable = [b for b in runnable if b.pc != pc or b.mode != mode]
+            # run until the lowest PC of the others: there the batches merge again (batches
+            # under another MODE run another program and never merge with this one)
+            stop_at = min((x.pc for x in runnable if x.mode == mode), default=1 << 64)
+            program = programs(mode)
+            fns = program.fns
+            index = program.index
+            offsets = program.offsets
             b = merge(same)
             i = index.get(pc)
             if i is None:
-                self._bad_pc(program, pc)
+                i = program.lookup(pc)
+                if i is None:
+                    self._bad_pc(program, pc)
             while True:
                 try:
                     result = fns[i](b, machine)
+                except WaveSizeMismatch as exc:
+                    raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                                   f"wave-size mismatch on {self.profile.name}: "
+                                   f"{program.where(i)}: {exc}", offsets[i]) from None
                 except NotImplementedInstruction as exc:
                     inst = program.insts[i]
                     raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                    f"not implemented for {self.profile.name}: {inst.mnemonic} at "
                                    f"{inst.offset:#x} ({exc})", inst.offset) from None
                 except SimMemoryFault as fault:
-                    inst = program.insts[i]
                     raise SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
                                    f"memory fault on {self.profile.name} at address "
                                    f"{fault.address:#x} ({fault.kind} of {fault.nbytes} bytes) by "
-                                   f"{inst.text()} at {inst.offset:#x}", fault.address) from None
+                                   f"{program.where(i)}", fault.address) from None
                 except SimFault:
                     raise
                 except Exception as exc:  # noqa: BLE001 - an interpreter bug must not kill the queue thread
-                    inst = program.insts[i] if i < len(program.insts) else None
-                    where = f"{inst.text()} at {inst.offset:#x}" if inst else "the end of the code"
                     raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                    f"not implemented for {self.profile.name}: interpreter error "
-                                   f"on {where}: {type(exc).__name__}: {exc}",
-                                   inst.offset if inst else None) from exc
+                                   f"on {program.where(i)}: {type(exc).__name__}: {exc}"
+                                   f"{_register_hint(program, i, b)}",
+                                   offsets[i] if i < len(offsets) else None) from exc
                 stats.lane_instructions += b.active_lanes
                 stats.wave_instructions += b.waves
                 steps += 1
@@ -473,7 +709,9 @@ class InterpreterExecutor:
                 elif result >= 0:
                     target = index.get(result)
                     if target is None:
-                        self._bad_pc(program, result)
+                        target = program.lookup(result)
+                        if target is None:
+                            self._bad_pc(program, result)
                     i = target
                     if steps >= poll_at:   # every loop takes a branch: an endless one ends here
                         poll_at = steps + POLL_STEPS
@@ -485,6 +723,11 @@ class InterpreterExecutor:
                     b.pc = offsets[i + 1]
                     b.status = BARRIER
                     waiting.append(b)
+                    break
+                elif result == MODE_CHANGED:
+                    # the batch continues in the program compiled for its new MODE value
+                    b.pc = offsets[i + 1]
+                    runnable.append(b)
                     break
                 else:  # SPLIT: both halves are in machine.pending
                     runnable.extend(machine.pending)
@@ -517,12 +760,57 @@ class InterpreterExecutor:
         return out
 
     def _bad_pc(self, program: Program, pc: int) -> None:
-        if program.decode_error is not None and getattr(program.decode_error, "offset", -1) == pc:
+        error = program.errors.get(pc)
+        if error is not None:
             raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                           f"not implemented for {self.profile.name}: {program.decode_error}", pc)
+                           f"not implemented for {self.profile.name}: {error}", pc)
+        where = program.text.name_at(pc)
+        where = f" (<{where}>)" if where else ", outside every function of the code object"
         raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                       f"{self.profile.name}: jump to {pc:#x}, which is not the start of a "
-                       "decoded instruction of this kernel", pc)
+                       f"{self.profile.name}: jump to {pc:#x}{where}, which is not the start of "
+                       "a decoded instruction", pc)
+
+
+def _register_counts(kernel: Any, vgprs: int, agprs: int) -> tuple[int, int]:
+    """VGPRs and AGPRs to give each wave: what the kernel's own code names, or what its
+    metadata says the kernel and every function it calls use (.vgpr_count, .agpr_count),
+    whichever is more."""
+    info = _kernel_info(kernel)
+    meta_v = getattr(info, "vgpr_count", 0)
+    meta_a = getattr(info, "agpr_count", 0)
+    if isinstance(meta_v, int):
+        vgprs = max(vgprs, meta_v)
+    if isinstance(meta_a, int):
+        agprs = max(agprs, meta_a)
+    return vgprs, agprs
+
+
+def _kernel_info(kernel: Any) -> Any:
+    """The kernel's metadata record (KernelInfo) from the loader's record, if it has one."""
+    info = getattr(kernel, "info", None)
+    if info is not None:
+        return info
+    co = getattr(kernel, "code_object", None)
+    name = getattr(kernel, "name", None)
+    kernels = getattr(co, "kernels", None)
+    if isinstance(kernels, dict) and name in kernels:
+        return kernels[name]
+    return None
+
+
+def _register_hint(program: Program, i: int, b: Batch) -> str:
+    """Why an instruction's register index can fall outside the wave's register file."""
+    inst = program.insts[i] if 0 <= i < len(program.insts) else None
+    if inst is None:
+        return ""
+    for op in tuple(inst.dsts) + tuple(inst.srcs) + _pair_ops(inst):
+        regs = b.V if op.kind == "vgpr" else b.A if op.kind == "agpr" else None
+        rows = 0 if regs is None else regs.shape[0]
+        if op.kind in ("vgpr", "agpr") and op.index + op.count > rows:
+            return (f" ({op.kind} {op.index + op.count - 1} is past the {rows} the kernel's "
+                    "metadata and code give each wave: a called function uses more registers "
+                    "than the kernel declares)")
+    return ""
 
 
 _ID_TABLES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
@@ -559,7 +847,7 @@ def _id_table(shape: tuple, lanes: int, vgpr_ids: int, packed: bool) -> tuple[np
 def _ran_off_the_end(target: str, address: int):
     def run(b: Batch, m: Any) -> None:
         raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                       f"{target}: execution ran past the end of the kernel's code at "
+                       f"{target}: execution ran past the end of the code object's code at "
                        f"{address:#x}", address)
     return run
 
@@ -571,7 +859,8 @@ def _undecodable(target: str, error: Exception):
     return run
 
 
-def _decode_prefix(code: bytes, target: str, base: int) -> tuple[list, Exception | None]:
+def _decode_prefix(code: bytes, target: str, base: int,
+                   wave_size: int | None = None) -> tuple[list, Exception | None]:
     """Decode ``code``; on a DecodeError keep the instructions before it (trailing data after
     the kernel is never executed; reaching the bad offset faults with the decoder's message)."""
     from hsapy.sim.isa import decode
@@ -579,33 +868,13 @@ def _decode_prefix(code: bytes, target: str, base: int) -> tuple[list, Exception
 
     code = code[: len(code) - len(code) % 4]
     try:
-        return list(decode(code, target, base)), None
+        return list(decode(code, target, base, wavefront_size=wave_size)), None
     except DecodeError as exc:
         good = exc.offset - base
         if good <= 0:
             return [], exc
-        insts, _ = _decode_prefix(code[:good], target, base)
+        insts, _ = _decode_prefix(code[:good], target, base, wave_size)
         return insts, exc
-
-
-def _kernel_code_size(kernel: Any) -> int:
-    """Size of the kernel's function symbol from the loader's record, when it has one."""
-    if kernel is None:
-        return 0
-    for attr in ("code_size", "entry_size"):
-        value = getattr(kernel, attr, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    co = getattr(kernel, "code_object", None)
-    name = getattr(kernel, "name", None)
-    if co is not None and name:
-        try:
-            symbol = co.symbols.get(name)
-            size = int(getattr(symbol, "size", 0) or 0)
-            return size
-        except Exception:  # noqa: BLE001 - a record without symbols: fall back to the allocation
-            return 0
-    return 0
 
 
 def register(replace: bool = False) -> None:

@@ -121,6 +121,7 @@ class DecodeError(HsapyError, ValueError):
         self.offset = offset
         self.words = tuple(words)
         self.nearest = nearest
+        self.detail = detail
         raw = " ".join(f"{w:08X}" for w in self.words)
         text = (f"cannot decode {target} instruction at offset {offset:#x}: words [{raw}]; "
                 f"nearest format {nearest}")

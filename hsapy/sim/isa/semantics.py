@@ -2,11 +2,20 @@
 
 ``compile_instruction(inst, machine_info)`` returns ``fn(batch, machine) -> None | int``: None
 means "next instruction", a non-negative int is the byte address to continue at, a negative int
-one of :data:`END`, :data:`BARRIER`, :data:`SPLIT` (the batch went both ways at a branch and the
-machine now holds both halves). An instruction the interpreter does not implement compiles to a
-closure that raises :class:`NotImplementedInstruction` when (and only when) it is reached.
+one of :data:`END`, :data:`BARRIER`, :data:`SPLIT` (the batch went both ways at a branch, or its
+waves jumped to different addresses, and the machine now holds the parts) or
+:data:`MODE_CHANGED` (the batch's MODE register changed: it continues at the next instruction
+in the program compiled for the new value). An instruction the interpreter does not implement
+compiles to a closure that raises :class:`NotImplementedInstruction` when (and only when) it is
+reached; wave64 code in a wave32 wave raises :class:`~hsapy.sim.isa.wave.WaveSizeMismatch`
+when it sets EXEC bits 32-63.
 
-ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``semantics_mem.py``.
+Float instructions are compiled for the MODE value in ``machine_info.mode``
+(``hsapy.sim.isa.float_mode``): a rounding direction other than round-to-nearest-even uses the
+instruction's directed semantics, or compiles to a closure that stops naming the mode.
+
+ALU semantics are tables in ``semantics_alu.py``; memory instructions are in ``semantics_mem.py``;
+matrix instructions (MFMA, WMMA and their sparse forms) in ``semantics_matrix.py``.
 """
 from __future__ import annotations
 
@@ -15,18 +24,21 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hsapy.sim.executor import HSA_STATUS_ERROR_EXCEPTION, SimFault
+from hsapy.sim.executor import (HSA_STATUS_ERROR_EXCEPTION,
+                                HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault)
+from hsapy.sim.isa import float_mode
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
                                           mask_writer, scalar_reader, scalar_writer,
                                           sdwa_reader, sdwa_writer, vector_reader,
                                           vector_writer)
-from hsapy.sim.isa.wave import Batch, unpack_mask
+from hsapy.sim.isa.wave import Batch, WaveSizeMismatch, unpack_mask
 
 END = -1
 BARRIER = -2
 SPLIT = -3
+MODE_CHANGED = -4
 
 Closure = Callable[[Batch, Any], "int | None"]
 
@@ -52,7 +64,7 @@ NO_OPS = {
     "s_barrier_signal_isfirst", "s_ttracedata", "s_ttracedata_imm", "s_singleuse_vdst",
     "buffer_wbl2", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1",
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
-    "s_prefetch_data", "s_setkill", "s_nop_e", "s_round_mode", "s_denorm_mode",
+    "s_prefetch_data", "s_setkill", "s_nop_e",
     "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
     # performance-level hints and the wake-up of s_sleep'ing waves change no state the
     # simulator keeps; v_clrexcp clears exception bits it does not model
@@ -76,6 +88,19 @@ def _compile(inst: Instruction, info: Any) -> Closure:
     enc = inst.encoding
     if name in NO_OPS:
         return lambda b, m: None
+    if name == "v_illegal":
+        return _illegal(inst)
+    mode = getattr(info, "mode", None)
+    if mode is not None:
+        why = float_mode.unsupported(name, mode)
+        if not why and inst.pair is not None:
+            why = float_mode.unsupported(inst.pair.name, mode)
+        if not why and inst.fields.get("clamp") and info.family != "gfx12" \
+                and not mode.dx10_clamp and float_mode.float_types(name):
+            # the float clamp semantics turn NaN into 0, which is DX10_CLAMP's behaviour
+            why = f"MODE {mode.value:#x}: clamp with DX10_CLAMP off is not implemented"
+        if why:
+            return _unimplemented(inst, why)
     if enc == "SOPP":
         return _sopp(inst, info)
     if enc in ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER"):
@@ -86,7 +111,22 @@ def _compile(inst: Instruction, info: Any) -> Closure:
         return _salu(inst, info)
     if enc == "VOPD":
         return _vopd(inst, info)
+    if enc == "VOP3P" and name.startswith(("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")):
+        from hsapy.sim.isa import semantics_matrix
+
+        matrix = semantics_matrix.compile_matrix(inst, info)
+        return matrix if matrix is not None else _unimplemented(inst)
     return _valu(inst, info)
+
+
+def _illegal(inst: Instruction) -> Closure:
+    """V_ILLEGAL (gfx10+, the all-zero dword): an illegal-instruction exception; execution that
+    reaches zero padding or data stops here."""
+    def run(b: Batch, m: Any) -> None:
+        raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                       f"v_illegal at {inst.offset:#x}: the wave executed the illegal-instruction "
+                       "word 0x00000000 (zero padding or data, not code)", inst.offset)
+    return run
 
 
 # --- program flow -------------------------------------------------------------------------------
@@ -131,6 +171,13 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
         if kind not in conds:
             return _unimplemented(inst)
         return _branch(target, conds[kind], fallthrough)
+    if name in ("s_round_mode", "s_denorm_mode"):
+        # RDNA4 ISA S_ROUND_MODE / S_DENORM_MODE: MODE.FP_ROUND (bits 3:0) or MODE.FP_DENORM
+        # (bits 7:4) = SIMM16[3:0]
+        shift = 0 if name == "s_round_mode" else 4
+        value = int(inst.srcs[0].value) & 0xF if inst.srcs else 0
+        return _mode_writer(lambda b: np.asarray(value, np.uint32), shift, 4,
+                            inst.offset + inst.size)
     if name in ("s_sendmsg", "s_sendmsghalt"):
         return lambda b, m: None  # messages (dealloc VGPRs, ...) have no effect here
     if name == "s_trap":
@@ -172,8 +219,10 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return _indirect_jump(read, (write, np.uint64(inst.offset + inst.size)))
     if name in ("s_memtime", "s_memrealtime", "s_getreg_b32") or name.startswith("s_sendmsg_rtn"):
         return _clock_or_hwreg(inst, info)
-    if name in ("s_setreg_b32", "s_setreg_imm32_b32", "s_set_gpr_idx_off", "s_version"):
-        return lambda b, m: None  # mode bits: the interpreter keeps the descriptor's modes
+    if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
+        return _setreg(inst, info)
+    if name in ("s_set_gpr_idx_off", "s_version"):
+        return lambda b, m: None
     if name == "s_call_b64":
         # CDNA3 / RDNA4 ISA S_CALL_B64: D = PC + 4, then a branch by the signed word offset
         write = scalar_writer(inst.dsts[0], "b64")
@@ -289,6 +338,7 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         dst_ty, src_tys, fn, scc_rule = alu.SALU[name]
         if fn is None:
             return _unimplemented(inst)
+        fn = _in_mode(name, dst_ty, fn, info)
         srcs = list(inst.srcs)
         if name in ("s_fmac_f32", "s_fmac_f16"):
             srcs = srcs + [inst.dsts[0]]
@@ -305,6 +355,15 @@ def _salu(inst: Instruction, info: Any) -> Closure:
             write(b, result)
         return salu
     return _unimplemented(inst)
+
+
+def _in_mode(name: str, dst_ty: str, fn: Callable, info: Any) -> Callable:
+    """``fn``, or its directed-rounding version under the MODE the program is compiled for
+    (``_compile`` already refused float instructions without one)."""
+    mode = getattr(info, "mode", None)
+    if mode is None:
+        return fn
+    return float_mode.directed_fn(name, mode, dst_ty, fn)
 
 
 def _sext16(value: int) -> int:
@@ -355,23 +414,70 @@ def _smovrel(inst: Instruction, info: Any) -> Closure:
 
 
 def _indirect_jump(read: Callable, link: tuple | None) -> Closure:
+    """s_setpc_b64 / s_swappc_b64: the batch's waves may jump to different addresses (function
+    pointers that differ per wave); each group continues as its own batch."""
     def run(b: Batch, m: Any) -> int:
-        targets = np.asarray(read(b)).astype(np.uint64)
-        target = int(targets.reshape(-1)[0])
-        if targets.size > 1 and not (targets == targets.reshape(-1)[0]).all():
-            raise NotImplementedInstruction("indirect jump to different targets per wave")
+        targets = np.broadcast_to(np.asarray(read(b)).astype(np.uint64), (b.waves,)).copy()
         if link is not None:
             link[0](b, link[1])
-        return target
+        first = targets[0]
+        if (targets == first).all():
+            return int(first)
+        for target in np.unique(targets):
+            m.pending.append(b.take(targets == target, int(target)))
+        return SPLIT
     return run
+
+
+def _setreg(inst: Instruction, info: Any) -> Closure:
+    """S_SETREG_B32 / S_SETREG_IMM32_B32 hwreg(id, offset, size), value: only MODE is writable
+    here (CDNA3 / RDNA4 ISA guides, "S_SETREG_B32"); writing another hardware register stops
+    naming it. Operands: the hwreg immediate, then the SGPR or the 32-bit literal."""
+    simm = int(inst.srcs[0].value)
+    hwreg = simm & 0x3F
+    offset = (simm >> 6) & 0x1F
+    size = ((simm >> 11) & 0x1F) + 1
+    if hwreg != float_mode.MODE_HWREG:
+        return _unimplemented(inst, f"writing hardware register {hwreg} (only MODE, 1, is "
+                                    "modelled)")
+    read = scalar_reader(inst.srcs[1], "u32")
+    return _mode_writer(read, offset, size, inst.offset + inst.size)
+
+
+def _mode_writer(read: Callable, offset: int, size: int, next_pc: int) -> Closure:
+    """MODE[offset + size - 1 : offset] = the value's low ``size`` bits; the batch then runs
+    the program compiled for its new MODE (waves whose values differ continue separately)."""
+    field = (((1 << size) - 1) << offset) & 0xFFFFFFFF
+
+    def write(b: Batch, m: Any) -> int | None:
+        values = np.broadcast_to(np.asarray(read(b)).astype(np.int64), (b.waves,))
+        new = (b.mode & ~field) | ((values << offset) & field)
+        changed = int(np.bitwise_or.reduce((new ^ b.mode) & ~float_mode.MODELLED_BITS))
+        if changed:
+            # exception enables, debug, GPR-index and the other MODE controls are not modelled
+            raise NotImplementedInstruction(f"writing MODE bits {changed:#x} (only FP_ROUND, "
+                                            "FP_DENORM, DX10_CLAMP and IEEE are modelled)")
+        first = int(new[0])
+        if (new == first).all():
+            if first == b.mode:
+                return None
+            b.mode = first
+            return MODE_CHANGED
+        for value in np.unique(new):
+            part = b.take(new == value, next_pc)
+            part.mode = int(value)
+            m.pending.append(part)
+        return SPLIT
+    return write
 
 
 def _clock_or_hwreg(inst: Instruction, info: Any) -> Closure:
     name = inst.name
     if name == "s_getreg_b32":
         write = scalar_writer(inst.dsts[0], "b32")
-        # simm16: hwreg id 5:0, bit offset 10:6, size - 1 15:11. gfx12 HW_REG_SHADER_CYCLES_LO
-        # (29) / _HI (30) read the clock; other registers (mode, status, ids) read as 0.
+        # simm16: hwreg id 5:0, bit offset 10:6, size - 1 15:11. MODE (1) reads the wave's
+        # MODE register; gfx12 HW_REG_SHADER_CYCLES_LO (29) / _HI (30) read the clock; other
+        # registers (status, ids) read as 0.
         simm = int(inst.srcs[0].value) if inst.srcs and inst.srcs[0].value is not None \
             else int(inst.fields.get("simm16", 0))
         hwreg = simm & 0x3F
@@ -380,7 +486,9 @@ def _clock_or_hwreg(inst: Instruction, info: Any) -> Closure:
 
         def getreg(b: Batch, m: Any) -> None:
             value = 0
-            if inst.family == "gfx12" and hwreg in (29, 30):
+            if hwreg == float_mode.MODE_HWREG:
+                value = b.mode
+            elif inst.family == "gfx12" and hwreg in (29, 30):
                 now = m.clock.now()
                 value = (now >> 32) if hwreg == 30 else now & 0xFFFFFFFF
             write(b, np.uint32((value >> offset) & mask))
@@ -626,7 +734,7 @@ def _valu_parts(inst: Instruction, info: Any):
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
         return _vmad64(inst)
     if name in ("v_div_scale_f32", "v_div_scale_f64"):
-        return _vdiv_scale(inst)
+        return _vdiv_scale(inst, info)
     if name in ("v_div_fmas_f32", "v_div_fmas_f64"):
         return _vdiv_fmas(inst, info)
     if name in ("v_cndmask_b32", "v_cndmask_b16"):
@@ -648,7 +756,7 @@ def _valu_parts(inst: Instruction, info: Any):
         return (lambda b, m: read(b)), write
     if name in ("v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16", "v_mad_mix_f32",
                 "v_mad_mixlo_f16", "v_mad_mixhi_f16"):
-        return _vmix(inst)
+        return _vmix(inst, info)
     if name == "v_pk_mov_b32":
         return _vpk_mov(inst)
     if name.startswith("v_pk_") and inst.encoding == "VOP3P":
@@ -681,6 +789,7 @@ def _op_sel(inst: Instruction, position: int) -> int:
 
 def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     dst_ty, src_tys, fn = spec
+    fn = _in_mode(inst.name.replace("v_dual_", "v_"), dst_ty, fn, info)
     srcs = list(inst.srcs)
     base = inst.name.replace("v_dual_", "v_")
     if base.startswith(("v_fmac_", "v_mac_", "v_dot2c_", "v_cvt_pkaccum_")) and len(srcs) == 2:
@@ -840,9 +949,9 @@ def _vmad64(inst: Instruction):
     return compute, commit
 
 
-def _vdiv_scale(inst: Instruction):
+def _vdiv_scale(inst: Instruction, info: Any):
     ty = "f32" if inst.name.endswith("f32") else "f64"
-    fn = alu._div_scale(alu.f32 if ty == "f32" else alu.f64)
+    fn = _in_mode(inst.name, ty, alu._div_scale(alu.f32 if ty == "f32" else alu.f64), info)
     readers = [vector_reader(op, ty) for op in inst.srcs]
     write = vector_writer(inst.dsts[0], ty)
     write_vcc = mask_writer(inst.dsts[1])
@@ -859,7 +968,7 @@ def _vdiv_scale(inst: Instruction):
 
 def _vdiv_fmas(inst: Instruction, info: Any):
     ty = "f32" if inst.name.endswith("f32") else "f64"
-    fn = alu._div_fmas(alu.f32 if ty == "f32" else alu.f64)
+    fn = _in_mode(inst.name, ty, alu._div_fmas(alu.f32 if ty == "f32" else alu.f64), info)
     readers = [vector_reader(op, ty) for op in inst.srcs[:3]]
     vcc = lane_mask_reader(Operand("special", 106, 2 if info.wave_size == 64 else 1, None,
                                    "vcc" if info.wave_size == 64 else "vcc_lo"))
@@ -1237,7 +1346,7 @@ def _vmbcnt(inst: Instruction, info: Any):
     return compute, write
 
 
-def _vmix(inst: Instruction):
+def _vmix(inst: Instruction, info: Any = None):
     """v_fma_mix*: each source is f32, or (op_sel_hi bit set) the f16 half chosen by op_sel;
     neg negates and neg_hi takes the absolute value of a source (ISA guide, "V_FMA_MIX_F32")."""
     f = inst.fields
@@ -1272,6 +1381,7 @@ def _vmix(inst: Instruction):
             else:
                 write32(b, (kept & np.uint32(0xFFFF0000)) | bits)
     fused = name.startswith("v_fma")
+    directed = _in_mode(name, "f32" if name.endswith("_f32") else "f16", None, info)
 
     def compute(b: Batch, m: Any):
         args = []
@@ -1283,7 +1393,9 @@ def _vmix(inst: Instruction):
                 value = -value
             args.append(value)
         out = np.float32 if name.endswith("_f32") else np.float16
-        if fused:
+        if directed is not None:      # a MODE rounding toward +-inf or zero
+            result = directed(*args)
+        elif fused:
             # the f32 x f32 product is exact in f64; round the sum once to the result type
             result = args[0].astype(np.float64) * args[1] + args[2]
         else:
@@ -1330,6 +1442,7 @@ def _vpk(inst: Instruction, info: Any):
         if spec is None:
             return None, None
         _, src_tys, fn = spec
+        fn = _in_mode(name, "f32", fn, info)
         readers = []
         for i, op in enumerate(inst.srcs):
             readers.append((vector_reader(Operand(op.kind, op.index, 1, op.value, op.name), "f32"),
@@ -1372,6 +1485,7 @@ def _vpk(inst: Instruction, info: Any):
         else:
             return None, None
     _, src_tys, fn = spec
+    fn = _in_mode(name, ty, fn, info)
     readers = [(vector_reader(op, ty, 0), vector_reader(op, ty, 1))
                for op, ty in zip(inst.srcs, src_tys)]
     write = vector_writer(inst.dsts[0], "b32")
@@ -1423,5 +1537,5 @@ def _vopd(inst: Instruction, info: Any) -> Closure:
     return run
 
 
-__all__ = ["compile_instruction", "NotImplementedInstruction", "END", "BARRIER", "SPLIT",
-           "unpack_mask"]
+__all__ = ["compile_instruction", "NotImplementedInstruction", "WaveSizeMismatch", "END",
+           "BARRIER", "SPLIT", "MODE_CHANGED", "unpack_mask"]

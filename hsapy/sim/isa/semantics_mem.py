@@ -823,6 +823,8 @@ def scratch_load(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, si
     """``uint32[n, ndw]`` (or the bytes for sub-dword) from each lane's private memory."""
     scratch = _ensure_scratch(m, b)
     nbytes = max(4, size)
+    if not len(lane_ids):     # no lane in EXEC (e.g. a whole-wave spill of inactive lanes)
+        return np.zeros((0, max(1, nbytes // 4)), u32)
     _check_private(m, offsets, size)
     cols = offsets[:, None] + np.arange(nbytes)
     cols = np.minimum(cols, scratch.shape[1] - 1)
@@ -833,6 +835,8 @@ def scratch_load(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, si
 def scratch_store(m: Any, b: Batch, lane_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray,
                   size: int) -> None:
     scratch = _ensure_scratch(m, b)
+    if not len(lane_ids):
+        return
     _check_private(m, offsets, size)
     raw = np.ascontiguousarray(values.astype(u32)).view(np.uint8).reshape(len(lane_ids), -1)[:, :size]
     scratch[lane_ids[:, None], offsets[:, None] + np.arange(size)] = raw
@@ -958,10 +962,9 @@ def _ds(inst: Instruction, info: Any):
 
             def read2(b: Batch, m: Any) -> None:
                 mask = None if b.exec_all else b.exec
-                addr = _lanes(b, addr_reader, mask)
                 wg = _lane_wg(b, mask)
-                first = lds_load(m, wg, addr + off0, elem)
-                second = lds_load(m, wg, addr + off1, elem)
+                first = lds_load(m, wg, _lds_address(b, addr_reader, mask, off0), elem)
+                second = lds_load(m, wg, _lds_address(b, addr_reader, mask, off1), elem)
                 _store_lanes(b, b.V, row, np.concatenate([first, second], axis=1), mask)
             return read2
         data0, data1 = rest[0], rest[1]
@@ -969,10 +972,11 @@ def _ds(inst: Instruction, info: Any):
 
         def write2(b: Batch, m: Any) -> None:
             mask = None if b.exec_all else b.exec
-            addr = _lanes(b, addr_reader, mask)
             wg = _lane_wg(b, mask)
-            lds_store(m, wg, addr + off0, _lane_values(b, b.V, data0.index, ndw, mask), elem)
-            lds_store(m, wg, addr + off1, _lane_values(b, b.V, data1.index, ndw, mask), elem)
+            lds_store(m, wg, _lds_address(b, addr_reader, mask, off0),
+                      _lane_values(b, b.V, data0.index, ndw, mask), elem)
+            lds_store(m, wg, _lds_address(b, addr_reader, mask, off1),
+                      _lane_values(b, b.V, data1.index, ndw, mask), elem)
         return write2
     for prefix in ("read_", "load_"):
         if op.startswith(prefix):
@@ -990,7 +994,7 @@ def _ds(inst: Instruction, info: Any):
 
             def read(b: Batch, m: Any) -> None:
                 mask = None if b.exec_all else b.exec
-                addr = _lanes(b, addr_reader, mask) + single_offset
+                addr = _lds_address(b, addr_reader, mask, single_offset)
                 words = lds_load(m, _lane_wg(b, mask), addr, size)
                 if kind != "d":
                     words = _extend(words.view(np.uint8)[:, :size], size, kind, hi, b.V[row], mask, b)
@@ -1009,7 +1013,7 @@ def _ds(inst: Instruction, info: Any):
 
             def write(b: Batch, m: Any) -> None:
                 mask = None if b.exec_all else b.exec
-                addr = _lanes(b, addr_reader, mask) + single_offset
+                addr = _lds_address(b, addr_reader, mask, single_offset)
                 values = _lane_values(b, b.V, data.index, ndw, mask)
                 if hi:
                     values = values >> u32(16)
@@ -1213,7 +1217,7 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
 
     def atomic(b: Batch, m: Any) -> None:
         mask = None if b.exec_all else b.exec
-        addr = _lanes(b, addr_reader, mask) + offset
+        addr = _lds_address(b, addr_reader, mask, offset)
         wg = _lane_wg(b, mask)
         # unique per (workgroup, address), also for addresses past the workgroup's LDS
         keys = wg.astype(np.int64) << 32 | (addr & 0xFFFFFFFF)
@@ -1244,6 +1248,13 @@ def _ds_atomic(inst: Instruction, addr_reader, rest, offset: int):
     if fn is not None and kind == "add":
         fn._is_add = True  # type: ignore[attr-defined]
     return atomic
+
+
+def _lds_address(b: Batch, reader, mask, offset: int) -> np.ndarray:
+    """ADDR + OFFSET of a DS instruction, a 32-bit sum: a "negative" address plus an offset
+    wraps (LLVM folds offsets into DS addresses with negative bases on gfx7+,
+    GCNSubtarget::hasUsableDSOffset)."""
+    return (_lanes(b, reader, mask) + offset) & 0xFFFFFFFF
 
 
 def _lanes(b: Batch, reader, mask) -> np.ndarray:

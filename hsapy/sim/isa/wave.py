@@ -12,6 +12,9 @@ that one instruction runs as one numpy operation over the whole batch:
 - ``scc``: ``bool[W]``.
 - ``wg``: the batch-local workgroup index of each wave (rows of the LDS array), ``wave_id`` the
   wave's index in the dispatch chunk.
+- ``mode``: the MODE hardware register (float rounding and denormal controls,
+  ``hsapy.sim.isa.float_mode``), one value for the whole batch: waves whose MODE differs run
+  as separate batches, each with the program compiled for its value.
 
 All waves of a batch execute the same instruction; a scalar branch that goes both ways splits
 the batch (:meth:`Batch.take`), and batches that meet at one PC merge (:func:`merge`).
@@ -20,12 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Batch", "merge", "pack_mask", "unpack_mask", "NSREG"]
+__all__ = ["Batch", "merge", "pack_mask", "unpack_mask", "NSREG", "WaveSizeMismatch"]
 
 NSREG = 128
 VCC_LO = 106
 EXEC_LO = 126
 TTMP0 = 108
+
+
+class WaveSizeMismatch(Exception):
+    """A wave ran code for the other wave size: a wave32 wave set EXEC bits 32-63 (lanes it
+    does not have), as wave64 code does. The executor stops the queue naming the instruction."""
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:
@@ -50,11 +58,11 @@ class Batch:
     """The state of a set of waves that execute in lock-step (see the module docstring)."""
 
     __slots__ = ("pc", "S", "S64", "V", "A", "exec", "scc", "wg", "wave_id", "lanes",
-                 "exec_all", "_active", "scratch", "status")
+                 "exec_all", "_active", "scratch", "status", "mode")
 
     def __init__(self, pc: int, S: np.ndarray, V: np.ndarray, A: np.ndarray | None,
                  exec_mask: np.ndarray, scc: np.ndarray, wg: np.ndarray, wave_id: np.ndarray,
-                 scratch: np.ndarray | None = None) -> None:
+                 scratch: np.ndarray | None = None, mode: int = 0) -> None:
         self.pc = pc
         self.S = S
         self.S64 = S.view(np.uint64)
@@ -67,6 +75,7 @@ class Batch:
         self.lanes = exec_mask.shape[1]
         self.scratch = scratch
         self.status = 0
+        self.mode = mode
         self.exec_changed()
 
     @property
@@ -92,8 +101,16 @@ class Batch:
         return pack_mask(self.exec)
 
     def set_exec_bits(self, bits: np.ndarray) -> None:
-        """Write EXEC from ``uint64[W]`` (or a scalar)."""
-        mask = unpack_mask(np.broadcast_to(np.asarray(bits, np.uint64), (self.waves,)), self.lanes)
+        """Write EXEC from ``uint64[W]`` (or a scalar). A wave32 wave has no lanes 32-63:
+        setting those bits is wave64 code running as wave32, never a truncated mask."""
+        bits = np.broadcast_to(np.asarray(bits, np.uint64), (self.waves,))
+        if self.lanes < 64 and (bits >> np.uint64(self.lanes)).any():
+            high = int((bits >> np.uint64(self.lanes)).max())
+            raise WaveSizeMismatch(
+                f"sets EXEC bits 32-63 ({high:#x} << 32) in a wave32 wave: this is wave64 code, "
+                "but the kernel descriptor launches wave32 waves (kernel_code_properties bit 10 "
+                "set); build the whole code object with one wave size (-mwavefrontsize64 or not)")
+        mask = unpack_mask(bits, self.lanes)
         self.exec = mask
         self.exec_changed()
 
@@ -116,11 +133,11 @@ class Batch:
         # advanced indexing in the middle axis can give a non-C-contiguous result: copy
         return Batch(pc, self.S[waves], np.ascontiguousarray(self.V[:, waves]), A,
                      self.exec[waves], self.scc[waves], self.wg[waves], self.wave_id[waves],
-                     scratch)
+                     scratch, self.mode)
 
 
 def merge(batches: list[Batch]) -> Batch:
-    """One batch from several at the same PC (waves kept in dispatch order)."""
+    """One batch from several at the same PC and MODE (waves kept in dispatch order)."""
     if len(batches) == 1:
         return batches[0]
     order = np.argsort(np.concatenate([b.wave_id for b in batches]), kind="stable")
@@ -144,4 +161,5 @@ def merge(batches: list[Batch]) -> Batch:
         np.concatenate([b.wg for b in batches])[order],
         np.concatenate([b.wave_id for b in batches])[order],
         scratch,
+        batches[0].mode,
     )

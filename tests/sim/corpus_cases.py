@@ -1,0 +1,1489 @@
+"""The simulator-fidelity corpus: one case per kernel of tests/data/corpus, each with its inputs,
+launch geometry, a numpy reference (float64 where rounding matters) and a tolerance that says
+why it is what it is.
+
+A case is a function ``run(k: KernelRun)``: it makes inputs with ``k.input``, outputs with
+``k.output`` (filled with NaN or a byte pattern, with guard elements past the end), launches
+with ``k.launch`` and checks with :func:`same` / :func:`close`. Sizes are small and chosen not
+to be multiples of the workgroup, so partial waves and partial workgroups are exercised.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+# Elements past the end of every output that no kernel may write.
+GUARD = 16
+# Byte pattern of integer outputs before a launch (float outputs start as NaN).
+FILL_BYTE = 0xA5
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kernel of the corpus: its source (file stem or rdc group) and its check."""
+
+    kernel: str
+    source: str
+    run: Callable[[KernelRun], None]
+    rdc: bool = False
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(source: str, kernel: str | None = None, rdc: bool = False):
+    """Register ``run`` as the case of ``kernel`` (default: the function's name) in ``source``."""
+
+    def register(run: Callable[[KernelRun], None]) -> Callable[[KernelRun], None]:
+        name = kernel or run.__name__
+        assert name not in CASES, name
+        CASES[name] = Case(name, source, run, rdc)
+        return run
+
+    return register
+
+
+@dataclass
+class Output:
+    """A device buffer the kernel writes: ``n`` elements of ``dtype`` plus the guard."""
+
+    buffer: Any
+    dtype: np.dtype
+    n: int
+    fill: np.ndarray = field(repr=False)
+
+
+class KernelRun:
+    """What a case sees: one loaded executable on one agent, with buffers freed afterwards."""
+
+    def __init__(self, executable: Any, agent: Any, queue: Any, wavefront_size: int,
+                 rng_seed: int = 0) -> None:
+        self.executable = executable
+        self.agent = agent
+        self.queue = queue
+        self.wave = wavefront_size
+        self.rng = np.random.default_rng(rng_seed)
+        self._buffers: list[Any] = []
+
+    def close(self) -> None:
+        for buffer in self._buffers:
+            buffer.close()
+        self._buffers.clear()
+
+    def _allocate(self, data: np.ndarray) -> Any:
+        raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        buffer = self.agent.device_pool.allocate(max(raw.nbytes, 4))
+        self._buffers.append(buffer)
+        if raw.nbytes:
+            buffer.copy_from(raw)
+        return buffer
+
+    def input(self, array: Any, dtype: Any = None) -> Any:
+        """A device buffer holding ``array``."""
+        return self._allocate(np.asarray(array, dtype=dtype))
+
+    def output(self, dtype: Any, n: int, initial: Any = None) -> Output:
+        """A device buffer of ``n`` elements (plus guard) filled with NaN / 0xA5 bytes, or with
+        ``initial`` (an array of n elements or a scalar) for in-place and atomic kernels."""
+        dtype = np.dtype(dtype)
+        fill = np.empty(n + GUARD, dtype)
+        if dtype.kind == "f":
+            fill[:] = np.nan
+        else:
+            fill.view(np.uint8)[:] = FILL_BYTE
+        if initial is not None:
+            fill[:n] = initial
+        return Output(self._allocate(fill), dtype, n, fill)
+
+    def launch(self, name: str, args: list[Any], grid: Any, block: Any,
+               dynamic_lds: int = 0) -> None:
+        """Dispatch kernel ``name`` and wait (a queue error is raised here)."""
+        kernel = self.executable.kernel(name)
+        args = [a.buffer if isinstance(a, Output) else a for a in args]
+        kernel.launch(self.queue, args, grid, block, dynamic_lds=dynamic_lds, timeout=120.0)
+
+    def read(self, out: Output) -> np.ndarray:
+        """The ``n`` elements the kernel wrote; fails if any guard element changed."""
+        data = out.buffer.copy_to(dtype=np.uint8)[: (out.n + GUARD) * out.dtype.itemsize]
+        values = data.view(out.dtype)
+        guard, expect = values[out.n:].view(np.uint8), out.fill[out.n:].view(np.uint8)
+        assert np.array_equal(guard, expect), (
+            f"the kernel wrote past the end of an output of {out.n} elements: "
+            f"guard now {values[out.n:].tolist()}")
+        return values[: out.n].copy()
+
+
+def grid_for(n: int, block: int) -> int:
+    """Work-items covering ``n`` elements in whole workgroups of ``block``."""
+    return (n + block - 1) // block * block
+
+
+def same(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """Exact equality, element by element (floats bitwise equal after NaN-normalisation)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    if got.dtype.kind == "f":
+        bad = ~((got == want) | (np.isnan(got) & np.isnan(want)))
+    else:
+        bad = got != want
+    if bad.any():
+        where = np.flatnonzero(bad.reshape(-1))
+        first = where[0]
+        raise AssertionError(
+            f"{what}: {len(where)} of {bad.size} elements differ; first at {first}: got "
+            f"{got.reshape(-1)[first]!r}, want {want.reshape(-1)[first]!r}; differing indices "
+            f"{where[:12].tolist()}")
+
+
+def close(got: np.ndarray, want: np.ndarray, atol: Any, rtol: float, what: str) -> None:
+    """``|got - want| <= atol + rtol * |want|`` everywhere (want in float64); NaN only where
+    want is NaN."""
+    got64 = np.asarray(got, np.float64)
+    want64 = np.asarray(want, np.float64)
+    assert got64.shape == want64.shape, (what, got64.shape, want64.shape)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(got64 - want64)
+        bad = ~(err <= atol + rtol * np.abs(want64))
+        bad &= ~(np.isnan(got64) & np.isnan(want64))
+        bad |= np.isinf(want64) & (got64 != want64)
+    if bad.any():
+        where = np.flatnonzero(bad.reshape(-1))
+        first = where[np.argmax(np.where(np.isnan(err), np.inf, err).reshape(-1)[where])]
+        raise AssertionError(
+            f"{what}: {len(where)} of {bad.size} elements outside tolerance (atol {atol}, rtol "
+            f"{rtol}); worst at {first}: got {got64.reshape(-1)[first]!r}, want "
+            f"{want64.reshape(-1)[first]!r}; indices {where[:12].tolist()}")
+
+
+F32_EPS = float(np.finfo(np.float32).eps)   # 2**-23: one ulp at 1.0
+F64_EPS = float(np.finfo(np.float64).eps)
+
+
+def ulps32(x: np.ndarray) -> np.ndarray:
+    """One float32 ulp at |x| (float64), the spacing used to state float tolerances."""
+    return np.spacing(np.abs(np.asarray(x, np.float32))).astype(np.float64)
+
+
+# ================================================================================================
+# basics.hip
+
+
+@case("basics")
+def saxpy(k: KernelRun) -> None:
+    n, block = 1000, 256
+    x = k.rng.standard_normal(n).astype(np.float32)
+    y = k.rng.standard_normal(n).astype(np.float32)
+    out = k.output(np.float32, n, initial=y)
+    a = np.float32(2.5)
+    k.launch("saxpy", [n, a, k.input(x), out], grid_for(n, block), block)
+    want = np.float64(a) * x + y
+    # HIP contracts a*x + y into one fma (one rounding) or not (two roundings, -O0): within one
+    # ulp of |a*x| plus one of the result of the exact value.
+    close(k.read(out), want, ulps32(np.float32(a) * x) + ulps32(want), 0, "a*x + y")
+
+
+@case("basics")
+def grid_stride_square(k: KernelRun) -> None:
+    n, block = 3001, 64
+    x = k.rng.uniform(-4, 4, n).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("grid_stride_square", [k.input(x), out, n], 4 * block, block)   # 4 blocks cover n
+    want = x.astype(np.float64) ** 2 - 1
+    close(k.read(out), want, ulps32(x * x) + ulps32(want), 0, "x*x - 1 (fma or not)")
+
+
+@case("basics")
+def matrix_add_2d(k: KernelRun) -> None:
+    rows, cols, pitch = 37, 50, 64
+    a = k.rng.standard_normal((rows, pitch)).astype(np.float32)
+    b = k.rng.standard_normal((rows, pitch)).astype(np.float32)
+    out = k.output(np.float32, rows * pitch)
+    k.launch("matrix_add_2d", [k.input(a), k.input(b), out, rows, cols, pitch],
+             (grid_for(cols, 16), grid_for(rows, 8)), (16, 8))
+    got = k.read(out).reshape(rows, pitch)
+    # 2*b is exact, so a + 2b has one rounding whether or not it is fused.
+    same(got[:, :cols], a[:, :cols] + np.float32(2) * b[:, :cols], "a + 2b")
+    assert np.isnan(got[:, cols:]).all(), "columns past cols (padding of the pitch) were written"
+
+
+# struct Motion { float dt; int steps; double damping; float gravity[3]; unsigned char flags; }
+MOTION = np.dtype({"names": ["dt", "steps", "damping", "gravity", "flags"],
+                   "formats": [np.float32, np.int32, np.float64, (np.float32, 3), np.uint8],
+                   "offsets": [0, 4, 8, 16, 28], "itemsize": 32})
+
+
+@case("basics")
+def integrate_particles(k: KernelRun) -> None:
+    n, block = 203, 64
+    pos = k.rng.uniform(0, 2, (n, 3)).astype(np.float32)
+    vel = k.rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    motion = np.zeros((), MOTION)
+    motion["dt"], motion["steps"], motion["damping"] = 0.05, 17, 0.99
+    motion["gravity"], motion["flags"] = (0.0, -9.81, 0.5), 1
+    out = k.output(np.float32, 3 * n)
+    k.launch("integrate_particles", [motion.tobytes(), k.input(pos), k.input(vel), out, n],
+             grid_for(n, block), block)
+    # The same float32 operations in numpy; a fused multiply-add at -O3 changes the last bits,
+    # and 17 steps with bounces amplify that a little: 1e-5 relative, 1e-5 absolute at 0.
+    x, v = pos.copy(), vel.copy()
+    dt, damp, g = np.float32(0.05), np.float32(0.99), np.array([0.0, -9.81, 0.5], np.float32)
+    for _ in range(17):
+        v = v * damp + g * dt
+        x = x + v * dt
+        below = x[:, 1] < 0
+        x[below, 1] = -x[below, 1]
+        v[below, 1] = -v[below, 1]
+    close(k.read(out), x.reshape(-1), 1e-5, 1e-5, "positions after 17 steps")
+
+
+@case("basics")
+def reverse_blocks(k: KernelRun) -> None:
+    n, block = 1000, 128
+    x = np.arange(n, dtype=np.int32) * 3 - 7
+    out = k.output(np.int32, n)
+    k.launch("reverse_blocks", [k.input(x), out, n], grid_for(n, block), block,
+             dynamic_lds=4 * block)
+    want = np.concatenate([x[s:s + block][::-1] for s in range(0, n, block)])
+    same(k.read(out), want, "each block's slice reversed")
+
+
+@case("basics")
+def divide_by_runtime(k: KernelRun) -> None:
+    n, block = 777, 256
+    num = k.rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    den = k.rng.integers(-70000, 70000, n).astype(np.int32)
+    den[den == 0] = 3
+    num[:8] = [2**31 - 1, -2**31, 7, -7, 100, -100, 0, 1]
+    den[:8] = [7, 3, -2, 2, 1, -1, 5, 2**31 - 1]
+    outs = [k.output(np.int32, n), k.output(np.int32, n), k.output(np.uint32, n),
+            k.output(np.uint32, n)]
+    k.launch("divide_by_runtime", [k.input(num), k.input(den), *outs, n], grid_for(n, block), block)
+    a, b = num.astype(np.int64), den.astype(np.int64)
+    q = np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))          # C truncates toward zero
+    same(k.read(outs[0]), q.astype(np.int32), "signed quotient")
+    same(k.read(outs[1]), (a - q * b).astype(np.int32), "signed remainder")
+    ua, ub = num.view(np.uint32), den.view(np.uint32)
+    same(k.read(outs[2]), ua // ub, "unsigned quotient")
+    same(k.read(outs[3]), ua % ub, "unsigned remainder")
+
+
+@case("basics")
+def opcode_switch(k: KernelRun) -> None:
+    n, block = 500, 64
+    ops = k.rng.integers(-1, 11, n).astype(np.int32)
+    a = k.rng.standard_normal(n).astype(np.float32)
+    b = k.rng.standard_normal(n).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("opcode_switch", [k.input(ops), k.input(a), k.input(b), out, n], grid_for(n, block),
+             block)
+    table = [a + b, a - b, a * b, np.fmax(a, b), np.fmin(a, b), None, -a, np.abs(a - b), a * a]
+    want = np.full(n, 42.0, np.float32)
+    for op, value in enumerate(table):
+        if value is not None:
+            want[ops == op] = value[ops == op]
+    got = k.read(out)
+    fused = ops == 5                      # x*0.5 + y: exact product, one rounding either way
+    same(got[~fused], want[~fused], "switch arms")
+    same(got[fused], (a * np.float32(0.5) + b)[fused], "case 5")
+
+
+@case("basics")
+def private_lookup(k: KernelRun) -> None:
+    n, block = 300, 64
+    index = k.rng.integers(0, 1000, n).astype(np.int32)
+    seed = k.rng.uniform(-2, 2, n).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("private_lookup", [k.input(index), k.input(seed), out, n], grid_for(n, block), block)
+    want = np.empty(n, np.float32)
+    for i in range(n):
+        # s*k + (k&3): one rounding when fused, two otherwise; compute both and pick below.
+        table = [np.float32(seed[i]) * np.float32(j) + np.float32(j & 3) for j in range(24)]
+        for j in range(0, 24, 3):
+            m = (index[i] + j) % 24
+            table[m], table[j] = table[j], table[m]
+        want[i] = table[index[i] % 24] + table[(index[i] * 7) % 24]
+    # Each table entry may be fused (1 rounding) or not: within 2 ulps of each entry and one of
+    # the sum.
+    close(k.read(out), want, 3 * ulps32(np.abs(seed) * 24 + 3), 0, "table lookups")
+
+
+@case("basics")
+def axpby_f32(k: KernelRun) -> None:
+    n, block = 999, 128
+    x, y = k.rng.standard_normal((2, n)).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("axpby_f32", [k.input(x), k.input(y), out, np.float32(1.5), np.float32(-0.75), n],
+             grid_for(n, block), block)
+    want = 1.5 * x.astype(np.float64) - 0.75 * y
+    # Products exact in float64; float32: up to three roundings (two products, the sum).
+    tolerance = ulps32(1.5 * x) + ulps32(0.75 * y) + ulps32(want)
+    close(k.read(out), want, tolerance, 0, "alpha x + beta y")
+
+
+@case("basics")
+def axpby_f64(k: KernelRun) -> None:
+    n, block = 999, 128
+    # Doubles with float32 mantissas: 1.5x and 0.75y are then exact in float64, so fused or not
+    # the result is the correctly rounded sum of two exact products: exact.
+    x, y = k.rng.standard_normal((2, n)).astype(np.float32).astype(np.float64)
+    out = k.output(np.float64, n)
+    k.launch("axpby_f64", [k.input(x), k.input(y), out, np.float64(1.5), np.float64(-0.75), n],
+             grid_for(n, block), block)
+    same(k.read(out), 1.5 * x - 0.75 * y, "alpha x + beta y in double")
+
+
+@case("basics")
+def axpby_i32(k: KernelRun) -> None:
+    n, block = 999, 128
+    x, y = k.rng.integers(-2**31, 2**31, (2, n), dtype=np.int64).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("axpby_i32", [k.input(x), k.input(y), out, np.int32(-3), np.int32(7), n],
+             grid_for(n, block), block)
+    want = (np.int64(-3) * x + np.int64(7) * y) & 0xFFFFFFFF          # wraps modulo 2**32
+    same(k.read(out), want.astype(np.uint32).view(np.int32), "wrapping int axpby")
+
+
+# ================================================================================================
+# reduce.hip
+
+
+def _block_sums(x: np.ndarray, block: int) -> np.ndarray:
+    blocks = -(-len(x) // block)
+    padded = np.zeros(blocks * block, np.float64)
+    padded[: len(x)] = x
+    return padded.reshape(blocks, block).sum(axis=1)
+
+
+def _sum_tolerance(x: np.ndarray, block: int) -> np.ndarray:
+    # A sum of m float32 terms in any order is within (m - 1) * eps/2 * sum|x| of the exact sum
+    # (Higham, "Accuracy and Stability", 4.2); m = block.
+    return (block - 1) * F32_EPS / 2 * _block_sums(np.abs(x), block)
+
+
+@case("reduce")
+def block_sum_shfl(k: KernelRun) -> None:
+    n, block = 2500, 256
+    x = k.rng.standard_normal(n).astype(np.float32)
+    blocks = -(-n // block)
+    out = k.output(np.float32, blocks)
+    k.launch("block_sum_shfl", [k.input(x), out, n], grid_for(n, block), block)
+    close(k.read(out), _block_sums(x, block), _sum_tolerance(x, block), 0, "block sums")
+
+
+@case("reduce")
+def wave_allreduce_xor(k: KernelRun) -> None:
+    n, block = 1000, 256
+    x = k.rng.integers(-10**6, 10**6, n).astype(np.int32)
+    out_max, out_sum = k.output(np.int32, n), k.output(np.int32, n)
+    k.launch("wave_allreduce_xor", [k.input(x), out_max, out_sum, n], grid_for(n, block), block)
+    # The wave of element i is i // wave (blocks are whole waves); the last wave is partial.
+    waves = np.arange(n) // k.wave
+    same(k.read(out_max), np.maximum.reduceat(x, np.arange(0, n, k.wave))[waves], "wave max")
+    same(k.read(out_sum), np.add.reduceat(x.astype(np.int64), np.arange(0, n, k.wave))[waves]
+         .astype(np.int32), "wave sum")
+
+
+@case("reduce")
+def row16_sum_dpp(k: KernelRun) -> None:
+    n, block = 1000, 128
+    x = k.rng.integers(-1000, 1000, n).astype(np.int32)
+    blocks = -(-n // block)
+    out = k.output(np.int32, blocks * block // 16)
+    k.launch("row16_sum_dpp", [k.input(x), out, n], grid_for(n, block), block)
+    padded = np.zeros(blocks * block, np.int32)
+    padded[:n] = x
+    same(k.read(out), padded.reshape(-1, 16).sum(axis=1).astype(np.int32), "sums of 16-lane rows")
+
+
+@case("reduce")
+def block_sum_tree(k: KernelRun) -> None:
+    n, block = 3000, 256
+    x = k.rng.standard_normal(n).astype(np.float32)
+    blocks = -(-n // (2 * block))
+    out = k.output(np.float32, blocks)
+    k.launch("block_sum_tree", [k.input(x), out, n], blocks * block, block, dynamic_lds=4 * block)
+    close(k.read(out), _block_sums(x, 2 * block), _sum_tolerance(x, 2 * block), 0, "tree sums")
+
+
+@case("reduce")
+def dot_atomic(k: KernelRun) -> None:
+    n, block, blocks = 5000, 128, 6
+    a, b = k.rng.standard_normal((2, n)).astype(np.float32)
+    out = k.output(np.float32, 1, initial=0.0)
+    k.launch("dot_atomic", [k.input(a), k.input(b), out, n], blocks * block, block)
+    products = a.astype(np.float64) * b
+    # n products (one rounding each, or fused) summed in some order: (n + 1) * eps/2 * sum|ab|.
+    close(k.read(out), [products.sum()], (n + 1) * F32_EPS / 2 * np.abs(products).sum(), 0, "dot")
+
+
+@case("reduce")
+def block_sum_f64(k: KernelRun) -> None:
+    n, block = 1500, 256
+    x = k.rng.standard_normal(n)
+    blocks = -(-n // block)
+    out = k.output(np.float64, blocks)
+    k.launch("block_sum_f64", [k.input(x), out, n], grid_for(n, block), block)
+    tolerance = (block - 1) * F64_EPS / 2 * _block_sums(np.abs(x), block)
+    close(k.read(out), _block_sums(x, block), tolerance, 0, "double block sums")
+
+
+@case("reduce")
+def wave_vote(k: KernelRun) -> None:
+    n, block = 1000, 256
+    x = k.rng.integers(-3, 50, n).astype(np.int32) * 2       # even; a few negatives, zeros
+    x[300:340] = np.abs(x[300:340]) + 1                        # a stretch of odd positives
+    x[600:700] = np.abs(x[600:700])                            # no negatives here
+    waves = -(-grid_for(n, block) // k.wave)
+    ballots, flags = k.output(np.uint64, waves), k.output(np.int32, waves)
+    rank = k.output(np.int32, n)
+    k.launch("wave_vote", [k.input(x), ballots, flags, rank, n], grid_for(n, block), block)
+    padded = np.zeros(waves * k.wave, np.int64)
+    padded[:n] = x
+    lanes = padded.reshape(waves, k.wave)
+    weights = np.uint64(1) << np.arange(k.wave, dtype=np.uint64)
+    want_ballot = ((lanes > 0).astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    same(k.read(ballots), want_ballot, "ballot")
+    any_neg = (lanes < 0).any(axis=1)
+    all_even = (lanes % 2 == 0).all(axis=1)
+    count = (lanes > 0).sum(axis=1)
+    same(k.read(flags), (any_neg | (all_even << 1) | (count << 2)).astype(np.int32), "any/all/popc")
+    below = np.cumsum(lanes > 0, axis=1) - (lanes > 0)
+    want_rank = np.where(lanes > 0, below, -1).reshape(-1)[:n]
+    same(k.read(rank), want_rank.astype(np.int32), "rank among positive lanes")
+
+
+@case("reduce")
+def wave_sum_permlane(k: KernelRun) -> None:
+    n, block = 1000, 256
+    x = k.rng.integers(-10**5, 10**5, n).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("wave_sum_permlane", [k.input(x), out, n], grid_for(n, block), block)
+    sums = np.add.reduceat(x.astype(np.int64), np.arange(0, n, k.wave))
+    same(k.read(out), sums[np.arange(n) // k.wave].astype(np.int32), "wave sums in every lane")
+
+
+# ================================================================================================
+# histogram.hip
+
+
+@case("histogram")
+def histogram_global(k: KernelRun) -> None:
+    n, block, bins = 3000, 256, 37
+    keys = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    out = k.output(np.uint32, bins, initial=0)
+    k.launch("histogram_global", [k.input(keys), out, bins, n], grid_for(n, block), block)
+    same(k.read(out), np.bincount(keys % bins, minlength=bins).astype(np.uint32), "bins")
+
+
+@case("histogram")
+def histogram_shared(k: KernelRun) -> None:
+    n, block = 5000, 128
+    data = (k.rng.standard_normal(n) * 30 + 128).clip(0, 255).astype(np.uint8)
+    out = k.output(np.uint32, 256, initial=0)
+    k.launch("histogram_shared", [k.input(data), out, n], 3 * block, block)
+    same(k.read(out), np.bincount(data, minlength=256).astype(np.uint32), "bins")
+
+
+@case("histogram")
+def atomic_min_max(k: KernelRun) -> None:
+    n, block = 997, 64                  # n % 10 != 0: the wrap-around counter ends at 7
+    v = k.rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    outs = [k.output(np.int32, 1, initial=2**31 - 1), k.output(np.int32, 1, initial=-2**31),
+            k.output(np.uint32, 1, initial=2**32 - 1), k.output(np.uint32, 1, initial=0),
+            k.output(np.uint32, 1, initial=0)]
+    k.launch("atomic_min_max", [k.input(v), *outs, n], grid_for(n, block), block)
+    same(k.read(outs[0]), [v.min()], "signed min")
+    same(k.read(outs[1]), [v.max()], "signed max")
+    same(k.read(outs[2]), [v.view(np.uint32).min()], "unsigned min")
+    same(k.read(outs[3]), [v.view(np.uint32).max()], "unsigned max")
+    # atomicInc with limit 9 counts 0..9 and wraps: n increments from 0 leave n % 10.
+    same(k.read(outs[4]), [n % 10], "wrapping counter")
+
+
+@case("histogram")
+def cas_float_max(k: KernelRun) -> None:
+    n, block = 900, 128
+    v = k.rng.standard_normal(n).astype(np.float32)
+    out = k.output(np.float32, 1, initial=-np.inf)
+    k.launch("cas_float_max", [k.input(v), out, n], grid_for(n, block), block)
+    same(k.read(out), [v.max()], "max by CAS loop")
+
+
+@case("histogram")
+def atomics_u64(k: KernelRun) -> None:
+    n, block = 160, 64
+    v = k.rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    initial = [0, 2**64 - 1, 0, 0, 0, 0x123456789]
+    outs = [k.output(np.uint64, 1, initial=np.uint64(x)) for x in initial]
+    k.launch("atomics_u64", [k.input(v), *outs, n], grid_for(n, block), block)
+    ints = [int(x) for x in v]
+    mask = 2**64 - 1
+    xor = 0
+    for x in ints:
+        xor ^= x
+    ors = 0
+    for x in ints:
+        ors |= x & 0x8421084210842108
+    mixed = (0x123456789 + sum(((x << 13) | (x >> 51)) & mask for x in ints)) & mask
+    for out, want, what in zip(outs, [sum(ints) & mask, min(ints), max(ints), ors, xor, mixed],
+                               ["add", "min", "max", "or", "xor", "CAS loop"]):
+        same(k.read(out), np.array([want], np.uint64), f"64-bit atomic {what}")
+
+
+@case("histogram")
+def atomic_bitwise(k: KernelRun) -> None:
+    n, block = 650, 64
+    v = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    outs = [k.output(np.uint32, 1, initial=0xFFFFFFFF), k.output(np.uint32, 1, initial=0),
+            k.output(np.uint32, 1, initial=0x5A5A5A5A), k.output(np.uint32, 1, initial=0)]
+    k.launch("atomic_bitwise", [k.input(v), *outs, n], grid_for(n, block), block)
+    same(k.read(outs[0]), [np.bitwise_and.reduce(v | np.uint32(0x0F0F0F0F))], "and")
+    same(k.read(outs[1]), [np.bitwise_or.reduce(v & np.uint32(0x11111111))], "or")
+    same(k.read(outs[2]), [np.bitwise_xor.reduce(v) ^ np.uint32(0x5A5A5A5A)], "xor")
+    assert k.read(outs[3])[0] in set(v.tolist()), "exchange left a value no work-item stored"
+
+
+@case("histogram")
+def atomic_add_floats(k: KernelRun) -> None:
+    # Small: at -O0 on gfx12 the shared-memory float add is a compare-and-swap loop in which
+    # every lane of a block contends for one address.
+    n, block = 300, 64
+    v = k.rng.integers(-50, 50, n).astype(np.float32)
+    fsum, dsum = k.output(np.float32, 1, initial=0.0), k.output(np.float64, 1, initial=0.0)
+    k.launch("atomic_add_floats", [k.input(v), fsum, dsum, n], grid_for(n, block), block)
+    # Integers (and quarters of them) far below 2**24: every partial sum is exact in any order.
+    same(k.read(fsum), [np.float32(v.sum())], "float atomic sum")
+    same(k.read(dsum), [v.astype(np.float64).sum() * 0.25], "double atomic sum")
+
+
+# ================================================================================================
+# scan.hip
+
+
+def _chunks(x: np.ndarray, size: int) -> list[np.ndarray]:
+    return [x[s:s + size] for s in range(0, len(x), size)]
+
+
+@case("scan")
+def scan_hillis_steele(k: KernelRun) -> None:
+    n, block = 1000, 256
+    x = k.rng.integers(-1000, 1000, n).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("scan_hillis_steele", [k.input(x), out, n], grid_for(n, block), block,
+             dynamic_lds=2 * 4 * block)
+    want = np.concatenate([np.cumsum(c) for c in _chunks(x, block)]).astype(np.int32)
+    same(k.read(out), want, "inclusive scan per block")
+
+
+@case("scan")
+def scan_waves_shfl_up(k: KernelRun) -> None:
+    n, block = 900, 256
+    # Small integers: every partial sum is exact in float32, in any association.
+    x = k.rng.integers(-50, 50, n).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("scan_waves_shfl_up", [k.input(x), out, n], grid_for(n, block), block)
+    want = np.concatenate([np.cumsum(c) for c in _chunks(x, block)]).astype(np.float32)
+    same(k.read(out), want, "inclusive scan per block")
+
+
+@case("scan")
+def scan_blelloch(k: KernelRun) -> None:
+    n, block = 1100, 128
+    x = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    blocks = -(-n // (2 * block))
+    out, totals = k.output(np.uint32, n), k.output(np.uint32, blocks)
+    k.launch("scan_blelloch", [k.input(x), out, totals, n], blocks * block, block,
+             dynamic_lds=2 * 4 * block)
+    chunks = _chunks(x.astype(np.uint64), 2 * block)
+    want = np.concatenate([np.cumsum(c) - c for c in chunks]) & 0xFFFFFFFF
+    same(k.read(out), want.astype(np.uint32), "exclusive scan (wraps modulo 2**32)")
+    same(k.read(totals), (np.array([c.sum() for c in chunks]) & 0xFFFFFFFF).astype(np.uint32),
+         "block totals")
+
+
+@case("scan")
+def compact_ballot(k: KernelRun) -> None:
+    n, block, threshold = 1000, 256, 20
+    x = k.rng.integers(-100, 100, n).astype(np.int32)
+    blocks = -(-n // block)
+    out, counts = k.output(np.int32, blocks * block), k.output(np.int32, blocks)
+    k.launch("compact_ballot", [k.input(x), out, counts, threshold, n], blocks * block, block)
+    got, got_counts = k.read(out), k.read(counts)
+    kept = [c[c > threshold] for c in _chunks(x, block)]
+    same(got_counts, np.array([len(c) for c in kept], np.int32), "kept per block")
+    fill = np.full(1, FILL_BYTE * 0x01010101, np.uint32).view(np.int32)[0]
+    for b, c in enumerate(kept):
+        row = got[b * block:(b + 1) * block]
+        same(row[:len(c)], c, f"block {b} kept elements in order")
+        assert (row[len(c):] == fill).all(), f"block {b} wrote past its kept elements"
+
+
+# ================================================================================================
+# sort.hip
+
+
+@case("sort")
+def bitonic_sort(k: KernelRun) -> None:
+    n, block = 1000, 128
+    x = k.rng.standard_normal(n).astype(np.float32)
+    x[::17] = x[3]                                        # duplicates
+    out = k.output(np.float32, n)
+    k.launch("bitonic_sort", [k.input(x), out, n], grid_for(n, 2 * block) // 2, block,
+             dynamic_lds=2 * 4 * block)
+    same(k.read(out), np.concatenate([np.sort(c) for c in _chunks(x, 2 * block)]),
+         "each 256-key chunk sorted")
+
+
+@case("sort")
+def odd_even_sort(k: KernelRun) -> None:
+    n, block = 300, 64
+    x = k.rng.integers(-50, 50, n).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("odd_even_sort", [k.input(x), out, n], grid_for(n, block), block,
+             dynamic_lds=4 * block)
+    same(k.read(out), np.concatenate([np.sort(c) for c in _chunks(x, block)]),
+         "each block sorted")
+
+
+@case("sort")
+def radix_sort_block(k: KernelRun) -> None:
+    n, block, bits = 600, 256, 8
+    x = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    out = k.output(np.uint32, n)
+    k.launch("radix_sort_block", [k.input(x), out, bits, n], grid_for(n, block), block)
+    # LSD by one bit per pass is stable: the keys end sorted by their low 8 bits, ties in
+    # input order.
+    want = np.concatenate([c[np.argsort(c & np.uint32(0xFF), kind="stable")]
+                           for c in _chunks(x, block)])
+    same(k.read(out), want, "stable sort by the low 8 bits")
+
+
+@case("sort")
+def rank_sort(k: KernelRun) -> None:
+    n, block = 150, 64
+    x = np.round(k.rng.standard_normal(n), 1)              # many ties
+    out = k.output(np.float64, n)
+    k.launch("rank_sort", [k.input(x), out, n], grid_for(n, block), block)
+    same(k.read(out), np.sort(x), "sorted by rank")
+
+
+# ================================================================================================
+# stencil.hip
+
+STENCIL_WEIGHTS = np.array([0.05, 0.1, 0.2, 0.3, 0.2, 0.1, 0.05], np.float32)
+
+
+@case("stencil")
+def stencil_1d(k: KernelRun) -> None:
+    n, block = 1000, 256
+    x = k.rng.standard_normal(n).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("stencil_1d", [k.input(x), out, n], grid_for(n, block), block)
+    padded = np.concatenate([np.zeros(3), x.astype(np.float64), np.zeros(3)])
+    terms = np.stack([STENCIL_WEIGHTS[j] * padded[j:j + n] for j in range(7)])
+    # Seven products (fused or not) summed: within 8 * eps/2 of the sum of |terms|.
+    close(k.read(out), terms.sum(axis=0), 8 * F32_EPS / 2 * np.abs(terms).sum(axis=0), 0,
+          "7-point stencil")
+
+
+@case("stencil")
+def jacobi_2d(k: KernelRun) -> None:
+    rows, cols = 37, 45
+    u = k.rng.standard_normal((rows, cols))
+    out = k.output(np.float64, rows * cols)
+    k.launch("jacobi_2d", [k.input(u), out, rows, cols], (grid_for(cols, 16), grid_for(rows, 8)),
+             (16, 8))
+    want = u.copy()
+    # The kernel's own association: ((left + right) + up) + down, then times 0.25 (exact).
+    want[1:-1, 1:-1] = 0.25 * (((u[1:-1, :-2] + u[1:-1, 2:]) + u[:-2, 1:-1]) + u[2:, 1:-1])
+    same(k.read(out).reshape(rows, cols), want, "one Jacobi sweep")
+
+
+# struct Kernel3x3 { int w[9]; int shift; }
+KERNEL3X3 = np.dtype([("w", np.int32, 9), ("shift", np.int32)])
+
+
+@case("stencil")
+def convolve_3x3(k: KernelRun) -> None:
+    width, height = 50, 37
+    image = k.rng.integers(0, 256, (height, width)).astype(np.uint8)
+    weights = np.zeros((), KERNEL3X3)
+    weights["w"] = [-1, -2, -1, 0, 16, 0, 1, 2, 1]
+    weights["shift"] = 3
+    out = k.output(np.uint8, width * height)
+    k.launch("convolve_3x3", [k.input(image), out, weights.tobytes(), width, height],
+             (grid_for(width, 16), grid_for(height, 16)), (16, 16))
+    padded = np.pad(image.astype(np.int64), 1, mode="edge")
+    acc = np.zeros((height, width), np.int64)
+    w = weights["w"].reshape(3, 3)
+    for dy in range(3):
+        for dx in range(3):
+            acc += w[dy, dx] * padded[dy:dy + height, dx:dx + width]
+    want = np.clip(acc >> 3, 0, 255).astype(np.uint8)        # arithmetic shift, as C's >> on int
+    same(k.read(out).reshape(height, width), want, "3x3 convolution, clamped")
+
+
+@case("stencil")
+def transpose_padded(k: KernelRun) -> None:
+    rows, cols = 70, 45
+    a = k.rng.standard_normal((rows, cols)).astype(np.float32)
+    out = k.output(np.float32, rows * cols)
+    k.launch("transpose_padded", [k.input(a), out, rows, cols],
+             (grid_for(cols, 32), grid_for(rows, 32) // 4), (32, 8))
+    same(k.read(out).reshape(cols, rows), a.T, "transpose")
+
+
+def _gemm_tolerance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # k products (fused or not) summed in some order: (k + 1) * eps/2 * (|A| |B|).
+    kk = a.shape[1]
+    return (kk + 1) * F32_EPS / 2 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+
+
+@case("stencil")
+def gemm_naive(k: KernelRun) -> None:
+    m, n, kk = 33, 29, 40
+    a = k.rng.standard_normal((m, kk)).astype(np.float32)
+    b = k.rng.standard_normal((kk, n)).astype(np.float32)
+    out = k.output(np.float32, m * n)
+    k.launch("gemm_naive", [k.input(a), k.input(b), out, m, n, kk],
+             (grid_for(n, 16), grid_for(m, 16)), (16, 16))
+    close(k.read(out).reshape(m, n), a.astype(np.float64) @ b, _gemm_tolerance(a, b), 0, "A B")
+
+
+@case("stencil")
+def gemm_tiled(k: KernelRun) -> None:
+    m, n, kk = 37, 41, 35
+    alpha, beta = np.float32(0.5), np.float32(-2.0)
+    a = k.rng.standard_normal((m, kk)).astype(np.float32)
+    b = k.rng.standard_normal((kk, n)).astype(np.float32)
+    c = k.rng.standard_normal((m, n)).astype(np.float32)
+    out = k.output(np.float32, m * n, initial=c.reshape(-1))
+    k.launch("gemm_tiled", [k.input(a), k.input(b), out, m, n, kk, alpha, beta],
+             (grid_for(n, 16), grid_for(m, 16)), (16, 16))
+    want = 0.5 * (a.astype(np.float64) @ b) - 2.0 * c
+    tolerance = 0.5 * _gemm_tolerance(a, b) + 2 * ulps32(want) + 2 * ulps32(2 * c)
+    close(k.read(out).reshape(m, n), want, tolerance, 0, "alpha A B + beta C")
+
+
+# ================================================================================================
+# buffer.hip
+
+
+@case("buffer")
+def buffer_copy_bounds(k: KernelRun) -> None:
+    n_in, n_out, grid = 700, 900, 1024
+    x = k.rng.standard_normal(grid).astype(np.float32)
+    x[n_in:] = 99.0          # past num_records: a load that ignored the bounds would see 99
+    out = k.output(np.float32, grid)
+    k.launch("buffer_copy_bounds", [k.input(x), out, n_in, n_out], grid, 256)
+    got = k.read(out)
+    same(got[:n_in], x[:n_in] + np.float32(1), "in-range copy")
+    same(got[n_in:n_out], np.ones(n_out - n_in, np.float32), "loads past num_records read 0")
+    assert np.isnan(got[n_out:]).all(), "stores past num_records were not dropped"
+
+
+@case("buffer")
+def gemm_buffer_tile(k: KernelRun) -> None:
+    m, n, kk = 45, 37, 24
+    a = k.rng.standard_normal((m, kk)).astype(np.float32)
+    b = k.rng.standard_normal((kk, n)).astype(np.float32)
+    # Memory past each matrix holds huge values: an out-of-range read that is not 0 shows up.
+    a_mem = np.concatenate([a.reshape(-1), np.full(256, 1e30, np.float32)])
+    b_mem = np.concatenate([b.reshape(-1), np.full(256, 1e30, np.float32)])
+    out = k.output(np.float32, m * n)
+    k.launch("gemm_buffer_tile", [k.input(a_mem), k.input(b_mem), out, m, n, kk],
+             (grid_for(n, 32) // 32 * 256, grid_for(m, 32) // 32), (256, 1))
+    # Padded rows/columns store to offset m*n*4, past num_records: dropped (the guard checks).
+    close(k.read(out).reshape(m, n), a.astype(np.float64) @ b, _gemm_tolerance(a, b), 0,
+          "buffer-tiled A B")
+
+
+@case("buffer")
+def buffer_atomics(k: KernelRun) -> None:
+    n, block, nbins = 900, 128, 20
+    keys = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    bins, biggest = k.output(np.uint32, nbins, initial=0), k.output(np.uint32, 1, initial=0)
+    k.launch("buffer_atomics", [k.input(keys), bins, biggest, nbins, n], grid_for(n, block), block)
+    # Keys whose bin is 20..22 address past num_records: the atomic is dropped.
+    same(k.read(bins), np.bincount(keys % (nbins + 3), minlength=nbins + 3)[:nbins]
+         .astype(np.uint32), "buffer atomic histogram")
+    same(k.read(biggest), [keys.max()], "buffer atomic umax")
+
+
+@case("buffer")
+def polynomial_sbuffer(k: KernelRun) -> None:
+    n, block, degree = 500, 64, 5
+    x = k.rng.uniform(-1.5, 1.5, n).astype(np.float32)
+    table = np.zeros(64, np.float32)
+    table[:1].view(np.int32)[0] = degree
+    coefficients = np.array([0.5, -1.25, 2.0, 0.75, -0.5, 0.125], np.float32)
+    table[1:degree + 2] = coefficients
+    out = k.output(np.float32, n)
+    k.launch("polynomial_sbuffer", [k.input(x), k.input(table), out, n], grid_for(n, block), block)
+    x64 = x.astype(np.float64)
+    want = sum(float(c) * x64**d for d, c in enumerate(coefficients))
+    magnitude = sum(abs(float(c)) * np.abs(x64)**d for d, c in enumerate(coefficients))
+    # Horner's rule, fused or not: within 2 * degree * eps of the sum of |c_d x^d|
+    # (Higham, 5.1).
+    close(k.read(out), want, 2 * degree * F32_EPS * magnitude, 0, "polynomial")
+
+
+@case("buffer")
+def buffer_to_lds(k: KernelRun) -> None:
+    n, block = 1000, 64
+    x = k.rng.standard_normal(1024).astype(np.float32)
+    x[n:] = 99.0
+    out = k.output(np.float32, n)
+    k.launch("buffer_to_lds", [k.input(x), out, n], grid_for(n, block), block)
+    source = np.arange(n) // 64 * 64 + 63 - np.arange(n) % 64
+    want = np.where(source < n, x[np.minimum(source, 1023)] * np.float32(2), np.float32(0))
+    same(k.read(out), want.astype(np.float32), "slices reversed through LDS")
+
+
+# ================================================================================================
+# numeric.hip
+
+
+@case("numeric")
+def half_math(k: KernelRun) -> None:
+    n, block = 500, 128
+    a = k.rng.uniform(-4, 4, n).astype(np.float16)
+    b = k.rng.uniform(-4, 4, n).astype(np.float16)
+    out_h, out_f = k.output(np.float16, n), k.output(np.float32, n)
+    k.launch("half_math", [k.input(a), k.input(b), out_h, out_f, n], grid_for(n, block), block)
+    product = a.astype(np.float64) * b                         # exact
+    fused = (product + 0.5).astype(np.float16)                 # one rounding (fma)
+    split = (product.astype(np.float16).astype(np.float64) + 0.5).astype(np.float16)
+    got_h = k.read(out_h)
+    for name, r in (("fused", fused), ("split", split)):
+        np.maximum(r, np.float16(-2), out=r)
+    ok = (got_h == np.maximum(fused, np.float16(-2))) | (got_h == np.maximum(split, np.float16(-2)))
+    assert ok.all(), f"half x*y+0.5: {np.count_nonzero(~ok)} elements are neither rounding"
+    # x*y is exact in float32 (11-bit significands), so the float result has one rounding.
+    same(k.read(out_f), (a.astype(np.float32) * b.astype(np.float32)) + got_h.astype(np.float32),
+         "float accumulation")
+
+
+@case("numeric")
+def half2_axpy(k: KernelRun) -> None:
+    n2, block = 300, 64
+    x = k.rng.uniform(-4, 4, 2 * n2).astype(np.float16)
+    y = k.rng.uniform(-4, 4, 2 * n2).astype(np.float16)
+    out = k.output(np.uint32, n2)
+    alpha = np.float32(1.375)                                   # exact in half
+    k.launch("half2_axpy", [k.input(x), k.input(y), out, alpha, n2], grid_for(n2, block), block)
+    # fma in half: alpha*x + y is exact in float64 for these magnitudes, rounded once to half.
+    r = (float(alpha) * x.astype(np.float64) + y).astype(np.float16)
+    r[1::2] = -r[1::2]
+    same(k.read(out).view(np.float16), r, "packed half fma, then (1, -1) scaling")
+
+
+def _bf16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits, round to nearest even (no NaN inputs)."""
+    u = x.view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+@case("numeric")
+def bf16_convert(k: KernelRun) -> None:
+    n, block = 400, 128
+    x = (k.rng.standard_normal(n) * 10.0 ** k.rng.integers(-30, 30, n)).astype(np.float32)
+    x[:8] = [0.0, -0.0, np.inf, -np.inf, 1.0 + 2**-8, 1.0 + 3 * 2**-8, 3.0e38, 1e-40]  # ties, sub
+    bits, back, dots = k.output(np.uint16, n), k.output(np.float32, n), k.output(np.float32, n)
+    k.launch("bf16_convert", [k.input(x), bits, back, dots, n], grid_for(n, block), block)
+    want_bits = _bf16_bits(x)
+    same(k.read(bits), want_bits, "bf16 bits (round to nearest even)")
+    values = (want_bits.astype(np.uint32) << 16).view(np.float32)
+    same(k.read(back), values, "bf16 -> float")
+    # 8-bit significands: the product is exact in float32 (up to overflow/underflow, same here).
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        same(k.read(dots), values * np.roll(values, -1), "bf16 products")
+
+
+def _int64_reference(x: int, y: int) -> list[int]:
+    mask = 2**64 - 1
+    y |= 1
+    sx = x - 2**64 if x >= 2**63 else x
+    sy = (y >> 1) - 2**40
+    if sy == 0:
+        sy = 7
+    s = y & 63
+
+    def trunc_div(a: int, b: int) -> int:
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+
+    q = trunc_div(sx, sy)
+    shifted = x >> s
+    clz = 64 - shifted.bit_length()
+    ffs = ((y << s) & mask & -((y << s) & mask)).bit_length()
+    brev = int(format(x, "064b")[::-1], 2)
+    return [
+        x // y, x % y, q & mask, (sx - q * sy) & mask, (x * y) >> 64, ((sx * sy) >> 64) & mask,
+        ((x << s) & mask) ^ (x >> (63 - s)), (sx >> s) & mask,
+        bin(x).count("1") | (clz << 8) | (ffs << 16), brev,
+        (x * y + (x >> 3) * ((y << 5) & mask)) & mask,
+        (((x >> 32) // ((y & 0xFFFFFFFF) | 1)) << 32)
+        | ((x & 0xFFFFFFFF) % (((y >> 7) & 0xFFFFFFFF) | 1)),
+    ]
+
+
+@case("numeric")
+def int64_ops(k: KernelRun) -> None:
+    n, block = 200, 64
+    a = k.rng.integers(0, 2**64, n, dtype=np.uint64)
+    b = k.rng.integers(2**44, 2**64, n, dtype=np.uint64)   # keeps sx / sy away from overflow
+    a[:4] = [0, 1, 2**63, 2**64 - 1]
+    out = k.output(np.uint64, 12 * n)
+    k.launch("int64_ops", [k.input(a), k.input(b), out, n], grid_for(n, block), block)
+    want = np.array([_int64_reference(int(x), int(y)) for x, y in zip(a, b)], np.uint64)
+    got = k.read(out).reshape(n, 12)
+    names = ["u/", "u%", "s/", "s%", "umulhi", "smulhi", "shift-xor", "sra", "bit counts",
+             "brev", "mul-add", "32-bit div/mod"]
+    for column, name in enumerate(names):
+        same(got[:, column], want[:, column], f"64-bit {name}")
+
+
+@case("numeric")
+def double_ops(k: KernelRun) -> None:
+    from fractions import Fraction
+
+    n, block = 200, 64
+    a = k.rng.standard_normal(n) * 10.0 ** k.rng.integers(-100, 100, n)
+    b = k.rng.standard_normal(n) * 10.0 ** k.rng.integers(-100, 100, n)
+    out = k.output(np.float64, 5 * n)
+    k.launch("double_ops", [k.input(a), k.input(b), out, n], grid_for(n, block), block)
+    got = k.read(out).reshape(n, 5)
+    # IEEE division and square root are correctly rounded (HIP's default), numpy's too: exact.
+    same(got[:, 0], a / b, "x / y")
+    same(got[:, 1], np.sqrt(np.abs(a)), "sqrt |x|")
+    fma = np.array([float(Fraction(x) * Fraction(y) - 1) for x, y in zip(a, b)])
+    same(got[:, 2], fma, "fma(x, y, -1), one rounding")
+    same(got[:, 3], 1.0 / np.sqrt(np.abs(b) + 1.0), "1 / sqrt(|y| + 1)")
+    same(got[:, 4], np.where(a > b, np.floor(a), -np.floor(b)), "select of floors")
+
+
+@case("numeric")
+def float_int_conversions(k: KernelRun) -> None:
+    n, block = 300, 64
+    x = (k.rng.standard_normal(n) * 10.0 ** k.rng.integers(0, 11, n)).astype(np.float32)
+    x[:12] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, np.nan, np.inf, -np.inf, 3e9, -3e9, 4.5e9]
+    out, back = k.output(np.int32, 6 * n), k.output(np.float32, 2 * n)
+    k.launch("float_int_conversions", [k.input(x), out, back, n], grid_for(n, block), block)
+    c = np.fmin(np.fmax(x, np.float32(-2147483520.0)), np.float32(2147483520.0))
+    u = np.fmin(np.fmax(x, np.float32(0)), np.float32(4294967040.0)).astype(np.uint32)
+    want = np.stack([np.rint(c), np.floor(c), np.ceil(c), np.trunc(c)], axis=1).astype(np.int32)
+    got = k.read(out).reshape(n, 6)
+    same(got[:, :4], want, "rn / rd / ru / rz")
+    same(got[:, 4], u.view(np.int32), "saturated unsigned")
+    same(got[:, 5], x.view(np.int32) ^ np.int32(-2**31), "sign flip of the bits")
+    got_back = k.read(back).reshape(n, 2)
+    same(got_back[:, 0], want[:, 0].astype(np.float32) + np.float32(0.25), "int -> float + 0.25")
+    same(got_back[:, 1], u.astype(np.float32), "unsigned -> float")
+
+
+@case("numeric")
+def byte_pack(k: KernelRun) -> None:
+    n, block = 400, 64
+    w = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    out = k.output(np.uint32, 2 * n)
+    k.launch("byte_pack", [k.input(w), out, n], grid_for(n, block), block)
+    v = w.view(np.uint8).reshape(n, 4).astype(np.int64)
+    packed = np.stack([np.minimum(255, v[:, 0] * 2), np.maximum(0, v[:, 1] - 100),
+                       (v[:, 2] + v[:, 3] + 1) // 2, 255 - v[:, 3]], axis=1).astype(np.uint8)
+    lo, hi = w & 0xFFFF, w >> 16
+    second = ((lo >> 3) << 16) | ((lo - hi) & 0xFFFF)
+    got = k.read(out).reshape(n, 2)
+    same(got[:, 0], packed.reshape(-1).view(np.uint32), "bytes repacked")
+    same(got[:, 1], second.astype(np.uint32), "16-bit halves")
+
+
+@case("numeric")
+def int32_bits(k: KernelRun) -> None:
+    n, block = 300, 64
+    a = k.rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    b = k.rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    b[:3] = [0, 1, -1]
+    out = k.output(np.uint32, 6 * n)
+    k.launch("int32_bits", [k.input(a), k.input(b), out, n], grid_for(n, block), block)
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    ua, ub = a.view(np.uint32).astype(np.uint64), b.view(np.uint32).astype(np.uint64)
+
+    def sext24(v):
+        v = v & 0xFFFFFF
+        return np.where(v >= 2**23, v - 2**24, v)
+
+    brev = np.array([int(format(int(x), "032b")[::-1], 2) for x in ua], np.uint64)
+    clz = np.array([32 - int(x).bit_length() for x in ub], np.uint64)
+    ffs = np.array([(int(x) & -int(x)).bit_length() for x in ua], np.uint64)
+    popc = np.array([bin(int(x)).count("1") for x in ub], np.uint64)
+    want = np.stack([(sext24(a64) * sext24(b64)) & 0xFFFFFFFF,
+                     ((ua & 0xFFFFFF) * (ub & 0xFFFFFF)) & 0xFFFFFFFF,
+                     (ua * ub) >> 32,
+                     ((a64 * b64) >> 32) & 0xFFFFFFFF,
+                     brev ^ clz,
+                     ffs | (popc << 8)], axis=1).astype(np.uint32)
+    got = k.read(out).reshape(n, 6)
+    for column, name in enumerate(["mul24", "umul24", "umulhi", "mulhi", "brev^clz", "ffs|popc"]):
+        same(got[:, column], want[:, column], name)
+
+
+def _round_directed(value, upward: bool) -> np.float32:
+    """The float32 next to the exact rational ``value`` toward +inf (upward) or -inf."""
+    from fractions import Fraction
+
+    candidate = np.float32(float(value))
+    if upward and Fraction(float(candidate)) < value:
+        candidate = np.nextafter(candidate, np.float32(np.inf))
+    if not upward and Fraction(float(candidate)) > value:
+        candidate = np.nextafter(candidate, np.float32(-np.inf))
+    return candidate
+
+
+@case("numeric")
+def directed_rounding(k: KernelRun) -> None:
+    from fractions import Fraction
+
+    n, block = 300, 64
+    a = (k.rng.standard_normal(n) * 10.0 ** k.rng.integers(-3, 4, n)).astype(np.float32)
+    b = (k.rng.standard_normal(n) * 10.0 ** k.rng.integers(-3, 4, n)).astype(np.float32)
+    out, modes = k.output(np.float32, 6 * n), k.output(np.int32, 3 * n)
+    k.launch("directed_rounding", [k.input(a), k.input(b), out, modes, n], grid_for(n, block),
+             block)
+    tenth = Fraction(float(np.float32(0.1)))
+    want = np.empty((n, 6), np.float32)
+    for i in range(n):
+        x, y = Fraction(float(a[i])), Fraction(float(b[i]))
+        for column, upward in ((0, False), (3, True)):        # toward -inf, then toward +inf
+            want[i, column] = _round_directed(x + y, upward)
+            want[i, column + 1] = _round_directed(x * y, upward)
+            want[i, column + 2] = _round_directed(x * y + tenth, upward)
+    same(k.read(out).reshape(n, 6), want, "add, mul, fma rounded toward -inf / +inf")
+    # FLT_ROUNDS: 1 to nearest (the kernel descriptor's mode at entry), 3 down, 2 up.
+    same(k.read(modes).reshape(n, 3), np.tile(np.array([1, 3, 2], np.int32), (n, 1)),
+         "rounding mode read back")
+
+
+# ================================================================================================
+# mathlib.hip (ROCm's ocml for the library functions)
+
+# Maximum errors in ulps the OpenCL C specification allows (section 7.4, "Relative Error as
+# ULPs", full profile); ocml is written to meet them. Functions the backend lowers itself
+# (expf, logf: LLVM's expansions) get the same bounds as the library's.
+ULP_F32 = {"sin": 4, "cos": 4, "tan": 5, "exp": 3, "log": 3, "pow": 16, "erf": 16, "erfc": 16,
+           "tanh": 5, "rsqrt": 2, "fma_sqrt": 1, "atan2_log1p": 6 + 2}
+ULP_F64 = {"exp": 3, "log": 3, "sin": 4, "pow": 16, "cbrt": 2}
+
+
+def _ulp_close(got, want, ulps: float, dtype, what: str) -> None:
+    spacing = np.spacing(np.abs(np.asarray(want, dtype))).astype(np.float64)
+    close(got, want, ulps * spacing, 0, what)
+
+
+@case("mathlib")
+def float_math(k: KernelRun) -> None:
+    n, block = 150, 64
+    x = k.rng.uniform(-6, 6, n).astype(np.float32)
+    y = k.rng.uniform(-3, 3, n).astype(np.float32)
+    out = k.output(np.float32, 12 * n)
+    k.launch("float_math", [k.input(x), k.input(y), out, n], grid_for(n, block), block)
+    a, b = x.astype(np.float64), y.astype(np.float64)
+    erf = np.vectorize(math.erf)
+    erfc = np.vectorize(math.erfc)
+    got = k.read(out).reshape(n, 12)
+    _ulp_close(got[:, 0], np.sin(a), ULP_F32["sin"], np.float32, "sinf")
+    _ulp_close(got[:, 1], np.cos(a), ULP_F32["cos"], np.float32, "cosf")
+    _ulp_close(got[:, 2], np.tan(np.float32(0.25) * x).astype(np.float64), ULP_F32["tan"],
+               np.float32, "tanf")
+    _ulp_close(got[:, 3], np.exp(b), ULP_F32["exp"], np.float32, "expf")
+    _ulp_close(got[:, 4], np.log(np.abs(x) + np.float32(1e-3)).astype(np.float64), ULP_F32["log"],
+               np.float32, "logf")
+    base = (np.abs(x) + np.float32(0.5)).astype(np.float64)
+    _ulp_close(got[:, 5], base ** b, ULP_F32["pow"], np.float32, "powf")
+    _ulp_close(got[:, 6], erf(b), ULP_F32["erf"], np.float32, "erff")
+    _ulp_close(got[:, 7], erfc(b), ULP_F32["erfc"], np.float32, "erfcf")
+    _ulp_close(got[:, 8], np.tanh(a), ULP_F32["tanh"], np.float32, "tanhf")
+    _ulp_close(got[:, 9], 1 / np.sqrt((np.abs(x) + np.float32(0.25)).astype(np.float64)),
+               ULP_F32["rsqrt"], np.float32, "__frsqrt_rn")
+    # fmaf is exact, sqrtf correctly rounded (HIP's default): one rounding of a*b + sqrt32(|b|).
+    sqrt32 = np.sqrt(np.abs(y)).astype(np.float64)
+    _ulp_close(got[:, 10], a * b + sqrt32, 0.5, np.float32, "fmaf(a, b, sqrtf|b|)")
+    # A sum of two results, each within its bound: the bound applies to each term's ulp.
+    want = np.arctan2(a, b) + np.log1p(np.abs(b))
+    tolerance = 6 * ulps32(np.arctan2(a, b)) + 2 * ulps32(np.log1p(np.abs(b))) + ulps32(want)
+    close(got[:, 11], want, tolerance, 0, "atan2f + log1pf")
+
+
+@case("mathlib")
+def double_math(k: KernelRun) -> None:
+    n, block = 150, 64
+    x = k.rng.uniform(-20, 20, n)
+    out = k.output(np.float64, 5 * n)
+    k.launch("double_math", [k.input(x), out, n], grid_for(n, block), block)
+    got = k.read(out).reshape(n, 5)
+    # numpy's float64 functions are within 1 ulp themselves: one more ulp each.
+    _ulp_close(got[:, 0], np.exp(x), ULP_F64["exp"] + 1, np.float64, "exp")
+    _ulp_close(got[:, 1], np.log(np.abs(x) + 1e-6), ULP_F64["log"] + 1, np.float64, "log")
+    _ulp_close(got[:, 2], np.sin(x * 10.0), ULP_F64["sin"] + 1, np.float64, "sin")
+    _ulp_close(got[:, 3], (np.abs(x) + 0.1) ** 2.5, ULP_F64["pow"] + 1, np.float64, "pow")
+    _ulp_close(got[:, 4], np.cbrt(x), ULP_F64["cbrt"] + 1, np.float64, "cbrt")
+
+
+@case("mathlib")
+def black_scholes(k: KernelRun) -> None:
+    n, block = 500, 128
+    spot = k.rng.uniform(5, 30, n).astype(np.float32)
+    strike = k.rng.uniform(1, 100, n).astype(np.float32)
+    years = k.rng.uniform(0.25, 10, n).astype(np.float32)
+    rate, vol = np.float32(0.02), np.float32(0.30)
+    call, put = k.output(np.float32, n), k.output(np.float32, n)
+    k.launch("black_scholes", [k.input(spot), k.input(strike), k.input(years), call, put, rate, vol,
+                               n], grid_for(n, block), block)
+    s, x, t = spot.astype(np.float64), strike.astype(np.float64), years.astype(np.float64)
+    r, v = float(rate), float(vol)
+    d1 = (np.log(s / x) + (r + 0.5 * v * v) * t) / (v * np.sqrt(t))
+    d2 = d1 - v * np.sqrt(t)
+    cdf = np.vectorize(lambda d: 0.5 * math.erfc(-d / math.sqrt(2)))
+    disc = np.exp(-r * t)
+    want_call = s * cdf(d1) - x * disc * cdf(d2)
+    want_put = x * disc * cdf(-d2) - s * cdf(-d1)
+    # Every factor is within 16 ulps (2e-6 relative); d1 and d2 carry it into the CDF with a
+    # slope <= 0.4, and the difference of two terms of size <= s + x cancels: 1e-5 (s + x).
+    tolerance = 1e-5 * (s + x)
+    close(k.read(call), want_call, tolerance, 0, "call price")
+    close(k.read(put), want_put, tolerance, 0, "put price")
+
+
+# ================================================================================================
+# calls.hip
+
+
+def _smooth_step32(x: np.ndarray) -> np.ndarray:
+    t = (x - np.float32(-2)) / np.float32(4)
+    t = np.fmin(np.fmax(t, np.float32(0)), np.float32(1))
+    return t * t * (np.float32(3) - np.float32(2) * t)
+
+
+@case("calls")
+def call_chain(k: KernelRun) -> None:
+    n, block, size = 500, 64, 17
+    x = k.rng.uniform(-3, 3, n).astype(np.float32)
+    table = k.rng.standard_normal(size).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("call_chain", [k.input(x), k.input(table), out, size, n], grid_for(n, block), block)
+    s = _smooth_step32(x).astype(np.float64)
+    position = s * (size - 1)
+    j = np.minimum(position.astype(np.int64), size - 2)
+    frac = position - j
+    want = table[j] * (1 - frac) + table[j + 1] * frac
+    # s is reproduced bit for bit; the fraction and the blend may be fused or not: a few ulps
+    # of the table's largest entry.
+    close(k.read(out), want, 4 * F32_EPS * np.abs(table).max(), 0, "remap through two calls")
+
+
+@case("calls")
+def struct_return(k: KernelRun) -> None:
+    n, block, window = 300, 64, 8
+    v = k.rng.standard_normal(n)
+    count = n - window + 1
+    out, idx = k.output(np.float64, 3 * count), k.output(np.int64, count)
+    k.launch("struct_return", [k.input(v), out, idx, window, n], grid_for(count, block), block)
+    windows = np.lib.stride_tricks.sliding_window_view(v, window)
+    mean = windows.sum(axis=1) / window
+    spread = (windows**2).sum(axis=1) - windows.sum(axis=1) ** 2 / window
+    got = k.read(out).reshape(count, 3)
+    # Sums of 8 terms (squares fused or not): 10 eps of the sums of magnitudes.
+    close(got[:, 0], mean, 10 * F64_EPS * np.abs(windows).sum(axis=1), 0, "mean")
+    close(got[:, 1], spread, 10 * F64_EPS * 2 * (windows**2).sum(axis=1), 0, "sum of squares")
+    same(got[:, 2], windows.max(axis=1) - windows.min(axis=1), "range")
+    negative = windows < 0
+    same(k.read(idx), np.where(negative.any(axis=1), negative.argmax(axis=1), -1), "first < 0")
+
+
+def _ackermann(m: int, n: int) -> int:
+    if m == 0:
+        return n + 1
+    if n == 0:
+        return _ackermann(m - 1, 1)
+    return _ackermann(m - 1, _ackermann(m, n - 1))
+
+
+@case("calls")
+def recursion(k: KernelRun) -> None:
+    n, block = 200, 64
+    # |a|, |b| < 50: Euclid takes at most 8 steps (Lame), a call each.
+    a = k.rng.integers(-49, 50, n).astype(np.int32)
+    b = k.rng.integers(-49, 50, n).astype(np.int32)
+    a[:4], b[:4] = [0, 12, 7, 34], [5, 0, 7, 21]
+    g, ack = k.output(np.int32, n), k.output(np.uint32, n)
+    k.launch("recursion", [k.input(a), k.input(b), g, ack, n], grid_for(n, block), block)
+    same(k.read(g), np.gcd(a, b).astype(np.int32), "recursive gcd")
+    same(k.read(ack), np.array([_ackermann(i % 3, i % 2) for i in range(n)], np.uint32),
+         "Ackermann")
+
+
+@case("calls")
+def function_pointers(k: KernelRun) -> None:
+    n, block = 400, 64
+    x = k.rng.uniform(-3, 3, n).astype(np.float32)
+    which = k.rng.integers(0, 16, n).astype(np.int32)
+    out = k.output(np.float32, n)
+    k.launch("function_pointers", [k.input(x), k.input(which), out, n], grid_for(n, block), block)
+    ops = [np.negative, lambda v: v * v, lambda v: v * np.float32(0.5),
+           lambda v: np.fmin(np.fmax(v, np.float32(-1)), np.float32(1))]
+    want = np.array([ops[(w >> 2) & 3](ops[w & 3](v)) for v, w in zip(x, which)], np.float32)
+    same(k.read(out), want, "g(f(x)) through a pointer table")
+
+
+@case("calls")
+def virtual_calls(k: KernelRun) -> None:
+    n, block = 300, 64
+    p = k.rng.uniform(0.1, 3, 2 * n).astype(np.float32)
+    kind = k.rng.integers(0, 2, n).astype(np.int32)
+    out = k.output(np.float32, n)
+    k.launch("virtual_calls", [k.input(p), k.input(kind), out, n], grid_for(n, block), block)
+    r, h = p[0::2].astype(np.float64), p[1::2].astype(np.float64)
+    pi = float(np.float32(3.14159265))
+    area = np.where(kind == 1, r * h, pi * r * r)
+    perimeter = np.where(kind == 1, 2 * (r + h), 2 * pi * r)
+    want = area + 0.001 * perimeter
+    # Three or four float32 roundings, some perhaps fused: 4 ulps of the result.
+    close(k.read(out), want, 4 * ulps32(want), 0, "area + perimeter / 1000 through vtables")
+
+
+# ================================================================================================
+# linked_*.rdc.hip (relocatable device code, linked by ld.lld)
+
+
+@case("linked", rdc=True)
+def linked_lerp(k: KernelRun) -> None:
+    n, block, size = 500, 64, 33
+    x = k.rng.uniform(-0.2, 1.2, n).astype(np.float32)
+    table = np.cumsum(k.rng.uniform(0, 1, size)).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("linked_lerp", [k.input(x), k.input(table), out, size, n], grid_for(n, block), block)
+    position = np.clip(x, 0, 1).astype(np.float32) * np.float32(size - 1)
+    j = np.minimum(position.astype(np.int64), size - 2)
+    frac = position.astype(np.float64) - j
+    want = table[j] + frac * (table[j + 1].astype(np.float64) - table[j])
+    # One product, two sums, fused or not: 3 ulps of the table's largest entry.
+    close(k.read(out), want, 3 * F32_EPS * np.abs(table).max(), 0, "lerp across files")
+
+
+def _hash_mix(x: np.ndarray, seed: int) -> np.ndarray:
+    x = (x ^ np.uint64(seed)) & np.uint64(0xFFFFFFFF)
+    x ^= x >> np.uint64(16)
+    x = (x * np.uint64(0x7FEB352D)) & np.uint64(0xFFFFFFFF)
+    x ^= x >> np.uint64(15)
+    x = (x * np.uint64(0x846CA68B)) & np.uint64(0xFFFFFFFF)
+    x ^= x >> np.uint64(16)
+    return x.astype(np.uint32)
+
+
+@case("linked", rdc=True)
+def linked_hash(k: KernelRun) -> None:
+    n, block, seed = 700, 128, 0x9E3779B9
+    out = k.output(np.uint32, n)
+    k.launch("linked_hash", [out, np.uint32(seed), n], grid_for(n, block), block)
+    same(k.read(out), _hash_mix(np.arange(n, dtype=np.uint64), seed), "hash across files")
+
+
+@case("linked", rdc=True)
+def linked_counter(k: KernelRun) -> None:
+    n, block = 600, 128
+    before, after = k.output(np.int32, 1), k.output(np.int32, 1)
+    k.launch("linked_counter_read", [before], 64, 64)
+    k.launch("linked_counter", [n], grid_for(n, block), block)
+    k.launch("linked_counter_read", [after], 64, 64)
+    same(k.read(after) - k.read(before), [sum(i % 5 for i in range(n))],
+         "a global of another file, bumped atomically")
+
+
+# ================================================================================================
+# samples.hip
+
+
+@case("samples")
+def mandelbrot(k: KernelRun) -> None:
+    width, height, max_iter = 70, 45, 200
+    x0, y0, step = np.float32(-2.0), np.float32(-1.1), np.float32(0.04)
+    out = k.output(np.int32, width * height)
+    k.launch("mandelbrot", [out, width, height, x0, y0, step, max_iter],
+             (grid_for(width, 16), grid_for(height, 8)), (16, 8))
+    px, py = np.meshgrid(np.arange(width), np.arange(height))
+    cr = x0 + px.astype(np.float32) * step
+    ci = y0 + py.astype(np.float32) * step
+    zr, zi = np.zeros_like(cr), np.zeros_like(ci)
+    counts = np.zeros(cr.shape, np.int32)
+    live = np.ones(cr.shape, bool)
+    two = np.float32(2)
+    for _ in range(max_iter):
+        zr2, zi2 = zr * zr, zi * zi
+        live &= ~(zr2 + zi2 > 4)
+        new_zi = two * zr * zi + ci
+        new_zr = zr2 - zi2 + cr
+        zr, zi = np.where(live, new_zr, zr), np.where(live, new_zi, zi)
+        counts += live
+    # The kernel turns contraction off: the float32 orbit matches numpy's bit for bit.
+    same(k.read(out).reshape(height, width), counts, "escape counts")
+
+
+@case("samples")
+def nbody_accel(k: KernelRun) -> None:
+    n, block, soft2 = 150, 64, np.float32(0.01)
+    bodies = np.concatenate([k.rng.uniform(-1, 1, (n, 3)), k.rng.uniform(0.5, 1, (n, 1))],
+                            axis=1).astype(np.float32)
+    out = k.output(np.float32, 4 * n)
+    k.launch("nbody_accel", [k.input(bodies), out, n, soft2], grid_for(n, block), block,
+             dynamic_lds=16 * block)
+    p = bodies.astype(np.float64)
+    d = p[None, :, :3] - p[:, None, :3]
+    r2 = (d**2).sum(axis=2) + float(soft2)
+    terms = d * (p[None, :, 3] / r2**1.5)[:, :, None]
+    want = np.concatenate([terms.sum(axis=1), np.zeros((n, 1))], axis=1)
+    # Each term has a few roundings and rsqrt's 1-ulp error (about 8 eps relative); n terms
+    # summed: (n + 8) * eps of the sum of |terms|.
+    tolerance = (n + 8) * F32_EPS * np.concatenate([np.abs(terms).sum(axis=1), np.zeros((n, 1))],
+                                                   axis=1)
+    close(k.read(out).reshape(n, 4), want, tolerance, 0, "accelerations")
+
+
+@case("samples")
+def softmax_rows(k: KernelRun) -> None:
+    rows, cols, block = 7, 300, 128
+    x = (k.rng.standard_normal((rows, cols)) * 4).astype(np.float32)
+    out = k.output(np.float32, rows * cols)
+    k.launch("softmax_rows", [k.input(x), out, cols], rows * block, block)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    # exp within 3 ulps, the sum of cols terms within cols * eps/2, one division, one product:
+    # relative (cols / 2 + 6) * eps.
+    close(k.read(out).reshape(rows, cols), want, 0, (cols / 2 + 6) * F32_EPS, "softmax")
+
+
+def _collatz(v: int) -> int:
+    steps = 0
+    while v != 1 and steps < 10000:
+        v = 3 * v + 1 if v & 1 else v >> 1
+        steps += 1
+    return steps
+
+
+@case("samples")
+def collatz_steps(k: KernelRun) -> None:
+    n, block = 130, 64
+    start = k.rng.integers(1, 10**4, n, dtype=np.uint64)
+    start[:4] = [1, 27, 837799, 2**40 + 1]
+    out = k.output(np.int32, n)
+    k.launch("collatz_steps", [k.input(start), out, n], grid_for(n, block), block)
+    same(k.read(out), np.array([_collatz(int(v)) for v in start], np.int32), "stopping times")
+
+
+@case("samples")
+def monte_carlo_pi(k: KernelRun) -> None:
+    blocks, block, per_thread, seed = 3, 128, 40, 0x243F6A8885A308D3
+    hits = k.output(np.uint32, 1, initial=0)
+    k.launch("monte_carlo_pi", [np.uint64(seed), per_thread, hits], blocks * block, block)
+    mask = np.uint64(2**64 - 1)
+    threads = np.arange(blocks * block, dtype=np.uint64)
+    state = np.uint64(seed) ^ ((threads + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15) & mask)
+    fused = split = 0
+    with np.errstate(over="ignore"):
+        for _ in range(per_thread):
+            state ^= state >> np.uint64(12)
+            state ^= (state << np.uint64(25)) & mask
+            state ^= state >> np.uint64(27)
+            r = state * np.uint64(0x2545F4914F6CDD1D)
+            x = (r >> np.uint64(40)).astype(np.float32) * np.float32(2**-24)
+            y = (r & np.uint64(0xFFFFFF)).astype(np.float32) * np.float32(2**-24)
+            exact = x.astype(np.float64) ** 2 + y.astype(np.float64) ** 2   # exact in float64
+            fused += int((exact.astype(np.float32) <= 1).sum())
+            split += int((x * x + y * y <= 1).sum())
+    # x*x + y*y <= 1 may be contracted into an fma (one rounding) or not: either count is right.
+    assert int(k.read(hits)[0]) in (fused, split), (int(k.read(hits)[0]), fused, split)
+
+
+@case("samples")
+def spmv_csr_wave(k: KernelRun) -> None:
+    rows, cols = 50, 60
+    nnz = k.rng.integers(0, 41, rows)
+    nnz[[3, 17]] = 0                                          # empty rows
+    row_ptr = np.concatenate([[0], np.cumsum(nnz)]).astype(np.int32)
+    col_idx = np.concatenate([np.sort(k.rng.choice(cols, c, replace=False)) for c in nnz])
+    vals = k.rng.standard_normal(len(col_idx))
+    x = k.rng.standard_normal(cols)
+    out = k.output(np.float64, rows)
+    k.launch("spmv_csr_wave", [k.input(row_ptr), k.input(col_idx.astype(np.int32)), k.input(vals),
+                               k.input(x), out, rows], grid_for(rows * k.wave, 128), 128)
+    products = vals * x[col_idx]
+    segments = [products[row_ptr[r]:row_ptr[r + 1]] for r in range(rows)]
+    want = np.array([s.sum() for s in segments])
+    magnitude = np.array([np.abs(s).sum() for s in segments])
+    close(k.read(out), want, (nnz + 1) * F64_EPS / 2 * magnitude, 0, "CSR y = A x")
+
+
+@case("samples")
+def rgba_to_grey(k: KernelRun) -> None:
+    pixels, block = 1000, 256
+    rgba = k.rng.integers(0, 256, (pixels, 4)).astype(np.uint8)
+    out = k.output(np.uint8, pixels)
+    k.launch("rgba_to_grey", [k.input(rgba), out, pixels], grid_for(pixels, block), block)
+    c = rgba.astype(np.uint32)
+    want = ((77 * c[:, 0] + 150 * c[:, 1] + 29 * c[:, 2] + 128) >> 8).astype(np.uint8)
+    same(k.read(out), want, "grey levels")
+
+
+@case("samples")
+def gemv_wave(k: KernelRun) -> None:
+    m, n = 40, 100
+    a = k.rng.standard_normal((m, n)).astype(np.float32)
+    x = k.rng.standard_normal(n).astype(np.float32)
+    out = k.output(np.float32, m)
+    k.launch("gemv_wave", [k.input(a), k.input(x), out, m, n], grid_for(m * k.wave, 256), 256)
+    want = a.astype(np.float64) @ x
+    close(k.read(out), want, (n + 1) * F32_EPS / 2 * (np.abs(a) @ np.abs(x)), 0, "A x")
+
+
+# ================================================================================================
+# matrix.hip (MFMA on gfx942, WMMA on gfx12)
+
+
+@case("matrix")
+def mma_gemm_f16(k: KernelRun) -> None:
+    m, n, kk = 32, 48, 64
+    a = k.rng.uniform(-2, 2, (m, kk)).astype(np.float16)
+    b = k.rng.uniform(-2, 2, (kk, n)).astype(np.float16)
+    out = k.output(np.float32, m * n)
+    waves = (m // 16) * (n // 16)
+    k.launch("mma_gemm_f16", [k.input(a), k.input(b), out, m, n, kk],
+             grid_for(waves * k.wave, 128), 128)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    # Products of halves are exact in float32; k of them accumulate in float32 in the
+    # instruction's own order: (k + 1) * eps/2 * (|A| |B|).
+    tolerance = (kk + 1) * F32_EPS / 2 * (np.abs(a64) @ np.abs(b64))
+    close(k.read(out).reshape(m, n), a64 @ b64, tolerance, 0, "matrix-core A B")
+
+
+@case("matrix")
+def mma_gemm_i8(k: KernelRun) -> None:
+    m, n, kk = 32, 48, 64
+    a = k.rng.integers(-128, 128, (m, kk)).astype(np.int8)
+    b = k.rng.integers(-128, 128, (kk, n)).astype(np.int8)
+    out = k.output(np.int32, m * n)
+    waves = (m // 16) * (n // 16)
+    k.launch("mma_gemm_i8", [k.input(a), k.input(b), out, m, n, kk],
+             grid_for(waves * k.wave, 128), 128)
+    same(k.read(out).reshape(m, n), (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32),
+         "matrix-core int8 A B (exact)")
+
+
+def describe(name: str) -> str:
+    """One line about a case (its source and kernel), for test ids and docs."""
+    c = CASES[name]
+    return f"{c.source}:{c.kernel}"
+
+
+__all__ = ["CASES", "Case", "KernelRun", "case", "close", "describe", "grid_for", "same"]
