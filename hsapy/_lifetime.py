@@ -196,11 +196,15 @@ class HandleState:
             release, self.release = self.release, None
         with _LIVE_LOCK:
             _LIVE[self.kind] -= 1
-        try:
-            release()
-        except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
-            warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
-                          stacklevel=2)
+        # Under the drain lock: the reaper asks parked releases' marks (which read queue
+        # indices and signal values through the runtime) under it too, so a mark never reads
+        # a queue or signal this release is destroying.
+        with _DRAIN_LOCK:
+            try:
+                release()
+            except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
+                warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
+                              stacklevel=2)
 
     def check(self) -> None:
         """Raise ClosedError when closed (every use of the owner begins here)."""
