@@ -26,7 +26,7 @@ publishes the same bytes with less work per call:
 - A batch packs one kernarg segment for identical argument lists, and copies packets built once
   per (arena half, count, shared segment) as whole rows.
 
-tests/unit/test_publishing.py holds the two to the same packets and kernarg segments, byte for
+tests/sim/test_publishing.py holds the two to the same packets and kernarg segments, byte for
 byte, over random kernels, arguments, geometries and ring positions (hypothesis).
 """
 from __future__ import annotations
