@@ -458,27 +458,46 @@ class LaunchCache(dict):
     closing an executable (or the runtime) drops the entries that use it (``forget_all``).
     It holds kernels only weakly, so it keeps no executable alive."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("__weakref__", "last_key", "last_entry")
     # one cache is one object (the runtime's WeakSet of trackers holds it), not its contents
     __hash__ = object.__hash__
     __eq__ = object.__eq__
 
-    def add(self, key: tuple, kernel: Any, dispatch: Any, states: tuple) -> None:
-        """Remember a prepared launch, making room first."""
+    def __init__(self) -> None:
+        super().__init__()
+        # The entry found last and its key: a loop launching one shape compares its key with
+        # this one (a tuple comparison, each item first by identity) instead of hashing it
+        # for the dict. Only ever an entry the dict holds (every removal forgets it).
+        self.last_key: tuple | None = None
+        self.last_entry: list | None = None
+
+    def add(self, key: tuple, kernel: Any, dispatch: Any, states: tuple) -> list:
+        """Remember a prepared launch, making room first; returns its entry."""
         while len(self) >= LAUNCH_CACHE_SIZE:
             for old, entry in list(self.items()):
                 if entry[2]:
                     entry[2] = False       # a second chance: used since the last sweep
                 else:
-                    self.pop(old, None)
+                    self.drop(old)
                     break
-        self[key] = [weakref.ref(kernel), dispatch, False, states]
+        entry = self[key] = [weakref.ref(kernel), dispatch, False, states]
+        self.last_key, self.last_entry = key, entry
+        return entry
+
+    def drop(self, key: tuple) -> None:
+        """Forget one entry (and the last-found one, if it is that)."""
+        self.last_key = self.last_entry = None
+        self.pop(key, None)
+
+    def clear(self) -> None:
+        self.last_key = self.last_entry = None
+        super().clear()
 
     def forget_all(self) -> None:
         """An executable or the runtime is closing: drop the entries that use a closed one."""
         for key, entry in list(self.items()):
             if any(state.closed for state in entry[3]):
-                self.pop(key, None)
+                self.drop(key)
 
     def in_flight(self) -> list[Any]:
         """Nothing: the entries' dispatches are the kernarg rings' (KernargRing.in_flight)."""
@@ -565,7 +584,14 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
         key: tuple | None = (layout, grid, workgroup, dynamic_lds, barrier, acquire, release)
     else:
         key = _launch_key(layout, grid, workgroup, dynamic_lds, barrier, acquire, release)
-    entry = cache.get(key) if cache is not None else None
+    if cache is None:
+        entry = None
+    elif key == cache.last_key:
+        entry = cache.last_entry
+    else:
+        entry = cache.get(key)
+        if entry is not None:
+            cache.last_key, cache.last_entry = key, entry
     if entry is not None and entry[0]() is kernel:
         entry[2] = True
         dispatch = entry[1]
