@@ -8,8 +8,10 @@ c_floor), doorbell
 p95_us, min_us, ratio_to_floor, n, simulated. ``prepared`` times ``prepared.publish()`` (without
 the doorbell) and ``prepared.submit()`` (with it), the prepared fast path (take a kernarg slot,
 pack, publish; it returns the packet index);
-``prepared_result`` times ``prepared()``, the same plus building the DispatchResult a caller
-waits on. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
+``prepared_result`` times ``prepared(doorbell=False)`` and ``prepared()``, the same plus
+building the DispatchResult a caller waits on; ``plain`` (``kernel.launch(..., wait=False)``,
+which rings the doorbell, called through a lambda) does the work of ``prepared()`` once the
+launch cache holds its preparation. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
 timed the same way, so numbers from machines (or moments) of different speed can be compared.
 The modes take turns, five bursts at a time (``--turn``), so a change of machine speed during
 the run affects all of them alike while each mode still runs mostly after its own kind.
@@ -224,9 +226,12 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
              lambda n: time_bursts(queue, publish, n, settle=settle)),
             ({"mode": "prepared", "doorbell": True, "api": "prepared.submit()"},
              lambda n: time_bursts(queue, submit, n, settle=settle)),
-            # the same plus building the DispatchResult a caller waits on
-            ({"mode": "prepared_result", "doorbell": False, "api": "prepared()"},
+            # the same plus building the DispatchResult a caller waits on, without and with
+            # the doorbell (plain launches always ring it: compare them with the second)
+            ({"mode": "prepared_result", "doorbell": False, "api": "prepared(doorbell=False)"},
              lambda n: time_bursts(queue, prepared, n, doorbell=False, settle=settle)),
+            ({"mode": "prepared_result", "doorbell": True, "api": "prepared()"},
+             lambda n: time_bursts(queue, prepared, n, settle=settle)),
             # one sample per batch, each timed right after an untimed batch published just
             # before it (its doorbell announces both): batches back to back, as a prepared
             # burst's median is its calls after the first ones, not straight after a wait

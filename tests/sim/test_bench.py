@@ -112,7 +112,7 @@ def test_benchmarks_launch_script_keeps_its_rows(capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(row["mode"], row["doorbell"]) for row in rows] == [
         ("plain", True), ("prepared", False), ("prepared", True), ("prepared_result", False),
-        ("batch256", True), ("python_call", False), ("c_timed_each", False),
+        ("prepared_result", True), ("batch256", True), ("python_call", False), ("c_timed_each", False),
         ("c_floor", False)]
     keys = ["mode", "doorbell", "api", "median_us", "p5_us", "p95_us", "min_us", "n",
             "simulated", "ratio_to_floor"]
@@ -123,11 +123,11 @@ def test_benchmarks_launch_script_keeps_its_rows(capsys):
         assert row["p5_us"] <= row["median_us"] <= row["p95_us"]
         assert row["ratio_to_floor"] == pytest.approx(row["median_us"] / rows[-1]["median_us"])
     assert [row["api"] for row in rows] == [
-        "kernel.launch(wait=False)", "prepared.publish()", "prepared.submit()", "prepared()",
-        "prepared.batch()", "an empty Python function", "C loop (cffi), each packet timed",
+        "kernel.launch(wait=False)", "prepared.publish()", "prepared.submit()",
+        "prepared(doorbell=False)", "prepared()", "prepared.batch()", "an empty Python function", "C loop (cffi), each packet timed",
         "C loop (cffi), timed whole"]
     # one sample per batch and per whole C loop
-    assert [row["n"] for row in rows] == [256, 256, 256, 256, 1, 256, 256, 1]
+    assert [row["n"] for row in rows] == [256, 256, 256, 256, 256, 1, 256, 256, 1]
 
 
 class _FakeHip:
