@@ -523,6 +523,7 @@ def dispatcher(template: DispatchTemplate, result_type: Any) -> Callable[[Any, b
     bodies, words, make_space = producer.bodies, producer.words, producer.make_space
     pack_explicit, explicit = packer.pack_explicit_into, packer.explicit_count
     ring_doorbell, everything = queue.ring_doorbell, slice(None)
+    store_doorbell, doorbell_signal = producer.store_doorbell, producer.doorbell_signal
     general = _stepping_aside(template)
     # without value words no slot ever names this owner: every call takes the reference way
     fast_owner = packer if ring.values is not None else object()
@@ -549,7 +550,10 @@ def dispatcher(template: DispatchTemplate, result_type: Any) -> Callable[[Any, b
         words[at << 4] = word                              # the release store (Queue.write)
         indices[slot] = index
         if doorbell:
-            ring_doorbell(index)
+            if OBSERVERS:                                  # (attached since the slot check)
+                ring_doorbell(index)
+            else:                                          # Queue.ring_doorbell's store
+                store_doorbell(doorbell_signal, index)
         return result_type(queue, kernel, index, ring, slot)
 
     return dispatch
@@ -574,6 +578,7 @@ def make(ring, queue, producer, packer, word, general):
     bodies, words, make_space = producer.bodies, producer.words, producer.make_space
     pack_explicit, ring_doorbell, everything = (packer.pack_explicit_into, queue.ring_doorbell,
                                                 slice(None))
+    store_doorbell, doorbell_signal = producer.store_doorbell, producer.doorbell_signal
     fast_owner = packer if ring.values is not None else object()
 
     def {name}({params}):
@@ -603,6 +608,15 @@ def make(ring, queue, producer, packer, word, general):
 """
 
 
+# submit's doorbell: Queue.ring_doorbell's store, or the method itself when an observer was
+# attached since the slot check (it tells observers)
+_DOORBELL_SOURCE = """\
+        if OBSERVERS:
+            ring_doorbell(index)
+        else:
+            store_doorbell(doorbell_signal, index)"""
+
+
 def _named_source(doorbell: bool, params: tuple[str, ...]) -> str:
     signature = ", ".join(params)
     return _NAMED_SOURCE.format(
@@ -610,7 +624,7 @@ def _named_source(doorbell: bool, params: tuple[str, ...]) -> str:
         args=signature + ("," if len(params) == 1 else ""), timeout=_TIMEOUT,
         pack=(f"            pack_explicit(view, slot * slot_size, {signature})" if params
               else "            pass"),
-        ring="        ring_doorbell(index)" if doorbell else "")
+        ring=_DOORBELL_SOURCE if doorbell else "")
 
 
 @functools.lru_cache(maxsize=512)
@@ -621,7 +635,8 @@ def _named_maker(doorbell: bool, params: tuple[str, ...]) -> Any:
     filename = f"<hsapy fast path: {name}({', '.join(params)})>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict[str, Any] = {}
-    exec(compile(source, filename, "exec"), {"__builtins__": __builtins__}, namespace)
+    exec(compile(source, filename, "exec"), {"__builtins__": __builtins__,
+                                             "OBSERVERS": OBSERVERS}, namespace)
     return namespace["make"]
 
 
@@ -644,7 +659,8 @@ def named_dispatcher(template: DispatchTemplate, params: tuple[str, ...],
 def _reserved_names() -> frozenset[str]:
     """Every name the generated source uses (comments aside): a kernel parameter may not
     shadow one."""
-    return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"#[^\n]*", "", _NAMED_SOURCE)))
+    source = _NAMED_SOURCE + _DOORBELL_SOURCE
+    return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"#[^\n]*", "", source)))
 
 
 def parameter_names(names: Sequence[str]) -> tuple[str, ...]:
@@ -710,6 +726,7 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
     rows, header_words, make_space = producer.rows, producer.word_array, producer.make_space
     size = mask + 1
     ring_doorbell = queue.ring_doorbell
+    store_doorbell, doorbell_signal = producer.store_doorbell, producer.doorbell_signal
     half_order, values, owners, indices = (arena.half_order, arena.values, arena.owners,
                                            arena.indices)
     signals, view, slot_size, half_size = (arena.signals, arena.view, arena.slot_size,
@@ -786,7 +803,10 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
             header_words[:(end - size) << 4:16] = hwords[head:]
         indices[half] = first
         if doorbell:
-            ring_doorbell(last)
+            if OBSERVERS:
+                ring_doorbell(last)
+            else:                                          # Queue.ring_doorbell's store
+                store_doorbell(doorbell_signal, last)
         return first, count, signals[half], half
 
     return chunk
