@@ -452,9 +452,9 @@ class LaunchCache(dict):
 
     Bounded (LAUNCH_CACHE_SIZE), least recently used first out, by the CLOCK approximation: a
     hit sets its entry's use bit; making room sweeps the entries in order, clearing set bits,
-    and drops the first entry found clear (one not used since the last sweep). It lives in the
-    queue's
-    attachments, so closing the queue drops it, and among the runtime's dispatch trackers, so
+    and drops the first entry found clear (one not used since the last sweep). ``last_key`` /
+    ``last_entry`` are the entry found or added last, compared before the dict is asked. It
+    lives in the queue's attachments, so closing the queue drops it, and among the runtime's dispatch trackers, so
     closing an executable (or the runtime) drops the entries that use it (``forget_all``).
     It holds kernels only weakly, so it keeps no executable alive."""
 
