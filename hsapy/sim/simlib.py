@@ -288,11 +288,11 @@ class SimLib(LoaderMixin):
     """
 
     def __init__(self, ffi: Any, targets: Any = None, executor: Any = None,
-                 watchdog_s: Any = None) -> None:
+                 watchdog_s: Any = None, engine: Any = None) -> None:
         self.ffi = ffi
         self.clock = SimClock()
         self.memory = SimMemory()
-        self.executors = ExecutorCache(executor, watchdog_s)
+        self.executors = ExecutorCache(executor, watchdog_s, engine)
         self.kernel_objects: dict[int, Any] = {}
         self.agents: dict[int, SimAgent] = {}
         self.pools: dict[int, SimPool] = {}

@@ -271,7 +271,11 @@ class Program:
                         agprs = max(agprs, op.index + op.count)
             self._decoded.append((start, end))
             self.usage[start] = (vgprs, agprs)
+            self.on_decoded(first, len(insts) + 1)
             return vgprs, agprs
+
+    def on_decoded(self, first: int, count: int) -> None:
+        """Entries [first, first + count) were just decoded (a compiling engine's hook)."""
 
     def entry(self, pc: int) -> tuple[int, int]:
         """Decode the function a kernel enters at ``pc``; returns the (VGPRs, AGPRs) it
@@ -360,16 +364,33 @@ _program_lock = threading.Lock()
 
 
 class InterpreterExecutor:
-    """Executes dispatches for one GPU profile (gfx9 or gfx12 family)."""
+    """Executes dispatches for one GPU profile (gfx9 or gfx12 family).
+
+    ``ctx.engine`` chooses who runs a dispatch: this interpreter, or the compiled engine
+    (hsapy/sim/isa/jit), which shares its programs' scheduling and hands back to it whatever it
+    does not compile."""
+
+    program_class = Program
+    engine_tag = "interp"
 
     def __init__(self, profile: GpuProfile) -> None:
         self.profile = profile
         self.stats = ExecutionStats()
+        self._compiled: Any = None
 
     # --- the seam ---------------------------------------------------------------------------
     def execute(self, ctx: DispatchContext) -> None:
         """Run every wave of the dispatch; raises SimFault on a fault."""
         global last_stats
+        if self.engine_tag == "interp" and getattr(ctx, "engine", "interp") != "interp":
+            from hsapy.sim.isa import jit
+
+            if jit.chooses_jit(ctx):
+                if self._compiled is None:
+                    self._compiled = jit.JitExecutor(self.profile)
+                self._compiled.execute(ctx)
+                self.stats = self._compiled.stats
+                return
         self.stats = ExecutionStats()
         try:
             raw = ctx.memory.read(ctx.kernel_object, 64)
@@ -404,10 +425,15 @@ class InterpreterExecutor:
         lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
         shape = (vgprs, agprs, mode)
         with np.errstate(all="ignore"):
-            for chunk in self._chunks(ctx, wave_size, shape, lds, private):
-                ctx.poll()
-                self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private)
+            self._run_chunks(ctx, kd, programs, shape, wave_size, entry, lds, private)
         last_stats = self.stats
+
+    def _run_chunks(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
+                    wave_size: int, entry: int, lds: int, private: int) -> None:
+        """Every chunk of workgroups, one after another."""
+        for chunk in self._chunks(ctx, wave_size, shape, lds, private):
+            ctx.poll()
+            self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private)
 
     def _wave_size(self, ctx: DispatchContext, kd: KernelDescriptor) -> int:
         """The wave size the hardware launches the kernel with: the descriptor's
@@ -459,7 +485,7 @@ class InterpreterExecutor:
                            f"kernel entry {entry:#x} is outside every allocation", entry)
         with _program_lock:
             per_alloc = _program_cache.setdefault(alloc, {})
-        key = ("plan", entry, wave_size, mode, kd.rsrc3)
+        key = ("plan", self.engine_tag, entry, wave_size, mode, kd.rsrc3)
         plan = per_alloc.get(key)
         if plan is None:
             programs = self._programs(ctx, alloc, per_alloc, entry, wave_size)
@@ -481,15 +507,18 @@ class InterpreterExecutor:
         target = self.profile.name
         memory = ctx.memory
 
+        tag = self.engine_tag
+        program_class = self.program_class
+
         def get(mode: int) -> Program:
-            key = (target, wave_size, mode, text)
+            key = (tag, target, wave_size, mode, text)
             program = per_alloc.get(key)
             if program is None:
                 with _program_lock:
                     program = per_alloc.get(key)
                     if program is None:
                         info = ProgramInfo.for_mode(family, wave_size, mode)
-                        program = Program(target, info, text, memory)
+                        program = program_class(target, info, text, memory)
                         per_alloc[key] = program
             return program
         return get
@@ -666,6 +695,7 @@ class InterpreterExecutor:
             # run until the lowest PC of the others: there the batches merge again (batches
             # under another MODE run another program and never merge with this one)
             stop_at = min((x.pc for x in runnable if x.mode == mode), default=1 << 64)
+            machine.stop_at = stop_at
             program = programs(mode)
             fns = program.fns
             index = program.index

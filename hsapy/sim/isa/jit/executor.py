@@ -1,0 +1,211 @@
+"""The compiled engine's executor: the interpreter's, with compiled programs and threads.
+
+:class:`JitExecutor` runs a dispatch exactly as
+:class:`~hsapy.sim.isa.executor.InterpreterExecutor` does -- the same chunks of workgroups, the
+same batches, the same scheduling -- with programs whose decoded functions are compiled
+(:mod:`hsapy.sim.isa.jit.runtime`). When no workgroup of the kernel can observe another one's
+order of execution (no atomic on global memory, no scalar store: see :func:`parallel_safe`),
+chunks of workgroups run on several threads (``HSAPY_SIM_THREADS``, default every core the
+process may use); the compiled code releases the GIL. Otherwise the chunks run one after
+another in the interpreter's order, so atomics and their returned values come out as the
+interpreter's.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
+                                    Program, _Machine)
+from hsapy.sim.isa.jit import context as C
+from hsapy.sim.isa.jit.runtime import EngineCounters, JitProgram
+
+__all__ = ["JitExecutor", "thread_count", "parallel_safe"]
+
+
+class CompiledProgram(JitProgram, Program):
+    """A program whose decoded functions are compiled as they are decoded."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        Program.__init__(self, *args, **kwargs)
+        self._jit_init()
+
+
+def thread_count() -> int:
+    """Threads for the chunks of a parallel-safe dispatch: ``HSAPY_SIM_THREADS``, else the
+    cores this process may run on."""
+    value = os.environ.get("HSAPY_SIM_THREADS")
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
+
+
+def parallel_safe(program: Program) -> bool:
+    """True when the whole code object decodes and no instruction of it is an atomic on
+    global (flat, buffer, scalar) memory or a scalar store: then workgroups see each other
+    only through plain loads and stores, whose results do not depend on the order workgroups
+    run in (unless they race, which is undefined on hardware too)."""
+    cached = getattr(program, "_parallel_safe", None)
+    if cached is not None:
+        return cached
+    safe = True
+    try:
+        for start, end, _ in program.text.functions or ():
+            program.lookup(start)
+        for start, end in program.text.segments:
+            if not program.text.functions:
+                program.lookup(start)
+    except Exception:  # noqa: BLE001 - code that does not decode: keep the serial order
+        safe = False
+    if program.errors:
+        safe = False
+    for inst in list(program.insts):
+        if inst is None:
+            continue
+        if inst.encoding == "DS":
+            continue
+        if any(key in inst.name for key in _WRITE_SHARED):
+            safe = False
+            break
+    program._parallel_safe = safe
+    return safe
+
+
+class JitExecutor(InterpreterExecutor):
+    """The interpreter with compiled programs (see the module docstring)."""
+
+    program_class = CompiledProgram
+    engine_tag = "jit"
+
+    def __init__(self, profile: Any) -> None:
+        super().__init__(profile)
+        self.counters = EngineCounters()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_size = 0
+        self._lock = threading.Lock()
+
+    def execute(self, ctx: Any) -> None:
+        from hsapy.sim.isa import jit
+
+        self.counters = EngineCounters()
+        try:
+            super().execute(ctx)
+        finally:
+            jit.last_counters = self.counters
+
+    # --- chunks ---------------------------------------------------------------------------------
+    def _run_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                    entry: int, lds: int, private: int) -> None:
+        threads = getattr(ctx, "threads", None) or thread_count()
+        program = programs(shape[2])
+        chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
+        table = ctx.memory.table(ctx.agent_handle or None)
+        if threads <= 1 or len(chunks) <= 1 or not parallel_safe(program):
+            for chunk in chunks:
+                ctx.poll()
+                self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
+                                table)
+            return
+        pool = self._thread_pool(threads)
+        workers = []
+
+        def run(chunk: tuple) -> tuple:
+            worker = copy.copy(self)
+            worker.stats = ExecutionStats()
+            worker.counters = EngineCounters()
+            with np.errstate(all="ignore"):
+                worker._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds,
+                                  private, table)
+            return worker.stats, worker.counters
+
+        futures = [pool.submit(run, chunk) for chunk in chunks]
+        error: BaseException | None = None
+        for future in futures:
+            try:
+                workers.append(future.result())
+            except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
+                if error is None:
+                    error = exc
+        for stats, counters in workers:
+            for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
+                setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
+            self.counters.add(counters)
+        if error is not None:
+            raise error
+
+    def _thread_pool(self, threads: int) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None or self._pool_size != threads:
+                if self._pool is not None:
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(threads, thread_name_prefix="hsapy-sim-jit")
+                self._pool_size = threads
+            return self._pool
+
+    def _chunks(self, ctx: Any, wave_size: int, shape: tuple, lds: int, private: int,
+                threads: int = 1):
+        """The interpreter's chunks, cut smaller for several threads (each thread then gets a
+        few of them)."""
+        if threads <= 1:
+            yield from super()._chunks(ctx, wave_size, shape, lds, private)
+            return
+        grid = [max(1, int(g)) for g in ctx.grid_size]
+        block = [max(1, int(w)) for w in ctx.workgroup_size]
+        counts = [(g + w - 1) // w for g, w in zip(grid, block)]
+        total = counts[0] * counts[1] * counts[2]
+        items = block[0] * block[1] * block[2]
+        waves_per_wg = (items + wave_size - 1) // wave_size
+        per_wg = waves_per_wg * wave_size * 4 * (shape[0] + shape[1]) + lds \
+            + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
+        per_chunk = max(1, CHUNK_BYTES // max(1, per_wg))
+        per_chunk = max(1, min(per_chunk, -(-total // (4 * threads))))
+        for start in range(0, total, per_chunk):
+            yield start, min(total, start + per_chunk), counts, grid, block
+
+    def _run_chunk(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                   chunk: tuple, entry: int, lds: int, private: int, table: Any = None) -> None:
+        start, stop, counts, grid, block = chunk
+        batch, alive = self._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
+                                           grid, block, entry)
+        machine = _Machine(ctx, stop - start, lds, private, wave_size)
+        self._prepare_machine(ctx, machine, table)
+        self._schedule(ctx, programs, machine, batch, alive)
+
+    def _prepare_machine(self, ctx: Any, machine: Any, table: Any) -> None:
+        from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+
+        if table is None:
+            table = ctx.memory.table(ctx.agent_handle or None)
+        starts, ends, allowed, allocations = table
+        words = np.zeros(C.SIZE, np.int64)
+        machine._jit_table = table          # keeps the arrays and the allocations alive
+        words[C.ALLOC_STARTS] = starts.ctypes.data if starts.size else 0
+        words[C.ALLOC_ENDS] = ends.ctypes.data if ends.size else 0
+        words[C.ALLOC_AGENT] = allowed.ctypes.data if allowed.size else 0
+        words[C.ALLOC_COUNT] = len(allocations)
+        words[C.LDS] = machine.lds.ctypes.data
+        words[C.LDS_STRIDE] = machine.lds_stride
+        words[C.LDS_SIZE] = machine.lds_size
+        words[C.SHARED_HI] = SHARED_APERTURE_BASE >> 32
+        words[C.PRIVATE_HI] = PRIVATE_APERTURE_BASE >> 32
+        machine._jit_ctx = words
+        machine._jit_ctx_address = words.ctypes.data
+        machine._jit_ctl = np.zeros(64, np.int64)
+        machine._jit_force = set()
+        machine._jit_stats = self.stats
+        machine._jit_counters = self.counters
+        machine._jit_poll = ctx.poll
