@@ -158,7 +158,7 @@ class DispatchContext:
     watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds the dispatch may run (None: no limit)
     should_stop: Callable[[], bool] | None = None  # True once the queue is being destroyed
     started: float = field(default_factory=time.monotonic)
-    engine: str = "interp"       # "interp", "jit" or "auto" (see resolve_engine)
+    engine: str = field(default_factory=resolve_engine)   # "interp", "jit" or "auto"
 
     def kernel_name(self) -> str:
         """The kernel's name from the loader's record, else its descriptor address."""

@@ -46,6 +46,10 @@ SCHEDULER_INSTRUCTIONS = frozenset({
 })
 
 
+# DS instructions that only move values between lanes (no LDS access): traced like ALU.
+LANE_INSTRUCTIONS = frozenset({"ds_bpermute_b32", "ds_swizzle_b32", "ds_nop"})
+
+
 @dataclass
 class Step:
     """One instruction of a segment."""
@@ -104,7 +108,7 @@ def classify(inst: Any, info: Any, lanes: int) -> tuple[str | None, Any, str]:
         return None, None, "end of the decoded code"
     if inst.name in SCHEDULER_INSTRUCTIONS:
         return None, None, "scheduler"
-    if inst.encoding in MEMORY_ENCODINGS:
+    if inst.encoding in MEMORY_ENCODINGS and inst.name not in LANE_INSTRUCTIONS:
         try:
             op = memops.describe(inst, info)
         except memops.NotNative as exc:
@@ -267,50 +271,58 @@ class UnitCodegen:
         self.module = ir.Module(name=name)
         self.fn = ir.Function(self.module, ir.FunctionType(I64, [PTR]), name="run")
         self.ctx = self.fn.args[0]
-        entry = self.fn.append_basic_block("entry")
-        self.b = ir.IRBuilder(entry)
-        self.entry_block = entry
+        # the prologue loads context words; every later use is dominated by it
+        prologue = self.fn.append_basic_block("prologue")
+        start = self.fn.append_basic_block("start")
+        self.pro = ir.IRBuilder(prologue)
+        jump = self.pro.branch(start)
+        self.pro.position_before(jump)
+        self.b = ir.IRBuilder(start)
         b = self.b
         self.fields: dict[int, ir.Value] = {}
-        self.S = self._ptr(C.S)
-        self.V = self._ptr(C.V)
-        self.A = self._ptr(C.A)
-        self.EXEC = self._ptr(C.EXEC)
-        self.SCC = self._ptr(C.SCC)
+        self.pointers: dict[int, ir.Value] = {}
+        self.S = self.ptr_field(C.S)
+        self.V = self.ptr_field(C.V)
+        self.A = self.ptr_field(C.A)
+        self.EXEC = self.ptr_field(C.EXEC)
+        self.SCC = self.ptr_field(C.SCC)
         self.W = self.field(C.WAVES)
-        self.CTL = self._ptr(C.CTL)
-        self.lanes_acc = b.alloca(I64, name="lanes")
-        self.waves_acc = b.alloca(I64, name="waves")
-        self.steps_acc = b.alloca(I64, name="steps")
-        self.wave_var = b.alloca(I64, name="w")
-        self.code0 = b.alloca(I64, name="code0")
-        self.diverged = b.alloca(I1, name="diverged")
+        self.CTL = self.ptr_field(C.CTL)
+        pro = self.pro
+        self.lanes_acc = pro.alloca(I64, name="lanes")
+        self.waves_acc = pro.alloca(I64, name="waves")
+        self.steps_acc = pro.alloca(I64, name="steps")
+        self.wave_var = pro.alloca(I64, name="w")
+        self.code0 = pro.alloca(I64, name="code0")
+        self.diverged = pro.alloca(I1, name="diverged")
         for acc in (self.lanes_acc, self.waves_acc, self.steps_acc):
-            b.store(ir.Constant(I64, 0), acc)
+            pro.store(ir.Constant(I64, 0), acc)
         self.stop_at = self.field(C.STOP_AT)
         self.budget = self.field(C.BUDGET)
         self.seg_blocks: dict[int, ir.Block] = {}
+        _ = b
 
     # --- context ---------------------------------------------------------------------------------
     def field(self, index: int) -> ir.Value:
+        """Context word ``index`` (loaded once, in the prologue)."""
         value = self.fields.get(index)
         if value is None:
-            with self.b.goto_block(self.entry_block):
-                if self.entry_block.terminator is not None:
-                    self.b.position_before(self.entry_block.terminator)
-                ptr = self.b.gep(self.ctx, [ir.Constant(I64, index)], source_etype=I64)
-                value = self.b.load(ptr, typ=I64)
+            ptr = self.pro.gep(self.ctx, [ir.Constant(I64, index)], source_etype=I64)
+            value = self.pro.load(ptr, typ=I64)
             self.fields[index] = value
         return value
 
-    def _ptr(self, index: int) -> ir.Value:
-        return self.b.inttoptr(self.field(index), PTR)
-
     def ptr_field(self, index: int) -> ir.Value:
-        with self.b.goto_block(self.entry_block):
-            if self.entry_block.terminator is not None:
-                self.b.position_before(self.entry_block.terminator)
-            return self.b.inttoptr(self.field(index), PTR)
+        """Context word ``index`` as a pointer (in the prologue)."""
+        value = self.pointers.get(index)
+        if value is None:
+            value = self.pro.inttoptr(self.field(index), PTR)
+            self.pointers[index] = value
+        return value
+
+    def alloca(self, ty: ir.Type) -> ir.Value:
+        """A stack slot (in the prologue, so that SROA promotes it)."""
+        return self.pro.alloca(ty)
 
     def set_field(self, index: int, value: ir.Value | int) -> None:
         if isinstance(value, int):
@@ -464,6 +476,7 @@ class UnitCodegen:
 
         b = self.b
         code = None
+        self.runs: list[list] = []        # [EXEC value, instructions] after each instruction
         for k, step in enumerate(seg.steps):
             if step.kind in ("load", "write"):
                 memops.emit(self, state, step, seg, k)
@@ -480,19 +493,31 @@ class UnitCodegen:
                         code = lower.scalar(lower.value(trace.control))
                 for key, value in values.items():
                     state.set(key, value)
-            self._count(state)
+            mask = state.exec_mask()
+            if self.runs and self.runs[-1][0] is mask:
+                self.runs[-1][1] += 1
+            else:
+                self.runs.append([mask, 1])
+        self._count()
         return code
 
-    def _count(self, state: WaveState) -> None:
+    def _count(self) -> None:
+        """Add this wave's counters: EXEC lanes after each instruction, and instructions."""
         b = self.b
-        mask = state.exec_mask()
         word = ir.IntType(self.lanes)
-        bits = b.bitcast(mask, word)
-        count = b.call(self._ctpop(word), [bits])
-        if self.lanes < 64:
-            count = b.zext(count, I64)
-        self.add(self.lanes_acc, count)
-        self.add(self.waves_acc, 1)
+        total = None
+        executed = 0
+        for mask, times in self.runs:
+            count = b.call(self._ctpop(word), [b.bitcast(mask, word)])
+            if self.lanes < 64:
+                count = b.zext(count, I64)
+            if times > 1:
+                count = b.mul(count, ir.Constant(I64, times))
+            total = count if total is None else b.add(total, count)
+            executed += times
+        if total is not None:
+            self.add(self.lanes_acc, total)
+            self.add(self.waves_acc, executed)
 
     def _ctpop(self, word: ir.IntType) -> ir.Function:
         name = f"llvm.ctpop.i{word.width}"
@@ -511,6 +536,7 @@ class UnitCodegen:
         b.cbranch(cond, out, go)
         b.position_at_end(out)
         state.store_dirty()
+        self._count()
         self.set_field(C.BAIL_WAVE, state.wave)
         self.set_field(C.BAIL_PC, seg.steps[k].inst.offset)
         self.set_field(C.SEG_START, seg.start)
@@ -540,6 +566,7 @@ class UnitCodegen:
         b.cbranch(b.icmp_signed("<", w, self.W), body, done)
         b.position_at_end(body)
         state = WaveState(self, w)
+        self.runs = []
         ok = memops.emit_check(self, state, step)
         nxt = self.fn.append_basic_block(f"s{seg.number}_chk_next")
         b.cbranch(ok, nxt, fail)

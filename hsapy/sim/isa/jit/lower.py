@@ -175,6 +175,21 @@ class Lowerer:
             b = ir.Constant(a.type, ir.Undefined)
         return self.b.shuffle_vector(a, b, ir.Constant(ir.VectorType(I32, len(mask)), mask))
 
+    def as_vector(self, value: ir.Value) -> ir.Value:
+        if isinstance(value.type, ir.VectorType):
+            return value
+        return self.b.insert_element(ir.Constant(ir.VectorType(value.type, 1), ir.Undefined),
+                                     value, ir.Constant(I32, 0))
+
+    def widen(self, value: ir.Value, n: int) -> ir.Value:
+        """``value`` (a vector) with ``n`` elements, the new ones undefined."""
+        count = count_of(value)
+        if count == n:
+            return value
+        mask = [i if i < count else count for i in range(n)]
+        return self.b.shuffle_vector(value, ir.Constant(value.type, ir.Undefined),
+                                     ir.Constant(ir.VectorType(I32, n), mask))
+
     def pick(self, sources: list[ir.Value], idx: list[int], dtype: np.dtype) -> ir.Value:
         """Elements ``idx`` of the concatenation of ``sources`` (vectors or scalars)."""
         idx = [int(i) for i in idx]
@@ -196,12 +211,28 @@ class Lowerer:
                 return self.b.shuffle_vector(one, ir.Constant(one.type, ir.Undefined),
                                              ir.Constant(ir.VectorType(I32, n), [0] * n))
             return self.shuffle(src, None, local)
-        if len(used) == 2 and all(isinstance(sources[k].type, ir.VectorType) for k in used) \
-                and counts[used[0]] == counts[used[1]]:
+        if len(used) == 2:
             k0, k1 = used
-            local = [i - starts[k0] if o == k0 else counts[k0] + i - starts[k1]
+            a, b = (self.as_vector(sources[k]) for k in used)
+            width = max(count_of(a), count_of(b))
+            a, b = self.widen(a, width), self.widen(b, width)
+            local = [i - starts[k0] if o == k0 else width + i - starts[k1]
                      for i, o in zip(idx, owner)]
-            return self.shuffle(sources[k0], sources[k1], local)
+            return self.shuffle(a, b, local)
+        if len(used) > 2 and all(counts[k] > 1 for k in used):
+            # concatenate the sources used, pairwise, then pick
+            joined = self.as_vector(sources[used[0]])
+            offsets = {used[0]: 0}
+            total = counts[used[0]]
+            for k in used[1:]:
+                part = self.as_vector(sources[k])
+                width = max(total, counts[k])
+                mask = list(range(total)) + [width + j for j in range(counts[k])]
+                joined = self.shuffle(self.widen(joined, width), self.widen(part, width), mask)
+                offsets[k] = total
+                total += counts[k]
+            local = [offsets[o] + i - starts[o] for i, o in zip(idx, owner)]
+            return self.shuffle(joined, None, local)
         out = ir.Constant(vector_type(dtype, n), ir.Undefined)
         for j, (i, k) in enumerate(zip(idx, owner)):
             out = self.b.insert_element(out, self.element(sources[k], i - starts[k]),

@@ -693,9 +693,9 @@ def _rmw_loop(gen: Any, state: Any, acc: _Access, op: MemOp, host: ir.Value,
         return value if ety is I64 else b.trunc(value, I32)
 
     graph = _atomic_graph(op)
-    old_store = gen.b.alloca(_vec(ety, lanes))
+    old_store = gen.alloca(_vec(ety, lanes))
     b.store(ir.Constant(_vec(ety, lanes), None), old_store)
-    lane_var = b.alloca(I64)
+    lane_var = gen.alloca(I64)
     b.store(ir.Constant(I64, 0), lane_var)
     head = gen.fn.append_basic_block("rmw_head")
     body = gen.fn.append_basic_block("rmw_body")
