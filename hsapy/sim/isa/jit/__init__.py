@@ -13,6 +13,7 @@ counters of the most recent compiled dispatch.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = ["chooses_jit", "JitExecutor", "last_counters", "AUTO_MIN_WORK_ITEMS", "available"]
@@ -30,7 +31,7 @@ def available() -> bool:
     global _AVAILABLE
     if _AVAILABLE is None:
         try:
-            import llvmlite.binding  # noqa: F401
+            importlib.import_module("llvmlite.binding")
             _AVAILABLE = True
         except Exception:  # noqa: BLE001 - no usable llvmlite: the interpreter runs everything
             _AVAILABLE = False

@@ -108,7 +108,10 @@ def classify(inst: Any, info: Any, lanes: int) -> tuple[str | None, Any, str]:
         return None, None, "end of the decoded code"
     if inst.name in SCHEDULER_INSTRUCTIONS:
         return None, None, "scheduler"
-    if inst.encoding in MEMORY_ENCODINGS and inst.name not in LANE_INSTRUCTIONS:
+    from hsapy.sim.isa.semantics import NO_OPS
+
+    if inst.encoding in MEMORY_ENCODINGS and inst.name not in LANE_INSTRUCTIONS \
+            and inst.name not in NO_OPS:
         try:
             op = memops.describe(inst, info)
         except memops.NotNative as exc:

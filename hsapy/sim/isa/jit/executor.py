@@ -23,7 +23,7 @@ import numpy as np
 from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
                                     Program, _Machine)
 from hsapy.sim.isa.jit import context as C
-from hsapy.sim.isa.jit.runtime import EngineCounters, JitProgram
+from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -102,9 +102,11 @@ class JitExecutor(InterpreterExecutor):
         from hsapy.sim.isa import jit
 
         self.counters = EngineCounters()
+        CURRENT.dispatch = ctx
         try:
             super().execute(ctx)
         finally:
+            CURRENT.dispatch = None
             jit.last_counters = self.counters
 
     # --- chunks ---------------------------------------------------------------------------------
@@ -124,6 +126,7 @@ class JitExecutor(InterpreterExecutor):
         workers = []
 
         def run(chunk: tuple) -> tuple:
+            CURRENT.dispatch = ctx
             worker = copy.copy(self)
             worker.stats = ExecutionStats()
             worker.counters = EngineCounters()

@@ -191,8 +191,12 @@ class JitProgram:
         """Compile entries [first, first + count) (called with the program's lock held)."""
         start = time.perf_counter()
         unit = compile_program_range(self, first, count)
+        spent = time.perf_counter() - start
         record = self.record
-        record.seconds += time.perf_counter() - start
+        record.seconds += spent
+        dispatch = CURRENT.dispatch
+        if dispatch is not None and hasattr(dispatch, "started"):
+            dispatch.started += spent
         if unit is None:
             return
         record.units += 1
@@ -206,7 +210,12 @@ class JitProgram:
         self.units.append(unit)
 
 
-_PLAN_LOCK = threading.Lock()
+class _Current(threading.local):
+    dispatch: Any = None
+
+
+CURRENT = _Current()    # the dispatch this thread runs (compile time does not count against
+                        # its watchdog)
 
 
 def compile_program_range(program: Any, first: int, count: int) -> Unit | None:

@@ -490,7 +490,11 @@ def trace_closure(fn: Callable, lanes: int, mode: int = 0) -> TraceResult:
             try:
                 outcome = copy(batch, SymbolicMachine())
             except Untraceable:
-                raise
+                # a path that cannot be recorded: when the values lead there, the wave goes
+                # back to the interpreter (unless every run would: see below)
+                if not tracer.decisions:
+                    raise
+                raised = True
             except (Exception, Bail):    # noqa: BLE001 - the interpreter raises it too
                 raised = True
         for k in range(len(prefix), len(tracer.decisions)):
