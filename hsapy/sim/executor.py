@@ -65,10 +65,11 @@ HSA_STATUS_ERROR_OUT_OF_RESOURCES = 0x1008   # hsa.h; what ROCr reports when scr
 # operator tests run a few seconds per dispatch; an endless loop is stopped within a minute.
 DEFAULT_WATCHDOG_S = 60.0
 WATCHDOG_ENV = "HSAPY_SIM_WATCHDOG"
-# Who runs kernel code: the ISA interpreter, the compiled engine (hsapy/sim/isa/jit), or
-# "auto": compiled for large dispatches when llvmlite loads, interpreted otherwise.
+# Who runs kernel code: the ISA interpreter, the compiled engine (hsapy/sim/isa/jit), "auto"
+# (compiled for large dispatches when llvmlite loads, interpreted otherwise), or "compare"
+# (both, one after the other from the same memory: the queue stops when they disagree; tests).
 ENGINE_ENV = "HSAPY_SIM_ENGINE"
-ENGINES = ("auto", "interp", "jit")
+ENGINES = ("auto", "interp", "jit", "compare")
 
 # s_endpgm encodings, checked with `echo s_endpgm | llvm-mc-19 -triple=amdgcn-amd-amdhsa
 # -mcpu=<gfx> -show-encoding`: gfx90a/gfx942 [0x00,0x00,0x81,0xbf], gfx1100/gfx1201
@@ -132,7 +133,8 @@ def resolve_engine(value: Any = None) -> str:
 
         raise HsapyValueError(f"{source}={value!r}: the simulator's execution engine is one of "
                               f"{', '.join(ENGINES)} (interp: the ISA interpreter; jit: kernels "
-                              "compiled with llvmlite; auto: compiled for large dispatches)")
+                              "compiled with llvmlite; auto: compiled for large dispatches; "
+                              "compare: both, checking that they agree)")
     return engine
 
 

@@ -379,17 +379,27 @@ class InterpreterExecutor:
         self._compiled: Any = None
 
     # --- the seam ---------------------------------------------------------------------------
+    def jit_executor(self) -> Any:
+        """The compiled engine's executor for this profile (created on first use)."""
+        if self._compiled is None:
+            from hsapy.sim.isa import jit
+
+            self._compiled = jit.JitExecutor(self.profile)
+        return self._compiled
+
     def execute(self, ctx: DispatchContext) -> None:
         """Run every wave of the dispatch; raises SimFault on a fault."""
         global last_stats
         if self.engine_tag == "interp" and getattr(ctx, "engine", "interp") != "interp":
             from hsapy.sim.isa import jit
 
+            if ctx.engine == "compare":
+                self.stats = jit.compare_engines(self, ctx)
+                return
             if jit.chooses_jit(ctx):
-                if self._compiled is None:
-                    self._compiled = jit.JitExecutor(self.profile)
-                self._compiled.execute(ctx)
-                self.stats = self._compiled.stats
+                compiled = self.jit_executor()
+                compiled.execute(ctx)
+                self.stats = compiled.stats
                 return
         self.stats = ExecutionStats()
         try:

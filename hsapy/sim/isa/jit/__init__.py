@@ -16,7 +16,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["chooses_jit", "JitExecutor", "last_counters", "AUTO_MIN_WORK_ITEMS", "available"]
+__all__ = ["chooses_jit", "JitExecutor", "compare_engines", "last_counters", "AUTO_MIN_WORK_ITEMS",
+           "available"]
 
 # "auto" compiles a dispatch of at least this many work-items (smaller ones are cheaper to
 # interpret than to compile)
@@ -56,4 +57,8 @@ def __getattr__(name: str) -> Any:
         from hsapy.sim.isa.jit.executor import JitExecutor
 
         return JitExecutor
+    if name == "compare_engines":
+        from hsapy.sim.isa.jit.compare import compare_engines
+
+        return compare_engines
     raise AttributeError(name)

@@ -53,6 +53,24 @@ class Compiler:
         self.stats = CompileStats()
         self.version = ".".join(str(v) for v in llvm.llvm_version_info)
 
+    def _optimise(self, module: Any) -> None:
+        """A short pipeline: registers out of stack slots (SROA), then instruction combining
+        and CFG clean-up; the generated code has no loops worth LLVM's loop passes and the full
+        O2 pipeline costs several times as long."""
+        llvm = self.llvm
+        level = os.environ.get("HSAPY_SIM_JIT_OPT", "")
+        options = llvm.create_pipeline_tuning_options(speed_level=2 if level == "2" else 1)
+        builder = llvm.create_pass_builder(self.machine, options)
+        if level == "2":
+            builder.getModulePassManager().run(module, builder)
+            return
+        passes = llvm.create_new_module_pass_manager()
+        passes.add_sroa_pass()
+        passes.add_instruction_combine_pass()
+        passes.add_simplify_cfg_pass()
+        passes.add_dead_code_elimination_pass()
+        passes.run(module, builder)
+
     def cache_key(self, text: str) -> str:
         from hsapy.sim.isa.jit.codegen import ENGINE_VERSION
 
@@ -92,9 +110,7 @@ class Compiler:
             parsed = llvm.parse_assembly(text)
             parsed.verify()
             if cached is None:
-                options = llvm.create_pipeline_tuning_options(speed_level=2)
-                builder = llvm.create_pass_builder(self.machine, options)
-                builder.getModulePassManager().run(parsed, builder)
+                self._optimise(parsed)
             engine = llvm.create_mcjit_compiler(parsed, self.machine)
             produced: list[bytes] = []
 

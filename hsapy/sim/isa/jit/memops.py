@@ -246,16 +246,19 @@ def _reg_key(op: Any, k: int = 0) -> tuple:
 
 
 class _Access:
-    """Helpers that emit one memory access of one wave."""
+    """Helpers that emit one memory access of one wave (``gen``/``state`` None: inside a
+    helper function being built, with ``builder`` and ``module``)."""
 
-    def __init__(self, gen: Any, state: Any) -> None:
+    def __init__(self, gen: Any, state: Any, builder: Any = None, module: Any = None,
+                 lanes: int = 0) -> None:
         self.gen = gen
         self.state = state
-        self.b = gen.b
-        self.lanes = gen.lanes
+        self.b = builder if builder is not None else gen.b
+        self.module = module if module is not None else gen.module
+        self.lanes = lanes or gen.lanes
 
     def call(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
-        module = self.gen.module
+        module = self.module
         fn = module.globals.get(name)
         if fn is None:
             fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name=name)
@@ -307,21 +310,50 @@ class _Access:
         any_lane = self.reduce("or", mask)
         return any_lane, lo, end, no_wrap
 
-    def in_allocation(self, lo: ir.Value, end: ir.Value, agent: bool) -> ir.Value:
+    def in_allocation(self, lo: ir.Value, end: ir.Value, agent: bool,
+                      ctx: ir.Value | None = None) -> ir.Value:
         """i1: [lo, end) lies inside one allocation (the agent may access it)."""
-        fn = _lookup_function(self.gen.module)
-        return self.b.trunc(self.b.call(fn, [self.gen.ctx, lo, end,
+        fn = _lookup_function(self.module)
+        ctx = self.gen.ctx if ctx is None else ctx
+        return self.b.trunc(self.b.call(fn, [ctx, lo, end,
                                              ir.Constant(I64, 1 if agent else 0)]), I1)
 
-    def flat_apertures(self, addr: ir.Value, mask: ir.Value) -> ir.Value:
+    def flat_apertures(self, addr: ir.Value, mask: ir.Value, shared_hi: ir.Value,
+                       private_hi: ir.Value) -> ir.Value:
         """i1: some active lane's flat address lies in the shared or private aperture."""
         b = self.b
         v64 = addr.type
         top = b.lshr(addr, _splat(v64, 32))
-        shared = self._splat_runtime(self.gen.field(C.SHARED_HI), v64)
-        private = self._splat_runtime(self.gen.field(C.PRIVATE_HI), v64)
+        shared = self._splat_runtime(shared_hi, v64)
+        private = self._splat_runtime(private_hi, v64)
         hit = b.or_(b.icmp_unsigned("==", top, shared), b.icmp_unsigned("==", top, private))
         return self.reduce("or", b.and_(hit, mask))
+
+    def global_ok(self, addr: ir.Value, mask: ir.Value, nbytes: int, flat: bool) -> ir.Value:
+        """i1: the fast path takes this access (no active lane, or every active lane's bytes
+        inside one allocation the agent may access, and for flat none in the LDS / scratch
+        apertures). One helper function per unit and form keeps the generated code small."""
+        lanes = addr.type.count
+        name = f"hsapy_jit_global_ok_{lanes}_{nbytes}_{int(flat)}"
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(I1, [PTR, addr.type, mask.type]),
+                             name=name)
+            fn.linkage = "internal"
+            fn.attributes.add("noinline")
+            builder = ir.IRBuilder(fn.append_basic_block("entry"))
+            inner = _Access(None, None, builder, self.module, lanes)
+            ctx, a, m = fn.args
+            any_lane, lo, end, no_wrap = inner.span(a, m, nbytes)
+            ok = builder.and_(no_wrap, inner.in_allocation(lo, end, True, ctx))
+            if flat:
+                def word(index: int) -> ir.Value:
+                    ptr = builder.gep(ctx, [ir.Constant(I64, index)], source_etype=I64)
+                    return builder.load(ptr, typ=I64)
+                ok = builder.and_(ok, builder.not_(inner.flat_apertures(
+                    a, m, word(C.SHARED_HI), word(C.PRIVATE_HI))))
+            builder.ret(builder.or_(builder.not_(any_lane), ok))
+        return self.b.call(fn, [self.gen.ctx, addr, mask])
 
     def _splat_runtime(self, value: ir.Value, ty: ir.VectorType) -> ir.Value:
         b = self.b
@@ -346,7 +378,7 @@ class _Access:
         n = addr.type.count
         ptrs = b.inttoptr(addr, _vec(PTR, n))
         name = f"llvm.masked.scatter.{self.mangle(values.type)}.v{n}p0"
-        module = self.gen.module
+        module = self.module
         fn = module.globals.get(name)
         if fn is None:
             fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [values.type, ptrs.type,
@@ -458,15 +490,9 @@ def emit_check(gen: Any, state: Any, step: Any) -> ir.Value:
     """i1: this wave's access of a memory write may take the fast path (all-waves check)."""
     op: MemOp = step.mem
     acc = _Access(gen, state)
-    b = acc.b
     mask = state.exec_mask()
     addr = acc.global_addresses(op)
-    nbytes = op.size if op.kind == "global_atomic" else max(op.size, 1)
-    any_lane, lo, end, no_wrap = acc.span(addr, mask, nbytes)
-    ok = b.and_(no_wrap, acc.in_allocation(lo, end, True))
-    if op.flat:
-        ok = b.and_(ok, b.not_(acc.flat_apertures(addr, mask)))
-    return b.or_(b.not_(any_lane), ok)
+    return acc.global_ok(addr, mask, max(op.size, 1), op.flat)
 
 
 def emit(gen: Any, state: Any, step: Any, seg: Any, k: int) -> None:
@@ -514,12 +540,7 @@ def _global_load(gen: Any, state: Any, acc: _Access, op: MemOp, seg: Any, k: int
     b = acc.b
     mask = state.exec_mask()
     addr = acc.global_addresses(op)
-    nbytes = op.size
-    any_lane, lo, end, no_wrap = acc.span(addr, mask, nbytes)
-    ok = b.and_(no_wrap, acc.in_allocation(lo, end, True))
-    if op.flat:
-        ok = b.and_(ok, b.not_(acc.flat_apertures(addr, mask)))
-    gen.bail_if(b.and_(any_lane, b.not_(ok)), state, seg, k)
+    gen.bail_if(b.not_(acc.global_ok(addr, mask, op.size, op.flat)), state, seg, k)
     if op.ext == "d":
         ndw = max(1, op.size // 4)
         addrs, masks = acc.lane_major(addr, mask, ndw, 4)
