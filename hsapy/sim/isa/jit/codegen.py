@@ -91,6 +91,7 @@ class UnitPlan:
     fallback: dict[int, str]            # program index -> why the interpreter runs it
     vgprs: int = 0                      # registers the unit's code names
     agprs: int = 0
+    scratch: bool = False               # some segment reaches private memory
 
     def segment_at(self, pc: int) -> Segment | None:
         for seg in self.segments:
@@ -146,13 +147,15 @@ def _targets(trace: TraceResult) -> list[int]:
 
 
 def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
-              classified: dict | None = None) -> UnitPlan:
-    """Segments of program entries [first, first + count) (the last may be the sentinel)."""
+              classified: dict | None = None, split_every: bool = False) -> UnitPlan:
+    """Segments of program entries [first, first + count) (the last may be the sentinel);
+    ``split_every`` makes every instruction a segment of its own (tests run instructions one
+    at a time that way)."""
     kinds: dict[int, tuple] = {}
     for i in range(first, first + count):
         kinds[i] = classify(insts[i], info, lanes) if classified is None or i not in \
             classified else classified[i]
-    leaders: set[int] = {first}
+    leaders: set[int] = set(range(first, first + count)) if split_every else {first}
     by_offset = {insts[i].offset: i for i in range(first, first + count) if insts[i] is not None}
     for i in range(first, first + count):
         kind, payload, _ = kinds[i]
@@ -200,7 +203,9 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
                     vgprs = max(vgprs, op.index + op.count)
                 elif op.kind == "agpr":
                     agprs = max(agprs, op.index + op.count)
-    return UnitPlan(segments, fallback, vgprs, agprs)
+    scratch = any(step.mem is not None and step.mem.kind.startswith("scratch")
+                  for seg in segments for step in seg.steps)
+    return UnitPlan(segments, fallback, vgprs, agprs, scratch)
 
 
 # --- code generation ---------------------------------------------------------------------------

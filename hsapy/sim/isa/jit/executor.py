@@ -22,8 +22,7 @@ import numpy as np
 
 from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
                                     Program, _Machine)
-from hsapy.sim.isa.jit import context as C
-from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram
+from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, attach
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -189,26 +188,6 @@ class JitExecutor(InterpreterExecutor):
         self._schedule(ctx, programs, machine, batch, alive)
 
     def _prepare_machine(self, ctx: Any, machine: Any, table: Any) -> None:
-        from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
-
         if table is None:
             table = ctx.memory.table(ctx.agent_handle or None)
-        starts, ends, allowed, allocations = table
-        words = np.zeros(C.SIZE, np.int64)
-        machine._jit_table = table          # keeps the arrays and the allocations alive
-        words[C.ALLOC_STARTS] = starts.ctypes.data if starts.size else 0
-        words[C.ALLOC_ENDS] = ends.ctypes.data if ends.size else 0
-        words[C.ALLOC_AGENT] = allowed.ctypes.data if allowed.size else 0
-        words[C.ALLOC_COUNT] = len(allocations)
-        words[C.LDS] = machine.lds.ctypes.data
-        words[C.LDS_STRIDE] = machine.lds_stride
-        words[C.LDS_SIZE] = machine.lds_size
-        words[C.SHARED_HI] = SHARED_APERTURE_BASE >> 32
-        words[C.PRIVATE_HI] = PRIVATE_APERTURE_BASE >> 32
-        machine._jit_ctx = words
-        machine._jit_ctx_address = words.ctypes.data
-        machine._jit_ctl = np.zeros(64, np.int64)
-        machine._jit_force = set()
-        machine._jit_stats = self.stats
-        machine._jit_counters = self.counters
-        machine._jit_poll = ctx.poll
+        attach(machine, table, self.stats, self.counters, ctx.poll)

@@ -403,10 +403,12 @@ class Lowerer:
                    ) -> ir.Value:
         """x86's NaN rule for two-operand float arithmetic (what numpy computes with): a NaN
         operand comes out quieted, the first one when both are NaN. LLVM may swap the
-        operands of a commutative instruction, so the rule is applied explicitly."""
+        operands of a commutative instruction, so the rule is applied explicitly. (Half
+        values keep their payload through numpy's conversions to and from single precision,
+        so the same rule holds for them with the half quiet bit.)"""
         b = self.b
         ity = self.like(x, _int_for(dtype))
-        quiet = {4: 1 << 22, 8: 1 << 51}[dtype.itemsize]
+        quiet = {2: 1 << 9, 4: 1 << 22, 8: 1 << 51}[dtype.itemsize]
         pick = b.select(b.fcmp_unordered("uno", x, x), x, y)
         quieted = b.bitcast(b.or_(b.bitcast(pick, ity), self.iconst(ity, quiet)), x.type)
         return b.select(b.fcmp_unordered("uno", x, y), quieted, result)
@@ -453,14 +455,16 @@ class Lowerer:
                 return b.or_(x, y) if name == "add" else b.and_(x, y)
             if kind == "f":
                 out = {"add": b.fadd, "subtract": b.fsub, "multiply": b.fmul}[name](x, y)
-                return out if in_dtype.itemsize == 2 else self._nan_first(x, y, out, in_dtype)
+                if in_dtype.itemsize == 2 and name != "subtract":
+                    # numpy's half loops compute in single precision with the operands of the
+                    # commutative operations the other way round
+                    return self._nan_first(y, x, out, in_dtype)
+                return self._nan_first(x, y, out, in_dtype)
             return {"add": b.add, "subtract": b.sub, "multiply": b.mul}[name](x, y)
         if name in ("true_divide", "divide"):
             if kind != "f":
                 raise LowerError("integer true_divide")
-            out = b.fdiv(*args)
-            return out if in_dtype.itemsize == 2 else self._nan_first(args[0], args[1], out,
-                                                                       in_dtype)
+            return self._nan_first(args[0], args[1], b.fdiv(*args), in_dtype)
         if name in ("floor_divide", "remainder"):
             return self._int_division(name, args[0], args[1], in_dtype)
         if name == "negative":

@@ -60,6 +60,7 @@ class MemOp:
     dtype: Any = None
     cmpswap: str = ""              # "", "c" (data: value, compare), "cmpst" (data: compare, value)
     returns: bool = False
+    graph: Any = None              # the traced atomic update (see _atomic_graph)
 
 
 def describe(inst: Any, info: Any) -> MemOp:
@@ -71,7 +72,35 @@ def describe(inst: Any, info: Any) -> MemOp:
         return _vmem(inst)
     if enc == "DS":
         return _ds(inst)
+    if enc == "SCRATCH":
+        return _scratch(inst)
     raise NotNative(f"{enc} instructions")
+
+
+def _scratch(inst: Any) -> MemOp:
+    """Private memory (one row per lane of the batch's scratch): no other wave or lane sees
+    it, so a store orders with nothing across waves and does not start a segment."""
+    from hsapy.sim.isa.semantics_mem import _width_of, scratch_operands
+
+    name = inst.name
+    vaddr, saddr, data, offset = scratch_operands(inst)
+    if saddr is not None and saddr.kind != "sgpr":
+        raise NotNative(f"{name} with a {saddr.kind} offset")
+    size, ext, hi = _width_of(name)
+    op = MemOp("", False, size=size, ext=ext, hi=hi, offset=offset, vaddr=vaddr, saddr=saddr,
+               data=data)
+    if "_load_" in name:
+        op.kind = "scratch_load"
+        op.dst = inst.dsts[0]
+        if op.dst.kind != "vgpr":
+            raise NotNative(f"{name} into {op.dst.kind}")
+        return op
+    if "_store_" in name:
+        op.kind = "scratch_store"
+        if not data or data[0].kind != "vgpr":
+            raise NotNative(f"{name} without VGPR data")
+        return op
+    raise NotNative(name)
 
 
 def _smem(inst: Any) -> MemOp:
@@ -131,6 +160,7 @@ def _vmem(inst: Any) -> MemOp:
         op.dst = inst.dsts[0] if inst.dsts else None
         if fn is None and kind != "c":
             raise NotNative(name)
+        op.graph = _traced_update(op)
         return op
     size, ext, hi = _width_of(name)
     op.size, op.ext, op.hi = size, ext, hi
@@ -226,9 +256,20 @@ def _ds_atomic(inst: Any, addr: Any, rest: list, offset: int) -> MemOp:
     cmpswap = "cmpst" if kind == "cmpst" else "c" if kind == "cmpstore" else ""
     if cells["fn"] is None and not cmpswap:
         raise NotNative(inst.name)
-    return MemOp("ds_atomic", True, size=size, offset=offset, vaddr=addr, data=data,
-                 dst=inst.dsts[0] if inst.dsts else None, atomic=cells["fn"],
-                 dtype=np.dtype(cells["dtype"]), cmpswap=cmpswap, returns=bool(inst.dsts))
+    op = MemOp("ds_atomic", True, size=size, offset=offset, vaddr=addr, data=data,
+               dst=inst.dsts[0] if inst.dsts else None, atomic=cells["fn"],
+               dtype=np.dtype(cells["dtype"]), cmpswap=cmpswap, returns=bool(inst.dsts))
+    op.graph = _traced_update(op)
+    return op
+
+
+def _traced_update(op: MemOp) -> Any:
+    from hsapy.sim.isa.jit.symbolic import Untraceable
+
+    try:
+        return _atomic_graph(op)
+    except Untraceable as exc:
+        raise NotNative(f"atomic operation: {exc}") from None
 
 
 # --- code ---------------------------------------------------------------------------------------
@@ -362,6 +403,28 @@ class _Access:
         return b.shuffle_vector(one, ir.Constant(_vec(ty.element, 1), ir.Undefined),
                                 ir.Constant(_vec(I32, ty.count), [0] * ty.count))
 
+    def scratch_outside(self, offsets: ir.Value, mask: ir.Value, row: ir.Value, size: int
+                        ) -> ir.Value:
+        """i1: an active lane's private access [offset, offset + size) leaves its row."""
+        lanes = offsets.type.count
+        name = f"hsapy_jit_scratch_outside_{lanes}_{size}"
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(I1, [offsets.type, mask.type, I64]),
+                             name=name)
+            fn.linkage = "internal"
+            fn.attributes.add("noinline")
+            builder = ir.IRBuilder(fn.append_basic_block("entry"))
+            inner = _Access(None, None, builder, self.module, lanes)
+            offs, m, limit = fn.args
+            v64 = offs.type
+            end = builder.add(offs, _splat(v64, size))
+            outside = builder.or_(builder.icmp_signed("<", offs, _splat(v64, 0)),
+                                  builder.icmp_signed(">", end,
+                                                      inner._splat_runtime(limit, v64)))
+            builder.ret(inner.reduce("or", builder.and_(outside, m)))
+        return self.b.call(fn, [offsets, mask, row])
+
     # loads and stores of lane elements
     def gather(self, addr: ir.Value, mask: ir.Value, elem: ir.Type) -> ir.Value:
         """Per active lane, the ``elem`` at its address (inactive lanes: 0)."""
@@ -472,14 +535,19 @@ def _lookup_function(module: ir.Module) -> ir.Function:
     right.add_incoming(b.select(below, right, mid), body)
     b.branch(loop)
     b.position_at_end(found)
-    none = b.icmp_unsigned("==", left, ir.Constant(I64, 0))
-    idx = b.sub(b.select(none, ir.Constant(I64, 1), left), ir.Constant(I64, 1))
+    hit = fn.append_basic_block("hit")
+    miss = fn.append_basic_block("miss")
+    b.cbranch(b.icmp_unsigned("==", left, ir.Constant(I64, 0)), miss, hit)
+    b.position_at_end(miss)
+    b.ret(ir.Constant(I64, 0))
+    b.position_at_end(hit)
+    idx = b.sub(left, ir.Constant(I64, 1))
     alloc_end = b.load(b.gep(ends, [idx], source_etype=I64), typ=I64)
     flag = b.zext(b.load(b.gep(flags, [idx], source_etype=I8), typ=I8), I64)
     inside = b.icmp_unsigned("<=", end, alloc_end)
     allowed = b.or_(b.icmp_unsigned("==", agent, ir.Constant(I64, 0)),
                     b.icmp_unsigned("!=", flag, ir.Constant(I64, 0)))
-    ok = b.and_(b.and_(b.not_(none), inside), allowed)
+    ok = b.and_(inside, allowed)
     b.ret(b.zext(ok, I64))
     return fn
 
@@ -514,6 +582,8 @@ def emit(gen: Any, state: Any, step: Any, seg: Any, k: int) -> None:
         _ds_store(gen, state, acc, op)
     elif kind == "ds_atomic":
         _ds_atomic_code(gen, state, acc, op)
+    elif kind in ("scratch_load", "scratch_store"):
+        _scratch_access(gen, state, acc, op, seg, k)
     else:
         raise NotNative(kind)
 
@@ -594,6 +664,52 @@ def _smem_load(gen: Any, state: Any, acc: _Access, op: MemOp, seg: Any, k: int) 
     words = b.load(ptr, typ=_vec(I32, ndw), align=4)
     for j in range(ndw):
         state.set(("s", op.dst.index + j), b.extract_element(words, ir.Constant(I32, j)))
+
+
+# --- scratch --------------------------------------------------------------------------------------
+
+def _scratch_access(gen: Any, state: Any, acc: _Access, op: MemOp, seg: Any, k: int) -> None:
+    """semantics_mem.scratch_load / scratch_store: each lane's private row at offset + VGPR +
+    SGPR (a 64-bit sum); an active lane outside the row hands the wave back (the interpreter
+    faults)."""
+    b = acc.b
+    lanes = acc.lanes
+    v64 = _vec(I64, lanes)
+    offsets = _splat(v64, op.offset)
+    if op.vaddr is not None:
+        offsets = b.add(offsets, b.zext(state.get(("v", op.vaddr.index)), v64))
+    if op.saddr is not None:
+        sofs = b.zext(acc.gen_scalar(state.get(("s", op.saddr.index))), I64)
+        offsets = b.add(offsets, acc._splat_runtime(sofs, v64))
+    mask = state.exec_mask()
+    row = gen.field(C.SCRATCH_ROW)
+    row_v = acc._splat_runtime(row, v64)
+    gen.bail_if(acc.scratch_outside(offsets, mask, row, op.size), state, seg, k)
+    lane_rows = b.add(acc._splat_runtime(b.mul(state.wave, ir.Constant(I64, lanes)), v64),
+                      ir.Constant(v64, [ir.Constant(I64, i) for i in range(lanes)]))
+    host = b.add(b.add(acc._splat_runtime(gen.field(C.SCRATCH), v64), b.mul(lane_rows, row_v)),
+                 offsets)
+    if op.kind == "scratch_load":
+        if op.ext == "d":
+            ndw = max(1, op.size // 4)
+            addrs, masks = acc.lane_major(host, mask, ndw, 4)
+            for j, word in enumerate(acc.deinterleave(acc.gather(addrs, masks, I32), ndw)):
+                _commit(acc, state, ("v", op.dst.index + j), word, mask)
+            return
+        raw = acc.gather(host, mask, I8 if op.size == 1 else I16)
+        key = ("v", op.dst.index)
+        _commit(acc, state, key, _extend(acc, state, raw, op, key), mask)
+        return
+    values = _store_values(acc, state, op, op.data[0])
+    if op.size >= 4:
+        ndw = op.size // 4
+        addrs, masks = acc.lane_major(host, mask, ndw, 4)
+        acc.scatter(addrs, masks, acc.interleave(values))
+        return
+    word = values[0]
+    if op.hi:
+        word = b.lshr(word, _splat(word.type, 16))
+    acc.scatter(host, mask, b.trunc(word, _vec(I8 if op.size == 1 else I16, lanes)))
 
 
 # --- LDS ------------------------------------------------------------------------------------------
@@ -713,7 +829,7 @@ def _rmw_loop(gen: Any, state: Any, acc: _Access, op: MemOp, host: ir.Value,
             value = b.or_(value, b.shl(parts[1], ir.Constant(I64, 32)))
         return value if ety is I64 else b.trunc(value, I32)
 
-    graph = _atomic_graph(op)
+    graph = op.graph
     old_store = gen.alloca(_vec(ety, lanes))
     b.store(ir.Constant(_vec(ety, lanes), None), old_store)
     lane_var = gen.alloca(I64)

@@ -25,7 +25,7 @@ from hsapy.sim.isa.jit import context as C
 from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
 from hsapy.sim.isa.jit.trace import NEXT
 
-__all__ = ["Unit", "JitProgram", "EngineCounters", "compile_program_range"]
+__all__ = ["Unit", "JitProgram", "EngineCounters", "compile_program_range", "attach"]
 
 BUDGET = 1 << 15           # batch-instructions between polls of the dispatch (watchdog, cancel)
 STOP_NEVER = (1 << 63) - 1
@@ -82,6 +82,11 @@ class Unit:
         if ctl.size < waves:
             m._jit_ctl = ctl = np.zeros(max(waves, 2 * ctl.size), np.int64)
         A = b.A
+        if self.plan.scratch:
+            if b.scratch is None:
+                b.scratch = np.zeros((waves * b.lanes, max(4, m.private_size)), np.uint8)
+            ctx[C.SCRATCH] = b.scratch.ctypes.data
+            ctx[C.SCRATCH_ROW] = b.scratch.shape[1]
         ctx[C.S] = b.S.ctypes.data
         ctx[C.V] = b.V.ctypes.data
         ctx[C.A] = 0 if A is None else A.ctypes.data
@@ -94,7 +99,7 @@ class Unit:
         ctx[C.CTL] = ctl.ctypes.data
         ctx[C.ENTRY] = number
         ctx[C.STOP_AT] = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
-        ctx[C.BUDGET] = BUDGET
+        ctx[C.BUDGET] = getattr(m, "_jit_budget", BUDGET)
         status = self.fn(m._jit_ctx_address)
         b.exec_changed()
         lanes = int(ctx[C.LANES])
@@ -168,6 +173,34 @@ def _entry(program: "JitProgram", unit: Unit, seg: Any) -> Any:
     return entry
 
 
+def attach(machine: Any, table: tuple, stats: Any, counters: EngineCounters,
+           poll: Any) -> None:
+    """Give an interpreter machine (one chunk of a dispatch) what entry closures use: the
+    context words with its LDS and the allocation table (``SimMemory.table``), counters, the
+    dispatch's poll."""
+    from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+
+    starts, ends, allowed, allocations = table
+    words = np.zeros(C.SIZE, np.int64)
+    machine._jit_table = table          # keeps the arrays and the allocations alive
+    words[C.ALLOC_STARTS] = starts.ctypes.data if starts.size else 0
+    words[C.ALLOC_ENDS] = ends.ctypes.data if ends.size else 0
+    words[C.ALLOC_AGENT] = allowed.ctypes.data if allowed.size else 0
+    words[C.ALLOC_COUNT] = len(allocations)
+    words[C.LDS] = machine.lds.ctypes.data
+    words[C.LDS_STRIDE] = machine.lds_stride
+    words[C.LDS_SIZE] = machine.lds_size
+    words[C.SHARED_HI] = SHARED_APERTURE_BASE >> 32
+    words[C.PRIVATE_HI] = PRIVATE_APERTURE_BASE >> 32
+    machine._jit_ctx = words
+    machine._jit_ctx_address = words.ctypes.data
+    machine._jit_ctl = np.zeros(64, np.int64)
+    machine._jit_force = set()
+    machine._jit_stats = stats
+    machine._jit_counters = counters
+    machine._jit_poll = poll
+
+
 class CompileRecord:
     """What one program's compilation did (for tests, benchmarks and ``hsapy`` reports)."""
 
@@ -229,7 +262,14 @@ def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
     if not plan.segments:
         return None
     name = f"unit_{program.offsets[first]:x}"
-    module = generate(plan, lanes, name, info)
-    address, keep = compiler().compile(module)
+    try:
+        module = generate(plan, lanes, name, info)
+        address, keep = compiler().compile(module)
+    except Exception as exc:  # noqa: BLE001 - a unit that does not compile is interpreted
+        failures = getattr(program, "record", None)
+        if failures is not None:
+            key = f"unit not compiled: {type(exc).__name__}: {exc}"[:200]
+            failures.fallback[key] = failures.fallback.get(key, 0) + count
+        return None
     return Unit(plan, address, keep, lanes)
 
