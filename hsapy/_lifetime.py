@@ -11,15 +11,31 @@ collector happens to run -- possibly inside the runtime, with one of its locks h
 simulator the runtime is Python code). Calling back into the runtime from there deadlocks, so
 finalizers only append to a queue (``defer``); a daemon reaper thread, ``drain()``,
 ``live_counts()`` and ``Runtime.close()`` perform the releases from a normal context.
+
+Every use of an object first asks its state: a closed state raises
+:class:`~hsapy.errors.ClosedError`, naming the object and what closed it (``close()``, the
+parent that closed it, or the garbage collector). A state belongs to one incarnation of a
+handle: a runtime may hand the same handle value to a new object once the old one is destroyed
+(the simulator reuses signal slots, ROCr reuses addresses), but the old object's state stays
+closed, so it never reaches the new holder of that value.
+
+A release that must not happen while the GPU may still use what it frees (memory or code that
+a dispatch in flight points at) is *parked* (``park``): it runs once a readiness test passes,
+polled by the reaper every few milliseconds and by ``drain()``. ``Outstanding`` counts what
+still holds a runtime's memory, so that ``hsa_shut_down`` waits for the last of it.
 """
 from __future__ import annotations
 
 import collections
 import os
+import select
+import sys
 import threading
 import time
 import warnings
-from typing import Callable
+from typing import Any, Callable
+
+from hsapy.errors import ClosedError
 
 _LIVE: collections.Counter[str] = collections.Counter()
 _LIVE_LOCK = threading.Lock()
@@ -46,28 +62,81 @@ def defer(release: Callable[[], None]) -> None:
 
 
 def drain() -> None:
-    """Run every deferred release now. Returns only when none is pending or in progress in
-    another thread (the reaper), so what the caller observes next is released."""
+    """Run every deferred release now, and every parked one whose time has come. Returns only
+    when none is pending or in progress in another thread (the reaper), so what the caller
+    observes next is released."""
     with _DRAIN_LOCK:
         while True:
             try:
                 release = _PENDING.popleft()
             except IndexError:
-                return
+                break
+            _run(release)
+        if _PARKED:
+            _release_parked()
+
+
+def _run(release: Callable[[], None]) -> None:
+    try:
+        release()
+    except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
+        warnings.warn(f"hsapy: a deferred release failed: {exc}", ResourceWarning, stacklevel=3)
+
+
+# Releases waiting for the GPU to finish with what they free: (ready, release) pairs.
+_PARKED: list[tuple[Callable[[], bool], Callable[[], None]]] = []
+_PARKED_LOCK = threading.Lock()
+_PARKED_POLL_S = 0.005
+
+
+def park(ready: Callable[[], bool], release: Callable[[], None]) -> None:
+    """Run ``release`` once ``ready()`` returns true (from a normal context, never a finalizer).
+
+    ``ready`` is polled by the reaper every few milliseconds and by :func:`drain`; an exception
+    from it counts as ready (what it looked at is gone)."""
+    with _PARKED_LOCK:
+        _PARKED.append((ready, release))
+    _ensure_reaper()
+    try:
+        os.write(_WAKE_WRITE, b"\0")   # the reaper starts polling
+    except OSError:
+        pass
+
+
+def parked_count() -> int:
+    """How many parked releases are still waiting."""
+    return len(_PARKED)
+
+
+def _release_parked() -> None:
+    with _PARKED_LOCK:
+        entries = list(_PARKED)
+    for entry in entries:
+        ready, release = entry
+        try:
+            due = ready()
+        except Exception:
+            due = True
+        if not due:
+            continue
+        with _PARKED_LOCK:
             try:
-                release()
-            except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
-                warnings.warn(f"hsapy: a deferred release failed: {exc}", ResourceWarning,
-                              stacklevel=2)
+                _PARKED.remove(entry)
+            except ValueError:      # another thread released it meanwhile
+                continue
+        _run(release)
 
 
 def _reap() -> None:
     while True:
+        timeout = _PARKED_POLL_S if _PARKED else None
         try:
-            os.read(_WAKE_READ, 4096)
+            readable, _w, _x = select.select([_WAKE_READ], [], [], timeout)
+            if readable:
+                os.read(_WAKE_READ, 4096)
         except OSError:
             time.sleep(0.02)
-        if _PENDING:
+        if _PENDING or _PARKED:
             drain()
 
 
@@ -92,34 +161,159 @@ def live_counts() -> dict[str, int]:
 class HandleState:
     """The part of an owner that the finalizer may touch: a release function and a flag.
 
-    ``release`` is called at most once; exceptions from it become a ResourceWarning.
+    ``release`` is called at most once; exceptions from it become a ResourceWarning. ``what``
+    describes the object for error messages ("buffer 0x7f.. (4096 bytes)"), ``closed_by`` says
+    what closed it once it is closed.
     """
 
-    __slots__ = ("kind", "release", "closed", "__weakref__")
+    __slots__ = ("kind", "release", "closed", "what", "closed_by", "__weakref__")
 
-    def __init__(self, kind: str, release: Callable[[], None]) -> None:
+    def __init__(self, kind: str, release: Callable[[], None], what: str = "") -> None:
         self.kind = kind
         self.release = release
         self.closed = False
+        self.what = what or kind
+        self.closed_by = ""
         with _LIVE_LOCK:
             _LIVE[kind] += 1
         _ensure_reaper()
 
     def close_later(self) -> None:
         """For finalizers: release from a normal context soon (see the module docstring)."""
-        defer(self.close)
+        defer(self._collected)
 
-    def close(self) -> None:
-        """Release the handle once (idempotent, thread-safe); a failure warns, never raises."""
+    def _collected(self) -> None:
+        self.close("garbage collection")
+
+    def close(self, by: str = "") -> None:
+        """Release the handle once (idempotent, thread-safe); a failure warns, never raises.
+        ``by`` says what closed it (default: the owner's own ``close()``)."""
         with _CLOSE_LOCK:
             if self.closed:
                 return
             self.closed = True
+            self.closed_by = by or f"{self.kind}.close()"
             release, self.release = self.release, None
         with _LIVE_LOCK:
             _LIVE[self.kind] -= 1
+        # Under the drain lock: the reaper asks parked releases' marks (which read queue
+        # indices and signal values through the runtime) under it too, so a mark never reads
+        # a queue or signal this release is destroying.
+        with _DRAIN_LOCK:
+            try:
+                release()
+            except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
+                warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
+                              stacklevel=2)
+
+    def check(self) -> None:
+        """Raise ClosedError when closed (every use of the owner begins here)."""
+        if self.closed:
+            raise self.error()
+
+    def error(self, hint: str = "") -> ClosedError:
+        """The ClosedError for a use of the closed owner."""
+        return ClosedError(self.what, self.closed_by or f"{self.kind}.close()",
+                           hint or _NEXT_STEP.get(self.kind, ""))
+
+
+# What to do instead, per kind of object (the end of a ClosedError's message).
+_NEXT_STEP = {
+    "Runtime": "open a new hsapy.Runtime",
+    "Buffer": "allocate a new buffer (pool.allocate)",
+    "Signal": "create a new signal (runtime.create_signal)",
+    "Queue": "create a new queue (agent.create_queue); packets it had not run never complete",
+    "Executable": "load the code object again (runtime.load) and take its kernels from there",
+}
+
+
+class Outstanding:
+    """Counts what still holds memory of a runtime (buffers viewed by numpy, rings viewed by
+    numpy, parked releases): ``after(action)`` runs ``action`` once the count is zero -- at once,
+    or in whichever normal context gives back the last one."""
+
+    __slots__ = ("count", "lock", "pending")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.lock = threading.Lock()
+        self.pending: Callable[[], None] | None = None
+
+    def add(self) -> None:
+        """One more holder."""
+        with self.lock:
+            self.count += 1
+
+    def done(self) -> None:
+        """One holder let go; the last one runs what ``after`` left waiting."""
+        with self.lock:
+            self.count -= 1
+            action = self.pending if self.count == 0 else None
+            if action is not None:
+                self.pending = None
+        if action is not None:
+            action()
+
+    def now(self) -> None:
+        """Run what ``after`` left waiting at once, holders or not (at interpreter exit, when
+        nothing can read the memory they hold any more)."""
+        with self.lock:
+            action, self.pending = self.pending, None
+        if action is not None:
+            action()
+
+    def after(self, action: Callable[[], None]) -> None:
+        """Run ``action`` when no holder is left (now, if none is)."""
+        with self.lock:
+            if self.count:
+                self.pending = action
+                return
+        action()
+
+
+class ViewedMemory:
+    """The owning cdata of memory that numpy views may outlive (a Buffer's allocation, a
+    queue's ring): every view made from ``cdata`` (``ffi.buffer(cdata, n)``) references it,
+    and its ``ffi.gc`` destructor performs the release once the last one is gone. What an
+    owner's HandleState releases (it holds no reference to the owner)."""
+
+    __slots__ = ("ffi", "cdata", "freer")
+
+    def __init__(self, ffi: Any, address: int, freer: ReleaseOnce) -> None:
+        self.ffi = ffi
+        self.freer = freer
+        self.cdata = ffi.gc(ffi.cast("uint8_t *", address), freer)
+
+    def release(self) -> bool:
+        """Release now when no view is left (True); else leave it to the last view (False)."""
+        cdata, self.cdata = self.cdata, None
+        # 2 references: the local name and getrefcount's argument; more means a live numpy
+        # view, and then the ffi.gc destructor releases when the last view goes.
+        if cdata is not None and sys.getrefcount(cdata) <= 2:
+            self.freer.now()           # explicit close: release at once, here
+            self.ffi.release(cdata)    # (the destructor then has nothing left to do)
+            return True
+        return cdata is None
+
+
+class ReleaseOnce:
+    """ffi.gc destructor: releases once. Called by the garbage collector it only defers the
+    release to a normal context (a destructor may run with runtime locks held)."""
+
+    __slots__ = ("release",)
+
+    def __init__(self, release: Callable[[], None]) -> None:
+        self.release = release
+
+    def __call__(self, _cdata: Any) -> None:
+        if self.release is not None:
+            defer(self.now)
+
+    def now(self) -> None:
+        release, self.release = self.release, None
+        if release is None:
+            return
         try:
             release()
         except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
-            warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
-                          stacklevel=2)
+            warnings.warn(f"hsapy: a release failed: {exc}", ResourceWarning, stacklevel=2)

@@ -183,6 +183,7 @@ class Agent:
     def caches(self) -> list[dict[str, Any]]:
         """The agent's caches (hsa_agent_iterate_caches): name, level and size in bytes."""
         if self._caches is None:
+            self.runtime._state.check()
             lib = self.runtime.lib
             self._caches = [self._cache_info(handle) for handle in iterate(
                 lib, "hsa_agent_iterate_caches", "hsa_cache_t", {"handle": self.handle})]
@@ -198,6 +199,7 @@ class Agent:
         if self._pools is None:
             from hsapy.memory import MemoryPool
 
+            self.runtime._state.check()
             handles = iterate(self.runtime.lib, "hsa_amd_agent_iterate_memory_pools",
                               "hsa_amd_memory_pool_t", {"handle": self.handle})
             self._pools = [MemoryPool(self, h) for h in handles]
@@ -233,6 +235,7 @@ class Agent:
         """Create an AQL queue on this agent (see :class:`hsapy.queue.Queue`)."""
         from hsapy.queue import Queue
 
+        self.runtime._state.check()
         try:
             return Queue(self, size=size, type=type, **options)
         except OutOfResourcesError as exc:

@@ -18,6 +18,9 @@ from typing import Any, Sequence
 
 import construct as cs
 
+from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.kernarg import _all_ints, _exact_int
+
 __all__ = [
     "PacketType", "FenceScope", "SignalCondition", "PACKET_SIZE",
     "encode_header", "decode_header", "header_setup_word", "Header",
@@ -84,9 +87,17 @@ class Header:
 
 
 def _scope(value: Any) -> int:
-    if isinstance(value, str):
-        return FenceScope[value.upper()]
-    return FenceScope(value)
+    """A fence scope from its name ("none", "agent", "system") or value, else a typed error."""
+    try:
+        if isinstance(value, str):
+            return FenceScope[value.upper()]
+        if isinstance(value, bool):
+            raise ValueError(value)
+        return FenceScope(value)
+    except (KeyError, ValueError, TypeError):
+        names = ", ".join(repr(scope.name.lower()) for scope in FenceScope)
+        raise HsapyValueError(f"{value!r} is not a fence scope (acquire/release): use one of "
+                              f"{names} or hsapy.aql.FenceScope") from None
 
 
 def encode_header(packet_type: int, barrier: bool = False, acquire: Any = FenceScope.SYSTEM,
@@ -169,12 +180,30 @@ class Packet:
 
 
 def _dims3(value: Any, what: str) -> tuple[tuple[int, int, int], int]:
-    if isinstance(value, int):
-        return (value, 1, 1), 1
-    values = tuple(int(v) for v in value)
+    """1 to 3 ints (any value a field holds, 0 included: packets may be built malformed on
+    purpose, and the packet processor judges them); never a bool, float or string."""
+    if value.__class__ is tuple and len(value) == 3 and _all_ints(value):
+        return value, 3
+    single = _exact_int(value)
+    if single is not None:
+        return (single, 1, 1), 1
+    if isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__"):
+        raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not {value!r:.40}")
+    values = tuple(_exact_int(v) for v in value)
+    if any(v is None for v in values):
+        raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not {value!r:.60}")
     if not 1 <= len(values) <= 3:
-        raise ValueError(f"{what} needs 1 to 3 dimensions, got {len(values)}")
-    return values + (1,) * (3 - len(values)), len(values)
+        raise HsapyValueError(f"{what} needs 1 to 3 dimensions, got {len(values)}")
+    return values + (1,) * (3 - len(values)), len(values)  # type: ignore[return-value]
+
+
+def _pack(layout: struct.Struct, what: str, *fields: Any) -> bytes:
+    """``layout.pack(*fields)``, with an out-of-range or non-integer field a typed error."""
+    try:
+        return layout.pack(*fields)
+    except (struct.error, TypeError, OverflowError) as exc:
+        raise HsapyValueError(f"{what}: a field does not fit its place in the packet ({exc}); "
+                              "sizes and handles are unsigned integers") from None
 
 
 def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_address: int = 0,
@@ -188,19 +217,22 @@ def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_addre
     dims = dims if dims is not None else max(grid_dims, wg_dims)
     word = header_setup_word(encode_header(PacketType.KERNEL_DISPATCH, barrier, acquire, release),
                              dims << SETUP_DIMENSIONS_SHIFT)
-    body = _DISPATCH_BODY.pack(*workgroup3, 0, *grid3, private_segment_size, group_segment_size,
-                               kernel_object, kernarg_address, 0, completion_signal)
+    if dims not in (1, 2, 3):
+        raise HsapyValueError(f"kernel_dispatch: dims is 1, 2 or 3, not {dims!r}")
+    body = _pack(_DISPATCH_BODY, "kernel_dispatch", *workgroup3, 0, *grid3, private_segment_size,
+                 group_segment_size, kernel_object, kernarg_address, 0, completion_signal)
     return Packet(word, body)
 
 
 def _barrier(packet_type: PacketType, deps: Sequence[int], completion_signal: int, barrier: bool,
              acquire: Any, release: Any) -> Packet:
-    deps = [int(getattr(d, "handle", d)) for d in deps]
+    deps = [getattr(d, "handle", d) for d in deps]
     if len(deps) > 5:
-        raise ValueError(f"a barrier packet holds at most 5 dependency signals, got {len(deps)}; "
-                         "chain several barrier packets")
+        raise HsapyValueError(f"a barrier packet holds at most 5 dependency signals, got "
+                              f"{len(deps)}; chain several barrier packets")
     word = header_setup_word(encode_header(packet_type, barrier, acquire, release))
-    body = _BARRIER_BODY.pack(0, *(deps + [0] * (5 - len(deps))), 0, completion_signal)
+    body = _pack(_BARRIER_BODY, "barrier packet", 0, *(deps + [0] * (5 - len(deps))), 0,
+                 getattr(completion_signal, "handle", completion_signal))
     return Packet(word, body)
 
 
@@ -222,11 +254,11 @@ def agent_dispatch(function: int, args: Sequence[int] = (), return_address: int 
     """Agent dispatch: asks an agent (usually a CPU agent servicing a queue) to run ``function``."""
     args = list(args)
     if len(args) > 4:
-        raise ValueError("an agent dispatch packet carries at most 4 arguments")
+        raise HsapyValueError("an agent dispatch packet carries at most 4 arguments")
     word = header_setup_word(encode_header(PacketType.AGENT_DISPATCH, barrier, acquire, release),
                              function)
-    body = _AGENT_BODY.pack(0, return_address, *(args + [0] * (4 - len(args))), 0,
-                            completion_signal)
+    body = _pack(_AGENT_BODY, "agent_dispatch", 0, return_address,
+                 *(args + [0] * (4 - len(args))), 0, completion_signal)
     return Packet(word, body)
 
 
@@ -234,13 +266,17 @@ def barrier_value(signal: int, value: int, condition: Any = SignalCondition.EQ, 
                   completion_signal: int = 0, barrier: bool = True,
                   acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
     """AMD barrier-value (vendor-specific): waits until ``(signal & mask) <condition> value``."""
-    if isinstance(condition, str):
-        condition = SignalCondition[condition.upper()]
+    try:
+        condition = (SignalCondition[condition.upper()] if isinstance(condition, str)
+                     else SignalCondition(condition))
+    except (KeyError, ValueError, TypeError):
+        raise HsapyValueError(f"barrier_value: {condition!r} is not a condition: use one of "
+                              "'eq', 'ne', 'lt', 'gte' or hsapy.aql.SignalCondition") from None
     header = encode_header(PacketType.VENDOR_SPECIFIC, barrier, acquire, release)
     # hsa_amd_vendor_packet_header_t: u16 header, u8 AmdFormat, u8 reserved -> the first word.
     word = header | AMD_PACKET_TYPE_BARRIER_VALUE << 16
-    body = _BARRIER_VALUE_BODY.pack(0, int(getattr(signal, "handle", signal)), value, mask,
-                                    int(condition), 0, 0, 0, completion_signal)
+    body = _pack(_BARRIER_VALUE_BODY, "barrier_value", 0, getattr(signal, "handle", signal),
+                 value, mask, int(condition), 0, 0, 0, completion_signal)
     return Packet(word, body)
 
 
@@ -249,21 +285,29 @@ def invalid_slot() -> bytes:
     return struct.pack("<H62x", encode_header(PacketType.INVALID, False, 0, 0))
 
 
+def _packet_bytes(packet: Any) -> bytes:
+    """The 64 bytes of a packet given as bytes-like, else a typed error (``bytes(64)`` would
+    be 64 zeros: an int is refused, as anything that is not bytes)."""
+    if not isinstance(packet, (bytes, bytearray, memoryview)) and not hasattr(packet, "tobytes"):
+        raise HsapyTypeError(f"an AQL packet is 64 bytes (or an hsapy.aql.Packet), not "
+                             f"{type(packet).__name__}")
+    data = bytes(packet)
+    if len(data) != PACKET_SIZE:
+        raise HsapyValueError(f"an AQL packet is 64 bytes, got {len(data)}")
+    return data
+
+
 def split(packet: bytes | Packet) -> Packet:
     """A 64-byte packet as (word, body)."""
     if isinstance(packet, Packet):
         return packet
-    data = bytes(packet)
-    if len(data) != PACKET_SIZE:
-        raise ValueError(f"an AQL packet is 64 bytes, got {len(data)}")
+    data = _packet_bytes(packet)
     return Packet(struct.unpack_from("<I", data)[0], data[4:])
 
 
 def parse(packet: bytes | Packet) -> cs.Container:
     """Decode a packet by its header type into a construct Container of named fields."""
-    data = bytes(packet)
-    if len(data) != PACKET_SIZE:
-        raise ValueError(f"an AQL packet is 64 bytes, got {len(data)}")
+    data = _packet_bytes(packet)
     header = decode_header(struct.unpack_from("<H", data)[0])
     if header.type == PacketType.VENDOR_SPECIFIC and data[2] == AMD_PACKET_TYPE_BARRIER_VALUE:
         return _BARRIER_VALUE.parse(data)

@@ -13,7 +13,8 @@ import sys
 from hsapy import __version__
 
 # Order is the order shown in --help.
-COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace", "selftest")
+COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace", "profile",
+            "selftest")
 
 
 def _available_commands():

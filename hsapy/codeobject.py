@@ -53,6 +53,35 @@ __all__ = [
 ]
 
 
+# The largest file read as a code object or offload bundle (bundles of many targets reach
+# hundreds of megabytes; a larger file is something else).
+MAX_CODE_OBJECT_FILE_BYTES = 1 << 30
+
+
+def read_code_object_file(path: Any) -> bytes:
+    """The bytes of a code object file: a regular file of at most MAX_CODE_OBJECT_FILE_BYTES.
+    Anything else -- a device such as /dev/zero, a pipe, a directory, a huge file -- raises
+    CodeObjectError before a byte is read (OSError when the file cannot be opened)."""
+    import os
+    import stat
+
+    with open(path, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise CodeObjectError(f"{os.fsdecode(path)} is not a regular file (a device, pipe "
+                                  "or directory): a code object is an ELF file or an offload "
+                                  "bundle")
+        if info.st_size > MAX_CODE_OBJECT_FILE_BYTES:
+            raise CodeObjectError(f"{os.fsdecode(path)} has {info.st_size} bytes, more than "
+                                  f"any code object ({MAX_CODE_OBJECT_FILE_BYTES} at most): it "
+                                  "is not one")
+        data = handle.read(MAX_CODE_OBJECT_FILE_BYTES + 1)
+    if len(data) > MAX_CODE_OBJECT_FILE_BYTES:
+        raise CodeObjectError(f"{os.fsdecode(path)} grew past {MAX_CODE_OBJECT_FILE_BYTES} "
+                              "bytes while being read: it is not a code object")
+    return data
+
+
 class CodeObjectError(HsapyValueError):
     """A code object (or bundle) is malformed, unsupported, or for another target.
 
@@ -986,8 +1015,7 @@ class CodeObject:
     @classmethod
     def from_file(cls, path: str, target: "Target | str | None" = None) -> "CodeObject":
         """Read ``path``; bundles need ``target`` (or hold exactly one AMDGPU entry)."""
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_code_object_file(path)
         if is_bundle(data):
             if target is None:
                 entries = [e for e in bundle_entries(data) if e.target is not None]

@@ -10,7 +10,16 @@ it finishes), so every ring slot owns one signal, created once with the ring and
 completion signal of the packet that uses the slot: no signal is ever created per dispatch.
 
 Everything the user can get wrong is checked when a dispatch is prepared, before any byte
-reaches a ring: argument count and types, workgroup and grid limits, LDS, target.
+reaches a ring: argument count and types, workgroup and grid limits, LDS, target, and that the
+kernel's executable, the queue and the runtime are open.
+
+Lifetimes (docs/internals.md "Lifetimes"): a dispatch holds what its packet points at until its
+completion is observed. Each kernarg slot records the packet index of the dispatch that last
+used it -- the slot's generation -- so a DispatchResult whose slot was taken again knows its
+dispatch completed (a slot is only taken again after that), instead of reading the signal of a
+later one. Closing the queue, the executable or the runtime makes every slot nobody's, so the
+next prepared call takes the checked way and raises ClosedError; freeing memory or code waits
+for the dispatches in flight (``KernargRing.in_flight``, ``Runtime._after_dispatches``).
 """
 from __future__ import annotations
 
@@ -29,10 +38,11 @@ import numpy as np
 from hsapy import aql
 from hsapy._hsa import check
 from hsapy.codeobject import max_scratch_per_wave
-from hsapy.errors import HsapyValueError, WaitTimeoutError
+from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError, WaitTimeoutError
 from hsapy.kernarg import normalize_dims
-from hsapy.queue import INVALID_WORD, OBSERVERS, notify_signal_reused, watch_observers
-from hsapy.signal import value_words
+from hsapy.executable import Kernel
+from hsapy.queue import INVALID_WORD, OBSERVERS, Queue, notify_signal_reused, watch_observers
+from hsapy.signal import Condition, check_timeout, value_words
 
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
            "DispatchConfigError", "validate", "parameter_names"]
@@ -56,8 +66,31 @@ class Geometry:
     dynamic_lds: int
 
 
+def _open_states(kernel: Any, queue: Any) -> tuple[Any, ...]:
+    """The lifetime states a dispatch of ``kernel`` on ``queue`` depends on, outermost first:
+    the runtime, the queue, the kernel's executable. Raises ClosedError if one is closed, or a
+    typed error when ``kernel``/``queue`` are not what they should be."""
+    if not isinstance(queue, Queue):
+        raise HsapyTypeError(f"a dispatch needs a Queue (agent.create_queue), not "
+                             f"{type(queue).__name__}")
+    if not isinstance(kernel, Kernel):
+        raise HsapyTypeError(f"a dispatch needs a Kernel (executable.kernel(name)), not "
+                             f"{type(kernel).__name__}")
+    states = (queue.runtime._state, queue._state.handle_state, kernel.executable._state)
+    for state in states:
+        state.check()
+    return states
+
+
+def _raise_if_closed(states: tuple[Any, ...]) -> None:
+    for state in states:
+        if state.closed:
+            raise state.error()
+
+
 def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0) -> Geometry:
     """Check a launch against the agent's and the kernel's limits; return the normalized sizes."""
+    _open_states(kernel, queue)
     grid3, grid_dims = normalize_dims(grid, "grid")
     workgroup3, wg_dims = normalize_dims(workgroup, "workgroup")
     agent = queue.agent
@@ -67,7 +100,7 @@ def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: in
         raise DispatchConfigError(
             f"kernel {name} was loaded for {kernel_agent.name} but the queue belongs to "
             f"{agent.name}: load the code object for {agent.name} (runtime.load(co, agent))")
-    if not isinstance(dynamic_lds, int) or dynamic_lds < 0:
+    if not isinstance(dynamic_lds, int) or isinstance(dynamic_lds, bool) or dynamic_lds < 0:
         raise DispatchConfigError(f"kernel {name}: dynamic LDS must be an int >= 0, "
                                   f"not {dynamic_lds!r}")
     max_dim = agent.workgroup_max_dim
@@ -131,7 +164,14 @@ class KernargRing:
     template the slot's kernarg segment holds (None: nobody's), ``value words`` the slot
     signal's ``value_words`` (None where signals are not amd_signal_t), ``body`` the packet body
     that owner's prepared launch publishes with this slot (its kernarg address and completion
-    signal patched in). One tuple, so a prepared call finds all three with one lookup."""
+    signal patched in). One tuple, so a prepared call finds all three with one lookup.
+
+    ``indices[slot]`` is the packet index of the dispatch that last used the slot: its
+    generation. A DispatchResult holds (slot, index); once ``indices[slot]`` differs, the slot
+    was taken again, which happens only after its dispatch completed. ``in_flight()`` lists
+    the slots whose dispatch has not completed, for releases that must wait for them. When the
+    queue closes (``queue_closing``, then ``close``) every slot becomes nobody's and
+    ``final_values`` keeps the slot signals' last values, so results still answer."""
 
     def __init__(self, queue: Any, slot_size: int, slots: int = RING_SLOTS) -> None:
         runtime = queue.runtime
@@ -157,13 +197,20 @@ class KernargRing:
         self.values = values if all(v is not None for v in values) else None
         self.state: list[tuple[Any, Any, bytes | None]] = [
             (None, value, None) for value in (self.values or [None] * slots)]
+        self.indices = [-1] * slots
+        self.closed = False
+        self.closed_by = ""
+        self.final_values: list[int] | None = None
         watch_observers(self)
+        runtime._dispatch_trackers.add(self)
         self._load = runtime.lib.hsa_signal_load_relaxed
         # Arming needs no wake-up: nobody waits for a value of 1 (hsa.h: silent store).
         self._store = runtime.lib.hsa_signal_silent_store_relaxed
 
     def take(self, timeout: float = 10.0) -> int:
         """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
+        if self.closed:
+            self.queue._check_open()
         i = next(self.slot_order)
         self.arm(i, timeout)
         return i
@@ -185,8 +232,42 @@ class KernargRing:
     def observers_attached(self) -> None:
         """An observer was attached (hsapy.queue.add_observer): make every slot nobody's, so
         the prepared path's calls go the general way, which tells observers (see _FAST_PATH)."""
+        self.forget_all()
+
+    def forget_all(self) -> None:
+        """Make every slot nobody's: the next prepared call with each takes the general way
+        (which checks that the queue, the executable and the runtime are open)."""
         for i in range(self.slots):
             self.forget(i)
+
+    def value(self, i: int) -> int:
+        """Slot ``i``'s signal value (> 0: its dispatch has not completed)."""
+        if self.closed:
+            return self.final_values[i] if self.final_values is not None else 1
+        values = self.values
+        return values[i][1] if values is not None else self._load(self.cdatas[i])
+
+    def in_flight(self) -> list[Any]:
+        """A mark (a callable: "has it completed?") per slot whose dispatch has not completed.
+        Nothing is in flight on a closed queue or one stopped by an error (its packets never
+        run again)."""
+        queue = self.queue
+        if self.closed or queue.error is not None:
+            return []
+        return [self._mark(i) for i in range(self.slots) if self.value(i) > 0]
+
+    def _mark(self, i: int) -> Any:
+        generation, indices = self.indices[i], self.indices
+
+        def completed() -> bool:
+            return (self.closed or self.queue.error is not None or indices[i] != generation
+                    or self.value(i) <= 0)
+        return completed
+
+    def queue_closing(self) -> None:
+        """The queue is being closed: no prepared call may take a slot from now on."""
+        self.closed = True
+        self.forget_all()
 
     def forget(self, i: int) -> None:
         """Slot ``i``'s kernarg segment is about to hold other bytes than its owner's template."""
@@ -217,10 +298,20 @@ class KernargRing:
         """Slot ``i`` was taken but its packet never published: mark it free again."""
         self._store(self.cdatas[i], 0)
 
-    def close(self) -> None:
+    def close(self, by: str = "") -> None:
+        """Release the slots' signals and memory, once the queue runs no packet any more;
+        ``final_values`` keeps what the signals said last (see DispatchResult)."""
+        if self.final_values is not None:
+            return
+        self.closed = True
+        self.closed_by = by or "Queue.close()"
+        self.forget_all()
+        self.final_values = [
+            (self.values[i][1] if self.values is not None else self._load(self.cdatas[i]))
+            if not self.signals[i].is_closed else 1 for i in range(self.slots)]
         for signal in self.signals:
-            signal.close()
-        self.buffer.close()
+            signal._state.close(self.closed_by)
+        self.buffer._state.close(self.closed_by)
 
 
 BATCH_ARENA_SLOTS = 512
@@ -243,6 +334,13 @@ class _BatchArena:
         values = [value_words(runtime, s) for s in self.signals]
         self.values = values if all(v is not None for v in values) else None
         self.next = 0
+        # half -> first packet index of the batch that last used it (its generation; see
+        # KernargRing.indices)
+        self.indices = [-1, -1]
+        self.closed = False
+        self.closed_by = ""
+        self.final_values: list[int] | None = None
+        runtime._dispatch_trackers.add(self)
 
     def take(self, timeout: float = 10.0) -> tuple[int, Any]:
         """The next half, once the batch that used it last has completed; its signal armed."""
@@ -274,14 +372,47 @@ class _BatchArena:
     def address_of(self, half: int) -> int:
         return self.buffer.address + self.offset_of(half)
 
-    def close(self) -> None:
+    def value(self, half: int) -> int:
+        """The half's guard signal value (> 0: its batch has not completed)."""
+        if self.closed:
+            return self.final_values[half] if self.final_values is not None else 1
+        value = self.values[half] if self.values is not None else None
+        return value[1] if value is not None else self.signals[half].load()
+
+    def in_flight(self) -> list[Any]:
+        """A mark per half whose batch has not completed (see KernargRing.in_flight)."""
+        if self.closed or self.queue.error is not None:
+            return []
+        return [self._mark(half) for half in (0, 1) if self.value(half) > 0]
+
+    def _mark(self, half: int) -> Any:
+        generation, indices = self.indices[half], self.indices
+
+        def completed() -> bool:
+            return (self.closed or self.queue.error is not None
+                    or indices[half] != generation or self.value(half) <= 0)
+        return completed
+
+    def queue_closing(self) -> None:
+        """The queue is being closed: no batch may take a half from now on."""
+        self.closed = True
+
+    def close(self, by: str = "") -> None:
+        """Release the halves' signals and memory (see KernargRing.close)."""
+        if self.final_values is not None:
+            return
+        self.closed = True
+        self.closed_by = by or "Queue.close()"
+        self.final_values = [
+            (self.values[h][1] if self.values is not None else self.signals[h].load())
+            if not self.signals[h].is_closed else 1 for h in (0, 1)]
         for signal in self.signals:
-            signal.close()
-        self.buffer.close()
+            signal._state.close(self.closed_by)
+        self.buffer._state.close(self.closed_by)
 
 
 def _arena_for(queue: Any, slot_size: int) -> _BatchArena:
-    arenas = queue.__dict__.setdefault("_kernarg_rings", {})
+    arenas = queue._kernarg_rings
     key = ("batch", slot_size)
     arena = arenas.get(key)
     if arena is None:
@@ -291,23 +422,73 @@ def _arena_for(queue: Any, slot_size: int) -> _BatchArena:
 
 def _ring_for(queue: Any, size: int) -> KernargRing:
     slot_size = max(256, 1 << (max(size, 1) - 1).bit_length())
-    rings = queue.__dict__.setdefault("_kernarg_rings", {})
+    rings = queue._kernarg_rings
     ring = rings.get(slot_size)
     if ring is None:
         ring = rings[slot_size] = KernargRing(queue, slot_size, slots=min(RING_SLOTS, queue.size))
     return ring
 
 
+class _SlotTakenAgain(Exception):
+    """A result's kernarg slot (or arena half) was taken by a later dispatch: its own dispatch
+    completed before that (how DispatchResult.wait leaves a signal wait early)."""
+
+
+def _completed(tracker: Any, where: int, generation: int, what: str, queue: Any) -> bool:
+    """Has the dispatch (or batch) that used ``tracker``'s slot/half ``where`` with packet index
+    ``generation`` completed? Raises ClosedError when its queue was closed before it did."""
+    if tracker.indices[where] != generation:
+        return True                   # taken again: only ever after it completed
+    if tracker.closed:
+        if tracker.final_values is not None and tracker.final_values[where] <= 0:
+            return True
+        raise queue._state.handle_state.error(
+            f"it was closed before {what} completed, which therefore never will")
+    return tracker.value(where) <= 0
+
+
+def _wait_completed(tracker: Any, where: int, generation: int, what: str, queue: Any,
+                    timeout: float) -> None:
+    """Wait (at most ``timeout`` s) until _completed says so; the queue's error, or its
+    closing, raises."""
+    if _completed(tracker, where, generation, what, queue):
+        return
+    indices, check = tracker.indices, queue.check
+
+    def abort() -> None:
+        check()
+        if indices[where] != generation:
+            raise _SlotTakenAgain
+
+    try:
+        tracker.signals[where].wait(Condition.LT, 1, timeout=timeout, abort=abort)
+    except _SlotTakenAgain:
+        return
+    except ClosedError:
+        if not _completed(tracker, where, generation, what, queue):
+            raise
+
+
+def _check_after_completion(queue: Any) -> None:
+    """Raise the error the queue stopped with, if any (completion was observed: a queue
+    closed since then is no error of this dispatch)."""
+    if queue.error is not None or not queue.is_closed:
+        queue.check()
+
+
 class BatchResult:
     """Dispatches published by ``PreparedDispatch.batch``: ``chunks`` of (first index, count,
     signal of the chunk's closing barrier-AND packet)."""
 
-    __slots__ = ("queue", "kernel", "chunks")
+    __slots__ = ("queue", "kernel", "chunks", "_arena", "_halves")
 
-    def __init__(self, queue: Any, kernel: Any, chunks: list[tuple[int, int, Any]]) -> None:
+    def __init__(self, queue: Any, kernel: Any, chunks: list[tuple[int, int, Any]],
+                 arena: Any = None, halves: list[int] | None = None) -> None:
         self.queue = queue
         self.kernel = kernel
         self.chunks = chunks
+        self._arena = arena
+        self._halves = halves or []
 
     def __repr__(self) -> str:
         return (f"BatchResult(kernel={getattr(self.kernel, 'name', self.kernel)!r}, "
@@ -320,46 +501,70 @@ class BatchResult:
 
     @property
     def is_done(self) -> bool:
-        return all(signal.load() < 1 for _first, _count, signal in self.chunks)
+        """True once every chunk completed (ClosedError: the queue was closed before)."""
+        return all(_completed(self._arena, half, first, "this batch", self.queue)
+                   for (first, _count, _signal), half in zip(self.chunks, self._halves))
 
     def wait(self, timeout: float = 10.0) -> BatchResult:
+        """Wait for every chunk (raising the queue's error if it stopped)."""
+        timeout = check_timeout(timeout, "BatchResult.wait")
         deadline = time.monotonic() + timeout
-        for _first, _count, signal in self.chunks:
-            signal.wait(2, 1, timeout=max(deadline - time.monotonic(), 0.0),
-                        abort=self.queue.check)
-        self.queue.check()
+        for (first, _count, _signal), half in zip(self.chunks, self._halves):
+            _wait_completed(self._arena, half, first, "this batch", self.queue,
+                            max(deadline - time.monotonic(), 0.0))
+        _check_after_completion(self.queue)
         return self
 
 
 class DispatchResult:
     """One published dispatch: its packet ``index``, ``signal`` (completion), and after
-    :meth:`wait`, GPU ``start``/``end`` timestamps (ticks) when profiling is enabled."""
+    :meth:`wait`, GPU ``start``/``end`` timestamps (ticks) when profiling is enabled.
+
+    The result holds its kernarg slot and the packet index it was published with (the slot's
+    generation): once a later dispatch takes the slot, this one is known complete and the
+    slot's signal belongs to the later one. A result whose queue was closed before its dispatch
+    completed raises ClosedError from ``is_done`` and ``wait``."""
 
     # start/end default to the class attributes until wait() reads the timestamps: creating a
-    # result on the hot path sets four slots and nothing else.
-    __slots__ = ("queue", "kernel", "index", "signal", "__dict__")
+    # result on the hot path sets five slots and nothing else.
+    __slots__ = ("queue", "kernel", "index", "_ring", "_slot", "__dict__")
     start: int | None = None
     end: int | None = None
 
-    def __init__(self, queue: Any, kernel: Any, index: int, signal: Any) -> None:
+    def __init__(self, queue: Any, kernel: Any, index: int, ring: Any, slot: int) -> None:
         self.queue = queue
         self.kernel = kernel
         self.index = index
-        self.signal = signal
+        self._ring = ring
+        self._slot = slot
+
+    @property
+    def signal(self) -> Any:
+        """The completion signal of the dispatch's kernarg slot (the next dispatch that takes
+        the slot re-arms it: use it as a dependency while this result is not yet done)."""
+        return self._ring.signals[self._slot]
 
     def __repr__(self) -> str:
+        try:
+            done: Any = self.is_done
+        except ClosedError:
+            done = "cancelled"
         return (f"DispatchResult(kernel={getattr(self.kernel, 'name', self.kernel)!r}, "
-                f"index={self.index}, done={self.is_done}, start={self.start}, end={self.end})")
+                f"index={self.index}, done={done}, start={self.start}, end={self.end})")
 
     @property
     def is_done(self) -> bool:
-        return self.signal.load() < 1
+        """True once the dispatch completed (ClosedError: its queue was closed before)."""
+        return _completed(self._ring, self._slot, self.index, "this dispatch", self.queue)
 
     def wait(self, timeout: float = 10.0) -> DispatchResult:
         """Wait for completion (raising the queue's error if it stopped) and read timestamps."""
-        self.signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
-        self.queue.check()
-        self._read_times()
+        timeout = check_timeout(timeout, "DispatchResult.wait")
+        ring, slot, index = self._ring, self._slot, self.index
+        _wait_completed(ring, slot, index, "this dispatch", self.queue, timeout)
+        _check_after_completion(self.queue)
+        if ring.indices[slot] == index and not ring.closed:
+            self._read_times()
         return self
 
     def _read_times(self) -> None:
@@ -372,7 +577,8 @@ class DispatchResult:
         times = ffi.new("hsa_amd_profiling_dispatch_time_t *")
         status = lib.hsa_amd_profiling_get_dispatch_time({"handle": self.queue.agent.handle},
                                                          self.signal.cdata, times)
-        if status == 0 and times.end:
+        # the slot may have been taken again meanwhile: then the times are another dispatch's
+        if status == 0 and times.end and self._ring.indices[self._slot] == self.index:
             self.start, self.end = int(times.start), int(times.end)
 
     @property
@@ -383,8 +589,9 @@ class DispatchResult:
         return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
 
 
-def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
-    """``take_general(slot, args)`` for one prepared launch (see _FAST_PATH): arm slot ``slot``
+def _take_general(ring: KernargRing, packer: Any, template: bytes, states: tuple) -> Any:
+    """``take_general(slot, args)`` for one prepared launch (see _FAST_PATH): check that the
+    runtime, the queue and the kernel's executable (``states``) are open, arm slot ``slot``
     (telling observers), pack ``args``; the slot's packet body. While nobody observes it records
     the body in ``ring.state``, so that the next call with the slot takes the short branch."""
     state, view, slot_size = ring.state, ring.view, ring.slot_size
@@ -393,6 +600,9 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
     pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
 
     def take_general(slot: int, args: tuple) -> bytes:
+        for lifetime in states:
+            if lifetime.closed:
+                raise lifetime.error()
         ring.arm(slot)
         owner, value, body = state[slot]
         try:
@@ -436,10 +646,13 @@ def _take_general(ring: KernargRing, packer: Any, template: bytes) -> Any:
 # which tell the observers. So the short branch never looks at OBSERVERS; a call already past
 # its first line when an observer is attached goes unobserved. The call references only what
 # it is given, never the PreparedDispatch: one is made per plain launch, and a reference cycle
-# would leave garbage for the cyclic collector.
+# would leave garbage for the cyclic collector. Every call records its packet index as the
+# slot's generation (``indices``; see KernargRing). Closing the queue, the executable or the
+# runtime makes every slot nobody's, so a call after that takes the general way, whose
+# take_general raises ClosedError.
 _FAST_PATH = """\
 def make(ring, queue, packer, word, take_general, kernel):
-    state, view, slot_size, signals = ring.state, ring.view, ring.slot_size, ring.signals
+    state, view, slot_size, indices = ring.state, ring.view, ring.slot_size, ring.indices
     slot_order, explicit = ring.slot_order, packer.explicit_count
     add, queue_ptr, free_end, queue_mask = (queue._add_write_index, queue._ptr, queue._free_end,
                                             queue._mask)
@@ -457,6 +670,7 @@ def make(ring, queue, packer, word, take_general, kernel):
             ring.give_back(slot)
             raise
         queue.write(index, word, body)
+        indices[slot] = index
 {doorbell}
         return {result}
 
@@ -479,6 +693,7 @@ def make(ring, queue, packer, word, take_general, kernel):
         at = index & queue_mask
         body_views[at][everything] = body
         header_words[at << 4] = word                       # the release store (see Queue.write)
+        indices[slot] = index
 {doorbell}
         return {result}
 
@@ -503,7 +718,7 @@ _PACK_TUPLE = """\
 _FLAVOURS = {
     "publish": ("never", "index"),
     "submit": ("always", "index"),
-    "result": ("if asked", "DispatchResult(queue, kernel, index, signals[slot])"),
+    "result": ("if asked", "DispatchResult(queue, kernel, index, ring, slot)"),
     "pair": ("if asked", "index, slot"),
 }
 
@@ -577,6 +792,11 @@ class PreparedDispatch:
     def __init__(self, kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
                  barrier: bool = False, acquire: Any = "system", release: Any = "system") -> None:
         geometry = validate(kernel, queue, grid, workgroup, dynamic_lds)
+        if barrier.__class__ is not bool and barrier not in (0, 1):
+            raise DispatchConfigError(f"kernel {kernel.name}: barrier is a bool, not {barrier!r}")
+        # what the checked way looks at on every call (validate checked them just now)
+        self._states = (queue.runtime._state, queue._state.handle_state,
+                        kernel.executable._state)
         self.kernel = kernel
         self.queue = queue
         self.geometry = geometry
@@ -601,7 +821,7 @@ class PreparedDispatch:
         params = (parameter_names([slot.name for slot in self.kernel.layout.slots])
                   if doorbell != "if asked" else ())
         make = _fast_path(flavour, params)
-        take_general = _take_general(self.ring, self.packer, bytes(self._body))
+        take_general = _take_general(self.ring, self.packer, bytes(self._body), self._states)
         call = make(self.ring, self.queue, self.packer, self.word, take_general, self.kernel)
         call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{flavour}"
         return call
@@ -648,17 +868,24 @@ class PreparedDispatch:
         every dispatch before it) whose completion signal guards the chunk's kernarg arena; the
         dispatch packets themselves carry no completion signal. Identical argument lists share
         one kernarg segment (kernels only read it)."""
+        _raise_if_closed(self._states)
         if arg_lists.__class__ is not list:
+            if isinstance(arg_lists, (str, bytes)) or not hasattr(arg_lists, "__iter__"):
+                raise HsapyTypeError(f"PreparedDispatch.batch takes a list of argument lists, "
+                                     f"not {type(arg_lists).__name__}")
             arg_lists = list(arg_lists)
         limit = min(self.queue.size - 1, BATCH_ARENA_SLOTS)
+        halves: list[int] = []
         if len(arg_lists) <= limit:
-            chunks = [self._batch_chunk(arg_lists, doorbell)] if arg_lists else []
+            chunks = [self._batch_chunk(arg_lists, doorbell, halves)] if arg_lists else []
         else:
-            chunks = [self._batch_chunk(arg_lists[start:start + limit], doorbell)
+            chunks = [self._batch_chunk(arg_lists[start:start + limit], doorbell, halves)
                       for start in range(0, len(arg_lists), limit)]
-        return BatchResult(self.queue, self.kernel, chunks)
+        return BatchResult(self.queue, self.kernel, chunks,
+                           _arena_for(self.queue, self._slot_size), halves)
 
-    def _batch_chunk(self, arg_lists: list[Sequence[Any]], doorbell: bool) -> tuple[int, int, Any]:
+    def _batch_chunk(self, arg_lists: list[Sequence[Any]], doorbell: bool,
+                     halves: list[int]) -> tuple[int, int, Any]:
         queue = self.queue
         arena = _arena_for(queue, self._slot_size)
         half, signal = arena.take()
@@ -667,11 +894,18 @@ class PreparedDispatch:
             # list.count compares by identity first: ``[args] * n`` is checked at C speed.
             shared = arg_lists.count(arg_lists[0]) == count
             packer, view, size, base = self.packer, arena.view, self._slot_size, arena.offset_of(half)
-            if shared:
-                packer.pack_into(view, base, *arg_lists[0])
-            else:
-                for k, args in enumerate(arg_lists):
-                    packer.pack_into(view, base + k * size, *args)
+            try:
+                if shared:
+                    packer.pack_into(view, base, *arg_lists[0])
+                else:
+                    for k, args in enumerate(arg_lists):
+                        packer.pack_into(view, base + k * size, *args)
+            except TypeError as exc:
+                if isinstance(exc, HsapyTypeError):
+                    raise
+                # ``*args`` of something that is not a list of arguments
+                raise HsapyTypeError(f"PreparedDispatch.batch takes a list of argument lists "
+                                     f"(one per dispatch): {exc}") from None
             packets, words = self._chunk_packets(arena, half, signal, count, shared)
             first = queue.reserve(count + 1)
         except BaseException:
@@ -681,6 +915,8 @@ class PreparedDispatch:
                 signal.store(0, relaxed=True)
             raise
         queue.write_many(first, packets, words)
+        arena.indices[half] = first
+        halves.append(half)
         if doorbell:
             queue.ring_doorbell(first + count)
         return first, count, signal
@@ -734,10 +970,17 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
     With ``wait`` (default) this waits for completion with ``timeout`` seconds and re-raises the
     queue's error if the dispatch failed; the result carries GPU timestamps when the queue has
     profiling enabled."""
+    timeout = check_timeout(timeout, "launch")
+    if wait is not True and wait is not False:
+        raise HsapyTypeError(f"launch: wait is a bool, not {wait!r}")
+    if args.__class__ is not list and args.__class__ is not tuple and (
+            isinstance(args, (str, bytes)) or not hasattr(args, "__iter__")):
+        raise HsapyTypeError(f"launch: args is the list of the kernel's arguments, not "
+                             f"{type(args).__name__}")
     prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
                                 release)
     index, slot = prepared._submit(tuple(args), True)
-    result = DispatchResult(queue, kernel, index, prepared.ring.signals[slot])
+    result = DispatchResult(queue, kernel, index, prepared.ring, slot)
     return result.wait(timeout) if wait else result
 
 
@@ -757,13 +1000,19 @@ class Graph:
                      dynamic_lds: int = 0, barrier: bool = True) -> None:
         """Record a dispatch (barrier bit set by default: graph nodes run in order)."""
         prepared = PreparedDispatch(kernel, self.queue, grid, workgroup, dynamic_lds, barrier)
+        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+            raise HsapyTypeError(f"Graph.add_dispatch: args is the list of the kernel's "
+                                 f"arguments, not {type(args).__name__}")
         kernarg = prepared.packer.pack(*args)
         self._nodes.append(("dispatch", prepared, aql.Packet(prepared.word, bytes(prepared._body)),
                             kernarg))
 
     def add_packet(self, packet: aql.Packet) -> None:
         """Record any other packet (barrier-AND/OR, barrier-value) verbatim."""
-        self._nodes.append(("packet", None, aql.split(packet), b""))
+        from hsapy.queue import _packet
+
+        self.queue._check_open()
+        self._nodes.append(("packet", None, _packet(packet), b""))
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -772,24 +1021,38 @@ class Graph:
                doorbell: bool = True) -> list[DispatchResult]:
         """Replay the recorded packets as one batch; returns the dispatch results."""
         queue = self.queue
+        timeout = check_timeout(timeout, "Graph.launch")
+        queue._check_open()
+        for kind, prepared, _packet_, _kernarg in self._nodes:
+            if kind == "dispatch":
+                _raise_if_closed(prepared._states)
+        if not self._nodes:
+            raise HsapyValueError("Graph.launch: the graph is empty; add_dispatch first")
         packets: list[aql.Packet] = []
-        results: list[tuple[int, Any, Any]] = []
-        for position, (kind, prepared, packet, kernarg) in enumerate(self._nodes):
-            if kind == "packet":
-                packets.append(packet)
-                continue
-            ring = prepared.ring
-            slot = ring.take()
-            ring.forget(slot)
-            ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
-            body = bytearray(packet.body)
-            _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0,
-                                  ring.handles[slot])
-            packets.append(aql.Packet(packet.word, bytes(body)))
-            results.append((position, prepared.kernel, ring.signals[slot]))
-        first = queue.publish_batch(packets, doorbell=doorbell)
-        out = [DispatchResult(queue, kernel, first + position, signal)
-               for position, kernel, signal in results]
+        results: list[tuple[int, Any, Any, int]] = []
+        try:
+            for position, (kind, prepared, packet, kernarg) in enumerate(self._nodes):
+                if kind == "packet":
+                    packets.append(packet)
+                    continue
+                ring = prepared.ring
+                slot = ring.take()
+                results.append((position, prepared.kernel, ring, slot))
+                ring.forget(slot)
+                ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
+                body = bytearray(packet.body)
+                _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0,
+                                      ring.handles[slot])
+                packets.append(aql.Packet(packet.word, bytes(body)))
+            first = queue.publish_batch(packets, doorbell=doorbell)
+        except BaseException:
+            for _position, _kernel, ring, slot in results:
+                ring.give_back(slot)          # taken, never published: free again
+            raise
+        for position, _kernel, ring, slot in results:
+            ring.indices[slot] = first + position
+        out = [DispatchResult(queue, kernel, first + position, ring, slot)
+               for position, kernel, ring, slot in results]
         if wait:
             deadline = time.monotonic() + timeout
             for result in out:

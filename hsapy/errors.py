@@ -3,7 +3,9 @@
 Every failing HSA call becomes an :class:`HSAError` subclass chosen by the status family. The
 message is the status name, the runtime's own status string and a curated hint of what to do.
 Bad user input that never reaches the runtime raises :class:`HsapyValueError` /
-:class:`HsapyTypeError`, which are also ``ValueError`` / ``TypeError``.
+:class:`HsapyTypeError`, which are also ``ValueError`` / ``TypeError``. Any use of an object
+after it was closed (by its own ``close()``, by the object that owns it, or by the garbage
+collector) raises :class:`ClosedError`, which names the object and what closed it.
 """
 from __future__ import annotations
 
@@ -196,3 +198,21 @@ class LibraryLoadError(HsapyError, OSError):
 
 class WaitTimeoutError(HsapyError, TimeoutError):
     """A wait (signal, queue space, dispatch completion) ran out of time."""
+
+
+class ClosedError(HsapyValueError):
+    """An object was used after it was closed: ``what`` names the object, ``closed_by`` what
+    closed it (e.g. ``"Buffer.close()"``, ``"Runtime.close()"``, ``"garbage collection"``).
+
+    A ``ValueError``, as Python's own "I/O operation on closed file" is. Raised before anything
+    reaches the runtime or a queue, so nothing was changed by the refused call."""
+
+    def __init__(self, what: str, closed_by: str, hint: str = "") -> None:
+        self.what = what
+        self.closed_by = closed_by
+        self.hint = hint
+        text = f"{what} is closed (by {closed_by})"
+        super().__init__(f"{text}: {hint}" if hint else text)
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.what, self.closed_by, self.hint))

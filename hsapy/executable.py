@@ -29,6 +29,7 @@ from hsapy.codeobject import (
     Target,
     TargetMismatchError,
     extract_for_target,
+    read_code_object_file,
 )
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernargLayout
@@ -113,7 +114,7 @@ def _read_input(code_object: Any) -> tuple[bytes | None, CodeObject | None, str]
     if isinstance(code_object, (str, os.PathLike)):
         path = Path(code_object)
         try:
-            return path.read_bytes(), None, str(path)
+            return read_code_object_file(path), None, str(path)
         except OSError as exc:
             raise HsapyValueError(f"cannot read code object {path}: {exc.strerror}") from None
     raise HsapyTypeError(
@@ -154,6 +155,24 @@ class _ExecutableState:
         self.buffer = None
 
 
+def _destroy_when_idle(runtime: Any, handles: _ExecutableState):
+    """The executable's release. Prepared launches of its kernels step aside first (every
+    kernarg slot becomes nobody's, so their next call takes the checked way and raises
+    ClosedError); the code is destroyed at once, or, while dispatches are in flight (one may run
+    this code), once they completed (Runtime._after_dispatches)."""
+    def release() -> None:
+        trackers = getattr(runtime, "_dispatch_trackers", None)
+        if trackers is None:          # a runtime-like object without hsapy.dispatch
+            handles.close()
+            return
+        for tracker in list(trackers):
+            forget_all = getattr(tracker, "forget_all", None)
+            if forget_all is not None:
+                forget_all()
+        runtime._after_dispatches(handles.close)
+    return release
+
+
 class Executable:
     """One code object loaded and frozen for one agent. Create with ``Runtime.load``.
 
@@ -183,7 +202,8 @@ class Executable:
         handles = _ExecutableState(lib, ffi)
         self._handles = handles
         # One HandleState (hsapy/_lifetime.py): the runtime releases it before hsa_shut_down.
-        self._state = HandleState("Executable", handles.close)
+        self._state = HandleState("Executable", _destroy_when_idle(runtime, handles),
+                                  what=f"executable of {description} for {self.target}")
         track = getattr(runtime, "_track", None)
         if track is not None:
             track(self._state)
@@ -218,7 +238,9 @@ class Executable:
     # -- lifetime -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Destroy the executable and its reader (idempotent; warns, never raises)."""
+        """Destroy the executable and its reader (idempotent; warns, never raises). Its kernels
+        can no longer be prepared or launched (ClosedError); dispatches in flight finish first:
+        the code is destroyed once they completed."""
         self._finalizer.detach()
         self._state.close()
 
@@ -252,8 +274,7 @@ class Executable:
         return (self.kernel(name) for name in self.kernel_names)
 
     def _require_open(self) -> _ExecutableState:
-        if self._state.closed:
-            raise HsapyValueError("this executable is closed")
+        self._state.check()
         return self._handles
 
     def _symbol(self, name: str) -> int:
@@ -277,6 +298,7 @@ class Executable:
         """The kernel ``name`` (``name.kd`` accepted); unknown names list the kernels."""
         if not isinstance(name, str):
             raise HsapyTypeError(f"a kernel name is a str, not {type(name).__name__}")
+        self._state.check()
         info = self.code_object.kernel(name)   # CodeObjectError listing the kernels
         cached = self._kernels.get(info.name)
         if cached is None:
@@ -286,6 +308,8 @@ class Executable:
 
     def variable_address(self, name: str) -> int:
         """Device address of a global variable of the code object (e.g. a ``__device__`` array)."""
+        if not isinstance(name, str):
+            raise HsapyTypeError(f"a variable name is a str, not {type(name).__name__}")
         symbol = self._symbol(name)
         return self._symbol_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, "uint64_t")
 

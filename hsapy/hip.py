@@ -37,13 +37,15 @@ from __future__ import annotations
 
 import enum
 import functools
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
 from hsapy import aql
-from hsapy.errors import HSAError, HsapyError, HsapyTypeError, HsapyValueError
+from hsapy._lifetime import HandleState
+from hsapy.errors import ClosedError, HSAError, HsapyError, HsapyTypeError, HsapyValueError
 
 __all__ = ["HipRuntime", "HipError", "hipError_t", "hipMemcpyKind", "DeviceProp", "Stream",
            "Event", "Module", "HipGraph", "GraphExec", "MemPool", "TraceEntry", "MEMSET_SOURCE"]
@@ -61,6 +63,7 @@ class hipError_t(enum.IntEnum):
     hipErrorInvalidValue = 1
     hipErrorOutOfMemory = 2
     hipErrorNotInitialized = 3
+    hipErrorDeinitialized = 4
     hipErrorInvalidConfiguration = 9
     hipErrorInvalidDevicePointer = 17
     hipErrorInvalidMemcpyDirection = 21
@@ -150,6 +153,9 @@ def _hip_api(name: str) -> Callable[[F], F]:
     def wrap(method: F) -> F:
         @functools.wraps(method)
         def call(self: HipRuntime, *args: Any, **kwargs: Any) -> Any:
+            if self._state.closed:
+                raise HipError(hipError_t.hipErrorDeinitialized, name,
+                               str(self._state.error())) from self._state.error()
             if self._sticky is not None:
                 raise HipError(self._sticky, name, "a kernel failed earlier on this device; "
                                "the context is unusable (sticky error)")
@@ -160,6 +166,8 @@ def _hip_api(name: str) -> Callable[[F], F]:
                 return method(self, *args, **kwargs)
             except HipError as exc:
                 self._record(exc.code)
+                if outermost and exc.call != name:     # raised by a call this one made
+                    raise HipError(exc.code, name, exc.detail) from exc
                 raise
             except HsapyError as exc:
                 code = _code_for(exc)
@@ -223,14 +231,32 @@ class DeviceProp:
 
 
 def _dim3(value: Any, what: str) -> tuple[int, int, int]:
-    """HIP's dim3 from an int or a 1..3-tuple (missing dimensions are 1)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        values: tuple[int, ...] = (int(value),)
-    else:
-        values = tuple(int(v) for v in value)
-    if not 1 <= len(values) <= 3 or any(v < 1 for v in values):
-        raise HsapyValueError(f"{what} must be 1 to 3 positive sizes, got {value!r}")
-    return (values + (1, 1))[:3]  # type: ignore[return-value]
+    """HIP's dim3 from an int or a 1..3-tuple (missing dimensions are 1); sizes are ints, never
+    bools, floats or the characters of a string."""
+    from hsapy.kernarg import normalize_dims
+
+    try:
+        values, _dims = normalize_dims(value, what)
+    except HsapyValueError:
+        raise HsapyValueError(f"{what} must be 1 to 3 positive sizes, got {value!r:.60}") from None
+    return values
+
+
+def _expect(value: Any, kind: type, call: str, what: str,
+            code: hipError_t = hipError_t.hipErrorInvalidValue) -> Any:
+    """``value`` when it is a ``kind``, else a HipError naming the call and what was given."""
+    if not isinstance(value, kind):
+        raise HipError(code, call, f"{what} must be a {kind.__name__}, not "
+                                   f"{type(value).__name__} {value!r:.40}")
+    return value
+
+
+def _size(value: Any, call: str, what: str = "size") -> int:
+    """A byte count: an int >= 0 (not a bool), else a HipError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, call,
+                       f"{what} must be an int >= 0, not {value!r:.40}")
+    return int(value)
 
 
 class Stream:
@@ -303,6 +329,10 @@ class Event:
         self.signal: Any = None
         self.stream: Stream | None = None
         self.index: int | None = None
+        # closed by hipEventDestroy or the HipRuntime's close (no handle of its own: the
+        # signal is the runtime's, pooled)
+        self._state = HandleState("hip Event", _nothing, what="hip event")
+        weakref.finalize(self, self._state.close_later)
 
     @property
     def is_recorded(self) -> bool:
@@ -312,11 +342,13 @@ class Event:
     @property
     def is_complete(self) -> bool:
         """True when the recorded barrier packet has completed (hipEventQuery == hipSuccess)."""
+        self._state.check()
         return self.signal is not None and self.signal.load() < 1
 
     def timestamps(self) -> tuple[int, int]:
         """(start, end) system timestamps of the record packet
         (hsa_amd_profiling_get_dispatch_time on the event's signal)."""
+        self._state.check()
         runtime = self.hip.runtime
         ffi, lib = runtime.ffi, runtime.lib
         times = ffi.new("hsa_amd_profiling_dispatch_time_t *")
@@ -327,6 +359,10 @@ class Event:
             raise HipError(hipError_t.hipErrorInvalidHandle, "hipEventElapsedTime",
                            "the runtime recorded no timestamp for this event's packet")
         return int(times.start), int(times.end)
+
+
+def _nothing() -> None:
+    """The release of a HandleState that owns no handle (its object only ends)."""
 
 
 class Module:
@@ -431,6 +467,11 @@ class HipRuntime:
                  trace: bool = False) -> None:
         from hsapy.runtime import Runtime
 
+        if runtime is not None and not isinstance(runtime, Runtime):
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipInit",
+                           f"runtime must be an hsapy Runtime, not {type(runtime).__name__}")
+        if runtime is not None:
+            runtime._state.check()
         self._owns_runtime = runtime is None
         self.runtime = runtime if runtime is not None else Runtime(backend=backend)
         self._device = 0
@@ -446,7 +487,8 @@ class HipRuntime:
         # Loaded modules stay alive until hipModuleUnload: a Kernel dropped right after its
         # launch must not unload the code its queued dispatch still has to run.
         self._modules: list[Module] = []
-        self._closed = False
+        self._state = HandleState("HipRuntime", _nothing, what="the HIP runtime")
+        weakref.finalize(self, self._state.close_later)
         self._call: str | None = None
         self.trace: list[TraceEntry] | None = [] if trace else None
         if not self.runtime.gpu_agents:
@@ -454,10 +496,11 @@ class HipRuntime:
 
     # -- lifetime ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Drain and destroy every stream, then close the runtime if this object opened it."""
-        if self._closed:
+        """Drain and destroy every stream, then close the runtime if this object opened it.
+        Any later call raises HipError(hipErrorDeinitialized)."""
+        if self._state.closed:
             return
-        self._closed = True
+        self._state.close()
         for stream in list(self._streams) + list(self._default_streams.values()):
             if self._sticky is None and not stream.queue.is_closed:
                 try:
@@ -466,11 +509,14 @@ class HipRuntime:
                     pass
             stream.close()
         # What HIP frees at context teardown: event signals, allocations (pool caches included).
-        pool = self.runtime.signal_pool
+        pool = self.runtime.signal_pool if not self.runtime.is_closed else None
         for event in self._events:
-            if event.signal is not None and event.is_complete:
-                pool.release(event.signal)
+            signal = event.signal
+            if (pool is not None and signal is not None and not signal.is_closed
+                    and signal.load() < 1):
+                pool.release(signal)
             event.signal = None
+            event._state.close("HipRuntime.close()")
         for buffer, _device in list(self._buffers.values()):
             buffer.close()
         self._buffers.clear()
@@ -526,8 +572,9 @@ class HipRuntime:
     # -- devices -----------------------------------------------------------------------------
     def _agent(self, device: int) -> Any:
         agents = self.runtime.gpu_agents
-        if not isinstance(device, (int, np.integer)) or not 0 <= device < len(agents):
-            raise HipError(hipError_t.hipErrorInvalidDevice, "hipSetDevice",
+        if (isinstance(device, bool) or not isinstance(device, (int, np.integer))
+                or not 0 <= device < len(agents)):
+            raise HipError(hipError_t.hipErrorInvalidDevice, self._call or "hipSetDevice",
                            f"device {device!r} is not in 0..{len(agents) - 1}")
         return agents[device]
 
@@ -626,10 +673,15 @@ class HipRuntime:
         return buffer
 
     def _release(self, buffer: Any) -> None:
-        entry = self._buffers.pop(buffer.address, None)
-        if entry is None or buffer.is_closed:
+        from hsapy.memory import Buffer
+
+        address = buffer._address if isinstance(buffer, Buffer) else None
+        entry = self._buffers.get(address) if address is not None else None
+        if entry is None or entry[0] is not buffer or buffer.is_closed:
             raise HipError(hipError_t.hipErrorInvalidValue, "hipFree",
-                           f"{buffer!r} was not allocated by this HIP runtime or is already freed")
+                           f"{buffer!r:.80} was not allocated by this HIP runtime or is already "
+                           "freed")
+        del self._buffers[address]
         device = entry[1]
         if device >= 0:
             self._allocated[device] -= buffer.size
@@ -658,13 +710,18 @@ class HipRuntime:
 
     @_hip_api("hipFree")
     def free(self, buffer: Any) -> None:
-        """hipFree: synchronizes the device (as HIP does), then returns the memory to its pool."""
+        """hipFree: synchronizes the device (as HIP does), then returns the memory to its pool.
+        ``hipFree(None)`` does nothing, as hipFree(nullptr) does."""
+        if buffer is None:
+            return
         self._synchronize_device(self._device)
         self._release(buffer)
 
     @_hip_api("hipHostFree")
     def hostFree(self, buffer: Any) -> None:
-        """hipHostFree."""
+        """hipHostFree (``None`` does nothing)."""
+        if buffer is None:
+            return
         self._synchronize_device(self._device)
         self._release(buffer)
 
@@ -681,6 +738,27 @@ class HipRuntime:
         return hasattr(obj, "pool") and obj.pool.agent.is_gpu
 
     def _check_kind(self, dst: Any, src: Any, kind: hipMemcpyKind, call: str) -> None:
+        from hsapy.memory import Buffer
+
+        for what, side in (("dst", dst), ("src", src)):
+            if isinstance(side, Buffer):
+                side._state.check()
+            elif side is None or not (isinstance(side, np.ndarray) or (
+                    what == "src" and isinstance(side, (bytes, bytearray, memoryview)))):
+                raise HipError(hipError_t.hipErrorInvalidValue, call,
+                               f"{what} must be a Buffer (hip.malloc) or a numpy array"
+                               f"{' or bytes' if what == 'src' else ''}, not "
+                               f"{type(side).__name__}")
+            elif isinstance(side, np.ndarray) and side.dtype.hasobject:
+                raise HipError(hipError_t.hipErrorInvalidValue, call,
+                               f"{what} holds Python objects, not bytes")
+        if isinstance(dst, np.ndarray) and not (dst.flags.writeable and dst.flags.c_contiguous):
+            raise HipError(hipError_t.hipErrorInvalidValue, call,
+                           "dst must be a writeable C-contiguous numpy array")
+        if isinstance(kind, bool) or not isinstance(kind, (int, np.integer)) or \
+                kind not in set(hipMemcpyKind):
+            raise HipError(hipError_t.hipErrorInvalidMemcpyDirection, call,
+                           f"{kind!r:.40} is not a hipMemcpyKind")
         if kind == hipMemcpyKind.hipMemcpyDefault:
             return
         expected = {
@@ -701,6 +779,7 @@ class HipRuntime:
         sizes = [obj.size if hasattr(obj, "pool") else np.asarray(obj).nbytes for obj in (dst, src)]
         if nbytes is None:
             nbytes = sizes[1]            # the whole source
+        nbytes = _size(nbytes, "hipMemcpy", "sizeBytes")
         if nbytes > min(sizes):
             raise HsapyValueError(
                 f"{nbytes} bytes do not fit (dst {sizes[0]}, src {sizes[1]} bytes)")
@@ -775,9 +854,15 @@ class HipRuntime:
         return kernels
 
     def _memset_node(self, buffer: Any, value: int, nbytes: int, device: int) -> _KernelNode:
-        if not hasattr(buffer, "pool"):
+        from hsapy.memory import Buffer
+
+        if not isinstance(buffer, Buffer):
             raise HsapyTypeError(
                 f"hipMemset needs a Buffer from hip.malloc, not {type(buffer).__name__}")
+        buffer._state.check()
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise HsapyTypeError(f"hipMemset: value is an int (a byte), not {value!r:.40}")
+        nbytes = _size(nbytes, "hipMemset", "sizeBytes")
         if not 0 <= nbytes <= buffer.size:
             raise HsapyValueError(f"hipMemset of {nbytes} bytes into a {buffer.size}-byte buffer")
         byte_kernel, word_kernel = self._memset_kernel_pair(device)
@@ -817,7 +902,7 @@ class HipRuntime:
     def moduleUnload(self, module: Module) -> None:
         """hipModuleUnload: wait for the device (its kernels may still be queued), then
         destroy the executable."""
-        if module not in self._modules:
+        if not isinstance(module, Module) or module not in self._modules:
             raise HipError(hipError_t.hipErrorInvalidHandle, "hipModuleUnload",
                            "the module was not loaded by this HIP runtime or is unloaded")
         self._synchronize_device(module.device)
@@ -827,9 +912,17 @@ class HipRuntime:
     @_hip_api("hipModuleGetFunction")
     def moduleGetFunction(self, module: Module, name: str) -> Any:
         """hipModuleGetFunction."""
+        if not isinstance(module, Module) or module not in self._modules:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "hipModuleGetFunction",
+                           "the module was not loaded by this HIP runtime or is unloaded")
+        _expect(name, str, "hipModuleGetFunction", "name")
         return module.getFunction(name)
 
     def _launch_node(self, stream: Stream, node: _KernelNode) -> Any:
+        from hsapy.executable import Kernel
+
+        _expect(node.kernel, Kernel, self._call or "hipLaunchKernelGGL", "the kernel",
+                hipError_t.hipErrorInvalidDeviceFunction)
         if stream._capture is not None:
             stream._capture.nodes.append(node)
             return None
@@ -848,13 +941,16 @@ class HipRuntime:
         work-items. Returns the DispatchResult (None while the stream is capturing)."""
         stream = self._stream(stream, "hipLaunchKernelGGL", capturable=True)
         node = _KernelNode(kernel, args, _dim3(gridDim, "gridDim"), _dim3(blockDim, "blockDim"),
-                           int(sharedMemBytes))
+                           _size(sharedMemBytes, "hipLaunchKernelGGL", "sharedMemBytes"))
         return self._launch_node(stream, node)
 
     @_hip_api("hipModuleLaunchKernel")
     def moduleLaunchKernel(self, kernel: Any, gridDim: Any, blockDim: Any, sharedMemBytes: int,
                            stream: Stream | None, args: Sequence[Any]) -> Any:
         """hipModuleLaunchKernel: as launchKernelGGL with the arguments as one list."""
+        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipModuleLaunchKernel",
+                           f"kernelParams is a list of arguments, not {type(args).__name__}")
         return self.launchKernelGGL(kernel, gridDim, blockDim, sharedMemBytes, stream, *args)
 
     # -- streams -----------------------------------------------------------------------------
@@ -894,9 +990,20 @@ class HipRuntime:
         self._streams.remove(stream)
         stream.close()
 
+    def _event(self, event: Any, call: str) -> Event:
+        """``event`` when it is a live Event of this runtime, else HipError(InvalidHandle)."""
+        if not isinstance(event, Event) or event.hip is not self:
+            raise HipError(hipError_t.hipErrorInvalidHandle, call,
+                           f"{event!r:.40} is not an event of this HIP runtime")
+        if event._state.closed:
+            raise HipError(hipError_t.hipErrorInvalidHandle, call,
+                           str(event._state.error())) from event._state.error()
+        return event
+
     @_hip_api("hipStreamWaitEvent")
     def streamWaitEvent(self, stream: Stream | None, event: Event, flags: int = 0) -> None:
         """hipStreamWaitEvent: a barrier-AND on ``stream`` depending on the event's signal."""
+        self._event(event, "hipStreamWaitEvent")
         stream = self._stream(stream, "hipStreamWaitEvent")
         if not event.is_recorded:
             return          # HIP: waiting on a never-recorded event is a no-op
@@ -924,7 +1031,7 @@ class HipRuntime:
     @_hip_api("hipEventCreate")
     def eventCreate(self, timing: bool = True) -> Event:
         """hipEventCreate (timing=False: hipEventCreateWithFlags(hipEventDisableTiming))."""
-        event = Event(self, timing)
+        event = Event(self, bool(timing))
         self._events.append(event)
         return event
 
@@ -932,6 +1039,7 @@ class HipRuntime:
     def eventRecord(self, event: Event, stream: Stream | None = None) -> None:
         """hipEventRecord: a barrier-AND (barrier bit) whose completion signal is the event's;
         a fresh pooled signal per record (the previous one retires with the stream)."""
+        self._event(event, "hipEventRecord")
         stream = self._stream(stream, "hipEventRecord")
         if event.signal is not None and event.stream is not None:
             event.stream.retire("signal", event.signal)
@@ -942,11 +1050,13 @@ class HipRuntime:
     @_hip_api("hipEventQuery")
     def eventQuery(self, event: Event) -> hipError_t:
         """hipEventQuery: hipSuccess when complete, else hipErrorNotReady (returned, not raised)."""
+        self._event(event, "hipEventQuery")
         return hipError_t.hipSuccess if event.is_complete else hipError_t.hipErrorNotReady
 
     @_hip_api("hipEventSynchronize")
     def eventSynchronize(self, event: Event, timeout: float = DEFAULT_TIMEOUT) -> None:
         """hipEventSynchronize: wait (with a timeout) until the event's signal reaches 0."""
+        self._event(event, "hipEventSynchronize")
         if not event.is_recorded:
             return
         event.signal.wait(2, 1, timeout=timeout, abort=self._check_queues)
@@ -957,6 +1067,7 @@ class HipRuntime:
         """hipEventElapsedTime in milliseconds, from the end timestamps of the two record
         packets (hsa_amd_profiling_get_dispatch_time; ticks of the system timestamp)."""
         for event in (start, stop):
+            self._event(event, "hipEventElapsedTime")
             if not event.is_recorded or not event.timing:
                 raise HipError(hipError_t.hipErrorInvalidHandle, "hipEventElapsedTime",
                                "both events must be recorded and created with timing")
@@ -968,10 +1079,12 @@ class HipRuntime:
 
     @_hip_api("hipEventDestroy")
     def eventDestroy(self, event: Event) -> None:
-        """hipEventDestroy: the signal retires with its stream."""
+        """hipEventDestroy: the signal retires with its stream; the event is unusable after."""
+        self._event(event, "hipEventDestroy")
         if event.signal is not None and event.stream is not None:
             event.stream.retire("signal", event.signal)
         event.signal = None
+        event._state.close("hipEventDestroy")
         if event in self._events:
             self._events.remove(event)
 
@@ -986,11 +1099,16 @@ class HipRuntime:
                            gridDim: Any, blockDim: Any, args: Sequence[Any],
                            sharedMemBytes: int = 0) -> int:
         """hipGraphAddKernelNode: returns the node index."""
+        _expect(graph, HipGraph, "hipGraphAddKernelNode", "graph")
+        if isinstance(dependencies, (str, bytes)) or not hasattr(dependencies, "__iter__"):
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipGraphAddKernelNode",
+                           "dependencies is a list of node indices")
         return graph.addKernelNode(kernel, gridDim, blockDim, args, sharedMemBytes, dependencies)
 
     @_hip_api("hipGraphInstantiate")
     def graphInstantiate(self, graph: HipGraph) -> GraphExec:
         """hipGraphInstantiate."""
+        _expect(graph, HipGraph, "hipGraphInstantiate", "graph")
         if not graph.nodes:
             raise HipError(hipError_t.hipErrorInvalidValue, "hipGraphInstantiate", "empty graph")
         return GraphExec(graph)
@@ -999,6 +1117,8 @@ class HipRuntime:
     def graphLaunch(self, graph_exec: GraphExec, stream: Stream | None = None) -> list[Any]:
         """hipGraphLaunch: replay every node's dispatch packet (barrier bits set) with one
         doorbell on ``stream``; returns the DispatchResults."""
+        _expect(graph_exec, GraphExec, "hipGraphLaunch", "graphExec",
+                hipError_t.hipErrorInvalidHandle)
         stream = self._stream(stream, "hipGraphLaunch")
         results = graph_exec.for_stream(stream).launch(wait=False)
         for node, result in zip(graph_exec.graph.nodes, results):
@@ -1017,16 +1137,25 @@ class HipRuntime:
     def mallocFromPoolAsync(self, nbytes: int, pool: MemPool, stream: Stream | None = None) -> Any:
         """hipMallocFromPoolAsync: a block from the pool (reused when one of this size was
         freed and its stream drained); usable at once, so also in ``stream`` order."""
+        _expect(pool, MemPool, "hipMallocFromPoolAsync", "memPool",
+                hipError_t.hipErrorInvalidHandle)
         self._stream(stream, "hipMallocFromPoolAsync")
-        return pool._take(int(nbytes))
+        return pool._take(_size(nbytes, "hipMallocFromPoolAsync"))
 
     @_hip_api("hipFreeAsync")
     def freeAsync(self, buffer: Any, stream: Stream | None, pool: MemPool) -> None:
         """hipFreeAsync: the block returns to ``pool`` once ``stream`` has drained."""
+        from hsapy.memory import Buffer
+
+        _expect(pool, MemPool, "hipFreeAsync", "memPool", hipError_t.hipErrorInvalidHandle)
+        _expect(buffer, Buffer, "hipFreeAsync", "dev_ptr")
+        buffer._state.check()
         self._stream(stream, "hipFreeAsync").retire("pool block", buffer, pool)
 
     @_hip_api("hipMemPoolTrimTo")
     def memPoolTrimTo(self, pool: MemPool, min_bytes_to_keep: int = 0) -> None:
         """hipMemPoolTrimTo: give cached blocks back to HSA (all of them when 0)."""
+        _expect(pool, MemPool, "hipMemPoolTrimTo", "memPool", hipError_t.hipErrorInvalidHandle)
+        min_bytes_to_keep = _size(min_bytes_to_keep, "hipMemPoolTrimTo", "minBytesToKeep")
         if min_bytes_to_keep == 0 or pool.cached_bytes > min_bytes_to_keep:
             pool.trim()

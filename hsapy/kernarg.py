@@ -30,6 +30,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from hsapy.codeobject import ArgInfo, KernelInfo
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.interop import pointer_argument
@@ -139,15 +141,44 @@ _UNSIGNED_FORMATS = {1: "B", 2: "H", 4: "I", 8: "Q"}
 _SIGNED_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 
 
+def _exact_int(value: Any) -> int | None:
+    """``value`` as an int when it is one exactly (an int or a numpy integer; never a bool, a
+    float, a string or anything else that merely converts to an int), else None."""
+    if value.__class__ is int:
+        return value
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return None
+
+
+def _all_ints(values: tuple) -> bool:
+    for v in values:
+        if v.__class__ is not int:
+            return False
+    return True
+
+
 def normalize_dims(value: int | Sequence[int], what: str) -> tuple[tuple[int, int, int], int]:
-    """``1024`` / ``(1024,)`` / ``(64, 64)`` -> ((x, y, z), number of dimensions given)."""
-    if isinstance(value, int):
+    """``1024`` / ``(1024,)`` / ``(64, 64)`` -> ((x, y, z), number of dimensions given).
+
+    Sizes are ints (or numpy integers): a bool, a float or a string is refused, never read as
+    a size ("256" is not three sizes, 256.7 is not 256)."""
+    cls = value.__class__
+    if cls is int:
         items: tuple[int, ...] = (value,)
+    elif cls is tuple and _all_ints(value):
+        items = value
+    elif (single := _exact_int(value)) is not None:
+        items = (single,)
+    elif isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__"):
+        raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not "
+                             f"{type(value).__name__} {value!r:.40}")
     else:
-        try:
-            items = tuple(int(v) for v in value)
-        except (TypeError, ValueError):
-            raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not {value!r}") from None
+        items = tuple(_exact_int(v) for v in value)
+        if any(v is None for v in items):
+            raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not {value!r:.60}")
     if not 1 <= len(items) <= 3:
         raise HsapyValueError(f"{what} must have 1 to 3 dimensions, not {len(items)}: {value!r}")
     for v in items:
@@ -179,6 +210,8 @@ class ArgSlot:
     type: str | None
     format: str
     arg: ArgInfo | None = None
+    # declared as C's bool / _Bool: the one integer slot that takes Python bools
+    is_bool: bool = False
 
     @property
     def label(self) -> str:
@@ -261,7 +294,10 @@ def _make_slot(index: int, arg: ArgInfo, declared: Any, kernel: str) -> ArgSlot:
                 f"kernel {kernel}: argument {index} ({name}) is {size} bytes in the metadata, but "
                 f"its declared type {key} is {scalar_size} bytes"
             )
-        return ArgSlot(index, name, arg.offset, size, arg.value_kind, "scalar", key, fmt, arg)
+        spelled = declared if declared is not None else arg.type_name
+        is_bool = str(spelled).replace("const ", "").strip() in ("bool", "_Bool")
+        return ArgSlot(index, name, arg.offset, size, arg.value_kind, "scalar", key, fmt, arg,
+                       is_bool)
     if key == "untyped" and size in _SIGNED_FORMATS:
         return ArgSlot(index, name, arg.offset, size, arg.value_kind, "untyped", None,
                        _SIGNED_FORMATS[size], arg)
@@ -457,7 +493,7 @@ class KernargLayout:
                     raise KernelArgumentValueError(
                         f"{where}, got {value!r:.40} (out of range for {slot.type})") from None
                 return number
-            if not is_float and _is_integer(value):
+            if not is_float and _is_integer(value) and (slot.is_bool or not _is_bool(value)):
                 integer = int(value)
                 try:
                     struct.pack("<" + fmt, integer)
@@ -465,13 +501,14 @@ class KernargLayout:
                     raise KernelArgumentValueError(
                         f"{where}, got {integer} (out of range)") from None
                 return integer
-            raw = _exact_bytes(value, slot.size) if hasattr(value, "dtype") else None
+            raw = (_exact_bytes(value, slot.size)
+                   if hasattr(value, "dtype") and (slot.is_bool or not _is_bool(value)) else None)
             if raw is not None and _numpy_kind(value) == ("f" if is_float else "iu"):
                 return struct.unpack("<" + fmt, raw)[0]
             raise KernelArgumentError(
                 f"{where}, got {_describe(value)}; signature: {self.signature}")
         # untyped: an integer of `size` bytes (signed or unsigned range), or exact raw bytes
-        if _is_integer(value):
+        if _is_integer(value) and not _is_bool(value):
             integer = int(value)
             bits = 8 * slot.size
             if not -(1 << (bits - 1)) <= integer < 1 << bits:
@@ -479,7 +516,8 @@ class KernargLayout:
             if integer >= 1 << (bits - 1):
                 integer -= 1 << bits   # the slot's format is signed: same bits
             return integer
-        raw = _exact_bytes(value, slot.size) if type(value) is not float else None
+        raw = (_exact_bytes(value, slot.size)
+               if type(value) is not float and not _is_bool(value) else None)
         if raw is not None:
             return struct.unpack("<" + slot.format, raw)[0]
         hint = ""
@@ -501,6 +539,14 @@ def _expectation(slot: ArgSlot) -> str:
     if slot.category == "scalar":
         return f"{slot.type}"
     return f"a {slot.size}-byte integer or {slot.size} raw bytes"
+
+
+def _is_bool(value: Any) -> bool:
+    """A Python or numpy bool: refused where an integer is expected (True is not 1 there),
+    except by slots declared as C's bool."""
+    return isinstance(value, (bool, np.bool_)) or (
+        getattr(value, "ndim", None) == 0 and getattr(getattr(value, "dtype", None), "kind",
+                                                      None) == "b")
 
 
 def _is_integer(value: Any) -> bool:
@@ -567,6 +613,8 @@ def _explicit_struct(slots: tuple[ArgSlot, ...]) -> struct.Struct:
 
 
 _FAST_FLOAT_CLASSES = (float, int)
+_FAST_INT_CLASSES = (int,)
+_FAST_BOOL_SLOT_CLASSES = (int, bool)
 
 
 class Packer:
@@ -579,7 +627,7 @@ class Packer:
     """
 
     __slots__ = ("layout", "dispatch", "template", "_template_struct", "_explicit",
-                 "_pointer_slots", "_float_slots", "_bytes_slots", "_count", "size",
+                 "_pointer_slots", "_scalar_slots", "_bytes_slots", "_count", "size",
                  "explicit_count")
 
     def __init__(self, layout: KernargLayout, dispatch: Dispatch) -> None:
@@ -593,8 +641,14 @@ class Packer:
         # struct packs anything with __float__ into a float slot (bools, numpy integers,
         # Decimal): the fast path takes only int and float there and leaves the rest to the
         # checked path, so both paths accept and refuse the same values.
-        self._float_slots = tuple(s.index for s in layout.slots
-                                  if s.category == "scalar" and SCALAR_TYPES[s.type][2])
+        # It also packs a bool into an integer slot as 1, where only C bool slots take bools.
+        # So each scalar slot lists the classes the fast path packs as they are: int and float
+        # for floats, int for integers (bool and int for a C bool); anything else -- numpy
+        # numbers, bools elsewhere -- goes to the checked path.
+        self._scalar_slots = tuple(
+            (s.index, _FAST_FLOAT_CLASSES if s.category == "scalar" and SCALAR_TYPES[s.type][2]
+             else _FAST_BOOL_SLOT_CLASSES if s.is_bool else _FAST_INT_CLASSES)
+            for s in layout.slots if s.category in ("scalar", "untyped"))
         # struct's "Ns" pads or truncates silently: by-value structs are always size-checked.
         self._bytes_slots = tuple((s.index, s.size) for s in layout.slots if s.category == "bytes")
         self._count = self.explicit_count = len(layout.slots)
@@ -626,8 +680,8 @@ class Packer:
                         fast = False
                         break
             if fast:
-                for i in self._float_slots:
-                    if values[i].__class__ not in _FAST_FLOAT_CLASSES:
+                for i, classes in self._scalar_slots:
+                    if values[i].__class__ not in classes:
                         fast = False
                         break
             if fast:

@@ -6,14 +6,13 @@ memory is reached with copies through a host staging buffer and ``hsa_amd_memory
 """
 from __future__ import annotations
 
-import sys
 import weakref
 from typing import Any, Iterable
 
 import numpy as np
 
 from hsapy._hsa import call, constant
-from hsapy._lifetime import HandleState, defer
+from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
 from hsapy.interop import BufferView
 
@@ -97,6 +96,12 @@ class MemoryPool:
         """How ``agent`` may access this pool's memory: "allowed" (by default), "after
         allow_access" (Buffer.allow_access first) or "never"
         (hsa_amd_agent_memory_pool_get_info, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS)."""
+        from hsapy.agent import Agent
+
+        self.runtime._state.check()
+        if not isinstance(agent, Agent):
+            raise HsapyTypeError(f"MemoryPool.access: agent must be an Agent, not "
+                                 f"{type(agent).__name__}")
         lib, ffi = self.runtime.lib, self.runtime.ffi
         out = ffi.new("uint32_t *")
         call(lib, "hsa_amd_agent_memory_pool_get_info", {"handle": agent.handle},
@@ -141,6 +146,7 @@ class MemoryPool:
 
     def allocate(self, nbytes: int) -> Buffer:
         """Allocate ``nbytes`` (rounded up to the pool's granule by the runtime)."""
+        self.runtime._state.check()
         if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool):
             raise HsapyTypeError(f"MemoryPool.allocate: nbytes must be an int, not {nbytes!r}")
         if nbytes <= 0:
@@ -183,34 +189,79 @@ class MemoryPool:
         return f"<MemoryPool {self.segment} {'/'.join(kinds)} of {self.agent.name} size={self.size}>"
 
 
-def _pool_free(lib: Any, ffi: Any, address: int, runtime_state: Any):
-    def release() -> None:
-        if runtime_state.closed:
-            return  # hsa_shut_down already returned every allocation to the runtime
-        status = lib.hsa_amd_memory_pool_free(ffi.cast("void *", address))
+def _pool_free(runtime: Any, address: int):
+    """The free of one allocation. It waits for every dispatch and copy in flight when it is
+    asked (Runtime._after_dispatches: one of them may point at this memory), and gives the
+    runtime's shut-down its turn once done (Runtime.close waits for the last free)."""
+    lib, ffi, outstanding = runtime.lib, runtime.ffi, runtime._outstanding
+
+    def free() -> None:
+        try:
+            status = lib.hsa_amd_memory_pool_free(ffi.cast("void *", address))
+        finally:
+            outstanding.done()
         if status != HSA_STATUS_SUCCESS:
             raise RuntimeError(f"hsa_amd_memory_pool_free returned {status:#x}")
+
+    def release() -> None:
+        runtime._after_dispatches(free)
     return release
+
+
+def _forget_address(buffer_ref: Any, release: Any):
+    """The Buffer's release: its ``address`` is taken away first (see _ClosedAddress), then the
+    memory freed (or left to the last numpy view). Holds the Buffer only weakly."""
+    def close() -> None:
+        buffer = buffer_ref()
+        if buffer is not None:
+            buffer.__dict__.pop("address", None)
+        release()
+    return close
+
+
+class _ClosedAddress:
+    """``Buffer.address`` of a closed buffer: reading it raises ClosedError.
+
+    While a buffer is open its address is a plain entry of the instance's ``__dict__``, which
+    takes precedence over this class attribute (a non-data descriptor): the kernarg packer's
+    ``getattr(arg, "address")`` costs no more than any attribute. Closing the buffer removes
+    the entry, so this descriptor answers from then on -- a closed buffer never reaches a
+    kernel argument, a copy or a view."""
+
+    def __get__(self, buffer: Any, owner: type | None = None) -> Any:
+        if buffer is None:
+            return self
+        raise buffer._state.error(
+            "its memory may already belong to another allocation; allocate a new buffer "
+            "(pool.allocate)")
 
 
 class Buffer:
     """One allocation from a memory pool: ``address``, ``size``, ``pool``.
 
     The memory stays allocated while the Buffer or any numpy view of it is alive: ``close()``
-    frees at once when no view exists, otherwise when the last view is collected.
+    frees at once when no view exists, otherwise when the last view is collected. A dispatch or
+    asynchronous copy still in flight also holds it: the free waits for their completion. Once
+    closed, every use -- ``address`` included, so a closed buffer is refused as a kernel
+    argument -- raises ClosedError.
     """
+
+    address = _ClosedAddress()
 
     def __init__(self, pool: MemoryPool, address: int, size: int) -> None:
         self.pool = pool  # children hold their parents
         self.runtime = pool.runtime
         self.address = address
+        self._address = address      # for messages once ``address`` is gone
         self.size = size
         ffi = self.runtime.ffi
+        self.runtime._outstanding.add()     # given back by the free (_pool_free)
         # The freeing destructor hangs on a cdata that every numpy view references, so memory is
         # only returned to the pool once the Buffer is closed AND no view is left.
-        self._holder = _Owner(ffi, address, _ReleaseOnce(
-            _pool_free(self.runtime.lib, ffi, address, self.runtime._state)))
-        self._state = HandleState("Buffer", self._holder.release)
+        self._holder = ViewedMemory(ffi, address, ReleaseOnce(_pool_free(self.runtime, address)))
+        self._state = HandleState("Buffer", _forget_address(weakref.ref(self),
+                                                            self._holder.release),
+                                  what=f"buffer {address:#x} ({size} bytes)")
         self.runtime._track(self._state)
         weakref.finalize(self, self._state.close_later)
 
@@ -225,11 +276,13 @@ class Buffer:
         return self.pool.is_host_accessible
 
     def close(self) -> None:
-        """Free the allocation (idempotent; deferred while numpy views are alive)."""
+        """Free the allocation (idempotent; deferred while numpy views are alive, and while a
+        dispatch or copy in flight may use it)."""
         self._state.close()
 
     @property
     def _owner(self) -> Any:
+        self._state.check()
         return self._holder.cdata
 
     def __enter__(self) -> Buffer:
@@ -242,27 +295,27 @@ class Buffer:
         return self.address
 
     def _check_open(self) -> None:
-        if self._state.closed:
-            raise HsapyValueError(f"buffer {self.address:#x} is closed")
+        self._state.check()
 
     def numpy(self, dtype: Any = np.uint8, shape: Any = None) -> np.ndarray:
-        """A zero-copy numpy view (host-accessible memory only)."""
+        """A zero-copy numpy view (host-accessible memory only). The view keeps the memory
+        mapped, even past ``close()`` and ``Runtime.close()``, until it is collected."""
         self._check_open()
         if not self.is_host_accessible:
             raise HsapyValueError(
-                f"buffer {self.address:#x} is in coarse-grained device memory of "
+                f"buffer {self._address:#x} is in coarse-grained device memory of "
                 f"{self.pool.agent.name}: the host may not touch it. Use copy_from()/copy_to(), "
                 "or allocate from agent.fine_grained_pool / runtime.system_pool")
-        dtype = np.dtype(dtype)
+        dtype = _plain_dtype(dtype, "Buffer.numpy")
         count = self.size // dtype.itemsize
         array = np.frombuffer(self.runtime.ffi.buffer(self._owner, count * dtype.itemsize), dtype)
         if shape is None:
             return array
         try:
             return array.reshape(shape)
-        except ValueError:
+        except (ValueError, TypeError):
             raise HsapyValueError(
-                f"Buffer.numpy: shape {shape} does not fit the {count} {dtype} elements of a "
+                f"Buffer.numpy: shape {shape!r} does not fit the {count} {dtype} elements of a "
                 f"{self.size}-byte buffer") from None
 
     def view(self, dtype: Any = np.uint8, shape: Any = None, offset: int = 0) -> BufferView:
@@ -289,33 +342,47 @@ class Buffer:
 
     def copy_from(self, source: Any, timeout: float = 10.0) -> None:
         """Copy a numpy array (or bytes) into the buffer, from offset 0."""
+        from hsapy.signal import check_timeout
+
         self._check_open()
-        data = np.ascontiguousarray(source).view(np.uint8).reshape(-1)
+        timeout = check_timeout(timeout, "Buffer.copy_from")
+        data = _source_bytes(source, "Buffer.copy_from")
         if data.size > self.size:
             raise HsapyValueError(f"copy_from: {data.size} bytes do not fit in a {self.size}-byte buffer")
         ffi = self.runtime.ffi
         if self.is_host_accessible:
-            ffi.memmove(self._owner, ffi.from_buffer(data), data.size)
+            if data.size:
+                ffi.memmove(self._owner, ffi.from_buffer(data), data.size)
             return
         with self._staging(data.size) as staging:
-            ffi.memmove(staging._owner, ffi.from_buffer(data), data.size)
+            if data.size:
+                ffi.memmove(staging._owner, ffi.from_buffer(data), data.size)
             self.runtime.copy(self, staging, data.size, timeout=timeout)
 
     def copy_to(self, out: np.ndarray | None = None, dtype: Any = np.uint8,
                 timeout: float = 10.0) -> np.ndarray:
-        """Copy the buffer into a new (or the given) numpy array."""
+        """Copy the buffer into a new (or the given) numpy array.
+
+        ``out`` must be a writeable, C-contiguous numpy array; the first ``min(out.nbytes,
+        size)`` bytes are copied."""
+        from hsapy.signal import check_timeout
+
         self._check_open()
+        timeout = check_timeout(timeout, "Buffer.copy_to")
         if out is None:
-            out = np.empty(self.size // np.dtype(dtype).itemsize, dtype)
-        target = out.view(np.uint8).reshape(-1)
+            dtype = _plain_dtype(dtype, "Buffer.copy_to")
+            out = np.empty(self.size // dtype.itemsize, dtype)
+        target = _writable_bytes(out, "Buffer.copy_to")
         nbytes = min(target.size, self.size)
         ffi = self.runtime.ffi
         if self.is_host_accessible:
-            ffi.memmove(ffi.from_buffer(target), self._owner, nbytes)
+            if nbytes:
+                ffi.memmove(ffi.from_buffer(target), self._owner, nbytes)
             return out
         with self._staging(nbytes) as staging:
             self.runtime.copy(staging, self, nbytes, timeout=timeout)
-            ffi.memmove(ffi.from_buffer(target), staging._owner, nbytes)
+            if nbytes:
+                ffi.memmove(ffi.from_buffer(target), staging._owner, nbytes)
         return out
 
     def _staging(self, nbytes: int) -> Buffer:
@@ -337,64 +404,85 @@ class Buffer:
             raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not {value!r}")
         if self.size % 4:
             raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple of 4")
-        call(self.runtime.lib, "hsa_amd_memory_fill", self.runtime.ffi.cast("void *", self.address),
-             int(value) & 0xFFFFFFFF, self.size // 4)
+        call(self.runtime.lib, "hsa_amd_memory_fill",
+             self.runtime.ffi.cast("void *", self._address), int(value) & 0xFFFFFFFF,
+             self.size // 4)
 
     def allow_access(self, agents: Iterable[Any]) -> None:
         """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""
         self._check_open()
-        agents = list(agents)
+        agents = _agents(agents, "Buffer.allow_access")
         if not agents:
             raise HsapyValueError("Buffer.allow_access needs at least one agent")
         ffi = self.runtime.ffi
         handles = ffi.new("hsa_agent_t[]", [{"handle": a.handle} for a in agents])
         call(self.runtime.lib, "hsa_amd_agents_allow_access", len(agents), handles, ffi.NULL,
-             ffi.cast("void *", self.address))
+             ffi.cast("void *", self._address))
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else f"{self.size} bytes"
-        return f"<Buffer {self.address:#x} {state} in {self.pool!r}>"
+        return f"<Buffer {self._address:#x} {state} in {self.pool!r}>"
 
 
-class _Owner:
-    """Holds the owning cdata of a Buffer; what its HandleState releases (no Buffer reference)."""
+def _agents(agents: Any, what: str) -> list[Any]:
+    """A list of Agents, or a typed error naming what was given instead."""
+    from hsapy.agent import Agent
 
-    __slots__ = ("ffi", "cdata", "freer")
-
-    def __init__(self, ffi: Any, address: int, freer: _ReleaseOnce) -> None:
-        self.ffi = ffi
-        self.freer = freer
-        self.cdata = ffi.gc(ffi.cast("uint8_t *", address), freer)
-
-    def release(self) -> None:
-        cdata, self.cdata = self.cdata, None
-        # 2 references: the local name and getrefcount's argument; more means a live numpy
-        # view, and then the ffi.gc destructor frees the memory when the last view goes.
-        if cdata is not None and sys.getrefcount(cdata) <= 2:
-            self.freer.now()           # explicit close: free at once, here
-            self.ffi.release(cdata)    # (the destructor then has nothing left to do)
+    if isinstance(agents, Agent):
+        agents = [agents]
+    try:
+        agents = list(agents)
+    except TypeError:
+        raise HsapyTypeError(f"{what}: agents must be a list of Agents (runtime.gpu_agents), "
+                             f"not {type(agents).__name__}") from None
+    for agent in agents:
+        if not isinstance(agent, Agent):
+            raise HsapyTypeError(f"{what}: agents must be Agents (runtime.gpu_agents), not "
+                                 f"{type(agent).__name__}")
+    return agents
 
 
-class _ReleaseOnce:
-    """ffi.gc destructor: frees once. Called by the garbage collector it only defers the free
-    to a normal context (hsapy._lifetime: a destructor may run with runtime locks held)."""
+def _plain_dtype(dtype: Any, what: str) -> np.dtype:
+    """``dtype`` as a numpy dtype of plain bytes (no Python objects), or a typed error."""
+    try:
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise HsapyTypeError(f"{what}: {dtype!r} is not a numpy dtype") from None
+    if dtype.hasobject or dtype.itemsize == 0:
+        raise HsapyTypeError(f"{what}: dtype {dtype} does not describe plain bytes; use a "
+                             "numeric dtype such as numpy.float32")
+    return dtype
 
-    __slots__ = ("release",)
 
-    def __init__(self, release: Any) -> None:
-        self.release = release
+def _source_bytes(source: Any, what: str) -> np.ndarray:
+    """The bytes of an array-like source, flat and contiguous, or a typed error."""
+    if source is None or isinstance(source, (str, Buffer)):
+        hint = ("; copy between buffers with runtime.copy(dst, src, nbytes)"
+                if isinstance(source, Buffer) else
+                "; encode text first (str.encode)" if isinstance(source, str) else "")
+        raise HsapyTypeError(f"{what} takes a numpy array or bytes, not "
+                             f"{type(source).__name__}{hint}")
+    try:
+        array = np.ascontiguousarray(source)
+    except (TypeError, ValueError) as exc:
+        raise HsapyTypeError(f"{what}: cannot read bytes from {type(source).__name__} "
+                             f"({exc})") from None
+    if array.dtype.hasobject:
+        raise HsapyTypeError(f"{what} takes a numpy array of numbers or bytes, not "
+                             f"{type(source).__name__} of Python objects")
+    return array.view(np.uint8).reshape(-1)
 
-    def __call__(self, _cdata: Any) -> None:
-        if self.release is not None:
-            defer(self.now)
 
-    def now(self) -> None:
-        release, self.release = self.release, None
-        if release is None:
-            return
-        try:
-            release()
-        except Exception as exc:
-            import warnings
-
-            warnings.warn(f"hsapy: freeing a buffer failed: {exc}", ResourceWarning, stacklevel=2)
+def _writable_bytes(out: Any, what: str) -> np.ndarray:
+    """``out``'s memory as a flat uint8 view, when it may be written in place; else an error."""
+    if not isinstance(out, np.ndarray):
+        raise HsapyTypeError(f"{what}: out must be a numpy array, not {type(out).__name__}")
+    if out.dtype.hasobject:
+        raise HsapyTypeError(f"{what}: out holds Python objects; give an array of numbers")
+    if not out.flags.writeable:
+        raise HsapyValueError(f"{what}: out is read-only (a view of bytes or of a read-only "
+                              "array); give a writeable array")
+    if not out.flags.c_contiguous:
+        raise HsapyValueError(f"{what}: out must be C-contiguous (numpy.ascontiguousarray), "
+                              "or the copy would land in a temporary")
+    return out.reshape(-1).view(np.uint8)

@@ -2,7 +2,8 @@
 
 :func:`latency_chart` draws per-mode latency distributions (``hsapy bench launch --plot``): one
 row per mode on a shared logarithmic time axis, the samples as a strip of dots over a box plot
-(box p25-p75, whiskers p5-p95, the median marked and printed). The file type follows the file's
+(box p25-p75, whiskers p5-p95, the median marked and printed). :func:`roofline_chart` draws
+kernel dispatches on a card's roofline (``hsapy profile --plot``). The file type follows the file's
 extension: ``.png``, ``.svg`` (text kept as text) or ``.pdf``. matplotlib is imported only here,
 when a chart is asked for, through its object-oriented API (no pyplot, no global backend).
 """
@@ -16,7 +17,7 @@ import numpy as np
 from hsapy.errors import HsapyError, HsapyValueError
 
 __all__ = ["FORMATS", "PlotUnavailableError", "check_path", "format_us", "latency_chart",
-           "require_matplotlib"]
+           "require_matplotlib", "roofline_chart"]
 
 FORMATS = (".png", ".svg", ".pdf")
 
@@ -105,6 +106,64 @@ def latency_chart(rows: Sequence[tuple[str, Sequence[float]]], path: str | Path,
     figure.supxlabel("dots: samples   box: p25-p75   whiskers: p5-p95   bar and number: median",
                      fontsize="small", color="0.4", x=0.01, ha="left")
     # SVG text stays text (searchable, editable) instead of glyph outlines.
+    with rc_context({"svg.fonttype": "none"}):
+        figure.savefig(path, format=fmt)
+    return figure
+
+
+def roofline_chart(peaks: Any, points: Sequence[tuple[str, Any, Any]], path: str | Path,
+                   title: str, subtitle: str = "") -> Any:
+    """Write a roofline of ``peaks`` (hsapy.roofline.Peaks) with one marker pair per
+    ``(label, requested, footprint)`` placement (hsapy.roofline.Placement) to ``path`` and
+    return the Figure: the bandwidth slope, a ceiling per published compute peak, and for each
+    kernel its intensity with bytes requested (hollow) and with distinct lines (filled), joined
+    by a line -- the two ends between which its DRAM traffic lies. Labelled a model."""
+    fmt = check_path(path)
+    shown = [(str(label), a, b) for label, a, b in points if a.flops and a.bytes and b.bytes]
+    if not shown:
+        raise HsapyValueError("a roofline needs at least one dispatch with FLOPs and global "
+                              "memory traffic")
+    Figure = require_matplotlib()
+    from matplotlib import rc_context
+
+    intensities = [p.intensity for _, a, b in shown for p in (a, b)]
+    named: dict[float, list[str]] = {}
+    for unit, table in (("vector", peaks.vector), ("matrix", peaks.matrix)):
+        for prec, value in table.items():
+            named.setdefault(value, []).append(f"{prec.upper()} {unit}")
+    ceilings = [(" / ".join(names), value) for value, names in named.items()]
+    top = max(value for _, value in ceilings)
+    low = min(min(intensities) / 4, min(value for _, value in ceilings) / peaks.bandwidth / 8)
+    high = max(max(intensities) * 4, top / peaks.bandwidth * 4)
+    figure = Figure(figsize=(9, 6), layout="constrained")
+    axes = figure.subplots()
+    x = np.geomspace(low, high, 200)
+    axes.plot(x, np.minimum(x * peaks.bandwidth, top), color="black", linewidth=1.5,
+              label=f"memory {peaks.bandwidth / 1e9:.0f} GB/s")
+    for k, (name, value) in enumerate(sorted(ceilings, key=lambda c: -c[1])):
+        ridge = value / peaks.bandwidth
+        axes.plot([ridge, high], [value, value], color=f"C{k % 10}", linestyle="--",
+                  linewidth=1)
+        axes.annotate(f"{name} {value / 1e12:.1f} TFLOP/s", xy=(high, value),
+                      xytext=(-4, 3), textcoords="offset points", ha="right", fontsize="small",
+                      color=f"C{k % 10}")
+    for k, (label, requested, footprint) in enumerate(shown):
+        color = f"C{k % 10}"
+        xs = [requested.intensity, footprint.intensity]
+        ys = [requested.attainable, footprint.attainable]
+        axes.plot(xs, ys, color=color, linewidth=1, alpha=0.6)
+        axes.scatter(xs[:1], ys[:1], facecolors="none", edgecolors=color, s=40, zorder=3)
+        axes.scatter(xs[1:], ys[1:], color=color, s=40, zorder=3, label=label)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
+    axes.set_ylabel("FLOP/s an ideal run reaches")
+    axes.grid(which="both", alpha=0.3)
+    axes.legend(loc="lower right", fontsize="small")
+    axes.set_title(f"{title}\n{subtitle}" if subtitle else title, loc="left")
+    figure.supxlabel("a MODEL, not a measurement: simulator counts against published peaks; "
+                     "hollow: bytes requested (no cache), filled: distinct lines (ideal cache)",
+                     fontsize="small", color="0.4", x=0.01, ha="left")
     with rc_context({"svg.fonttype": "none"}):
         figure.savefig(path, format=fmt)
     return figure

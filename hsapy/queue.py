@@ -16,9 +16,9 @@ import numpy as np
 
 from hsapy import aql
 from hsapy._hsa import check
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.aql import Packet, split
-from hsapy.errors import HsapyError, HsapyValueError, error_for
+from hsapy.errors import ClosedError, HsapyError, HsapyTypeError, HsapyValueError, error_for
 
 __all__ = ["Queue", "QueueFullError", "QUEUE_TYPES", "INVALID_WORD", "add_observer", "remove_observer"]
 
@@ -85,6 +85,14 @@ def _require_tso() -> None:
             "the header word, which hsapy implements only for x86-64 so far")
 
 
+class KernargRings(dict):
+    """The kernarg rings and batch arenas hsapy.dispatch made for one queue (key -> ring). The
+    queue's release tells each one first (``queue_closing``: the prepared paths step aside),
+    and closes them once the queue no longer runs packets (``close``)."""
+
+    __slots__ = ("__weakref__",)
+
+
 class _QueueState:
     """What the C error callback and the finalizer may touch (never the Queue itself)."""
 
@@ -106,6 +114,63 @@ class _QueueState:
             pass
 
 
+def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any,
+                   rings_ref: Any, handle_state: HandleState):
+    """The queue's release. The Queue's index and doorbell calls start raising ClosedError and
+    its kernarg rings step aside (a prepared call then takes the checked way, which raises
+    too); the queue is destroyed at once, or, while numpy views of its ring (``Queue.ring``)
+    are alive, stopped (hsa_queue_inactivate: no packet runs any more) and destroyed once the
+    last view is collected; then the rings' signals and memory are released. Holds the Queue
+    only weakly."""
+    def release() -> None:
+        queue = queue_ref()
+        if queue is not None:
+            queue._add_write_index = queue._store_doorbell = _closed_call(handle_state)
+            queue._ring = None          # its own view: only the caller's views count below
+        rings = rings_ref()
+        rings = list(rings.values()) if rings is not None else []
+        for ring in rings:
+            ring.queue_closing()
+        if not ring_memory.release():
+            status = lib.hsa_queue_inactivate(ptr)
+            if status != 0:
+                raise RuntimeError(f"hsa_queue_inactivate returned {status:#x}")
+        for ring in rings:
+            ring.close(handle_state.closed_by)
+    return release
+
+
+def _queue_destroy(lib: Any, ptr: Any, outstanding: Any):
+    def destroy() -> None:
+        try:
+            status = lib.hsa_queue_destroy(ptr)
+        finally:
+            outstanding.done()
+        if status != 0:
+            raise RuntimeError(f"hsa_queue_destroy returned {status:#x}")
+    return destroy
+
+
+def _closed_call(state: HandleState):
+    """What a closed queue's index and doorbell calls become: they raise ClosedError (so a
+    method that reaches one never touches a destroyed queue)."""
+    def closed(*_args: Any) -> Any:
+        raise state.error()
+    return closed
+
+
+def _check_int(value: Any, what: str, low: int, high: int) -> int:
+    """An int in ``low..high`` (bools refused), or a typed error naming ``what``."""
+    if value.__class__ is not int:
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise HsapyTypeError(f"{what} must be an int, not {type(value).__name__} "
+                                 f"{value!r:.40}")
+        value = int(value.__index__())
+    if not low <= value <= high:
+        raise HsapyValueError(f"{what} must be in {low}..{high}, not {value}")
+    return value
+
+
 class Queue:
     """An AQL queue on a GPU agent. Create with ``agent.create_queue(size=...)``.
 
@@ -121,11 +186,16 @@ class Queue:
         if not agent.is_gpu:
             raise HsapyValueError(f"create_queue: {agent.name} is not a GPU agent; "
                                   "take one from runtime.gpu_agents")
-        if type not in QUEUE_TYPES:
+        if not isinstance(type, str) or type not in QUEUE_TYPES:
             raise HsapyValueError(f"create_queue: type must be one of {sorted(QUEUE_TYPES)}, "
                                   f"not {type!r}")
         lo, hi = agent.queue_min_size, agent.queue_max_size
-        if size <= 0 or size & (size - 1) or not (lo <= size <= hi):
+        size = _check_int(size, "create_queue: size", 1, 1 << 32)
+        private_segment_size = _check_int(private_segment_size,
+                                          "create_queue: private_segment_size", 0, UINT32_MAX)
+        group_segment_size = _check_int(group_segment_size, "create_queue: group_segment_size",
+                                        0, UINT32_MAX)
+        if size & (size - 1) or not (lo <= size <= hi):
             raise HsapyValueError(
                 f"create_queue: size {size} must be a power of two between the agent's queue "
                 f"min and max sizes ({lo}..{hi} packets) for {agent.name}")
@@ -171,21 +241,22 @@ class Queue:
         # ``view[:] = body`` costs less than assigning a slice of the whole ring
         self._body_views = [self._ring_bytes[k * PACKET_SIZE + 4:(k + 1) * PACKET_SIZE]
                             for k in range(self.size)]
-        self._ring = np.frombuffer(
-            ffi.buffer(ffi.cast("uint8_t *", self.base_address), self.size * PACKET_SIZE),
-            np.uint8).reshape(self.size, PACKET_SIZE)
-        self._ring_words = self._ring.reshape(-1).view(np.uint32)
-        ptr, runtime_state = self._ptr, runtime._state
-
-        def destroy() -> None:
-            if runtime_state.closed:
-                return
-            status = lib.hsa_queue_destroy(ptr)
-            if status != 0:
-                raise RuntimeError(f"hsa_queue_destroy returned {status:#x}")
-
-        state.handle_state = HandleState("Queue", destroy)
-        runtime._track(state.handle_state)
+        self._ring_words = np.frombuffer(self._ring_bytes, np.uint32)
+        # ``ring`` (the public numpy view) is made from ring_memory, so while a view is alive
+        # the queue is stopped but not destroyed (see _queue_release); the views above are the
+        # queue's own, used only while it is open.
+        self._ring_memory = ViewedMemory(ffi, self.base_address, ReleaseOnce(
+            _queue_destroy(lib, self._ptr, runtime._outstanding)))
+        self._ring: np.ndarray | None = None
+        self._kernarg_rings = KernargRings()
+        handle_state = HandleState("Queue", lambda: None, what=f"queue {self.id} on {agent.name}")
+        handle_state.release = _queue_release(lib, self._ptr, self._ring_memory,
+                                              weakref.ref(self), weakref.ref(self._kernarg_rings),
+                                              handle_state)
+        state.handle_state = handle_state
+        runtime._outstanding.add()           # given back by hsa_queue_destroy
+        runtime._track(handle_state)
+        runtime._queues.add(self)
         self._state = state
         # The finalizer holds the state (and so the callback) until the queue is destroyed.
         weakref.finalize(self, state.handle_state.close_later)
@@ -195,15 +266,45 @@ class Queue:
     # -- lifetime ----------------------------------------------------------------------------
     @property
     def is_closed(self) -> bool:
+        """True once the queue is closed (by close(), Runtime.close() or collection)."""
         return self._state.handle_state.closed
 
     def close(self) -> None:
-        """Destroy the queue (idempotent), with the kernarg rings the dispatch path gave it."""
-        if OBSERVERS and not self.is_closed:
+        """Destroy the queue (idempotent), with the kernarg rings the dispatch path gave it.
+
+        Packets it had not run never complete; any later use of the queue raises ClosedError.
+        A numpy view of ``ring`` taken before stays readable: the queue is stopped at once and
+        destroyed once the last view is collected."""
+        handle_state = self._state.handle_state
+        if handle_state.closed:
+            return
+        if OBSERVERS:
             notify("queue_closing", self)
-        self._state.handle_state.close()
-        for ring in self.__dict__.pop("_kernarg_rings", {}).values():
-            ring.close()
+        handle_state.close()
+
+    def _check_open(self) -> None:
+        handle_state = self._state.handle_state
+        if handle_state.closed:
+            raise handle_state.error()
+
+    def _consumed_mark(self) -> Any:
+        """None when the packet processor has consumed every packet published so far; else a
+        mark (a callable) that answers True once it has -- or once the queue is closed, stopped
+        by an error or collected, when those packets never run. (On the simulator a packet is
+        consumed once it completed; ROCr advances the read index when it launches one.)"""
+        state = self._state
+        if state.handle_state.closed or state.error is not None:
+            return None
+        lib, ptr = self._lib, self._ptr
+        published = lib.hsa_queue_load_write_index_scacquire(ptr)
+        if lib.hsa_queue_load_read_index_scacquire(ptr) >= published:
+            return None
+        load, handle_state = lib.hsa_queue_load_read_index_scacquire, state.handle_state
+
+        def consumed() -> bool:
+            return (handle_state.closed or state.error is not None
+                    or load(ptr) >= published)
+        return consumed
 
     def __enter__(self) -> Queue:
         return self
@@ -229,9 +330,7 @@ class Queue:
             raise error_for(status, "queue error callback",
                             f"{where} on {self.agent.name} stopped{self._why()}; packets after "
                             "the failing one do not run. Create a new queue")
-        if self.is_closed:
-            raise HsapyValueError(f"queue {self.id} is closed: packets it had not finished never "
-                                  "complete")
+        self._check_open()
         if self._abandoned:
             self._fill_abandoned(self._lib.hsa_queue_load_read_index_scacquire(self._ptr))
 
@@ -245,40 +344,63 @@ class Queue:
     # -- the ring and its indices ------------------------------------------------------------
     @property
     def ring(self) -> np.ndarray:
-        """The ring as a (size, 64) uint8 view of ``base_address``."""
-        return self._ring
+        """The ring as a (size, 64) uint8 view of ``base_address``. The view keeps the ring's
+        memory mapped until it is collected, even past ``close()``."""
+        self._check_open()
+        ring = self._ring
+        if ring is None:
+            ring = self._ring = np.frombuffer(
+                self._ffi.buffer(self._ring_memory.cdata, self.size * PACKET_SIZE),
+                np.uint8).reshape(self.size, PACKET_SIZE)
+        return ring
 
     @property
     def cdata(self) -> Any:
         """The ``hsa_queue_t *`` for C calls."""
+        self._check_open()
         return self._ptr
 
     def slot_address(self, index: int) -> int:
         """Address of the packet slot that packet ``index`` occupies."""
+        index = _check_int(index, "Queue.slot_address: index", 0, 0xFFFFFFFFFFFFFFFF)
         return self.base_address + (index & self._mask) * PACKET_SIZE
 
     def load_read_index(self, relaxed: bool = False) -> int:
+        """The read index (hsa_queue_load_read_index_scacquire, or _relaxed)."""
+        self._check_open()
         lib = self._lib
         fn = lib.hsa_queue_load_read_index_relaxed if relaxed else lib.hsa_queue_load_read_index_scacquire
         return fn(self._ptr)
 
     def load_write_index(self, relaxed: bool = False) -> int:
+        """The write index (hsa_queue_load_write_index_scacquire, or _relaxed)."""
+        self._check_open()
         lib = self._lib
         fn = lib.hsa_queue_load_write_index_relaxed if relaxed else lib.hsa_queue_load_write_index_scacquire
         return fn(self._ptr)
 
     def add_write_index(self, count: int = 1, relaxed: bool = False) -> int:
-        """Reserve ``count`` slots; returns the first reserved index."""
+        """Reserve ``count`` slots; returns the first reserved index. (The raw call: it does
+        not wait for the slots to be free -- see :meth:`reserve`.)"""
+        self._check_open()
+        count = _check_int(count, "Queue.add_write_index: count", 0, self.size)
         lib = self._lib
         fn = lib.hsa_queue_add_write_index_relaxed if relaxed else lib.hsa_queue_add_write_index_scacq_screl
         return fn(self._ptr, count)
 
     def cas_write_index(self, expected: int, value: int, relaxed: bool = False) -> int:
+        """Compare-and-swap the write index; returns the value observed."""
+        self._check_open()
+        expected = _check_int(expected, "Queue.cas_write_index: expected", 0, 0xFFFFFFFFFFFFFFFF)
+        value = _check_int(value, "Queue.cas_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
         lib = self._lib
         fn = lib.hsa_queue_cas_write_index_relaxed if relaxed else lib.hsa_queue_cas_write_index_scacq_screl
         return fn(self._ptr, expected, value)
 
     def store_write_index(self, value: int, relaxed: bool = False) -> None:
+        """Set the write index."""
+        self._check_open()
+        value = _check_int(value, "Queue.store_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
         lib = self._lib
         fn = lib.hsa_queue_store_write_index_relaxed if relaxed else lib.hsa_queue_store_write_index_screlease
         fn(self._ptr, value)
@@ -287,20 +409,23 @@ class Queue:
         """Tell the packet processor that packets up to ``index`` are ready.
 
         Through the runtime (hsa_signal_store_screlease on the doorbell signal), never by poking
-        a doorbell address: queues may be emulated or intercepted by profilers."""
+        a doorbell address: queues may be emulated or intercepted by profilers. (A closed
+        queue's doorbell call raises ClosedError: see _closed_call.)"""
         if OBSERVERS:
             _notify_doorbell(self, index)
         self._store_doorbell(self._doorbell_cdata, index)
 
     def flush(self) -> None:
         """Ring the doorbell for everything reserved so far (before waiting on own packets)."""
+        self._check_open()
         last = self._lib.hsa_queue_load_write_index_scacquire(self._ptr) - 1
         if last >= 0:
             self.ring_doorbell(last)
 
     def enable_profiling(self, enabled: bool = True) -> None:
         """Ask the runtime to record dispatch start/end timestamps for this queue."""
-        check(self._lib.hsa_amd_profiling_set_profiler_enabled(self._ptr, int(enabled)),
+        self._check_open()
+        check(self._lib.hsa_amd_profiling_set_profiler_enabled(self._ptr, int(bool(enabled))),
               "hsa_amd_profiling_set_profiler_enabled", self._lib)
         self.is_profiling = bool(enabled)
 
@@ -310,9 +435,13 @@ class Queue:
 
         hsa_queue_add_write_index_scacq_screl, then wait (with a timeout) while the packet
         processor has not yet consumed the packets that occupied those slots one lap ago. The
-        read index is re-read only when the last one seen says the ring may be full."""
-        if count > self.size:
-            raise HsapyValueError(f"cannot reserve {count} slots in a queue of {self.size}")
+        read index is re-read only when the last one seen says the ring may be full.
+
+        Everything is checked before the write index moves: a refused call reserves nothing."""
+        if count.__class__ is not int or not 0 < count <= self.size:
+            count = _check_int(count, "Queue.reserve: count", 1, self.size)
+        if timeout.__class__ is not float or not 0.0 <= timeout < _MAX_TIMEOUT:
+            timeout = _timeout(timeout, "Queue.reserve")
         index = self._add_write_index(self._ptr, count)
         last = index + count - 1
         if last >= self._free_end[0]:
@@ -342,6 +471,8 @@ class Queue:
         instead (a barrier-AND without dependencies, completion signal, barrier bit or fences)
         as soon as the slot is free -- from the next call that finds the ring full or the next
         ``check()`` (every wait calls it) -- and lets the next doorbell announce it."""
+        first = _check_int(first, "Queue.abandon: first", 0, 0xFFFFFFFFFFFFFFFF)
+        count = _check_int(count, "Queue.abandon: count", 1, self.size)
         self._abandoned.extend(range(first, first + count))
 
     def _fill_abandoned(self, read_index: int) -> None:
@@ -385,6 +516,12 @@ class Queue:
         release store without a fence. On weakly ordered CPUs (aarch64)
         it would need a store-release (stlr) or a fence first; hsapy refuses to publish there
         rather than publish unordered (see ``_require_tso``)."""
+        if self._state.handle_state.closed:
+            self._check_open()
+        if word.__class__ is not int or not 0 <= word <= UINT32_MAX:
+            word = _check_int(word, "Queue.write: word (header | setup << 16)", 0, UINT32_MAX)
+        if index.__class__ is not int or index < 0:
+            index = _check_int(index, "Queue.write: index", 0, 0xFFFFFFFFFFFFFFFF)
         slot = index & self._mask
         try:
             self._body_views[slot][:] = body
@@ -410,7 +547,13 @@ class Queue:
         size, and another thread that takes it then (the simulator's packet processor, waking
         to look at its queue) makes this thread wait to get it back -- 17% of a batch of 256,
         measured here."""
+        self._check_open()
         count = len(packets)
+        if (packets.__class__ is not np.ndarray or packets.ndim != 2 or packets.itemsize != 1
+                or packets.shape[1] != PACKET_SIZE or len(words) != count or count > self.size):
+            raise HsapyValueError(
+                "Queue.write_many takes packets as a C-contiguous (n, 64) uint8 array and their "
+                "n header|setup words, n at most the queue size")
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around
         rows, ring_bytes = memoryview(packets).cast("B"), self._ring_bytes
@@ -430,7 +573,7 @@ class Queue:
         Reserve, wait for space, write the body, release-store header|setup, ring the
         doorbell with the packet's index (hsa_signal_store_screlease)."""
         if packet.__class__ is not Packet:
-            packet = split(packet)
+            packet = _packet(packet)
         index = self.reserve(1, timeout)
         try:
             self.write(index, packet.word, packet.body)
@@ -444,7 +587,10 @@ class Queue:
     def publish_batch(self, packets: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
         """Publish several packets with one reservation and one doorbell; returns the first
         index. Slots wrap around the ring; each header is stored after its own body, in order."""
-        packets = [p if p.__class__ is Packet else split(p) for p in packets]
+        if isinstance(packets, (bytes, bytearray, Packet)):
+            raise HsapyTypeError("publish_batch takes a list of packets; publish one with "
+                                 "Queue.publish")
+        packets = [p if p.__class__ is Packet else _packet(p) for p in packets]
         if not packets:
             raise HsapyValueError("publish_batch needs at least one packet")
         first = self.reserve(len(packets), timeout)
@@ -459,6 +605,26 @@ class Queue:
         if doorbell:
             self.ring_doorbell(first + len(packets) - 1)
         return first
+
+
+_MAX_TIMEOUT = float(1 << 31)
+
+
+def _timeout(timeout: Any, what: str) -> float:
+    from hsapy.signal import check_timeout
+
+    return check_timeout(timeout, what)
+
+
+def _packet(packet: Any) -> Packet:
+    """A Packet from 64 bytes, or a typed error."""
+    if not isinstance(packet, (bytes, bytearray, memoryview, np.ndarray)):
+        raise HsapyTypeError(f"a packet is an hsapy.aql.Packet or 64 bytes, not "
+                             f"{type(packet).__name__}")
+    try:
+        return split(packet)
+    except ValueError as exc:
+        raise HsapyValueError(str(exc)) from None
 
 
 def notify_written(queue: Queue, first: int, count: int) -> None:

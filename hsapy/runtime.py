@@ -12,9 +12,9 @@ import weakref
 from typing import Any
 
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
-from hsapy._lifetime import HandleState, drain
+from hsapy._lifetime import HandleState, Outstanding, drain, park
 from hsapy.diagnose import explain_rocr_failure
-from hsapy.errors import (BackendUnavailableError, HsapyError, HsapyValueError,
+from hsapy.errors import (BackendUnavailableError, HsapyError, HsapyTypeError, HsapyValueError,
                           LibraryLoadError)
 
 __all__ = ["Runtime", "BACKENDS"]
@@ -72,6 +72,7 @@ def _close_at_exit(runtime: weakref.ref) -> Any:
         alive = runtime()
         if alive is not None:
             alive.close()
+            alive._outstanding.now()    # at exit, numpy views no longer hold the shut-down
     return close
 
 
@@ -79,12 +80,27 @@ def _iterate_agents(lib: Any) -> list[int]:
     return iterate(lib, "hsa_iterate_agents", "hsa_agent_t")
 
 
-def _shut_down(lib: Any):
-    def release() -> None:
+def _shut_down(lib: Any, outstanding: Outstanding):
+    """The runtime's release: hsa_shut_down once nothing holds its memory any more (numpy views
+    of buffers or rings keep it mapped until they are collected; see Runtime.close)."""
+    def shut_down() -> None:
         status = lib.hsa_shut_down()
         if status != HSA_STATUS_SUCCESS:
             raise RuntimeError(f"hsa_shut_down returned {status:#x}")
+
+    def release() -> None:
+        outstanding.after(shut_down)
     return release
+
+
+def _all_done(marks: list[Any]) -> bool:
+    """True once every mark (a callable: has this dispatch or copy completed?) says so; the
+    ones that did are dropped, so each is asked until it answers yes, not after."""
+    while marks:
+        if not marks[-1]():
+            return False
+        marks.pop()
+    return True
 
 
 class Runtime:
@@ -124,10 +140,19 @@ class Runtime:
         # and results come from the simulator (hsapy.sim, directly or under ROCr).
         self.runs_rocr = backend in ("rocr", "rocr-sim")
         self.is_simulated = backend in ("sim", "rocr-sim")
-        self._state = HandleState("Runtime", _shut_down(lib))
+        # What still holds memory of this runtime once it is closed (see close()).
+        self._outstanding = Outstanding()
+        self._state = HandleState("Runtime", _shut_down(lib, self._outstanding),
+                                  what=f"the runtime ({backend} backend)")
         weakref.finalize(self, self._state.close_later)
         self._signal_pool: Any = None
         self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
+        # Kernarg rings and batch arenas (hsapy.dispatch), each able to list its dispatches
+        # in flight, and the completion signals of asynchronous copies not yet seen complete.
+        self._dispatch_trackers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._copies: list[Any] = []
+        # Open queues: a packet published on one may point at anything (raw AQL included).
+        self._queues: weakref.WeakSet[Any] = weakref.WeakSet()
         self._exit_hook: Any = None
         if backend == "rocr-sim":
             # ROCr's threads call the simulated thunk, which is Python: ROCr must be shut down
@@ -152,7 +177,46 @@ class Runtime:
 
     def _track(self, state: HandleState) -> None:
         """Remember a child's handle state so that close() releases it before hsa_shut_down."""
+        self._state.check()
         self._children.add(state)
+
+    # -- what the GPU may still be using -------------------------------------------------------
+    def _in_flight(self) -> list[Any]:
+        """Marks (callables answering "has it completed?") for every dispatch published through
+        hsapy.dispatch and every asynchronous copy that has not completed yet, and for every
+        queue that has not yet consumed all the packets published on it so far (raw packets
+        may point at memory, code or signals too)."""
+        marks: list[Any] = []
+        for queue in list(self._queues):
+            mark = queue._consumed_mark()
+            if mark is not None:
+                marks.append(mark)
+        for tracker in list(self._dispatch_trackers):
+            marks.extend(tracker.in_flight())
+        if self._copies:
+            self._copies = [copy for copy in self._copies if not copy()]
+            marks.extend(self._copies)
+        return marks
+
+    def _after_dispatches(self, release: Any) -> None:
+        """Run ``release`` (which frees memory or code a packet may point at) now when nothing
+        is in flight, else once every dispatch and copy in flight now has completed (or its
+        queue was closed or stopped with an error: its packets never run again). Meanwhile the
+        runtime's shut-down waits for it."""
+        marks = self._in_flight()
+        if not marks:
+            release()
+            return
+        outstanding = self._outstanding
+        outstanding.add()
+
+        def release_then_let_go() -> None:
+            try:
+                release()
+            finally:
+                outstanding.done()
+
+        park(lambda: _all_done(marks), release_then_let_go)
 
     @staticmethod
     def _auto(targets: Any, executor: Any, watchdog_s: Any = None,
@@ -178,6 +242,7 @@ class Runtime:
 
     def timestamp(self) -> int:
         """The system timestamp (HSA_SYSTEM_INFO_TIMESTAMP), in ticks of timestamp_frequency."""
+        self._state.check()
         out = ffi.new("uint64_t *")
         call(self.lib, "hsa_system_get_info", constant("HSA_SYSTEM_INFO_TIMESTAMP"), out)
         return out[0]
@@ -189,7 +254,12 @@ class Runtime:
         return self._state.closed
 
     def close(self) -> None:
-        """Shut the runtime down (idempotent). Open queues, buffers and signals are released first."""
+        """Shut the runtime down (idempotent). Open queues, buffers, signals and executables are
+        closed first; any later use of them raises ClosedError.
+
+        Memory that numpy still views (``Buffer.numpy()``, ``Queue.ring``) is never unmapped
+        under the view: such a buffer is freed, and ``hsa_shut_down`` called, once the last
+        view is collected."""
         if self._state.closed:
             return
         from hsapy.queue import OBSERVERS, notify
@@ -199,10 +269,17 @@ class Runtime:
         drain()  # releases that finalizers deferred (hsapy._lifetime) happen before shut-down
         if self._signal_pool is not None:
             self._signal_pool.close()
-        # Queues first (their processors may still touch memory and signals), then the rest.
-        children = sorted(self._children, key=lambda state: state.kind != "Queue")
+        # Queues first: their processors stop, so nothing is in flight afterwards and the
+        # releases parked until their dispatches completed can run; then everything else.
+        children = list(self._children)
         for state in children:
-            state.close()
+            if state.kind == "Queue":
+                state.close("Runtime.close()")
+        drain()
+        for state in children:
+            state.close("Runtime.close()")
+        self._copies.clear()
+        drain()
         self._state.close()
         if self._exit_hook is not None:
             atexit.unregister(self._exit_hook)
@@ -249,8 +326,10 @@ class Runtime:
     # -- signals -----------------------------------------------------------------------------
     def create_signal(self, initial_value: int = 1) -> Any:
         """A new signal (hsa_signal_create with no consumer restriction)."""
-        from hsapy.signal import Signal
+        from hsapy.signal import Signal, signal_value
 
+        self._state.check()
+        initial_value = signal_value(initial_value, "Runtime.create_signal")
         out = ffi.new("hsa_signal_t *")
         call(self.lib, "hsa_signal_create", initial_value, 0, ffi.NULL, out)
         return Signal(self, out.handle)
@@ -258,6 +337,7 @@ class Runtime:
     @property
     def signal_pool(self) -> Any:
         """The runtime's shared SignalPool."""
+        self._state.check()
         if self._signal_pool is None:
             from hsapy.signal import SignalPool
 
@@ -274,16 +354,36 @@ class Runtime:
         returns at once and ``completion`` is decremented when the bytes have landed. Otherwise a
         pooled signal is used and this waits at most ``timeout`` seconds (WaitTimeoutError).
         """
-        from hsapy.signal import Condition
+        from hsapy.memory import Buffer
+        from hsapy.signal import Condition, Signal, check_timeout
 
+        self._state.check()
+        for name, buffer in (("dst", dst), ("src", src)):
+            if not isinstance(buffer, Buffer):
+                raise HsapyTypeError(f"Runtime.copy: {name} must be a Buffer (from "
+                                     f"pool.allocate), not {type(buffer).__name__}")
+            buffer._state.check()
+            if buffer.runtime is not self:
+                raise HsapyValueError(f"Runtime.copy: {name} belongs to another runtime")
         if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 0:
             raise HsapyValueError(f"copy: nbytes must be an int >= 0, got {nbytes!r}")
         if nbytes > dst.size or nbytes > src.size:
             raise HsapyValueError(
                 f"copy of {nbytes} bytes does not fit (dst {dst.size}, src {src.size} bytes)")
-        for buffer in (dst, src):
-            buffer._check_open()
-        deps = list(deps)
+        if isinstance(deps, Signal):
+            deps = [deps]
+        try:
+            deps = list(deps)
+        except TypeError:
+            raise HsapyTypeError(f"Runtime.copy: deps must be a list of Signals, not "
+                                 f"{type(deps).__name__}") from None
+        for signal in deps + ([completion] if completion is not None else []):
+            if not isinstance(signal, Signal):
+                raise HsapyTypeError(f"Runtime.copy: deps and completion are Signals, not "
+                                     f"{type(signal).__name__}")
+            signal._state.check()
+        if completion is None:
+            timeout = check_timeout(timeout, "Runtime.copy")
         dep_array = ffi.NULL
         if deps:
             dep_array = ffi.new("hsa_signal_t[]", [{"handle": s.handle} for s in deps])
@@ -297,6 +397,9 @@ class Runtime:
             pool.release(signal)  # nothing was started: the signal is untouched
         check(status, "hsa_amd_memory_async_copy", self.lib)
         if completion is not None:
+            # Until it completes, the copy engine reads src and writes dst: freeing either
+            # waits for it (see _after_dispatches).
+            self._copies.append(_copy_mark(completion))
             return completion
         # On a timeout the copy may still land and decrement the signal later: it is not given
         # back to the pool (where another wait would see that stray decrement).
@@ -313,9 +416,25 @@ class Runtime:
     def load(self, code_object: Any, agent: Any = None) -> Any:
         """Load a code object (bytes, path, offload bundle or CodeObject) for ``agent``
         (default: the first GPU agent) through the runtime's loader; returns an Executable."""
+        from hsapy.agent import Agent
         from hsapy.executable import Executable
 
+        self._state.check()
+        if agent is not None and not isinstance(agent, Agent):
+            raise HsapyTypeError(f"Runtime.load: agent must be an Agent (from "
+                                 f"runtime.gpu_agents), not {type(agent).__name__}")
         return Executable(self, code_object, agent if agent is not None else self.gpu())
+
+
+def _copy_mark(completion: Any) -> Any:
+    """Has the asynchronous copy that decrements ``completion`` completed? (Or can it no longer:
+    its signal was destroyed.)"""
+    state, load = completion._state, completion._lib.hsa_signal_load_relaxed
+    cdata = completion.cdata
+
+    def done() -> bool:
+        return state.closed or load(cdata) < 1
+    return done
 
 
 def _is_gpu(lib: Any, handle: int) -> bool:

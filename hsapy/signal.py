@@ -7,6 +7,7 @@ Signals for dispatches come from a :class:`SignalPool`, never one per dispatch.
 from __future__ import annotations
 
 import enum
+import math
 import time
 import warnings
 import weakref
@@ -14,10 +15,11 @@ from typing import Any, Callable
 
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
-from hsapy.errors import HsapyValueError, WaitTimeoutError, error_for
+from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
 from hsapy.queue import OBSERVERS, notify_signal_reused
 
-__all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS"]
+__all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS", "check_timeout",
+           "signal_value"]
 
 
 class Condition(enum.IntEnum):
@@ -46,7 +48,45 @@ _HOLDS = {
 # Longest single runtime wait; between slices the caller's ``abort`` hook may raise (e.g. when
 # the queue feeding this signal stopped with an error), so a dead queue never looks like a hang.
 _WAIT_SLICE_S = 0.05
-_HSA_STATUS_ERROR_INVALID_SIGNAL = 0x1006
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def signal_value(value: Any, what: str) -> int:
+    """``value`` as an hsa_signal_value_t (int64), or a typed error: a signal holds integers,
+    so a float, a bool or a number past int64 is refused rather than truncated or wrapped."""
+    if value.__class__ is not int:
+        if isinstance(value, bool) or not (isinstance(value, int) or hasattr(value, "__index__")):
+            raise HsapyTypeError(f"{what}: a signal value is an int (int64), not "
+                                 f"{type(value).__name__} {value!r:.40}")
+        value = int(value.__index__())
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise HsapyValueError(f"{what}: {value} does not fit a signal value (int64: "
+                              f"{_INT64_MIN}..{_INT64_MAX})")
+    return value
+
+
+_MAX_TIMEOUT_S = float(1 << 40)
+
+
+def check_timeout(timeout: Any, what: str) -> float:
+    """A timeout in seconds: a finite real number >= 0, else a typed error. Every wait has one."""
+    cls = timeout.__class__
+    if (cls is float or cls is int) and 0 <= timeout < _MAX_TIMEOUT_S:
+        return timeout                # (nan and inf fail the comparison)
+    if timeout is None:
+        raise HsapyValueError(f"{what} needs a timeout in seconds (>= 0); every wait has one")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        try:
+            is_number = timeout is not None and not isinstance(timeout, (str, bytes, bool))
+            timeout = float(timeout) if is_number else None
+        except (TypeError, ValueError):
+            timeout = None
+        if timeout is None:
+            raise HsapyTypeError(f"{what}: timeout is a number of seconds; every wait has one")
+    if math.isnan(timeout) or timeout < 0 or math.isinf(timeout):
+        raise HsapyValueError(f"{what}: timeout must be a finite number of seconds >= 0, not "
+                              f"{timeout!r}; every wait has one")
+    return float(timeout)
 
 
 # The memory orders of each signal operation that hsapy's cdef declares, default first
@@ -77,25 +117,55 @@ def _destroy(lib: Any, handle: int) -> Callable[[], None]:
     return release
 
 
+def _destroy_when_unused(runtime: Any, lib: Any, handle: int) -> Callable[[], None]:
+    """A signal's release: hsa_signal_destroy once no packet published so far can still name
+    it (Runtime._after_dispatches) -- its slot may be given to the next signal created, and a
+    packet naming the old one must not reach the new one."""
+    destroy = _destroy(lib, handle)
+    after = getattr(runtime, "_after_dispatches", None)
+    if after is None:
+        return destroy
+
+    def release() -> None:
+        after(destroy)
+    return release
+
+
 class Signal:
     """One HSA signal. Create with ``Runtime.create_signal`` or take one from a SignalPool."""
 
-    __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "handle", "_state", "__weakref__")
+    __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "_handle", "_state", "_failed",
+                 "__weakref__")
 
     def __init__(self, runtime: Any, handle: int) -> None:
         self._runtime = runtime  # children hold their parents
         self._lib = runtime.lib
         self._ffi = runtime.ffi
-        self.handle = int(handle)
-        self._ptr = self._ffi.new("hsa_signal_t *", {"handle": self.handle})
+        self._handle = handle = int(handle)
+        self._ptr = self._ffi.new("hsa_signal_t *", {"handle": handle})
         self._cdata = self._ptr[0]   # passed by value on every call; built once
-        self._state = HandleState("Signal", _destroy(self._lib, self.handle))
+        # The simulator says why work that was to change this signal failed (an asynchronous
+        # copy whose memory was freed, ...), so a wait ends with that error, not a timeout.
+        self._failed = getattr(self._lib, "sim_signal_error", None)
+        self._state = HandleState("Signal", _destroy_when_unused(runtime, self._lib, handle),
+                                  what=f"signal {handle:#x}")
         runtime._track(self._state)
         weakref.finalize(self, self._state.close_later)
 
     @property
+    def handle(self) -> int:
+        """The hsa_signal_t handle (the address of its amd_signal_t). A closed signal's handle
+        may already name another signal: reading it raises ClosedError, so it never reaches a
+        packet or a C call."""
+        if self._state.closed:
+            raise self._state.error()
+        return self._handle
+
+    @property
     def cdata(self) -> Any:
-        """The ``hsa_signal_t`` struct to pass to C calls."""
+        """The ``hsa_signal_t`` struct to pass to C calls (ClosedError once closed)."""
+        if self._state.closed:
+            raise self._state.error()
         return self._cdata
 
     @property
@@ -115,22 +185,25 @@ class Signal:
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else f"value={self.load()}"
-        return f"<Signal {self.handle:#x} {state}>"
+        return f"<Signal {self._handle:#x} {state}>"
 
     # -- loads and stores in the memory orders HSA offers ---------------------------------------
     # ``order`` picks the hsa_signal_<operation>_<order> variant (ORDERS); ``relaxed=True`` is a
     # shorthand for order="relaxed". The default is the first order listed for the operation.
     def _function(self, operation: str, order: str | None, relaxed: bool) -> Callable[..., Any]:
+        self._state.check()
         orders = ORDERS[operation]
         if order is None:
             order = "relaxed" if relaxed else orders[0]
-        elif order not in orders:
+        elif order.__class__ is not str or order not in orders:
             raise HsapyValueError(f"Signal.{operation}: memory order {order!r} does not exist in "
                                   f"HSA for this operation; choose one of {', '.join(orders)}")
         return getattr(self._lib, f"hsa_signal_{operation}_{order}")
 
     def load(self, relaxed: bool = False, order: str | None = None) -> int:
         """Current value (scacquire by default, or relaxed)."""
+        if self._state.closed:
+            raise self._state.error()
         if order is None:
             if relaxed:
                 return self._lib.hsa_signal_load_relaxed(self._cdata)
@@ -140,6 +213,10 @@ class Signal:
     def store(self, value: int, relaxed: bool = False, silent: bool = False,
               order: str | None = None) -> None:
         """Store ``value`` (screlease by default, or relaxed); ``silent`` does not wake waiters."""
+        if self._state.closed:
+            raise self._state.error()
+        if value.__class__ is not int or not _INT64_MIN <= value <= _INT64_MAX:
+            value = signal_value(value, "Signal.store")
         if order is None and not silent:
             lib = self._lib
             (lib.hsa_signal_store_relaxed if relaxed else lib.hsa_signal_store_screlease)(
@@ -149,32 +226,40 @@ class Signal:
 
     def add(self, value: int, relaxed: bool = False, order: str | None = None) -> None:
         """Atomically add ``value`` (scacq_screl by default, relaxed or screlease)."""
-        self._function("add", order, relaxed)(self._cdata, value)
+        function = self._function("add", order, relaxed)
+        function(self._cdata, signal_value(value, "Signal.add"))
 
     def subtract(self, value: int, relaxed: bool = False, order: str | None = None) -> None:
         """Atomically subtract ``value`` (scacq_screl by default, relaxed or screlease)."""
-        self._function("subtract", order, relaxed)(self._cdata, value)
+        function = self._function("subtract", order, relaxed)
+        function(self._cdata, signal_value(value, "Signal.subtract"))
 
     def exchange(self, value: int, relaxed: bool = False, order: str | None = None) -> int:
         """Store ``value`` and return the previous one."""
-        return self._function("exchange", order, relaxed)(self._cdata, value)
+        function = self._function("exchange", order, relaxed)
+        return function(self._cdata, signal_value(value, "Signal.exchange"))
 
     def cas(self, expected: int, value: int, relaxed: bool = False,
             order: str | None = None) -> int:
         """Compare-and-swap; returns the observed value (== expected when it swapped)."""
-        return self._function("cas", order, relaxed)(self._cdata, expected, value)
+        function = self._function("cas", order, relaxed)
+        return function(self._cdata, signal_value(expected, "Signal.cas"),
+                        signal_value(value, "Signal.cas"))
 
     def bitwise_and(self, value: int) -> None:
         """Atomically AND ``value`` into the signal (scacq_screl)."""
-        self._lib.hsa_signal_and_scacq_screl(self._cdata, value)
+        self._state.check()
+        self._lib.hsa_signal_and_scacq_screl(self._cdata, signal_value(value, "Signal.bitwise_and"))
 
     def bitwise_or(self, value: int) -> None:
         """Atomically OR ``value`` into the signal (scacq_screl)."""
-        self._lib.hsa_signal_or_scacq_screl(self._cdata, value)
+        self._state.check()
+        self._lib.hsa_signal_or_scacq_screl(self._cdata, signal_value(value, "Signal.bitwise_or"))
 
     def bitwise_xor(self, value: int) -> None:
         """Atomically XOR ``value`` into the signal (scacq_screl)."""
-        self._lib.hsa_signal_xor_scacq_screl(self._cdata, value)
+        self._state.check()
+        self._lib.hsa_signal_xor_scacq_screl(self._cdata, signal_value(value, "Signal.bitwise_xor"))
 
     # -- waiting -----------------------------------------------------------------------------
     def wait(self, condition: Condition | int = Condition.LT, value: int = 1,
@@ -188,14 +273,20 @@ class Signal:
         raise (the dispatch path passes the queue's error check). ``order``: "scacquire"
         (default) or "relaxed".
         """
+        if self._state.closed:
+            self._destroyed(condition, value, abort)
         try:
+            if isinstance(condition, bool) or isinstance(wait_state, bool):
+                raise ValueError("a bool is neither a Condition nor a WaitState")
             condition = Condition(condition)
             wait_state = WaitState(wait_state)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise HsapyValueError(f"Signal.wait: {exc}; use hsapy.signal.Condition / WaitState") \
                 from None
-        if timeout is None or timeout < 0:
-            raise HsapyValueError("Signal.wait needs a timeout in seconds (>= 0); every wait has one")
+        timeout = check_timeout(timeout, "Signal.wait")
+        value = signal_value(value, "Signal.wait")
+        if abort is not None and not callable(abort):
+            raise HsapyTypeError(f"Signal.wait: abort must be callable, not {type(abort).__name__}")
         wait = self._function("wait", order, False)
         holds = _HOLDS[condition]
         cdata = self._cdata
@@ -215,23 +306,27 @@ class Signal:
                 return observed
             if abort is not None:
                 abort()
+            if self._failed is not None:
+                failure = self._failed(cdata)
+                if failure is not None:
+                    raise error_for(failure[0], "hsa_amd_memory_async_copy",
+                                    f"{failure[1]}; signal {self._handle:#x} will not change")
             if remaining <= 0:
                 raise WaitTimeoutError(
-                    f"signal {self.handle:#x}: waited {timeout:g} s for value {condition.name} "
+                    f"signal {self._handle:#x}: waited {timeout:g} s for value {condition.name} "
                     f"{value}, last value {observed}. The work it tracks has not finished: check "
                     "the queue (queue.check()) or raise the timeout.")
 
-    def _destroyed(self, condition: Condition, value: int,
+    def _destroyed(self, condition: Any, value: Any,
                    abort: Callable[[], None] | None) -> None:
-        """The signal was destroyed before or during the wait (e.g. by another thread): what
-        the runtime returns for a dead handle is no observation of it. ``abort`` goes first, so
-        a closed or failed queue that took its completion signals along names the real cause."""
-        if abort is not None:
+        """The signal was closed before or during the wait (e.g. by another thread): what the
+        runtime returns for a dead handle is no observation of it. ``abort`` goes first, so a
+        closed or failed queue that took its completion signals along names the real cause."""
+        if abort is not None and callable(abort):
             abort()
-        raise error_for(
-            _HSA_STATUS_ERROR_INVALID_SIGNAL, "Signal.wait",
-            f"signal {self.handle:#x} was destroyed while waiting for value {condition.name} "
-            f"{value}; close a signal only after every thread has stopped waiting on it")
+        raise self._state.error(
+            f"waiting for value {getattr(condition, 'name', condition)} {value} cannot end; "
+            "close a signal only after every thread has stopped waiting on it")
 
 
 # amd_signal_t (hsa/amd_hsa_signal.h): int64 kind at +0, value at +8. An hsa_signal_t's handle
@@ -279,6 +374,8 @@ class SignalPool:
 
     def acquire(self, initial_value: int = 1) -> Signal:
         """A signal set to ``initial_value``; give it back with :meth:`release`."""
+        self._runtime._state.check()
+        initial_value = signal_value(initial_value, "SignalPool.acquire")
         if self._free:
             signal = self._free.pop()
             signal.store(initial_value, relaxed=True)
@@ -290,10 +387,12 @@ class SignalPool:
         """Give ``signal`` back for reuse (closed signals are dropped).
 
         Releasing the same signal twice would hand it to two users at once: refused."""
+        if not isinstance(signal, Signal):
+            raise HsapyTypeError(f"SignalPool.release takes a Signal, not {type(signal).__name__}")
         if signal._runtime is not self._runtime:
             raise HsapyValueError("SignalPool.release: the signal belongs to another runtime")
         if any(free is signal for free in self._free):
-            raise HsapyValueError(f"SignalPool.release: signal {signal.handle:#x} was already "
+            raise HsapyValueError(f"SignalPool.release: signal {signal._handle:#x} was already "
                                   "released")
         if not signal.is_closed:
             self._free.append(signal)

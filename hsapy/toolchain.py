@@ -32,6 +32,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -40,6 +41,7 @@ from hsapy.errors import HsapyError, HsapyValueError
 __all__ = [
     "AMDGPU_TRIPLE",
     "BuildError",
+    "CacheWarning",
     "Target",
     "ToolInfo",
     "ToolNotFoundError",
@@ -61,8 +63,13 @@ __all__ = [
 
 AMDGPU_TRIPLE = "amdgcn-amd-amdhsa"
 
-# Bump when the way a cached result is produced changes (flags, header, pipeline).
-_CACHE_SCHEMA = 1
+# Bump when the way a cached result is produced or stored changes (flags, header, pipeline,
+# the entry format below).
+_CACHE_SCHEMA = 2
+# A cache entry: this magic, the SHA-256 of the code object, then the code object. The digest
+# is checked on every read: a truncated or altered entry is rebuilt (and reported), never used.
+_ENTRY_MAGIC = b"HSAPYC02"
+_ENTRY_HEADER = len(_ENTRY_MAGIC) + 32
 
 # Code object version -> value of the module flag / clang's -mcode-object-version
 # (LLVM AMDGPUUsage, "Code Object Metadata"; v4 = 400, v5 = 500, v6 = 600).
@@ -117,7 +124,8 @@ class ToolchainEvent:
 
     ``kind`` is one of ``found`` (a tool was chosen), ``probe`` (a tool was asked its version or
     capabilities), ``run`` (a compiler, assembler or linker ran), ``llvm`` (llvmlite emitted code),
-    ``cache-hit``, ``cache-store``, ``prebuilt`` (a shipped code object stood in for a build:
+    ``cache-hit``, ``cache-store``, ``cache-bad`` (an entry failed its check and is rebuilt;
+    also a :class:`CacheWarning`), ``prebuilt`` (a shipped code object stood in for a build:
     no linker was found) and ``note``.
     """
 
@@ -554,23 +562,49 @@ def _cache_key(route: str, parts: dict) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+class CacheWarning(UserWarning):
+    """A build-cache entry failed its check (truncated, altered) and was rebuilt."""
+
+
+def _cache_entry(data: bytes) -> bytes:
+    return _ENTRY_MAGIC + hashlib.sha256(data).digest() + data
+
+
+def _verified(entry: bytes) -> tuple[bytes | None, str]:
+    """(the code object, "") when ``entry`` is intact, else (None, what is wrong with it)."""
+    if len(entry) < _ENTRY_HEADER or not entry.startswith(_ENTRY_MAGIC):
+        return None, f"not an hsapy cache entry ({len(entry)} bytes)"
+    data = entry[_ENTRY_HEADER:]
+    if hashlib.sha256(data).digest() != entry[len(_ENTRY_MAGIC):_ENTRY_HEADER]:
+        return None, "its content does not match its SHA-256 (truncated or altered)"
+    if data[:4] != b"\x7fELF":
+        return None, "its content is not an ELF file"
+    return data, ""
+
+
 def _cached(route: str, parts: dict, produce: Callable[[], bytes], use_cache: bool,
             label: str) -> bytes:
-    """Return the cached code object for ``parts`` or produce and store it."""
+    """Return the cached code object for ``parts`` or produce and store it. An entry that
+    fails its check is reported (a ``cache-bad`` event and a CacheWarning) and rebuilt."""
     if not use_cache:
         return produce()
     key = _cache_key(route, parts)
-    path = cache_dir() / "objects" / key[:2] / f"{key}.hsaco"
+    path = cache_dir() / "objects" / key[:2] / f"{key}.entry"
     try:
-        data = path.read_bytes()
+        entry = path.read_bytes()
     except OSError:
-        data = b""
-    if data[:4] == b"\x7fELF":
-        _emit("cache-hit", f"{label}: {path}")
-        return data
+        entry = None
+    if entry is not None:
+        data, problem = _verified(entry)
+        if data is not None:
+            _emit("cache-hit", f"{label}: {path}")
+            return data
+        message = f"{label}: the cache entry {path} is bad ({problem}); rebuilding it"
+        _emit("cache-bad", message)
+        warnings.warn(f"hsapy build cache: {message}", CacheWarning, stacklevel=3)
     data = produce()
     try:
-        _atomic_write(path, data)
+        _atomic_write(path, _cache_entry(data))
         _emit("cache-store", f"{label}: {path}")
     except OSError as exc:  # a read-only home must not break builds
         _emit("note", f"could not write the cache ({exc}); continuing without it")

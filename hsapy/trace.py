@@ -21,7 +21,10 @@ timestamps of dispatches and barriers. The file is in the Trace Event Format:
 - a host process whose tracks (one per publishing Python thread) carry instant events (``i``)
   for packet writes and doorbells;
 - flow arrows (``s``/``f``) from the packet whose completion signal a barrier depends on (the
-  last packet published with that completion signal) to the barrier.
+  last packet published with that completion signal) to the barrier;
+- with ``counters=True`` (the default), the dispatch slices' args carry what
+  :class:`hsapy.profile.Profiler` finds: on the simulator rocprof-named counters and exact
+  figures (``counters``), everywhere the occupancy (``occupancy``) -- docs/profile.md.
 
 Limits, and how they show:
 
@@ -139,6 +142,7 @@ class _QueueInfo:
         self.size = int(queue.size)
         self.agent_name = queue.agent.name
         self.agent_handle = int(queue.agent.handle)
+        self.address = int(queue.address)
         self.records: list[PacketRecord] = []
         self.doorbells: list[tuple[int, int, int]] = []   # (host ns, thread, index)
         self.pending: deque[PacketRecord] = deque()
@@ -169,10 +173,16 @@ class Trace:
     ``path`` may be None (then call :meth:`write` or :meth:`to_json` yourself).
     ``harvest_timeout`` bounds the wait at the end for packets still running (seconds)."""
 
-    def __init__(self, path: Any = None, harvest_timeout: float = 2.0) -> None:
+    def __init__(self, path: Any = None, harvest_timeout: float = 2.0,
+                 counters: bool = True) -> None:
         if harvest_timeout is None or harvest_timeout < 0:
             raise HsapyValueError("Trace: harvest_timeout must be a number of seconds >= 0")
         self.path = path
+        self.profiler: Any = None
+        if counters:
+            from hsapy.profile import Profiler
+
+            self.profiler = Profiler()
         self.harvest_timeout = float(harvest_timeout)
         self.records: list[PacketRecord] = []
         self._queues: dict[int, _QueueInfo] = {}
@@ -207,6 +217,8 @@ class Trace:
         self._origin_ns = time.perf_counter_ns()
         self.is_active = True
         queue_module.add_observer(self)
+        if self.profiler is not None:
+            self.profiler.start()
 
     def stop(self) -> None:
         """Stop observing and harvest the remaining timestamps (bounded wait)."""
@@ -215,6 +227,8 @@ class Trace:
         if not self.is_active:
             return
         queue_module.remove_observer(self)
+        if self.profiler is not None:
+            self.profiler.stop()
         self.is_active = False
         try:
             self._harvest_all(self.harvest_timeout)
@@ -513,12 +527,29 @@ class Trace:
                                       "to the next packet's start on this queue)")
                 else:
                     continue
+                if rec.kind == "dispatch" and self.profiler is not None:
+                    args.update(self._profile_args(info, rec))
                 args["packet"] = aql.explain(rec.data).splitlines()
                 slices[rec.seq] = {"name": self._name(rec), "cat": cat, "ph": "X", "ts": begin,
                                    "dur": round(max(end - begin, 0.0), 3), "pid": info.pid,
                                    "tid": info.tid, "args": args}
             info.lanes = self._lanes(slices, ordered, info)
         return slices
+
+    def _profile_args(self, info: _QueueInfo, rec: PacketRecord) -> dict[str, Any]:
+        """The dispatch's counters and occupancy, as slice args (empty when none)."""
+        found = self.profiler.for_packet(info.address, rec.index)
+        if found is None:
+            return {}
+        data = found.as_dict(instructions=0)
+        out: dict[str, Any] = {}
+        if "counters" in data:
+            counters = data["counters"]
+            counters.pop("instructions", None)
+            out["counters"] = counters
+        if "occupancy" in data:
+            out["occupancy"] = data["occupancy"]
+        return out
 
     def _inferred_bounds(self, ordered: list[PacketRecord], position: int,
                          measured: dict[int, tuple[float, float]]) -> tuple[float, float] | None:

@@ -65,27 +65,30 @@ EXCLUDED = {
 # Why an opcode without semantics has none, for the docs' list (first match wins). Opcodes no
 # pattern names are listed with the interpreter's own reason ("no semantics").
 REASONS: tuple[tuple[str, str], ...] = (
-    (r"^s_rfe", "return from the trap handler: only trap-handler code runs it"),
+    (r"^s_rfe", "return from the trap handler: only trap-handler code runs it, not reachable "
+                "from compute code"),
     (r"^s_cbranch_(join|g_fork|i_fork)$",
-     "fork/join over the hardware control stack: no compiler emits them"),
+     "legacy fork/join over the hardware's conditional-branch stack (MODE.CSP): no compiler "
+     "emits them, not reachable from compute code"),
     (r"^s_setvskip$", "sets the VSKIP mode that skips vector instructions: debugger and "
-                      "trap-handler use"),
-    (r"^s_set_gpr_idx_(on|mode)$",
-     "GPR index mode: not decoded; LLVM indexes register arrays with select chains, "
-     "v_movrel (gfx12) or scratch instead"),
+                      "trap-handler use, not reachable from compute code"),
     (r"^s_sendmsghalt$", "send a message and halt (graphics, trap handlers): not decoded"),
-    (r"^s_version$", "a marker for tools: not decoded (its operand prints unlike LLVM)"),
-    (r"^(s_prefetch_|s_buffer_prefetch)", "prefetch hints with no architectural effect: not "
-                                          "decoded yet (operands print unlike LLVM)"),
-    (r"^(s_atc_probe|s_dcache_discard)", "address-translation probes and cache-line discards: "
-                                         "not decoded; no compiler emits them for compute"),
+    (r"^s_dcache_discard", "drops dirty scalar-cache lines without writing them back: the "
+                           "simulator has no scalar cache (a store reaches memory at once), so "
+                           "it cannot lose the data hardware would; not decoded, no compiler "
+                           "emits it"),
     (r"^v_screen_partition_4se_b32$",
-     "graphics: a screen-tile lookup the ISA guides give no definition for"),
+     "graphics: a screen-tile lookup the ISA guides give no definition for, not reachable "
+     "from compute code"),
     (r"^v_cvt_pk_(fp8|bf8)_f32$",
-     "the guides' pseudocode does not define f32_to_fp8/f32_to_bf8 for values beyond the "
-     "format's range or NaN, so a result would be guessed"),
+     "gfx12: the RDNA4 guide leaves open which 8-bit format the conversion writes (its F8 mode "
+     "is a driver setting, OCP or FNUZ) and the sign of the NaN an overflow gives (gfx942's "
+     "FNUZ forms are implemented)"),
     (r"^v_cvt_sr_(fp8|bf8)_f32$",
-     "stochastic-rounding conversions: not decoded (their byte_sel operand)"),
+     "stochastic rounding: the CDNA3 guide's pseudocode (seed bits added to the mantissa, "
+     "wrapping within the binade, then round to nearest even) and its prose (add the seed, "
+     "then truncate) give different results, and no public source settles which the hardware "
+     "computes; not decoded"),
     (r"^v_mov_b16$", "true16 register halves (v8.l): not decoded; LLVM 19 emits it only in "
                      "true16 code"),
     (r"^s_subvector_loop_(begin|end)$",
@@ -93,17 +96,6 @@ REASONS: tuple[tuple[str, str], ...] = (
     (r"^s_(get_barrier_state|barrier_init|barrier_join|wakeup_barrier|barrier_leave)$",
      "named barriers, which HIP compute code does not use (__syncthreads is s_barrier_signal "
      "and s_barrier_wait)"),
-    (r"^s_scratch_(load|store)",
-     "scalar access to the private segment: the guides do not say how a scalar address maps "
-     "into the per-lane interleaved scratch; LLVM does not emit it"),
-    (r"^ds_condxchg32_rtn_b64$",
-     "conditional exchange for graphics: the guides do not describe its write-enable bits "
-     "precisely enough to implement without guessing"),
-    (r"^(global|scratch)_load_lds_(ubyte|sbyte|ushort|sshort)$",
-     "byte/short loads into LDS: which LDS bytes they write is not documented"),
-    (r"^scratch_load_lds_dword$",
-     "scratch load into LDS: LLVM's intrinsics do not emit it and the guides document the LDS "
-     "address only for the global and buffer forms"),
     (r"^(global|scratch)_(load|store)_block$",
      "gfx12 transfers of up to 32 VGPRs chosen by an M0 mask (register spills): the memory "
      "layout is not documented"),

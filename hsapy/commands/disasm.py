@@ -18,11 +18,15 @@ def run(args: argparse.Namespace) -> int:
     from hsapy.errors import HsapyError
     from hsapy.sim.isa.disasm import disassemble
 
+    from hsapy.codeobject import read_code_object_file
+
     try:
-        with open(args.path, "rb") as fh:
-            data = fh.read()
+        data = read_code_object_file(args.path)
     except OSError as exc:
         print(f"hsapy disasm: cannot read {args.path}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except HsapyError as exc:
+        print(f"hsapy disasm: {exc}", file=sys.stderr)
         return 1
     try:
         sys.stdout.write(disassemble(data, kernel=args.kernel, target=args.target))

@@ -180,10 +180,15 @@ def run(args: argparse.Namespace) -> int:
     from hsapy.codeobject import CodeObject
     from hsapy.errors import HsapyError
 
+    from hsapy.codeobject import read_code_object_file
+
     try:
-        data = Path(args.path).read_bytes()
+        data = read_code_object_file(args.path)
     except OSError as exc:
         print(f"hsapy inspect: cannot read {args.path}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except HsapyError as exc:
+        print(f"hsapy inspect: {exc}", file=sys.stderr)
         return 1
     try:
         shown = []

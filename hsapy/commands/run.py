@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds to wait for each dispatch (default 60, 900 simulated)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile each row's dispatches (hsapy profile's table: counters "
+                             "on the simulator, occupancy and a roofline placement)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,15 +512,46 @@ def run(args: argparse.Namespace) -> int:
             print(f"hsapy run: {exc}", file=sys.stderr)
             return 2
         results = []
+        profiles: list[tuple[RowResult, list]] = []
         try:
             for spec in specs:
-                row = execute_row(session, spec, repeat=args.repeat)
+                if args.profile:
+                    row, dispatches = profile_row(session, spec, args.repeat)
+                    profiles.append((row, dispatches))
+                else:
+                    row = execute_row(session, spec, repeat=args.repeat)
                 results.append(row)
-                if args.json:
+                if args.json and args.profile:
+                    data = row.as_json()
+                    data["profile"] = [d.as_dict(10) for d in profiles[-1][1]]
+                    print(json.dumps(data, allow_nan=False), flush=True)
+                elif args.json:
                     print(format_json([row]), flush=True)
         finally:
             session.close()
     if not args.json:
         note = sizes_note(dict.fromkeys(s.operator for s in specs)) if session.simulated else ""
         print(format_table(results, session.simulated, note))
+        for row, dispatches in profiles:
+            print(f"\n=== {row.operator}/{row.variant} {row.route} {row.target} {row.size} "
+                  f"{row.inputs}")
+            for dispatch in dispatches:
+                print(dispatch.report(5))
     return 0 if results and all(r.ok for r in results) else 1
+
+
+def profile_row(session: Any, spec: RowSpec, repeat: int) -> tuple[RowResult, list]:
+    """Run one row under hsapy.profile.Profiler; the row and the first dispatch of each
+    kernel configuration it ran (a GPU row repeats its dispatches for timing)."""
+    from hsapy.profile import Profiler
+
+    with Profiler() as profiler:
+        row = execute_row(session, spec, repeat=repeat)
+    seen: set[tuple] = set()
+    first = []
+    for dispatch in profiler.dispatches:
+        key = (dispatch.kernel, dispatch.grid, dispatch.workgroup, dispatch.group_segment_size)
+        if key not in seen:
+            seen.add(key)
+            first.append(dispatch)
+    return row, first

@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write the trace (default: trace.json)")
     parser.add_argument("--harvest-timeout", type=float, default=2.0, metavar="S",
                         help="seconds to wait at the end for packets still running (default 2)")
+    parser.add_argument("--no-counters", action="store_true",
+                        help="leave out the counters and occupancy on dispatch slices (on the "
+                             "simulator counting makes dispatches slower)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                         help="python script.py args | python -m module args | script.py args")
 
@@ -146,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"hsapy trace: cannot write {args.output}: no directory {output_dir}",
               file=sys.stderr)
         return 2
-    trace = Trace(os.path.abspath(args.output), harvest_timeout=args.harvest_timeout)
+    trace = Trace(os.path.abspath(args.output), harvest_timeout=args.harvest_timeout,
+                  counters=not args.no_counters)
     with trace:
         status = run_program(kind, target, argv)
     sys.stdout.flush()

@@ -101,6 +101,19 @@ class _Stopped(Exception):
     """The queue was destroyed or inactivated while a packet waited."""
 
 
+def uint64_argument(value: Any) -> int:
+    """``value`` as a C uint64_t argument, or the TypeError/OverflowError cffi raises for it
+    (the simulator's functions take Python values where ROCr's take C ones)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        index = getattr(value, "__index__", None)
+        if index is None or isinstance(value, bool):
+            raise TypeError(f"an integer is required for a uint64_t, not {type(value).__name__}")
+        value = index()
+    if not 0 <= value <= 0xFFFFFFFFFFFFFFFF:
+        raise OverflowError(f"{value} does not fit a uint64_t")
+    return value
+
+
 class SimQueue:
     """One user-mode AQL queue: ring, amd_queue_t, doorbell, indices and its processor thread."""
 
@@ -184,6 +197,7 @@ class SimQueue:
 
     def store_read_index(self, value: int) -> None:
         """Set the read index."""
+        value = uint64_argument(value)
         with self.index_lock:
             self.struct_words[READ_INDEX_WORD] = value & 0xFFFFFFFFFFFFFFFF
 
@@ -215,11 +229,13 @@ class SimQueue:
 
     def store_write_index(self, value: int) -> None:
         """Set the write index."""
+        value = uint64_argument(value)
         self.take_write_token()
         self.give_write_token(value & 0xFFFFFFFFFFFFFFFF)
 
     def cas_write_index(self, expected: int, value: int) -> int:
         """Compare-and-swap the write index; return the value observed."""
+        expected, value = uint64_argument(expected), uint64_argument(value)
         old = self.take_write_token()
         self.give_write_token(value & 0xFFFFFFFFFFFFFFFF
                               if old == expected & 0xFFFFFFFFFFFFFFFF else old)
@@ -227,6 +243,7 @@ class SimQueue:
 
     def add_write_index(self, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
+        value = uint64_argument(value)
         old = self.take_write_token()
         self.give_write_token((old + value) & 0xFFFFFFFFFFFFFFFF)
         return old
@@ -575,9 +592,14 @@ class SimQueue:
         return completion
 
     def _fail(self, status: int, message: str, address: int | None = None) -> None:
-        """Stop the queue and report through its error callback (and system event handlers)."""
+        """Stop the queue and report through its error callback (and system event handlers).
+        The status and message are kept first (``sim_queue_error``), so the failure reaches
+        the caller even when a callback fails in turn."""
         self.is_active = False
         self._stop = True
         self.error_status = status
         self.error_message = message
-        self.lib._queue_failed(self, status, message, address)
+        try:
+            self.lib._queue_failed(self, status, message, address)
+        except Exception:       # the callback's own failure; the queue's error stands
+            self.error_message += "\n(reporting it failed too:\n" + traceback.format_exc() + ")"

@@ -32,8 +32,8 @@ from hsapy.errors import STATUS_NAMES
 from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
 from hsapy.sim.executor import ExecutorCache
-from hsapy.sim.memory import PAGE_SIZE, SimMemory
-from hsapy.sim.queues import READ_INDEX_WORD, WRITE_INDEX_WORD, SimQueue
+from hsapy.sim.memory import PAGE_SIZE, SimMemory, SimMemoryFault
+from hsapy.sim.queues import READ_INDEX_WORD, WRITE_INDEX_WORD, SimQueue, uint64_argument
 from hsapy.sim.signals import SignalTable, SimSignal, condition_holds, wait_any
 from hsapy.sim.targets import (
     CPU_PROFILE,
@@ -72,6 +72,8 @@ INVALID_ISA = 0x100F
 INVALID_ISA_NAME = 0x1017
 INVALID_CACHE = 0x1022
 INVALID_MEMORY_POOL = 40
+EXCEPTION = 0x1016
+MEMORY_FAULT = 43
 
 # hsa_amd_memory_pool_global_flag_t
 FLAG_KERNARG_INIT = 1
@@ -201,10 +203,18 @@ def _compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
             old = token.pop()
         except IndexError:
             return slow(queue, value)
-        new = old + value
-        if new > 0xFFFFFFFFFFFFFFFF:
-            new &= 0xFFFFFFFFFFFFFFFF
-        words[WRITE_INDEX_WORD] = new                 # amd_queue_t.write_dispatch_id
+        try:
+            new = old + value
+            if new > 0xFFFFFFFFFFFFFFFF:
+                new &= 0xFFFFFFFFFFFFFFFF
+            elif new < old:
+                raise OverflowError("can't convert negative number to unsigned")
+            words[WRITE_INDEX_WORD] = new             # amd_queue_t.write_dispatch_id
+        except BaseException:
+            # what cffi does with a value a uint64_t cannot take: raise, the index untouched
+            token.append(old)
+            uint64_argument(value)
+            raise
         token.append(new)
         return old
 
@@ -317,6 +327,9 @@ class SimLib(LoaderMixin):
         self._status_strings: dict[int, Any] = {}
         self._build_version = ffi.new("char[]", _BUILD_VERSION.encode())
         self._copy_threads: set[threading.Thread] = set()
+        # completion signal handle -> (status, message) of an asynchronous copy that failed
+        # (sim_signal_error); cleared when the signal is destroyed or used by another copy
+        self._copy_errors: dict[int, tuple[int, str]] = {}
         self._shutting_down = False
         self._build_agents(resolve_targets(targets))
         self.signals = SignalTable(self.memory, self.cpu_agent.handle)
@@ -680,6 +693,7 @@ class SimLib(LoaderMixin):
             return INVALID_ARGUMENT
         if not self.signals.destroy(handle):
             return INVALID_SIGNAL
+        self._copy_errors.pop(handle, None)
         return SUCCESS
 
     def _load(self, signal: Any) -> int:
@@ -1071,6 +1085,7 @@ class SimLib(LoaderMixin):
             block = self.memory.find(address)
             if size and (block is None or not block.contains(address, size)):
                 return INVALID_ARGUMENT
+        self._copy_errors.pop(completion.handle, None)
         thread = threading.Thread(target=self._copy_worker, name="hsapy-sim-copy", daemon=True,
                                   args=(dst_address, src_address, size, deps, completion))
         self._copy_threads.add(thread)
@@ -1079,10 +1094,19 @@ class SimLib(LoaderMixin):
 
     def _copy_worker(self, dst: int, src: int, size: int, deps: list[SimSignal],
                      completion: SimSignal) -> None:
+        """The copy engine: wait for the dependencies, copy, decrement the completion signal.
+        A copy that cannot complete leaves the signal as it is and records why for
+        ``sim_signal_error`` (so a waiter learns it at once), never only in a log."""
         try:
             for dep in deps:
                 while dep.wait(0, 0, 0.05) != 0:     # HSA_SIGNAL_CONDITION_EQ 0
-                    if self._shutting_down or not dep.is_valid:
+                    if self._shutting_down:
+                        return
+                    if not dep.is_valid:
+                        self._copy_failed(completion, INVALID_SIGNAL,
+                                          f"copy of {size} bytes from {src:#x} to {dst:#x}: "
+                                          f"its dependency signal {dep.handle:#x} was destroyed "
+                                          "before it reached 0; the copy never started")
                         return
             start = self.clock.now()
             if size:
@@ -1091,8 +1115,36 @@ class SimLib(LoaderMixin):
             if self._copy_profiling:
                 completion.set_times(start, self.clock.now())
             completion.subtract(1)
+        except SimMemoryFault as fault:
+            self._copy_failed(completion, MEMORY_FAULT,
+                              f"copy of {size} bytes from {src:#x} to {dst:#x}: {fault} (was "
+                              "a buffer freed before the copy ran?)", fault.address)
+        except Exception as exc:  # a simulator bug: reported to the waiter, never lost
+            self._copy_failed(completion, EXCEPTION,
+                              f"copy of {size} bytes from {src:#x} to {dst:#x}: internal "
+                              f"simulator error: {type(exc).__name__}: {exc}")
         finally:
             self._copy_threads.discard(threading.current_thread())
+
+    def _copy_failed(self, completion: SimSignal, status: int, message: str,
+                     address: int | None = None) -> None:
+        if not completion.is_valid:
+            return
+        self._copy_errors[completion.handle] = (status, message)
+        _log.info("asynchronous copy failed (%s): %s", STATUS_NAMES.get(status, hex(status)),
+                  message)
+        if address is not None:
+            try:
+                self._memory_fault_event(self.gpu_agents[0], address)
+            except Exception:   # a handler's failure is its own; the copy's error stands
+                pass
+        with completion.cond:              # waiters look again (see sim_signal_error)
+            completion._changed()
+
+    def sim_signal_error(self, signal: Any) -> tuple[int, str] | None:
+        """Simulator only: ``(status, message)`` of an asynchronous copy that was to decrement
+        ``signal`` and failed (it never will), else None."""
+        return self._copy_errors.get(_handle(signal))
 
     # ------------------------------------------------------------------------------------------
     # queues

@@ -33,7 +33,7 @@ SYNTAX = {
         "dswait": "s_waitcnt lgkmcnt(0)", "vcc": "vcc",
         "bufload": "buffer_load_dword v1, v0, s[12:15], 0 offen",
         "bufflags": "0x00027000",   # V# word 3: 32-bit FLOAT data format, raw range check
-        "unimplemented": "s_scratch_load_dword s10, s[4:5], 0x0",
+        "unimplemented": "s_setvskip s10, s11",
         "extra": "\t\t.amdhsa_accum_offset 8\n", "wave": 64,
     },
     "gfx1201": {

@@ -24,7 +24,7 @@ import pytest
 
 import hsapy
 from hsapy import toolchain
-from hsapy.errors import (HSAError, HsapyValueError, InvalidArgumentError, InvalidPacketError,
+from hsapy.errors import (ClosedError, HSAError, HsapyValueError, InvalidPacketError,
                           MemoryFaultError, QueueError, WaitTimeoutError)
 from hsapy.sim.executor import DEFAULT_WATCHDOG_S, resolve_watchdog
 
@@ -346,7 +346,7 @@ def test_integer_division_by_zero_gives_the_hardware_value(rt):
 
 
 UNIMPLEMENTED = {
-    "gfx942": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "s_scratch_load_dword"),
+    "gfx942": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "s_setvskip"),
     "gfx1201": ("unimplemented_op", fk.UNIMPLEMENTED_OP, "cannot decode gfx1201"),
 }
 
@@ -438,14 +438,15 @@ def test_destroying_a_signal_wakes_its_waiter_with_an_error(rt):
     assert finished.wait(2.0), "the waiter is still blocked"
     assert time.monotonic() - start < 1.0
     thread.join(1.0)
-    assert len(caught) == 1 and isinstance(caught[0], InvalidArgumentError)
-    assert caught[0].status == 0x1006 and "destroyed" in str(caught[0])
+    assert len(caught) == 1 and isinstance(caught[0], ClosedError)
+    assert caught[0].closed_by == "Signal.close()" and "cannot end" in str(caught[0])
 
 
 def test_waiting_on_a_closed_signal_raises_at_once(rt):
     sig = rt.create_signal(0)
+    handle = sig.handle
     sig.close()
-    with pytest.raises(InvalidArgumentError, match="destroyed"):
+    with pytest.raises(ClosedError, match=f"signal {handle:#x} is closed"):
         sig.wait(timeout=10.0)
 
 

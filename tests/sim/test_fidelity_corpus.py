@@ -21,11 +21,7 @@ from hsapy import toolchain
 # Runs that fail on main today: "<class>: <instruction>" -> ids "<kernel>-<build>" (globs; a
 # leading "!" excludes). The first matching class marks a run xfail(strict=True): when a fix
 # lands the run passes, the strict mark fails the suite, and the entry is removed.
-XFAIL: dict[str, list[str]] = {
-    "gfx9 GPR index mode: s_set_gpr_idx_on (-O0 indexing into a vector register)": [
-        "mma_gemm_f16-gfx942-O0",
-    ],
-}
+XFAIL: dict[str, list[str]] = {}
 
 
 def _xfail_reason(run_id: str) -> str | None:

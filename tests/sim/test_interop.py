@@ -7,6 +7,7 @@ import gc
 import numpy as np
 import pytest
 
+from hsapy._lifetime import drain
 from hsapy.asm import kernels
 from hsapy.interop import (DLDeviceType, DLPackExportError, NotHostAccessibleError,
                            runtime_allocation)
@@ -34,6 +35,13 @@ def host_buffer(runtime, nbytes=4 * N):
 
 def device_buffer(runtime, nbytes=4 * N):
     return runtime.gpu_agents[0].device_pool.allocate(nbytes)
+
+
+def collect():
+    """Collect garbage and run the releases finalizers deferred (hsapy._lifetime: a finalizer
+    only queues its release; the reaper thread runs it a moment later)."""
+    gc.collect()
+    drain()
 
 
 def is_freed(runtime, address, allocated):
@@ -116,7 +124,7 @@ def test_an_exported_tensor_keeps_the_memory_after_close_until_the_consumer_drop
     buffer.close()
     assert (array == 9).all() and runtime_allocation(runtime, address) is not None
     del array
-    gc.collect()
+    collect()
     assert runtime_allocation(runtime, address) is None
 
 
@@ -127,7 +135,7 @@ def test_a_capsule_nobody_consumed_gives_the_memory_back(runtime):
     buffer.close()
     assert runtime_allocation(runtime, address) is not None
     del capsule
-    gc.collect()
+    collect()
     assert runtime_allocation(runtime, address) is None
 
 
@@ -145,7 +153,7 @@ def test_numpy_refuses_device_memory_cleanly_and_the_memory_is_freed_after(runti
         np.from_dlpack(buffer)
     allocated = runtime_allocation(runtime, address)
     buffer.close()
-    gc.collect()
+    collect()
     assert is_freed(runtime, address, allocated)
 
 
@@ -255,7 +263,7 @@ def test_the_capsule_read_for_a_kernel_argument_is_given_back(runtime, vector_ad
     address = a.address
     allocated = runtime_allocation(runtime, address)
     a.close()
-    gc.collect()
+    collect()
     assert is_freed(runtime, address, allocated)
 
 

@@ -646,5 +646,5 @@ def test_vgprs_past_accum_offset_alias_agprs_and_stop_the_queue():
     inside = fk.build("agpr_ok", "v_accvgpr_write_b32 a0, v0\nv_mov_b32 v7, 1", "gfx942")
     dev.dispatch(dev.load(inside, "agpr_ok"), [0, 0, 0], (64,), (64,))
     past = fk.build("agpr_alias", "v_accvgpr_write_b32 a0, v0\nv_mov_b32 v9, 1", "gfx942")
-    with pytest.raises(SimFault, match="ACCUM_OFFSET 8"):
+    with pytest.raises(SimFault, match="first AGPR at VGPR 8"):
         dev.dispatch(dev.load(past, "agpr_alias"), [0, 0, 0], (64,), (64,))

@@ -4,10 +4,14 @@ from __future__ import annotations
 import isa_hand_cases_cmp
 import isa_hand_cases_dot
 import isa_hand_cases_ext
+import isa_hand_cases_fp8
+import isa_hand_cases_gpridx
+import isa_hand_cases_lds_dma
 import isa_hand_cases_matrix
 import isa_hand_cases_mem
 import isa_hand_cases_minmax
 import isa_hand_cases_sbits
+import isa_hand_cases_smem
 import isa_hand_cases_scalar
 import isa_hand_cases_valu2
 import isa_hand_cases_vfloat
@@ -21,7 +25,9 @@ ALL_CASES: list[Case] = [
     *isa_hand_cases_scalar.CASES, *isa_hand_cases_mem.CASES, *isa_hand_cases_ext.CASES,
     *isa_hand_cases_minmax.CASES, *isa_hand_cases_dot.CASES, *isa_hand_cases_sbits.CASES,
     *isa_hand_cases_valu2.CASES, *isa_hand_cases_buffer.CASES,
-    *isa_hand_cases_matrix.CASES,
+    *isa_hand_cases_matrix.CASES, *isa_hand_cases_gpridx.CASES,
+    *isa_hand_cases_lds_dma.CASES, *isa_hand_cases_fp8.CASES,
+    *isa_hand_cases_smem.CASES,
 ]
 
 

@@ -112,7 +112,6 @@ add(both("s_trap 2", None, {}, {"raises": (SimFault, "trap 0x2")},
 add(both("s_incperflevel 1", None, {}, {}, "a performance hint: no state changes"))
 add(both("s_decperflevel 1", None, {}, {}, "a performance hint: no state changes"))
 add(both("s_wakeup", None, {}, {}, "wakes sleeping waves of the workgroup: no state changes"))
-add(case("gfx942", "s_set_gpr_idx_off", {}, {}, "index mode is never on: nothing to turn off"))
 add(both("v_nop", None, {}, {}, "no operation"))
 add(case("gfx942", "v_clrexcp", {}, {}, "clears exception bits the simulator does not keep"))
 add(case("gfx1201", "v_pipeflush", {}, {}, "no architectural effect"))

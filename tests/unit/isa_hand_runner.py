@@ -14,7 +14,8 @@ State keys (inputs and expectations) name a register and how its bits are read:
                v3:v4).
 ``"a3.u32"``   AGPR 3 (gfx942), as a VGPR.
 ``"s4.u32"``   SGPR 4 (one value; 64-bit types use s4:s5).
-``"mode"``     (inputs) the wave's MODE register (an int; default 0).
+``"mode"``     (inputs) the wave's MODE register (an int); the instruction is then compiled for
+               that MODE value (without it: round to nearest, denormals per ``ftz``).
 ``"scc"``      bool. ``"vcc"`` / ``"exec"``: the lane mask as a string of 0/1 in lane order
                ("1001" = lanes 0 and 3; an input's remaining lanes are 0; an expectation checks the
                lanes it names).
@@ -204,7 +205,10 @@ def run_case(target: str, c: Case, runner: Any = None) -> None:
     interpreter's closure)."""
     lanes = c.wave or WAVE[target]
     inst = decoded(target, c.line, lanes)
-    info = ProgramInfo(FAMILY[target], lanes, c.ftz, c.ftz)
+    if "mode" in c.inputs:   # compiled for that MODE value, as the executor's programs are
+        info = ProgramInfo.for_mode(FAMILY[target], lanes, c.inputs["mode"])
+    else:
+        info = ProgramInfo(FAMILY[target], lanes, c.ftz, c.ftz)
     fn = compile_instruction(inst, info)
     assert getattr(fn, "unimplemented", None) is None, f"{c.line}: {fn.unimplemented}"
     batch, m, buffer = setup_case(target, c, lanes)

@@ -156,6 +156,13 @@ def _int_like(value) -> int | None:
     return None
 
 
+def _is_bool(value) -> bool:
+    """Python and numpy bools (0-d arrays included): refused by integer slots not declared
+    as C's bool (True is not 1 there)."""
+    return type(value) is bool or (isinstance(value, np.generic | np.ndarray)
+                                   and value.ndim == 0 and value.dtype.kind == "b")
+
+
 def _numpy_integer(value) -> bool:
     return isinstance(value, np.generic | np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu"
 
@@ -207,6 +214,8 @@ def model(slot, value) -> tuple[str, bytes | None]:
                 return OK, struct.pack("<" + fmt, float(value))
             except (OverflowError, struct.error):
                 return BAD, None
+        if _is_bool(value) and not slot.is_bool:
+            return BAD, None
         number = _int_like(value)
         if number is None and isinstance(value, np.ndarray) and value.dtype.kind in "iub":
             if value.ndim == 0:
@@ -221,6 +230,8 @@ def model(slot, value) -> tuple[str, bytes | None]:
         except struct.error:
             return BAD, None
     # untyped: an integer in the signed or unsigned range, or exactly `size` raw bytes
+    if _is_bool(value):
+        return BAD, None
     number = _int_like(value)
     if number is not None:
         bits = 8 * size

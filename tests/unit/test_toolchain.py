@@ -148,7 +148,7 @@ def test_second_build_is_served_from_the_cache(cache, monkeypatch):
     assert second == first
     assert "cache-hit" in recorder.kinds()
     assert "run" not in recorder.kinds() and "llvm" not in recorder.kinds()
-    assert list(cache.glob("objects/*/*.hsaco"))
+    assert list(cache.glob("objects/*/*.entry"))
 
 
 def test_cache_key_changes_with_target_and_options(cache):

@@ -12,7 +12,7 @@ import json
 import struct
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
 from pathlib import Path
@@ -56,12 +56,13 @@ _SCOPES = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 # Opcodes the tables know but hsapy does not decode (their operand syntax is special and no
 # compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
 UNSUPPORTED = frozenset({
-    "s_atc_probe", "s_atc_probe_buffer", "s_dcache_discard", "s_dcache_discard_x2",
-    "s_set_gpr_idx_on", "s_set_gpr_idx_mode", "s_sendmsghalt",
-    "s_prefetch_inst", "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
-    "s_buffer_prefetch_data", "v_mov_b16",
-    "s_version", "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
+    "s_dcache_discard", "s_dcache_discard_x2", "s_sendmsghalt", "v_mov_b16",
+    "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
 })
+# SMEM cache hints whose operands print unlike a load (decoder.smem_hint)
+SMEM_HINTS = frozenset({"s_atc_probe", "s_atc_probe_buffer", "s_prefetch_inst",
+                        "s_prefetch_inst_pc_rel", "s_prefetch_data", "s_prefetch_data_pc_rel",
+                        "s_buffer_prefetch_data"})
 _SMEM_TH = ("TH_LOAD_RT", "TH_LOAD_NT", "TH_LOAD_HT", "TH_LOAD_LU")  # gfx12 SMEM cache policy
 _FIXED_SPECIALS = {"vcc": (106, 2), "vcc_lo": (106, 1), "vcc_hi": (107, 1), "exec": (126, 2),
                    "exec_lo": (126, 1), "exec_hi": (127, 1), "m0": (124, 1), "scc": (253, 1)}
@@ -239,6 +240,13 @@ class _Decoder:
         if entry["name"] in UNSUPPORTED:
             raise self.fail(words, i, offset,
                             f"{entry['name']} is not supported by hsapy's decoder")
+        if entry["name"] == "s_set_gpr_idx_on":
+            return self.gpr_idx_on(fmt, entry, fields, words, i, offset)
+        if entry["name"] in SMEM_HINTS:
+            return self.smem_hint(fmt, entry, fields, words, i, offset)
+        if entry["name"] == "s_version":
+            inst = self.generic(fmt, fmt.name, entry, fields, words, i, offset)
+            return replace(inst, asm=f"s_version {_version_text(fields['simm16'])}")
         encoding = fmt.name
         if entry.get("sd"):
             fields = F.Format(fmt.name, fmt.mask, fmt.match, fmt.dwords,
@@ -258,6 +266,50 @@ class _Decoder:
                     raise self.fail(words, i, offset, f"{entry['name']} has no lds form")
                 entry = {**entry, "ops": entry["ops_lds"]}
         return self.generic(fmt, encoding, entry, fields, words, i, offset)
+
+    def gpr_idx_on(self, fmt: F.Format, entry: dict, fields: dict[str, int],
+                   words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        """S_SET_GPR_IDX_ON SSRC0, imask: the SSRC1 field is not an operand but the raw
+        operand-enable mask (CDNA3 ISA guide, S_SET_GPR_IDX_ON); it becomes an ``imm`` source."""
+        inst = self.generic(fmt, fmt.name, {**entry, "ops": entry["ops"][:1]}, fields, words, i,
+                            offset)
+        mask = fields["ssrc1"]
+        return replace(inst, srcs=inst.srcs + (Operand("imm", 0, 1, mask, ""),),
+                       asm=f"{inst.asm}, {gpr_idx_text(mask)}")
+
+    def smem_hint(self, fmt: F.Format, entry: dict, fields: dict[str, int],
+                  words: tuple[int, ...], i: int, offset: int) -> Instruction:
+        """S_ATC_PROBE[_BUFFER] (SDATA is a probe-mode immediate, then the usual SMEM base and
+        offset) and the gfx12 prefetches ``[SBASE,] IOFFSET, SOFFSET, SDATA`` (RDNA4 ISA guide
+        8.5: IOFFSET a signed 24-bit byte offset, SOFFSET an SGPR or null, SDATA an
+        immediate); their register operands are sources."""
+        name = entry["name"]
+        mode_text = _unsigned_text(fields["sdata"])
+        mode = Operand("imm", 0, 1, fields["sdata"], "")
+        if name.startswith("s_atc_probe"):
+            ops = [["sdata", 1, "s"]] + [item for item in entry["ops"] if item[0] != "="]
+            # LLVM prints no cache policy (glc, th, scope) on a hint
+            fields = {**fields, "glc": 0, "th": 0, "scope": 0}
+            inst = self.generic(fmt, fmt.name, {**entry, "ops": ops}, fields, words, i, offset)
+            register = operand_text(inst.dsts[0])
+            asm = f"{name} {mode_text}" + inst.asm[len(name) + 1 + len(register):]
+            return replace(inst, dsts=(), srcs=(mode,) + inst.srcs, asm=asm)
+        ctx = _Context(fmt, entry, fields, "", None, offset)
+        srcs: list[Operand] = []
+        texts: list[str] = []
+        for item in entry["ops"]:
+            if item[0] == "sbase":
+                op, text = self.operand(ctx, "sbase", item[1], item[2])
+                srcs.append(op)
+                texts.append(text)
+        imm = fields["offset"] - (1 << 24) if fields["offset"] >> 23 & 1 else fields["offset"]
+        soffset = scalar_operand(self.family, fields["soffset"], 1)
+        srcs += [Operand("imm", 0, 1, imm, ""), soffset, mode]
+        texts += [f"0x{imm:x}" if imm >= 0 else f"-0x{-imm:x}", operand_text(soffset), mode_text]
+        asm = name + " " + ", ".join(texts)
+        return Instruction(offset, 8, tuple(words[i:i + 2]), self.family, fmt.name,
+                           fields[fmt.opcode_field], name, "", (), tuple(srcs),
+                           MappingProxyType(fields), asm=asm)
 
     # --- the common path: operands from the generated template --------------------------------
     def generic(self, fmt: F.Format, encoding: str, entry: dict, fields: dict[str, int],
@@ -986,7 +1038,41 @@ def _dpp_ctrl_text(ctrl: int, family: str) -> str:
     raise _Declined(f"DPP control {ctrl:#x} is reserved on {family}")
 
 
+# S_VERSION's immediate (LLVM AMDGPUDisassembler::decodeVersionImm): the version byte by name
+# when it is a known one, OR-ed with the named flag bits; any other bit set prints it as hex.
+_UC_VERSIONS = {0: "UC_VERSION_GFX7", 4: "UC_VERSION_GFX10", 6: "UC_VERSION_GFX11",
+                9: "UC_VERSION_GFX12"}
+_UC_BITS = ((0x2000, "UC_VERSION_W64_BIT"), (0x4000, "UC_VERSION_W32_BIT"),
+            (0x8000, "UC_VERSION_MDP_BIT"))
+
+
+def _version_text(imm: int) -> str:
+    if imm & ~0xE0FF:
+        return f"0x{imm:x}"
+    text = _UC_VERSIONS.get(imm & 0xFF, str(imm & 0xFF))
+    for bit, name in _UC_BITS:
+        if imm & bit:
+            text = (f"({text})" if "|" in text else text) + "|" + name
+    return text
+
+
+def _unsigned_text(value: int) -> str:
+    """An unsigned immediate as LLVM prints a plain integer operand: decimal up to 64, else hex."""
+    return str(value) if value <= 64 else f"0x{value:x}"
+
+
+def gpr_idx_text(mask: int) -> str:
+    """The operand-enable mask of s_set_gpr_idx_on / s_set_gpr_idx_mode as LLVM prints it:
+    ``gpr_idx(SRC0,...,DST)`` for bits 0-3, hex when a higher bit is set."""
+    if mask > 15:
+        return f"0x{mask:x}"
+    names = ("SRC0", "SRC1", "SRC2", "DST")
+    return "gpr_idx(" + ",".join(n for k, n in enumerate(names) if mask >> k & 1) + ")"
+
+
 def _sopp_special(family: str, name: str, imm: int) -> str:
+    if name == "s_set_gpr_idx_mode":
+        return gpr_idx_text(imm)
     if name == "s_waitcnt" and family == "gfx9":
         # gfx9 s_waitcnt: vmcnt = [3:0] | [15:14] << 4, expcnt [6:4], lgkmcnt [11:8].
         vm = (imm & 0xF) | ((imm >> 14) & 3) << 4

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from hsapy.codeobject import max_scratch_per_wave
+from hsapy.sim.isa import counters
 from hsapy.sim.executor import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                 HSA_STATUS_ERROR_MEMORY_FAULT,
                                 HSA_STATUS_ERROR_OUT_OF_RESOURCES, DispatchContext, SimFault,
@@ -205,11 +206,13 @@ class Program:
     entry. The lists only grow, so a scheduler may keep references to them.
     """
 
-    def __init__(self, target: str, info: ProgramInfo, text: CodeText, memory: Any) -> None:
+    def __init__(self, target: str, info: ProgramInfo, text: CodeText, memory: Any,
+                 profiled: bool = False) -> None:
         self.target = target
         self.info = info
         self.text = text
         self.memory = memory
+        self.profiled = profiled      # closures report to the machine's counters recorder
         self.insts: list = []
         self.fns: list = []
         self.offsets: list[int] = []
@@ -304,6 +307,8 @@ class Program:
 def _compile_on_first_run(program: Program, i: int):
     def first_run(b: Batch, m: Any):
         fn = compile_instruction(program.insts[i], program.info)
+        if program.profiled:
+            fn = counters.wrap(program.insts[i], fn)
         program.fns[i] = fn
         return fn(b, m)
     return first_run
@@ -349,6 +354,7 @@ class _Machine:
         self.private_base = PRIVATE_APERTURE_BASE
         self.wave_size = wave_size
         self.pending: list[Batch] = []
+        self.recorder: counters.DispatchRecorder | None = None   # set on profiled dispatches
 
     def split(self, b: Batch, taken: np.ndarray, target: int, fallthrough: int) -> None:
         """Divergent scalar branch: continue the two halves as separate batches."""
@@ -396,7 +402,9 @@ class InterpreterExecutor:
             if ctx.engine == "compare":
                 self.stats = jit.compare_engines(self, ctx)
                 return
-            if jit.chooses_jit(ctx):
+            if jit.chooses_jit(ctx) and not counters.is_profiling():
+                # profiled dispatches stay on the interpreter: its closures are the counters'
+                # one definition, so a profile reads the same whichever engine was chosen
                 compiled = self.jit_executor()
                 compiled.execute(ctx)
                 self.stats = compiled.stats
@@ -420,7 +428,9 @@ class InterpreterExecutor:
                 f"{private * wave_size} per wave of {wave_size}; {self.profile.name} allows at "
                 f"most {limit} bytes of scratch per wave (COMPUTE_TMPRING_SIZE.WAVESIZE)")
         mode = initial_mode(kd.rsrc1, self.profile.family)
-        programs, vgprs, agprs, ends_at_once = self._plan(ctx, kd, entry, wave_size, mode)
+        recorder = counters.recorder_for(ctx, wave_size)
+        programs, vgprs, agprs, ends_at_once = self._plan(ctx, kd, entry, wave_size, mode,
+                                                          recorder is not None)
         if ends_at_once:
             # every wave ends at its first instruction: nothing observable happens
             grid = [max(1, int(g)) for g in ctx.grid_size]
@@ -431,19 +441,29 @@ class InterpreterExecutor:
             self.stats = ExecutionStats(grid[0] * grid[1] * grid[2], waves, 1, waves)
             global last_stats
             last_stats = self.stats
+            if recorder is not None:
+                program = programs(mode)
+                recorder.executed(program.insts[program.index[entry]], waves,
+                                  self.stats.lane_instructions)
+                recorder.finish(waves)
             return
         lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
         shape = (vgprs, agprs, mode)
         with np.errstate(all="ignore"):
-            self._run_chunks(ctx, kd, programs, shape, wave_size, entry, lds, private)
+            self._run_chunks(ctx, kd, programs, shape, wave_size, entry, lds, private,
+                             recorder)
         last_stats = self.stats
+        if recorder is not None:
+            recorder.finish(self.stats.waves)
 
     def _run_chunks(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
-                    wave_size: int, entry: int, lds: int, private: int) -> None:
+                    wave_size: int, entry: int, lds: int, private: int,
+                    recorder: counters.DispatchRecorder | None = None) -> None:
         """Every chunk of workgroups, one after another."""
         for chunk in self._chunks(ctx, wave_size, shape, lds, private):
             ctx.poll()
-            self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private)
+            self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
+                            recorder)
 
     def _wave_size(self, ctx: DispatchContext, kd: KernelDescriptor) -> int:
         """The wave size the hardware launches the kernel with: the descriptor's
@@ -486,19 +506,20 @@ class InterpreterExecutor:
 
     # --- code ---------------------------------------------------------------------------------
     def _plan(self, ctx: DispatchContext, kd: KernelDescriptor, entry: int, wave_size: int,
-              mode: int) -> tuple:
+              mode: int, profiled: bool = False) -> tuple:
         """(programs, VGPRs, AGPRs, whether the first instruction is s_endpgm) of a kernel,
-        worked out at its first dispatch and kept with the loaded code."""
+        worked out at its first dispatch and kept with the loaded code; ``profiled`` programs
+        report to the dispatch's counters recorder (hsapy.sim.isa.counters)."""
         alloc = ctx.memory.find(entry)
         if alloc is None:
             raise SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
                            f"kernel entry {entry:#x} is outside every allocation", entry)
         with _program_lock:
             per_alloc = _program_cache.setdefault(alloc, {})
-        key = ("plan", self.engine_tag, entry, wave_size, mode, kd.rsrc3)
+        key = ("plan", self.engine_tag, entry, wave_size, mode, kd.rsrc3, profiled)
         plan = per_alloc.get(key)
         if plan is None:
-            programs = self._programs(ctx, alloc, per_alloc, entry, wave_size)
+            programs = self._programs(ctx, alloc, per_alloc, entry, wave_size, profiled)
             program = programs(mode)
             vgprs, agprs = program.entry(entry)
             self._check_accum_offset(kd, vgprs, agprs)
@@ -509,7 +530,7 @@ class InterpreterExecutor:
         return plan
 
     def _programs(self, ctx: DispatchContext, alloc: Any, per_alloc: dict, entry: int,
-                  wave_size: int):
+                  wave_size: int, profiled: bool = False):
         """``get(mode) -> Program``: the code object's programs for this wave size, one per
         MODE value (cached per loaded code object)."""
         text = CodeText.of_kernel(ctx.kernel, entry, alloc)
@@ -521,14 +542,14 @@ class InterpreterExecutor:
         program_class = self.program_class
 
         def get(mode: int) -> Program:
-            key = (tag, target, wave_size, mode, text)
+            key = (tag, target, wave_size, mode, text, profiled)
             program = per_alloc.get(key)
             if program is None:
                 with _program_lock:
                     program = per_alloc.get(key)
                     if program is None:
                         info = ProgramInfo.for_mode(family, wave_size, mode)
-                        program = program_class(target, info, text, memory)
+                        program = program_class(target, info, text, memory, profiled)
                         per_alloc[key] = program
             return program
         return get
@@ -551,11 +572,13 @@ class InterpreterExecutor:
             yield start, min(total, start + per_chunk), counts, grid, block
 
     def _run_chunk(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
-                   wave_size: int, chunk: tuple, entry: int, lds: int, private: int) -> None:
+                   wave_size: int, chunk: tuple, entry: int, lds: int, private: int,
+                   recorder: counters.DispatchRecorder | None = None) -> None:
         start, stop, counts, grid, block = chunk
         batch, alive = self._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
                                            grid, block, entry)
         machine = _Machine(ctx, stop - start, lds, private, wave_size)
+        machine.recorder = recorder
         self._schedule(ctx, programs, machine, batch, alive)
 
     # --- initial wave state -------------------------------------------------------------------

@@ -14,6 +14,8 @@ bits    field
 7:6     FP_DENORM, double and half precision (same values)
 8       DX10_CLAMP: a clamped NaN becomes 0 (gfx9/gfx11; gfx12 has no such mode)
 9       IEEE: IEEE-754 NaN handling of min/max (gfx9/gfx11; gfx12 has no such mode)
+23      FP16_OVFL: overflowing f16 results (and f32 -> fp8/bf8 conversions) give the largest
+        finite value instead of infinity; f16 results under it stop the queue (not modelled)
 ======  =====================================================================================
 
 A wave starts with MODE[7:0] = kernel descriptor rsrc1[19:12] (FLOAT_ROUND_MODE_32,
@@ -50,6 +52,7 @@ DENORM_NAMES = ("flush input and output denormals", "flush output denormals",
 MODE_HWREG = 1          # hwreg id of MODE on every generation (SIDefines.h Hwreg::ID_MODE)
 FLOAT_BITS = 0xFF       # FP_ROUND and FP_DENORM
 MODELLED_BITS = 0x3FF   # FP_ROUND, FP_DENORM, DX10_CLAMP, IEEE
+FP16_OVFL = 1 << 23     # clamp overflowing f16 results, and f32 -> fp8/bf8 conversions, to max
 
 
 @dataclass(frozen=True)
@@ -121,10 +124,12 @@ class FloatMode:
 
 
 def initial_mode(rsrc1: int, family: str) -> int:
-    """MODE at wave launch from the kernel descriptor's compute_pgm_rsrc1 (module docstring)."""
+    """MODE at wave launch from the kernel descriptor's compute_pgm_rsrc1 (module docstring);
+    MODE.FP16_OVFL (bit 23) = rsrc1[26] (FP16_OVFL, gfx9 and later)."""
     mode = (rsrc1 >> 12) & FLOAT_BITS
     if family != "gfx12":
         mode |= ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9
+    mode |= ((rsrc1 >> 26) & 1) << 23
     return mode
 
 
@@ -142,6 +147,8 @@ _EXACT_PREFIXES = (
     "v_cvt_floor_", "v_cvt_nearest_", "v_pack_b32_", "v_cvt_f32_ubyte", "v_cvt_off_f32_i4",
     "v_cmp_class", "v_dual_mov_", "v_dual_cndmask_", "v_dual_max", "v_dual_min",
     "v_accvgpr_", "v_readfirstlane", "v_readlane", "v_writelane", "v_pk_mov_",
+    # conversions to fp8/bf8 that always round to nearest even (CDNA3 guide, V_CVT_PK_FP8_F32)
+    "v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32",
 )
 # conversions to a wider float or to an integer (truncating) never round
 _EXACT_CONVERSIONS = re.compile(
@@ -198,6 +205,9 @@ def directed_name(name: str) -> str:
 
 def unsupported(name: str, mode: FloatMode, dst_ty: str | None = None) -> str:
     """Why instruction ``name`` cannot run under ``mode`` ("" when it can)."""
+    if mode.value & FP16_OVFL and rounds(name) and result_type(name, dst_ty) == "f16":
+        return (f"MODE {mode.value:#x}: FP16_OVFL (an overflowing f16/bf16 result clamped to "
+                "the largest finite value) is not implemented")
     if mode.value & FLOAT_BITS == FloatMode.from_flags(mode.ftz32, mode.ftz64).value & FLOAT_BITS:
         return ""       # round to nearest even, each type flushing both ways or neither
     if not rounds(name):

@@ -26,7 +26,7 @@ import numpy as np
 
 from hsapy.sim.executor import (HSA_STATUS_ERROR_EXCEPTION,
                                 HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault)
-from hsapy.sim.isa import float_mode
+from hsapy.sim.isa import float_mode, gpr_index
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
@@ -70,8 +70,6 @@ NO_OPS = {
     # simulator keeps; v_clrexcp clears exception bits it does not model
     "s_incperflevel", "s_decperflevel", "s_wakeup", "v_nop", "v_pipeflush", "v_clrexcp",
     "s_gl1_inv",
-    # GPR index mode can only be turned on by s_set_gpr_idx_on, which the decoder refuses
-    "s_set_gpr_idx_off",
 }
 
 
@@ -101,6 +99,22 @@ def _compile(inst: Instruction, info: Any) -> Closure:
             why = f"MODE {mode.value:#x}: clamp with DX10_CLAMP off is not implemented"
         if why:
             return _unimplemented(inst, why)
+    if enc in gpr_index.VALU_ENCODINGS and gpr_index.enabled(info):
+        return gpr_index.compile_indexed(inst, info, _compile_checked)
+    return _compile_plain(inst, info)
+
+
+def _compile_checked(inst: Instruction, info: Any) -> Closure:
+    try:
+        return _compile_plain(inst, info)
+    except NotImplementedOperand as exc:
+        return _unimplemented(inst, str(exc))
+
+
+def _compile_plain(inst: Instruction, info: Any) -> Closure:
+    """``inst``'s closure once the checks every instruction goes through are done."""
+    name = inst.name
+    enc = inst.encoding
     if enc == "SOPP":
         return _sopp(inst, info)
     if enc in ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER"):
@@ -178,6 +192,8 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
         value = int(inst.srcs[0].value) & 0xF if inst.srcs else 0
         return _mode_writer(lambda b: np.asarray(value, np.uint32), shift, 4,
                             inst.offset + inst.size)
+    if name.startswith("s_set_gpr_idx_"):
+        return gpr_index.compile_control(inst, info)
     if name in ("s_sendmsg", "s_sendmsghalt"):
         return lambda b, m: None  # messages (dealloc VGPRs, ...) have no effect here
     if name == "s_trap":
@@ -221,8 +237,10 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return _clock_or_hwreg(inst, info)
     if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
         return _setreg(inst, info)
-    if name in ("s_set_gpr_idx_off", "s_version"):
+    if name == "s_version":   # RDNA4 guide, S_VERSION: "Do nothing" (a marker for tools)
         return lambda b, m: None
+    if name.startswith("s_set_gpr_idx_"):
+        return gpr_index.compile_control(inst, info)
     if name == "s_call_b64":
         # CDNA3 / RDNA4 ISA S_CALL_B64: D = PC + 4, then a branch by the signed word offset
         write = scalar_writer(inst.dsts[0], "b64")
@@ -235,14 +253,6 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return call
     if name.startswith(("s_movrels_", "s_movreld_", "s_movrelsd_2_")):
         return _smovrel(inst, info)
-    if name == "s_set_gpr_idx_idx":
-        read = scalar_reader(inst.srcs[0], "u32")
-        m0 = _m0_index(info)
-
-        def set_idx(b: Batch, m: Any) -> None:      # M0[7:0] = S0[7:0]
-            low = np.asarray(read(b)) & np.uint32(0xFF)
-            b.S[:, m0] = (b.S[:, m0] & np.uint32(0xFFFFFF00)) | low
-        return set_idx
     spec = alu.saveexec_spec(name)
     if spec is not None:
         return _saveexec(inst, spec, info)
@@ -441,22 +451,28 @@ def _setreg(inst: Instruction, info: Any) -> Closure:
         return _unimplemented(inst, f"writing hardware register {hwreg} (only MODE, 1, is "
                                     "modelled)")
     read = scalar_reader(inst.srcs[1], "u32")
-    return _mode_writer(read, offset, size, inst.offset + inst.size)
+    modelled = float_mode.MODELLED_BITS
+    if info.family == "gfx9":
+        modelled |= gpr_index.GPR_IDX_EN
+    return _mode_writer(read, offset, size, inst.offset + inst.size, modelled)
 
 
-def _mode_writer(read: Callable, offset: int, size: int, next_pc: int) -> Closure:
+def _mode_writer(read: Callable, offset: int, size: int, next_pc: int,
+                 modelled: int = float_mode.MODELLED_BITS) -> Closure:
     """MODE[offset + size - 1 : offset] = the value's low ``size`` bits; the batch then runs
-    the program compiled for its new MODE (waves whose values differ continue separately)."""
+    the program compiled for its new MODE (waves whose values differ continue separately).
+    Changing a bit outside ``modelled`` stops the queue."""
     field = (((1 << size) - 1) << offset) & 0xFFFFFFFF
 
     def write(b: Batch, m: Any) -> int | None:
         values = np.broadcast_to(np.asarray(read(b)).astype(np.int64), (b.waves,))
         new = (b.mode & ~field) | ((values << offset) & field)
-        changed = int(np.bitwise_or.reduce((new ^ b.mode) & ~float_mode.MODELLED_BITS))
+        changed = int(np.bitwise_or.reduce((new ^ b.mode) & ~modelled))
         if changed:
-            # exception enables, debug, GPR-index and the other MODE controls are not modelled
-            raise NotImplementedInstruction(f"writing MODE bits {changed:#x} (only FP_ROUND, "
-                                            "FP_DENORM, DX10_CLAMP and IEEE are modelled)")
+            # exception enables, debug and the other MODE controls are not modelled
+            raise NotImplementedInstruction(
+                f"writing MODE bits {changed:#x} (only FP_ROUND, FP_DENORM, DX10_CLAMP, IEEE "
+                "and, on gfx9, GPR_IDX_EN are modelled)")
         first = int(new[0])
         if (new == first).all():
             if first == b.mode:
@@ -729,6 +745,8 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vpk_fmac(inst, info)
     if name in ("v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"):
         return _vcvt_from_small_float(inst, info)
+    if name in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32") and inst.family == "gfx9":
+        return _vcvt_to_small_float(inst, info)
     if _extension(inst) and not name.startswith("v_cndmask") and name not in alu.VALU:
         _no_extension(inst)        # the handlers below read their sources directly
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):
@@ -1327,6 +1345,61 @@ def _vcvt_from_small_float(inst: Instruction, info: Any):
         return low.view(np.uint32).astype(np.uint64) | (high.view(np.uint32).astype(np.uint64)
                                                          << np.uint64(32))
     return compute, write
+
+
+def small_float_encoder(kind: str, saturate: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """f32 -> the gfx9 (CDNA3, FNUZ) 8-bit float code, ``uint32`` per value (CDNA3 ISA guide 7.2,
+    "BF8 and FP8 Formats and Conversions", and V_CVT_PK_FP8_F32 / V_CVT_PK_BF8_F32).
+
+    The value rounds to nearest even on the format's grid (denormals included); a result of
+    magnitude 0 is code 0x00 (FNUZ has no -0: 0x80 is the one NaN, which also stands for
+    infinity). A NaN source gives 0x80. An infinite source, or a finite one that rounds past
+    the largest value (240 for fp8, 57344 for bf8), gives +-largest when MODE.FP16_OVFL is set
+    (``saturate``) and 0x80 otherwise (the guide's FP16_OVFL table). The comparison is after
+    rounding: an exhaustive gfx942 sweep of fp8+fp8 and bf8+bf8 sums in AMD's issue tracker
+    (ROCm/rocm-systems #9556) counts exactly the sums that round past the largest value."""
+    exp_bits, man_bits, bias, special = alu.SMALL_FLOATS[("gfx9", kind)]
+    grid = alu.small_float_values(exp_bits, man_bits, bias, special)[:128]   # 0x00 .. 0x7F
+    largest = grid[127]
+    limit = largest + (largest - grid[126]) / 2      # at or above: rounds past the largest
+
+    def encode(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.float64)
+        a = np.abs(x)
+        k = np.clip(np.searchsorted(grid, np.nan_to_num(a, nan=0.0, posinf=largest)), 1, 127)
+        lo, hi = grid[k - 1], grid[k]
+        up = (hi - a < a - lo) | ((hi - a == a - lo) & (k % 2 == 0))   # ties to the even code
+        code = np.where(up, k, k - 1).astype(np.uint32)
+        code = np.where((x < 0) & (code != 0), code | np.uint32(0x80), code)
+        over = a >= limit                                              # infinities included
+        if saturate:
+            code = np.where(over, np.where(x < 0, np.uint32(0xFF), np.uint32(0x7F)), code)
+        else:
+            code = np.where(over, np.uint32(0x80), code)
+        return np.where(np.isnan(x), np.uint32(0x80), code).astype(np.uint32)
+    return encode
+
+
+def _vcvt_to_small_float(inst: Instruction, info: Any):
+    """V_CVT_PK_FP8_F32 / V_CVT_PK_BF8_F32 (gfx9): {f32_to_f8(S1), f32_to_f8(S0)} into bits 15:0
+    of the destination, or 31:16 with OPSEL[3]; the other half is kept. Always round to nearest
+    even (the MODE rounding mode is ignored); neg/abs apply, clamp and omod are ignored (CDNA3
+    ISA guide, Table 31)."""
+    op_sel = int(inst.fields.get("op_sel", 0))
+    if op_sel & 3:
+        raise NotImplementedOperand(f"op_sel bits 0-1 on {inst.name} (f32 sources)")
+    encode = small_float_encoder("bf8" if "bf8" in inst.name else "fp8",
+                                 bool(info.mode.value & float_mode.FP16_OVFL))
+    shift = np.uint32(16 if op_sel & 8 else 0)
+    keep = np.uint32(0xFFFF if op_sel & 8 else 0xFFFF0000)
+    src0 = _src_reader(inst, info, 0, "f32")
+    src1 = _src_reader(inst, info, 1, "f32")
+    old = vector_reader(Operand("vgpr", inst.dsts[0].index, 1, None, ""), "b32")
+
+    def compute(b: Batch, m: Any):
+        packed = encode(src0(b)) | (encode(src1(b)) << np.uint32(8))
+        return (np.asarray(old(b)) & keep) | (packed << shift)
+    return compute, _dst_writer(inst, "b32")
 
 
 def _vmbcnt(inst: Instruction, info: Any):

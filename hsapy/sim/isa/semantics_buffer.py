@@ -400,8 +400,8 @@ def _untyped_load(inst: Instruction, addressing: Addressing) -> Callable:
     size, kind, d16, hi = _untyped_width(inst.name)
     row = int(inst.fields["vdata"])
     lds = bool(inst.fields.get("lds"))
-    if lds and size != 4:
-        raise NotImplementedOperand(f"{inst.name} lds form with {size}-byte data")
+    if lds and (size > 4 or d16):
+        raise NotImplementedOperand(f"{inst.name} lds form")
 
     def load(b: Batch, m: Any) -> None:
         lanes = active_lanes(b)
@@ -422,6 +422,11 @@ def _untyped_load(inst: Instruction, addressing: Addressing) -> Callable:
         ok = addressing.in_range(r, lanes, index, offset, size)
         addr = addressing.address(r, lanes, index, offset, start)
         value = _extend(_load_narrow(b, m, lanes, addr, ok, size), size, kind)
+        if lds:
+            # the LDS return path takes the extended dword (CDNA3 guide 9.1.9 lists the byte
+            # and short loads among the loads to LDS; see semantics_mem._global_load_lds)
+            _to_lds(inst, b, m, lanes, value)
+            return
         regs = _data_file(inst, b)
         if d16:   # write one half of the register, keep the other
             current = _lane_values(regs, row, lanes)
@@ -433,11 +438,12 @@ def _untyped_load(inst: Instruction, addressing: Addressing) -> Callable:
 
 
 def _to_lds(inst: Instruction, b: Batch, m: Any, lanes: Lanes, values: np.ndarray) -> None:
-    """gfx9 ``lds`` form: each lane's dword goes to LDS at M0 + instruction offset + 4 * lane
-    (CDNA3 guide, "Buffer Load to LDS"; LLVM applies the immediate offset to both addresses)."""
+    """gfx9 ``lds`` form: each lane's dword goes to LDS at M0[15:0] + instruction offset +
+    4 * lane (CDNA3 guide 9.1.9, "Memory Buffer Load to LDS": LDS_offset is M0[15:0]; LLVM
+    applies the immediate offset to both addresses)."""
     from hsapy.sim.isa.semantics_mem import lds_store
 
-    m0 = b.S[:, 124].astype(i64)[lanes.wave]
+    m0 = (b.S[:, 124].astype(i64) & 0xFFFF)[lanes.wave]
     addr = m0 + int(inst.fields.get("offset", 0)) + 4 * lanes.lane
     lds_store(m, b.wg[lanes.wave], addr, values[:, None], 4)
 

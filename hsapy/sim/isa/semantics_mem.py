@@ -148,10 +148,15 @@ def _smem(inst: Instruction, info: Any):
     if name in ("s_memtime", "s_memrealtime"):
         write = scalar_writer(inst.dsts[0], "b64")
         return lambda b, m: write(b, np.uint64(m.clock.now()))
-    if name.startswith(("s_dcache_inv", "s_dcache_wb", "s_atc_probe", "s_prefetch", "s_gl1_inv")):
+    if name.startswith(("s_dcache_inv", "s_dcache_wb", "s_atc_probe", "s_prefetch", "s_gl1_inv",
+                        "s_buffer_prefetch")):
+        # cache maintenance and hints: memory here is coherent and has no caches. The probes
+        # only probe or prefetch into the scalar cache (CDNA2 guide, S_ATC_PROBE) and the gfx12
+        # prefetches report no completion or error to the wave (RDNA4 guide 8.5): no
+        # architectural state changes
         return lambda b, m: None
     if name.startswith("s_scratch_"):
-        raise NotImplementedOperand(f"{name} (scalar access to the private segment)")
+        return _smem_scratch(inst)
     buffer = name.startswith("s_buffer_")
     if "_atomic_" in name:
         return _smem_atomic(inst, buffer)
@@ -260,6 +265,71 @@ def _srow(op) -> int:
     from hsapy.sim.isa.operand_access import scalar_index
 
     return scalar_index(op)
+
+
+def _smem_scratch(inst: Instruction):
+    """S_SCRATCH_LOAD_DWORD[X2,X4] / S_SCRATCH_STORE_DWORD[X2,X4] (gfx9). CDNA3 ISA guide
+    8.2.1.1, "Scalar Memory Addressing": ADDR = SGPR[base] + inst_offset + {M0 or SGPR[offset]
+    or zero} * 64, the two low bits ignored; the instruction descriptions: the SGPR offset is in
+    64-byte units, the immediate a signed byte offset. ADDR is a plain address: a shader that
+    wants its private memory computes it from the scratch base itself (8.2.1.1). An address in
+    the simulator's private-segment window (semantics_buffer.PRIVATE_BUFFER_BASE, the base of
+    the private segment buffer V#) reaches the wave's private memory through the hardware's
+    per-wave interleave, as buffer instructions do; any other address is global memory."""
+    from hsapy.sim.isa.semantics_buffer import PRIVATE_BUFFER_BASE, PRIVATE_BUFFER_SIZE
+
+    srcs = list(inst.srcs)
+    load = "_load_" in inst.name
+    data = inst.dsts[0] if load else srcs[0]
+    if data.kind != "sgpr":
+        raise NotImplementedOperand(f"SMEM data {data.kind}")
+    rest = srcs if load else srcs[1:]
+    base = scalar_reader(rest[0], "b64")
+    units = [scalar_reader(op, "u32") for op in rest[1:] if op.kind != "imm"]
+    imm = smem_immediate(inst)
+    ndw = data.count
+    row = data.index
+
+    def addresses(b: Batch) -> np.ndarray:
+        """``int64[W, ndw]`` byte addresses of the dwords each wave accesses (as unsigned)."""
+        offset = np.full(b.waves, imm, np.int64)
+        for reader in units:
+            offset = offset + 64 * np.asarray(reader(b)).astype(np.int64)
+        start = np.broadcast_to(np.asarray(base(b)), (b.waves,)).astype(u64) + offset.astype(u64)
+        start = start & ~u64(3)
+        return start[:, None] + (4 * np.arange(ndw)).astype(u64)
+
+    def private(b: Batch, addr: np.ndarray):
+        """(is private, scratch row, private byte offset) of each dword address."""
+        inside = (addr >= u64(PRIVATE_BUFFER_BASE)) & \
+            (addr < u64(PRIVATE_BUFFER_BASE + PRIVATE_BUFFER_SIZE))
+        rel = np.where(inside, addr - u64(PRIVATE_BUFFER_BASE), u64(0)).astype(np.int64)
+        width = 4 * b.lanes
+        rows = np.arange(b.waves, dtype=np.int64)[:, None] * b.lanes + (rel % width) // 4
+        return inside, rows, (rel // width) * 4
+
+    def run_load(b: Batch, m: Any) -> None:
+        addr = addresses(b)
+        inside, rows, offs = private(b, addr)
+        words = np.zeros(addr.shape, u32)
+        if inside.any():
+            words[inside] = scratch_load(m, b, rows[inside], offs[inside], 4)[:, 0]
+        if not inside.all():
+            words[~inside] = m.memory.gather(addr[~inside], 4, np.uint32, agent=m.agent)
+        b.S[:, row:row + ndw] = words
+
+    def run_store(b: Batch, m: Any) -> None:
+        addr = addresses(b)
+        inside, rows, offs = private(b, addr)
+        values = b.S[:, row:row + ndw].copy()
+        for wave in range(b.waves):        # in wave order: a later wave's store wins
+            sel = inside[wave]
+            if sel.any():
+                scratch_store(m, b, rows[wave][sel], offs[wave][sel], values[wave][sel][:, None], 4)
+            if not sel.all():
+                m.memory.scatter(addr[wave][~sel], np.ascontiguousarray(values[wave][~sel]), 4,
+                                 agent=m.agent)
+    return run_load if load else run_store
 
 
 def _smem_store(inst: Instruction, buffer: bool):
@@ -555,22 +625,59 @@ def _global_addtid(inst: Instruction, regs: list, offset: int):
     return store
 
 
+# Loads into LDS (gfx940 GLOBAL_/SCRATCH_LOAD_LDS_*): (bytes, sign-extended) per mnemonic tail
+_LDS_DMA_WIDTHS = {"ubyte": (1, False), "sbyte": (1, True), "ushort": (2, False),
+                   "sshort": (2, True), "dword": (4, False)}
+
+
+def _lds_dma_width(name: str) -> tuple[int, bool]:
+    tail = name.rsplit("_", 1)[-1]
+    if tail not in _LDS_DMA_WIDTHS:
+        raise NotImplementedOperand(f"memory width of {name}")
+    return _LDS_DMA_WIDTHS[tail]
+
+
+def _lds_dma_store(b: Batch, m: Any, mask, offset: int, values: np.ndarray) -> None:
+    """Write each active lane's returned dword to LDS at M0[17:2] * 4 + instruction offset +
+    4 * lane id (CDNA3 ISA guide 10.3, "Addressing": instructions that return data to LDS,
+    DWORDX1; LLVM's AMDGPU DMA documentation: "offset applied to both" addresses, the LDS
+    address advances 4 bytes per lane for sizes up to 4 bytes). Addresses outside the
+    workgroup's LDS drop the write (3.6.1, LDS out-of-range writes are discarded)."""
+    lanes = np.broadcast_to(np.arange(b.lanes, dtype=np.int64), b.exec.shape)
+    m0 = np.broadcast_to((b.S[:, 124].astype(np.int64) & 0x3FFFC)[:, None], b.exec.shape)
+    lds_addr = m0 + offset + 4 * lanes
+    lds_addr = lds_addr.reshape(-1) if mask is None else lds_addr[mask]
+    lds_store(m, _lane_wg(b, mask), lds_addr, values.reshape(-1, 1), 4)
+
+
+def _widened(raw: np.ndarray, size: int, signed: bool) -> np.ndarray:
+    """The ``size`` low bytes of ``uint32[n]`` values zero- or sign-extended to 32 bits."""
+    if size == 4:
+        return raw.astype(u32)
+    bits = 8 * size
+    value = raw.astype(np.int64) & ((1 << bits) - 1)
+    if signed:
+        value = value - ((value >> (bits - 1)) << bits)
+    return (value & 0xFFFFFFFF).astype(u32)
+
+
 def _global_load_lds(inst: Instruction, address: Callable, offset: int):
-    """gfx940 GLOBAL_LOAD_LDS_DWORD: each lane's dword goes to LDS at M0 + instruction offset +
-    4 * lane id instead of a VGPR (CDNA3 guide, "Global Load LDS"; LLVM applies the immediate
-    offset to both addresses). The byte/short forms stop the queue: which LDS bytes they
-    write is not documented."""
-    if not inst.name.endswith("_dword"):
-        raise NotImplementedOperand(f"{inst.name} (byte/short load to LDS)")
+    """GLOBAL_LOAD_LDS_{UBYTE,SBYTE,USHORT,SSHORT,DWORD} (gfx940): each lane's data goes to LDS
+    (:func:`_lds_dma_store`) instead of a VGPR. The LDS return path is a dword per lane
+    (DWORDX1 addressing), so the byte and short forms write the dword their VGPR forms would
+    return, zero- or sign-extended: the only difference between the unsigned and signed
+    opcodes. (An exhaustive hardware test in AMD's rocRoller, "Direct2LDS tile copy", reads
+    such byte and short loads back as dwords whose upper bytes are zero.)"""
+    size, signed = _lds_dma_width(inst.name)
 
     def load(b: Batch, m: Any) -> None:
         addrs, mask = _active_addresses(b, address)
-        words = gather_dwords(m, addrs, 1)
-        lanes = np.broadcast_to(np.arange(b.lanes, dtype=np.int64), b.exec.shape)
-        m0 = np.broadcast_to(b.S[:, 124].astype(np.int64)[:, None], b.exec.shape)
-        lds_addr = m0 + offset + 4 * lanes
-        lds_addr = lds_addr.reshape(-1) if mask is None else lds_addr[mask]
-        lds_store(m, _lane_wg(b, mask), lds_addr, words, 4)
+        if size == 4:
+            values = gather_dwords(m, addrs, 1)[:, 0]
+        else:
+            raw = gather_bytes(m, addrs, size)
+            values = raw.view(np.uint8 if size == 1 else np.uint16).reshape(-1).astype(u32)
+        _lds_dma_store(b, m, mask, offset, _widened(values, size, signed))
     return load
 
 
@@ -861,7 +968,7 @@ def _check_private(m: Any, offsets: np.ndarray, size: int) -> None:
 
 def _scratch(inst: Instruction, info: Any, vaddr, saddr_op, data_regs, offset: int):
     name = inst.name
-    size, kind, hi = _width_of(name)
+    size, kind, hi = (4, "d", False) if "_load_lds_" in name else _width_of(name)
     ndw = max(1, size // 4)
     vofs = vector_reader(vaddr, "u32") if vaddr is not None else None
     sofs = scalar_reader(saddr_op, "u32") if saddr_op is not None else None
@@ -875,6 +982,15 @@ def _scratch(inst: Instruction, info: Any, vaddr, saddr_op, data_regs, offset: i
         total = np.broadcast_to(total, b.exec.shape)
         return total.reshape(-1) if mask is None else total[mask]
 
+    if "_load_lds_" in name:
+        # SCRATCH_LOAD_LDS_*: the lane's private data to LDS, as GLOBAL_LOAD_LDS_* does
+        lds_size, signed = _lds_dma_width(name)
+
+        def load_lds(b: Batch, m: Any) -> None:
+            mask = None if b.exec_all else b.exec
+            words = scratch_load(m, b, _lane_ids(b, mask), offsets(b, mask), lds_size)
+            _lds_dma_store(b, m, mask, offset, _widened(words[:, 0], lds_size, signed))
+        return load_lds
     if "_load_" in name:
         row = inst.dsts[0].index
 
@@ -1072,7 +1188,30 @@ def _ds_special(inst: Instruction, addr_reader, rest, offset: int):
                                                             np.array([a], u32), kind)[0]))
     if name in ("ds_append", "ds_consume"):
         return _ds_append(name == "ds_append", offset, dst_row, m0)
+    if name == "ds_condxchg32_rtn_b64":
+        return _ds_condxchg32(addr_reader, offset, data[0], dst_row)
     return None
+
+
+def _ds_condxchg32(addr_reader, offset: int, data, dst_row: int):
+    """DS_CONDXCHG32_RTN_B64 (CDNA3 / RDNA4 ISA guides, pseudocode): ADDR0 = (ADDR + OFFSET) &
+    0xFFF8, ADDR1 = ADDR0 + 4; each half k returns LDS[ADDRk] and, iff DATA bit 32k + 31 is
+    set, writes DATA's 31 bits below it with bit 31 clear. Lanes run in lane order."""
+    def run(b: Batch, m: Any) -> None:
+        mask = None if b.exec_all else b.exec
+        addr = (_lanes(b, addr_reader, mask) + offset) & 0xFFF8
+        wg = _lane_wg(b, mask)
+        values = _lane_values(b, b.V, data.index, 2, mask)
+        old = np.zeros((addr.size, 2), u32)
+        for i in range(addr.size):
+            for k in range(2):
+                where = addr[i:i + 1] + 4 * k
+                old[i, k] = lds_load(m, wg[i:i + 1], where, 4)[0, 0]
+                if values[i, k] >> u32(31):
+                    lds_store(m, wg[i:i + 1], where, (values[i:i + 1, k] & u32(0x7FFFFFFF))[:, None],
+                              4)
+        _store_lanes(b, b.V, dst_row, old, mask)
+    return run
 
 
 def _ds_two_data(addr_reader, offset, data, returns, dst_row, size, step):

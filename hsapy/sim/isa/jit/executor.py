@@ -110,7 +110,8 @@ class JitExecutor(InterpreterExecutor):
 
     # --- chunks ---------------------------------------------------------------------------------
     def _run_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
-                    entry: int, lds: int, private: int) -> None:
+                    entry: int, lds: int, private: int, recorder: Any = None) -> None:
+        # recorder is always None here: profiled dispatches run on the interpreter
         threads = getattr(ctx, "threads", None) or thread_count()
         program = programs(shape[2])
         chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))

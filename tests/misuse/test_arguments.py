@@ -1,0 +1,212 @@
+"""Bad arguments to every public object: a typed hsapy error (HsapyTypeError for the wrong kind
+of value, HsapyValueError for a value out of range), before anything reaches the runtime or a
+ring -- never a Python TypeError/KeyError/AttributeError from deep inside, never a value read
+as something else."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hsapy import aql
+from hsapy.dispatch import DispatchConfigError, Graph
+from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.hip import HipError, HipRuntime, hipError_t
+from hsapy.kernarg import KernelArgumentError
+from hsapy.runtime import Runtime
+
+from _misuse import N
+
+T, V, D = HsapyTypeError, HsapyValueError, DispatchConfigError
+BARRIER = aql.barrier_and([])
+
+# (name, call(rt, agent, vadd, queue, bufs), error)
+CASES = [
+    # runtime and pools
+    ("Runtime backend", lambda r, a, k, q, b: Runtime(backend=5), V),
+    ("load agent", lambda r, a, k, q, b: r.load(b"", agent="gfx942"), T),
+    ("load code object", lambda r, a, k, q, b: r.load(12345), T),
+    ("create_signal float", lambda r, a, k, q, b: r.create_signal(1.5), T),
+    ("create_signal huge", lambda r, a, k, q, b: r.create_signal(2**63), V),
+    ("allocate str", lambda r, a, k, q, b: r.system_pool.allocate("64"), T),
+    ("allocate bool", lambda r, a, k, q, b: r.system_pool.allocate(True), T),
+    ("allocate 0", lambda r, a, k, q, b: r.system_pool.allocate(0), V),
+    ("allocate huge", lambda r, a, k, q, b: r.system_pool.allocate(2**70), V),
+    ("pool access", lambda r, a, k, q, b: r.system_pool.access("gfx942"), T),
+    ("copy nbytes", lambda r, a, k, q, b: r.copy(b[0], b[1], -1), V),
+    ("copy too much", lambda r, a, k, q, b: r.copy(b[0], b[1], 8 * N), V),
+    ("copy deps", lambda r, a, k, q, b: r.copy(b[0], b[1], 4, deps=[5]), T),
+    ("copy completion", lambda r, a, k, q, b: r.copy(b[0], b[1], 4, completion=5), T),
+    ("copy timeout", lambda r, a, k, q, b: r.copy(b[0], b[1], 4, timeout=-2), V),
+    # buffers
+    ("numpy shape", lambda r, a, k, q, b: b[0].numpy(np.float32, (7, 7)), V),
+    ("numpy shape str", lambda r, a, k, q, b: b[0].numpy(np.float32, "x"), V),
+    ("numpy object dtype", lambda r, a, k, q, b: b[0].numpy(object), T),
+    ("copy_from str", lambda r, a, k, q, b: b[0].copy_from("text"), T),
+    ("copy_from buffer", lambda r, a, k, q, b: b[0].copy_from(b[1]), T),
+    ("copy_from too big", lambda r, a, k, q, b: b[0].copy_from(np.zeros(N + 1, np.float32)), V),
+    ("copy_to list", lambda r, a, k, q, b: b[0].copy_to(out=[0] * 4), T),
+    ("copy_to strided", lambda r, a, k, q, b: b[0].copy_to(out=np.zeros(8, np.uint8)[::2]), V),
+    ("copy_to dtype", lambda r, a, k, q, b: b[0].copy_to(dtype="nonsense"), T),
+    ("copy_to timeout", lambda r, a, k, q, b: b[0].copy_to(timeout=math.nan), V),
+    ("fill bool", lambda r, a, k, q, b: b[0].fill(True), T),
+    ("fill float", lambda r, a, k, q, b: b[0].fill(1.5), T),
+    ("allow_access str", lambda r, a, k, q, b: b[0].allow_access("gfx942"), T),
+    ("allow_access none", lambda r, a, k, q, b: b[0].allow_access([]), V),
+    # signals
+    ("wait value", lambda r, a, k, q, b: r.create_signal(1).wait(2, 2**64, timeout=1), V),
+    ("wait wait_state", lambda r, a, k, q, b: r.create_signal(1).wait(2, 1, 1, wait_state=9), V),
+    ("wait abort", lambda r, a, k, q, b: r.create_signal(1).wait(2, 1, 1, abort=5), T),
+    ("wait order", lambda r, a, k, q, b: r.create_signal(1).wait(2, 1, 1, order=3), V),
+    ("wait timeout str", lambda r, a, k, q, b: r.create_signal(1).wait(timeout="1"), T),
+    ("wait timeout inf", lambda r, a, k, q, b: r.create_signal(1).wait(timeout=math.inf), V),
+    ("cas value", lambda r, a, k, q, b: r.create_signal(1).cas(1, 0.5), T),
+    ("or value", lambda r, a, k, q, b: r.create_signal(1).bitwise_or(2**64), V),
+    ("store order", lambda r, a, k, q, b: r.create_signal(1).store(1, order="acquire"), V),
+    ("pool release", lambda r, a, k, q, b: r.signal_pool.release(5), T),
+    ("pool acquire", lambda r, a, k, q, b: r.signal_pool.acquire(0.5), T),
+    # queues
+    ("create_queue bool", lambda r, a, k, q, b: a.create_queue(True), T),
+    ("create_queue 100", lambda r, a, k, q, b: a.create_queue(100), V),
+    ("create_queue private", lambda r, a, k, q, b: a.create_queue(64, private_segment_size=-1), V),
+    ("reserve timeout", lambda r, a, k, q, b: q.reserve(1, timeout=-1), V),
+    ("add_write_index", lambda r, a, k, q, b: q.add_write_index(65), V),
+    ("cas_write_index", lambda r, a, k, q, b: q.cas_write_index(-1, 0), V),
+    ("store_write_index", lambda r, a, k, q, b: q.store_write_index(1.0), T),
+    ("slot_address", lambda r, a, k, q, b: q.slot_address("3"), T),
+    ("write body", lambda r, a, k, q, b: q.write(0, BARRIER.word, bytes(59)), V),
+    ("write word float", lambda r, a, k, q, b: q.write(0, 1.0, BARRIER.body), T),
+    ("publish 63 bytes", lambda r, a, k, q, b: q.publish(bytes(63)), V),
+    ("publish timeout", lambda r, a, k, q, b: q.publish(BARRIER, timeout=math.nan), V),
+    ("publish_batch empty", lambda r, a, k, q, b: q.publish_batch([]), V),
+    ("publish_batch bytes", lambda r, a, k, q, b: q.publish_batch(bytes(64)), T),
+    ("publish_batch ints", lambda r, a, k, q, b: q.publish_batch([1, 2]), T),
+    # kernels and dispatches
+    ("kernel name", lambda r, a, k, q, b: k.executable.kernel(5), T),
+    ("variable name", lambda r, a, k, q, b: k.executable.variable_address(5), T),
+    ("prepare queue", lambda r, a, k, q, b: k.prepare("queue", N, 64), T),
+    ("prepare dynamic_lds bool", lambda r, a, k, q, b: k.prepare(q, N, 64, True), D),
+    ("prepare dynamic_lds neg", lambda r, a, k, q, b: k.prepare(q, N, 64, -1), D),
+    ("prepare barrier", lambda r, a, k, q, b: k.prepare(q, N, 64, barrier="yes"), D),
+    ("prepare grid 0", lambda r, a, k, q, b: k.prepare(q, (N, 0), 64), V),
+    ("prepare grid 4 dims", lambda r, a, k, q, b: k.prepare(q, (N, 1, 1, 1), 64), V),
+    ("prepare grid numpy float", lambda r, a, k, q, b: k.prepare(q, np.float32(N), 64), T),
+    ("launch args str", lambda r, a, k, q, b: k.launch(q, "abcd", N, 64), T),
+    ("launch args int", lambda r, a, k, q, b: k.launch(q, 4, N, 64), T),
+    ("launch wait", lambda r, a, k, q, b: k.launch(q, [*b, N], N, 64, wait="no"), T),
+    ("launch kernel", lambda r, a, k, q, b: __import__("hsapy.dispatch").dispatch.launch(
+        "vector_add", q, [*b, N], N, 64), T),
+    ("argument count", lambda r, a, k, q, b: k.prepare(q, N, 64)(*b), KernelArgumentError),
+    ("argument float", lambda r, a, k, q, b: k.prepare(q, N, 64)(*b, 1.5), KernelArgumentError),
+    ("argument pointer str", lambda r, a, k, q, b: k.prepare(q, N, 64)(b[0], b[1], "x", N),
+     KernelArgumentError),
+    ("batch int", lambda r, a, k, q, b: k.prepare(q, N, 64).batch(5), T),
+    ("batch items", lambda r, a, k, q, b: k.prepare(q, N, 64).batch([5, 6]), T),
+    ("batch item str", lambda r, a, k, q, b: k.prepare(q, N, 64).batch(["abcd"]),
+     KernelArgumentError),
+    ("graph packet", lambda r, a, k, q, b: Graph(q).add_packet(64), T),
+    ("graph args", lambda r, a, k, q, b: Graph(q).add_dispatch(k, 5, N, 64), T),
+    ("graph empty", lambda r, a, k, q, b: Graph(q).launch(), V),
+    ("result timeout", lambda r, a, k, q, b: k.launch(q, [*b, N], N, 64, wait=False).wait(-1), V),
+    # packets
+    ("dispatch grid str", lambda r, a, k, q, b: aql.kernel_dispatch(0, "64", 64), T),
+    ("dispatch dims", lambda r, a, k, q, b: aql.kernel_dispatch(0, 64, 64, dims=4), V),
+    ("dispatch kernel_object", lambda r, a, k, q, b: aql.kernel_dispatch(-1, 64, 64), V),
+    ("barrier 6 deps", lambda r, a, k, q, b: aql.barrier_and([1] * 6), V),
+    ("barrier dep str", lambda r, a, k, q, b: aql.barrier_and(["x"]), V),
+    ("agent dispatch 5 args", lambda r, a, k, q, b: aql.agent_dispatch(0, [0] * 5), V),
+    ("fence scope", lambda r, a, k, q, b: aql.barrier_and([], acquire="global"), V),
+    ("split int", lambda r, a, k, q, b: aql.split(64), T),
+    ("parse short", lambda r, a, k, q, b: aql.parse(bytes(10)), V),
+]
+
+
+@pytest.mark.parametrize("name, call, error", CASES, ids=[c[0] for c in CASES])
+def test_a_bad_argument_raises_a_typed_error_and_publishes_nothing(rt, agent, vadd, queue, bufs,
+                                                                    name, call, error):
+    with pytest.raises(error):
+        call(rt, agent, vadd, queue, bufs)
+    if name != "result timeout":
+        assert queue.load_write_index() == 0
+    assert queue.error is None
+
+
+# -- hsapy.hip --------------------------------------------------------------------------------
+
+HIP_CASES = [
+    ("hipMalloc", lambda h, k, d: h.malloc("64"), hipError_t.hipErrorInvalidValue),
+    ("hipFree", lambda h, k, d: h.free(5), hipError_t.hipErrorInvalidValue),
+    ("hipMemcpy", lambda h, k, d: h.memcpy(None, np.zeros(4)), hipError_t.hipErrorInvalidValue),
+    ("hipMemcpy", lambda h, k, d: h.memcpy(d, None), hipError_t.hipErrorInvalidValue),
+    ("hipMemcpy", lambda h, k, d: h.memcpy(d, np.zeros(4), kind=9),
+     hipError_t.hipErrorInvalidMemcpyDirection),
+    ("hipMemcpy", lambda h, k, d: h.memcpy(np.frombuffer(bytes(16), np.uint8), d),
+     hipError_t.hipErrorInvalidValue),
+    ("hipMemcpy", lambda h, k, d: h.memcpy(d, np.zeros(4), nbytes=-4),
+     hipError_t.hipErrorInvalidValue),
+    ("hipMemcpyAsync", lambda h, k, d: h.memcpyAsync(d, [object()]),
+     hipError_t.hipErrorInvalidValue),
+    ("hipMemset", lambda h, k, d: h.memset(np.zeros(4), 0), hipError_t.hipErrorInvalidValue),
+    ("hipMemset", lambda h, k, d: h.memset(d, True), hipError_t.hipErrorInvalidValue),
+    ("hipMemset", lambda h, k, d: h.memset(d, 0, "16"), hipError_t.hipErrorInvalidValue),
+    ("hipLaunchKernelGGL", lambda h, k, d: h.launchKernelGGL("k", 1, 64, 0, None),
+     hipError_t.hipErrorInvalidDeviceFunction),
+    ("hipLaunchKernelGGL", lambda h, k, d: h.launchKernelGGL(k, "256", 64, 0, None, d, d, d, 4),
+     hipError_t.hipErrorInvalidValue),
+    ("hipLaunchKernelGGL", lambda h, k, d: h.launchKernelGGL(k, 1, 64, -1, None, d, d, d, 4),
+     hipError_t.hipErrorInvalidValue),
+    ("hipModuleLaunchKernel", lambda h, k, d: h.moduleLaunchKernel(k, 1, 64, 0, None, 5),
+     hipError_t.hipErrorInvalidValue),
+    ("hipStreamWaitEvent", lambda h, k, d: h.streamWaitEvent(None, None),
+     hipError_t.hipErrorInvalidHandle),
+    ("hipEventRecord", lambda h, k, d: h.eventRecord("event"), hipError_t.hipErrorInvalidHandle),
+    ("hipEventSynchronize", lambda h, k, d: h.eventSynchronize(None),
+     hipError_t.hipErrorInvalidHandle),
+    ("hipStreamSynchronize", lambda h, k, d: h.streamSynchronize("s"),
+     hipError_t.hipErrorInvalidHandle),
+    ("hipStreamDestroy", lambda h, k, d: h.streamDestroy(None), hipError_t.hipErrorInvalidHandle),
+    ("hipModuleGetFunction", lambda h, k, d: h.moduleGetFunction(None, "k"),
+     hipError_t.hipErrorInvalidHandle),
+    ("hipModuleUnload", lambda h, k, d: h.moduleUnload("m"), hipError_t.hipErrorInvalidHandle),
+    ("hipModuleLoadData", lambda h, k, d: h.moduleLoadData(5), hipError_t.hipErrorInvalidValue),
+    ("hipGraphLaunch", lambda h, k, d: h.graphLaunch(None), hipError_t.hipErrorInvalidHandle),
+    ("hipGraphInstantiate", lambda h, k, d: h.graphInstantiate([]),
+     hipError_t.hipErrorInvalidValue),
+    ("hipGraphAddKernelNode", lambda h, k, d: h.graphAddKernelNode(None, [], k, 1, 64, []),
+     hipError_t.hipErrorInvalidValue),
+    ("hipMallocFromPoolAsync", lambda h, k, d: h.mallocFromPoolAsync(64, None),
+     hipError_t.hipErrorInvalidHandle),
+    ("hipFreeAsync", lambda h, k, d: h.freeAsync(d, None, None), hipError_t.hipErrorInvalidHandle),
+    ("hipMemPoolTrimTo", lambda h, k, d: h.memPoolTrimTo(h.memPoolCreate(), -1),
+     hipError_t.hipErrorInvalidValue),
+    ("hipSetDevice", lambda h, k, d: h.setDevice(True), hipError_t.hipErrorInvalidDevice),
+    ("hipGetDeviceProperties", lambda h, k, d: h.getDeviceProperties("0"),
+     hipError_t.hipErrorInvalidDevice),
+]
+
+
+@pytest.mark.parametrize("call_name, call, code", HIP_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(HIP_CASES)])
+def test_a_bad_hip_argument_is_a_hip_error(call_name, call, code):
+    from hsapy.asm import kernels
+
+    with HipRuntime(backend="sim") as hip:
+        kernel = hip.moduleGetFunction(hip.moduleLoadData(kernels.build("vector_add", "gfx942")),
+                                       "vector_add")
+        device = hip.malloc(64)
+        with pytest.raises(HipError) as caught:
+            call(hip, kernel, device)
+        assert caught.value.code == code and caught.value.call == call_name
+        assert hip.getLastError() == code
+
+
+def test_a_buffer_freed_twice_is_refused_the_second_time():
+    with HipRuntime(backend="sim") as hip:
+        device = hip.malloc(64)
+        hip.free(device)
+        with pytest.raises(HipError) as caught:
+            hip.free(device)
+        assert caught.value.code == hipError_t.hipErrorInvalidValue
+        with pytest.raises(HipError):
+            hip.memcpy(device, np.zeros(4, np.float32))
