@@ -368,13 +368,35 @@ class Lowerer:
         if src.kind in "iu" and dst.kind == "f":
             return b.sitofp(v, to) if src.kind == "i" else b.uitofp(v, to)
         if src.kind == "f" and dst.kind == "f":
-            out = b.fpext(v, to) if dst.itemsize > src.itemsize else b.fptrunc(v, to)
+            out = b.fpext(v, to) if dst.itemsize > src.itemsize else self.fptrunc(v, to)
             if 2 in (src.itemsize, dst.itemsize):
                 out = b.select(b.fcmp_unordered("uno", v, v), self._half_nan(v, src, dst), out)
             return out
         if src.kind == "f" and dst.kind in "iu":
             return self._float_to_int(v, src, dst)
         raise LowerError(f"cast {src} -> {dst}")
+
+    def fptrunc(self, v: ir.Value, to: ir.Type) -> ir.Value:
+        """Narrowing float conversion, one rounding (to nearest even). x86 has no instruction
+        from double to half below AVX512-FP16, and LLVM's libcall for it (__truncdfhf2) is
+        not in every process, so double goes to single rounded to odd (truncated, the last
+        bit set when anything was dropped) and then to half: single keeps more than two bits
+        beyond half's precision, which makes the two roundings one."""
+        b = self.b
+        if element_type(v.type) != DOUBLE or element_type(to) != HALF:
+            return b.fptrunc(v, to)
+        f32 = self.like(v, FLOAT)
+        i32 = self.like(v, I32)
+        near = b.fptrunc(v, f32)
+        back = b.fpext(near, v.type)
+        inexact = b.fcmp_ordered("!=", back, v)      # NaN: never (its payload is kept)
+        away = b.fcmp_ordered(">", self.call("llvm.fabs", v.type, [back]),
+                              self.call("llvm.fabs", v.type, [v]))
+        bits = b.bitcast(near, i32)
+        toward = b.select(away, b.sub(bits, self.iconst(i32, 1)), bits)
+        odd = b.or_(toward, self.iconst(i32, 1))
+        single = b.bitcast(b.select(inexact, odd, bits), f32)
+        return b.fptrunc(single, to)
 
     def _half_nan(self, v: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
         """numpy's half conversions of a NaN keep its payload, unquieted: to half the top
@@ -588,7 +610,7 @@ class Lowerer:
                           self.iconst(i64, 1022 << 52))
         mant = b.bitcast(mant_bits, f64)
         if element_type(x.type) != DOUBLE:
-            mant = b.fptrunc(mant, x.type)
+            mant = self.fptrunc(mant, x.type)
         ordinary = b.and_(b.fcmp_ordered("!=", self.call("llvm.fabs", x.type, [x]),
                                          self.splat(np.inf, x.type)),
                           b.fcmp_ordered("!=", x, self.zero(x.type)))

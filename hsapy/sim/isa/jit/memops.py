@@ -64,7 +64,20 @@ class MemOp:
 
 
 def describe(inst: Any, info: Any) -> MemOp:
-    """The :class:`MemOp` of a memory instruction; NotNative when the engine leaves it."""
+    """The :class:`MemOp` of a memory instruction; NotNative when the engine leaves it.
+
+    A form the interpreter's operand helpers do not know (they raise NotImplementedOperand,
+    which the interpreter turns into an illegal-instruction fault when it runs) is not
+    described either: the interpreter runs it and reports it as it always does."""
+    from hsapy.sim.isa.operand_access import NotImplementedOperand
+
+    try:
+        return _describe(inst)
+    except NotImplementedOperand as exc:
+        raise NotNative(f"{inst.name}: {exc}") from None
+
+
+def _describe(inst: Any) -> MemOp:
     enc = inst.encoding
     if enc == "SMEM":
         return _smem(inst)
@@ -83,6 +96,9 @@ def _scratch(inst: Any) -> MemOp:
     from hsapy.sim.isa.semantics_mem import _width_of, scratch_operands
 
     name = inst.name
+    if "_lds_" in name:
+        # LDS-DMA forms write the workgroup's LDS from private memory
+        raise NotNative(name)
     vaddr, saddr, data, offset = scratch_operands(inst)
     if saddr is not None and saddr.kind != "sgpr":
         raise NotNative(f"{name} with a {saddr.kind} offset")
