@@ -602,8 +602,8 @@ class InterpreterExecutor:
         W = wg_of_wave.size
         L = wave_size
         nvgprs, nagprs, mode = shape
-        V = np.zeros((nvgprs, W, L), np.uint32)
-        A = np.zeros((nagprs, W, L), np.uint32) if nagprs else None
+        V = self._state_zeros((nvgprs, W, L), np.uint32)
+        A = self._state_zeros((nagprs, W, L), np.uint32) if nagprs else None
         # Work-item ids per distinct workgroup shape (full, or partial at the grid's edges),
         # computed once per shape and gathered into the waves: lanes are numbered x fastest.
         vgpr_ids = (kd.rsrc2 >> 11) & 3
@@ -634,7 +634,7 @@ class InterpreterExecutor:
         else:
             for axis in range(min(vgpr_ids + 1, nvgprs)):
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
-        S = np.zeros((W, NSREG), np.uint32)
+        S = self._state_zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)
         gx = wg_x[wg_of_wave].astype(np.uint32)
         gy = wg_y[wg_of_wave].astype(np.uint32)
@@ -659,6 +659,11 @@ class InterpreterExecutor:
                       wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64), mode=mode)
         alive = np.bincount(wg_of_wave, minlength=stop - start).astype(np.int64)
         return batch, alive
+
+    def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
+        """Zeroed register state of a chunk's initial batch (the compiled engine reuses the
+        memory of the previous chunk's)."""
+        return np.zeros(shape, dtype)
 
     def _user_sgprs(self, ctx: DispatchContext, kd: KernelDescriptor, S: np.ndarray) -> None:
         """User SGPRs from s0 in LLVM's order, each only when enabled (AMDGPUUsage, "Initial
