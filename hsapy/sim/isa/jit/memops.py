@@ -593,12 +593,34 @@ def _lookup_function(module: ir.Module) -> ir.Function:
     ends = b.inttoptr(field(C.ALLOC_ENDS), PTR)
     flags = b.inttoptr(field(C.ALLOC_AGENT), PTR)
     count = field(C.ALLOC_COUNT)
-    b.branch(loop)
+
+    def inside(idx: ir.Value) -> ir.Value:
+        alloc_end = b.load(b.gep(ends, [idx], source_etype=I64), typ=I64)
+        flag = b.zext(b.load(b.gep(flags, [idx], source_etype=I8), typ=I8), I64)
+        allowed = b.or_(b.icmp_unsigned("==", agent, ir.Constant(I64, 0)),
+                        b.icmp_unsigned("!=", flag, ir.Constant(I64, 0)))
+        return b.and_(b.icmp_unsigned("<=", end, alloc_end), allowed)
+
+    # the allocation the previous lookup found first: a wave's accesses, and the next wave's,
+    # mostly fall in the same one
+    last_ptr = b.gep(ctx, [ir.Constant(I64, C.ALLOC_LAST)], source_etype=I64)
+    last = b.load(last_ptr, typ=I64)
+    cached = fn.append_basic_block("cached")
+    cached_hit = fn.append_basic_block("cached_hit")
+    b.cbranch(b.icmp_unsigned("!=", last, ir.Constant(I64, 0)), cached, loop)
+    b.position_at_end(cached)
+    prev = b.sub(last, ir.Constant(I64, 1))
+    prev_start = b.load(b.gep(starts, [prev], source_etype=I64), typ=I64)
+    b.cbranch(b.and_(b.icmp_unsigned("<=", prev_start, lo), inside(prev)), cached_hit, loop)
+    b.position_at_end(cached_hit)
+    b.ret(ir.Constant(I64, 1))
     b.position_at_end(loop)
     left = b.phi(I64)
     right = b.phi(I64)
     left.add_incoming(ir.Constant(I64, 0), entry)
     right.add_incoming(count, entry)
+    left.add_incoming(ir.Constant(I64, 0), cached)
+    right.add_incoming(count, cached)
     b.cbranch(b.icmp_unsigned("<", left, right), body, found)
     b.position_at_end(body)
     mid = b.lshr(b.add(left, right), ir.Constant(I64, 1))
@@ -615,12 +637,8 @@ def _lookup_function(module: ir.Module) -> ir.Function:
     b.ret(ir.Constant(I64, 0))
     b.position_at_end(hit)
     idx = b.sub(left, ir.Constant(I64, 1))
-    alloc_end = b.load(b.gep(ends, [idx], source_etype=I64), typ=I64)
-    flag = b.zext(b.load(b.gep(flags, [idx], source_etype=I8), typ=I8), I64)
-    inside = b.icmp_unsigned("<=", end, alloc_end)
-    allowed = b.or_(b.icmp_unsigned("==", agent, ir.Constant(I64, 0)),
-                    b.icmp_unsigned("!=", flag, ir.Constant(I64, 0)))
-    ok = b.and_(inside, allowed)
+    ok = inside(idx)
+    b.store(b.select(ok, left, last), last_ptr)
     b.ret(b.zext(ok, I64))
     return fn
 
