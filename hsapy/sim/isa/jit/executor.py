@@ -133,15 +133,19 @@ class JitExecutor(InterpreterExecutor):
             # workgroups see each other's order (atomics, scalar stores): the interpreter's
             # chunks in the interpreter's order, whatever the thread count, so that atomics
             # apply and return as the interpreter's do
+            self.counters.threads = 1
             for chunk in super()._chunks(ctx, wave_size, shape, lds, private):
                 ctx.poll()
+                self.counters.chunks += 1
                 self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
                                 table)
             return
         chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
         if threads <= 1 or len(chunks) <= 1:
+            self.counters.threads = 1
             for chunk in chunks:
                 ctx.poll()
+                self.counters.chunks += 1
                 self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
                                 table)
             return
@@ -153,10 +157,11 @@ class JitExecutor(InterpreterExecutor):
             worker = copy.copy(self)
             worker.stats = ExecutionStats()
             worker.counters = EngineCounters()
+            worker.counters.chunks = 1
             with np.errstate(all="ignore"):
                 worker._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds,
                                   private, table)
-            return worker.stats, worker.counters
+            return worker.stats, worker.counters, threading.get_ident()
 
         futures = [pool.submit(run, chunk) for chunk in chunks]
         error: BaseException | None = None
@@ -166,10 +171,11 @@ class JitExecutor(InterpreterExecutor):
             except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
                 if error is None:
                     error = exc
-        for stats, counters in workers:
+        for stats, counters, _ in workers:
             for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
                 setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
             self.counters.add(counters)
+        self.counters.threads = len({ident for _, _, ident in workers})
         if error is not None:
             raise error
 

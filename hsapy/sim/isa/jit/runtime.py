@@ -52,7 +52,7 @@ class EngineCounters:
     benchmarks (``hsapy.sim.isa.jit.last_counters``)."""
 
     __slots__ = ("compiled_lane_instructions", "compiled_wave_instructions", "calls",
-                 "bails", "splits", "interpreted_forced")
+                 "bails", "splits", "interpreted_forced", "chunks", "threads")
 
     def __init__(self) -> None:
         self.compiled_lane_instructions = 0
@@ -61,10 +61,13 @@ class EngineCounters:
         self.bails = 0
         self.splits = 0
         self.interpreted_forced = 0
+        self.chunks = 0           # chunks of workgroups the dispatch ran in
+        self.threads = 0          # host threads that ran them
 
     def add(self, other: "EngineCounters") -> None:
         for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+            if name != "threads":
+                setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__}
