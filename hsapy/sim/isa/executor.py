@@ -617,22 +617,26 @@ class InterpreterExecutor:
             shape_list = [tuple(row) for row in shapes.tolist()]
             shape_of_wg = shape_of_wg.reshape(-1)
         tables = [_id_table(shape, L, vgpr_ids, packed_ids) for shape in shape_list]
-        most = max(t[1].shape[0] for t in tables)
+        id_rows = [0] if packed_ids else range(min(vgpr_ids + 1, nvgprs))
         if len(tables) == 1:
-            id_table = tables[0][0][None]
-            live_table = tables[0][1][None]
+            # every workgroup of the chunk has the one shape: its table repeated, copied by
+            # broadcasting instead of gathered wave by wave
+            ids, live_k = tables[0]
+            per_wg = (stop - start, live_k.shape[0], L)
+            live = np.empty((W, L), bool)
+            live.reshape(per_wg)[...] = live_k
+            for axis in id_rows:
+                V[axis].reshape(per_wg)[...] = ids[axis]
         else:
+            most = max(t[1].shape[0] for t in tables)
             id_table = np.zeros((len(tables), 3, most, L), np.uint32)
             live_table = np.zeros((len(tables), most, L), bool)
             for k, (ids, live_k) in enumerate(tables):
                 id_table[k, :, : ids.shape[1]] = ids
                 live_table[k, : live_k.shape[0]] = live_k
-        wave_shape = shape_of_wg[wg_of_wave]
-        live = live_table[wave_shape, wave_in_wg]
-        if packed_ids:
-            V[0] = id_table[wave_shape, 0, wave_in_wg]
-        else:
-            for axis in range(min(vgpr_ids + 1, nvgprs)):
+            wave_shape = shape_of_wg[wg_of_wave]
+            live = live_table[wave_shape, wave_in_wg]
+            for axis in id_rows:
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
         S = self._state_zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)

@@ -13,6 +13,7 @@ interpreter's.
 from __future__ import annotations
 
 import copy
+import ctypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,7 @@ import numpy as np
 
 from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
                                     Program, _Machine)
-from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, attach
+from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, address, attach
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -233,7 +234,8 @@ class JitExecutor(InterpreterExecutor):
                 pool.clear()
             array = pool[key] = np.zeros(shape, dtype)
         else:
-            array.fill(0)
+            # libc's memset: numpy's fill broadcasts the scalar element by element
+            ctypes.memset(address(array), 0, array.nbytes)
         return array
 
     def _prepare_machine(self, ctx: Any, machine: Any, table: Any) -> None:
