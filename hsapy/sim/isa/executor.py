@@ -602,8 +602,8 @@ class InterpreterExecutor:
         W = wg_of_wave.size
         L = wave_size
         nvgprs, nagprs, mode = shape
-        V = np.zeros((nvgprs, W, L), np.uint32)
-        A = np.zeros((nagprs, W, L), np.uint32) if nagprs else None
+        V = self._state_zeros((nvgprs, W, L), np.uint32)
+        A = self._state_zeros((nagprs, W, L), np.uint32) if nagprs else None
         # Work-item ids per distinct workgroup shape (full, or partial at the grid's edges),
         # computed once per shape and gathered into the waves: lanes are numbered x fastest.
         vgpr_ids = (kd.rsrc2 >> 11) & 3
@@ -617,24 +617,28 @@ class InterpreterExecutor:
             shape_list = [tuple(row) for row in shapes.tolist()]
             shape_of_wg = shape_of_wg.reshape(-1)
         tables = [_id_table(shape, L, vgpr_ids, packed_ids) for shape in shape_list]
-        most = max(t[1].shape[0] for t in tables)
+        id_rows = [0] if packed_ids else range(min(vgpr_ids + 1, nvgprs))
         if len(tables) == 1:
-            id_table = tables[0][0][None]
-            live_table = tables[0][1][None]
+            # every workgroup of the chunk has the one shape: its table repeated, copied by
+            # broadcasting instead of gathered wave by wave
+            ids, live_k = tables[0]
+            per_wg = (stop - start, live_k.shape[0], L)
+            live = np.empty((W, L), bool)
+            live.reshape(per_wg)[...] = live_k
+            for axis in id_rows:
+                V[axis].reshape(per_wg)[...] = ids[axis]
         else:
+            most = max(t[1].shape[0] for t in tables)
             id_table = np.zeros((len(tables), 3, most, L), np.uint32)
             live_table = np.zeros((len(tables), most, L), bool)
             for k, (ids, live_k) in enumerate(tables):
                 id_table[k, :, : ids.shape[1]] = ids
                 live_table[k, : live_k.shape[0]] = live_k
-        wave_shape = shape_of_wg[wg_of_wave]
-        live = live_table[wave_shape, wave_in_wg]
-        if packed_ids:
-            V[0] = id_table[wave_shape, 0, wave_in_wg]
-        else:
-            for axis in range(min(vgpr_ids + 1, nvgprs)):
+            wave_shape = shape_of_wg[wg_of_wave]
+            live = live_table[wave_shape, wave_in_wg]
+            for axis in id_rows:
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
-        S = np.zeros((W, NSREG), np.uint32)
+        S = self._state_zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)
         gx = wg_x[wg_of_wave].astype(np.uint32)
         gy = wg_y[wg_of_wave].astype(np.uint32)
@@ -659,6 +663,11 @@ class InterpreterExecutor:
                       wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64), mode=mode)
         alive = np.bincount(wg_of_wave, minlength=stop - start).astype(np.int64)
         return batch, alive
+
+    def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
+        """Zeroed register state of a chunk's initial batch (the compiled engine reuses the
+        memory of the previous chunk's)."""
+        return np.zeros(shape, dtype)
 
     def _user_sgprs(self, ctx: DispatchContext, kd: KernelDescriptor, S: np.ndarray) -> None:
         """User SGPRs from s0 in LLVM's order, each only when enabled (AMDGPUUsage, "Initial

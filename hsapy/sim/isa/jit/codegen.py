@@ -118,6 +118,11 @@ def classify(inst: Any, info: Any, lanes: int) -> tuple[str | None, Any, str]:
         except memops.NotNative as exc:
             return None, None, f"memory: {exc}"
         return ("write" if op.writes else "load"), op, ""
+    from hsapy.sim.isa import gpr_index
+
+    if inst.encoding in gpr_index.VALU_ENCODINGS and gpr_index.enabled(info):
+        # operands move with each wave's M0 at run time (hsapy/sim/isa/gpr_index.py)
+        return None, None, "GPR index mode"
     fn = compile_instruction(inst, info)
     if getattr(fn, "unimplemented", None):
         return None, None, "no semantics"

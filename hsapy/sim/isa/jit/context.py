@@ -43,6 +43,8 @@ LANES = 30        # lane-instructions executed (EXEC lanes after each instructio
 WAVE_INSTS = 31   # wave-instructions executed
 STEPS = 32        # batch-instructions executed
 BAIL_CTL = 33     # BAIL: 1 when the waves before BAIL_WAVE have their next address in CTL
+# the generated code's own
+ALLOC_LAST = 34   # 1 + the allocation the last lookup found (0: none yet)
 SIZE = 40
 
 # STATUS values

@@ -13,6 +13,7 @@ interpreter's.
 from __future__ import annotations
 
 import copy
+import ctypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -22,9 +23,14 @@ import numpy as np
 
 from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
                                     Program, _Machine)
-from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, attach
+from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, address, attach
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
+
+
+# register state of one chunk of a parallel-safe dispatch (the interpreter's CHUNK_BYTES keeps
+# its numpy passes in cache; compiled code runs wave by wave and gains more from fewer chunks)
+JIT_CHUNK_BYTES = 2 * CHUNK_BYTES
 
 
 class CompiledProgram(JitProgram, Program):
@@ -95,6 +101,7 @@ class JitExecutor(InterpreterExecutor):
         self.counters = EngineCounters()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_size = 0
+        self._zero_pools: dict | None = None
         self._lock = threading.Lock()
 
     def execute(self, ctx: Any) -> None:
@@ -112,13 +119,34 @@ class JitExecutor(InterpreterExecutor):
     def _run_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
                     entry: int, lds: int, private: int, recorder: Any = None) -> None:
         # recorder is always None here: profiled dispatches run on the interpreter
+        self._zero_pools = {}
+        try:
+            self._run_chunks_pooled(ctx, kd, programs, shape, wave_size, entry, lds, private)
+        finally:
+            self._zero_pools = None
+
+    def _run_chunks_pooled(self, ctx: Any, kd: Any, programs: Any, shape: tuple,
+                           wave_size: int, entry: int, lds: int, private: int) -> None:
         threads = getattr(ctx, "threads", None) or thread_count()
         program = programs(shape[2])
-        chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
         table = ctx.memory.table(ctx.agent_handle or None)
-        if threads <= 1 or len(chunks) <= 1 or not parallel_safe(program):
+        if not parallel_safe(program):
+            # workgroups see each other's order (atomics, scalar stores): the interpreter's
+            # chunks in the interpreter's order, whatever the thread count, so that atomics
+            # apply and return as the interpreter's do
+            self.counters.threads = 1
+            for chunk in super()._chunks(ctx, wave_size, shape, lds, private):
+                ctx.poll()
+                self.counters.chunks += 1
+                self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
+                                table)
+            return
+        chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
+        if threads <= 1 or len(chunks) <= 1:
+            self.counters.threads = 1
             for chunk in chunks:
                 ctx.poll()
+                self.counters.chunks += 1
                 self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
                                 table)
             return
@@ -130,10 +158,11 @@ class JitExecutor(InterpreterExecutor):
             worker = copy.copy(self)
             worker.stats = ExecutionStats()
             worker.counters = EngineCounters()
+            worker.counters.chunks = 1
             with np.errstate(all="ignore"):
                 worker._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds,
                                   private, table)
-            return worker.stats, worker.counters
+            return worker.stats, worker.counters, threading.get_ident()
 
         futures = [pool.submit(run, chunk) for chunk in chunks]
         error: BaseException | None = None
@@ -143,10 +172,11 @@ class JitExecutor(InterpreterExecutor):
             except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
                 if error is None:
                     error = exc
-        for stats, counters in workers:
+        for stats, counters, _ in workers:
             for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
                 setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
             self.counters.add(counters)
+        self.counters.threads = len({ident for _, _, ident in workers})
         if error is not None:
             raise error
 
@@ -161,11 +191,9 @@ class JitExecutor(InterpreterExecutor):
 
     def _chunks(self, ctx: Any, wave_size: int, shape: tuple, lds: int, private: int,
                 threads: int = 1):
-        """The interpreter's chunks, cut smaller for several threads (each thread then gets a
-        few of them)."""
-        if threads <= 1:
-            yield from super()._chunks(ctx, wave_size, shape, lds, private)
-            return
+        """Chunks of a parallel-safe dispatch: larger than the interpreter's (each costs a
+        fixed amount of Python around the compiled code: the initial batch, the scheduler),
+        cut smaller for several threads so that each thread gets a few of them."""
         grid = [max(1, int(g)) for g in ctx.grid_size]
         block = [max(1, int(w)) for w in ctx.workgroup_size]
         counts = [(g + w - 1) // w for g, w in zip(grid, block)]
@@ -174,8 +202,9 @@ class JitExecutor(InterpreterExecutor):
         waves_per_wg = (items + wave_size - 1) // wave_size
         per_wg = waves_per_wg * wave_size * 4 * (shape[0] + shape[1]) + lds \
             + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
-        per_chunk = max(1, CHUNK_BYTES // max(1, per_wg))
-        per_chunk = max(1, min(per_chunk, -(-total // (4 * threads))))
+        per_chunk = max(1, JIT_CHUNK_BYTES // max(1, per_wg))
+        if threads > 1:
+            per_chunk = max(1, min(per_chunk, -(-total // (4 * threads))))
         for start in range(0, total, per_chunk):
             yield start, min(total, start + per_chunk), counts, grid, block
 
@@ -187,6 +216,27 @@ class JitExecutor(InterpreterExecutor):
         machine = _Machine(ctx, stop - start, lds, private, wave_size)
         self._prepare_machine(ctx, machine, table)
         self._schedule(ctx, programs, machine, batch, alive)
+
+    def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
+        """Register arrays of a chunk's initial batch in the memory of the previous chunk's,
+        zeroed again: fresh arrays of a few MiB come from fresh pages, whose first touches
+        (page faults) cost more than the zeroing. A chunk's batch is gone once the chunk is
+        done (the next one of the same thread starts after), and the pool lives for one
+        dispatch."""
+        pools = self._zero_pools
+        if pools is None:
+            return np.zeros(shape, dtype)
+        pool = pools.setdefault(threading.get_ident(), {})
+        key = (shape, np.dtype(dtype).str)
+        array = pool.get(key)
+        if array is None:
+            if len(pool) >= 8:
+                pool.clear()
+            array = pool[key] = np.zeros(shape, dtype)
+        else:
+            # libc's memset: numpy's fill broadcasts the scalar element by element
+            ctypes.memset(address(array), 0, array.nbytes)
+        return array
 
     def _prepare_machine(self, ctx: Any, machine: Any, table: Any) -> None:
         if table is None:

@@ -465,6 +465,63 @@ class _Access:
                              name=name)
         b.call(fn, [values, ptrs, ir.Constant(I32, 1), mask])
 
+    def contiguous(self, addr: ir.Value, mask: ir.Value, size: int) -> tuple:
+        """(i1, i64): whether every active lane's address is base + lane * ``size`` for one
+        base (lanes reading or writing one run of memory, in lane order), and that base."""
+        b = self.b
+        v64 = addr.type
+        lanes = v64.count
+        step = ir.Constant(v64, [ir.Constant(I64, k * size) for k in range(lanes)])
+        rel = b.sub(addr, step)
+        lo = self.reduce("umin", b.select(mask, rel, _splat(v64, MAX64)))
+        hi = self.reduce("umax", b.select(mask, rel, _splat(v64, 0)))
+        return b.icmp_unsigned("==", lo, hi), lo
+
+    def load_words(self, addr: ir.Value, mask: ir.Value, ndw: int) -> list[ir.Value]:
+        """Each active lane's ``ndw`` dwords at its address (inactive lanes: 0), register
+        by register. Lanes that read one run of memory in lane order (the common case:
+        consecutive work-items, consecutive elements) take one masked vector load instead
+        of a gather."""
+        b = self.b
+        addrs, masks = self.lane_major(addr, mask, ndw, 4)
+        ty = _vec(I32, addrs.type.count)
+        dense, base = self.contiguous(addr, mask, 4 * ndw)
+        with b.if_else(dense) as (fast, slow):
+            with fast:
+                ptr = b.inttoptr(base, PTR)
+                name = f"llvm.masked.load.{self.mangle(ty)}.p0"
+                quick = self.call(name, ty, [ptr, ir.Constant(I32, 1), masks,
+                                             ir.Constant(ty, None)])
+                quick_block = b.block
+            with slow:
+                gathered = self.gather(addrs, masks, I32)
+                slow_block = b.block
+        words = b.phi(ty)
+        words.add_incoming(quick, quick_block)
+        words.add_incoming(gathered, slow_block)
+        return self.deinterleave(words, ndw)
+
+    def store_words(self, addr: ir.Value, mask: ir.Value, values: list[ir.Value]) -> None:
+        """Store each active lane's dwords (``values``: one vector per register), lane after
+        lane; one masked vector store when the lanes write one run of memory in lane order
+        (no two lanes overlap then, so the order cannot show)."""
+        b = self.b
+        ndw = len(values)
+        addrs, masks = self.lane_major(addr, mask, ndw, 4)
+        data = self.interleave(values)
+        dense, base = self.contiguous(addr, mask, 4 * ndw)
+        with b.if_else(dense) as (fast, slow):
+            with fast:
+                ptr = b.inttoptr(base, PTR)
+                name = f"llvm.masked.store.{self.mangle(data.type)}.p0"
+                fn = self.module.globals.get(name)
+                if fn is None:
+                    fn = ir.Function(self.module, ir.FunctionType(
+                        ir.VoidType(), [data.type, PTR, I32, masks.type]), name=name)
+                b.call(fn, [data, ptr, ir.Constant(I32, 1), masks])
+            with slow:
+                self.scatter(addrs, masks, data)
+
     def lane_major(self, addr: ir.Value, mask: ir.Value, count: int, step: int
                    ) -> tuple[ir.Value, ir.Value]:
         """Addresses and mask of ``count`` elements per lane, lane after lane."""
@@ -536,12 +593,34 @@ def _lookup_function(module: ir.Module) -> ir.Function:
     ends = b.inttoptr(field(C.ALLOC_ENDS), PTR)
     flags = b.inttoptr(field(C.ALLOC_AGENT), PTR)
     count = field(C.ALLOC_COUNT)
-    b.branch(loop)
+
+    def inside(idx: ir.Value) -> ir.Value:
+        alloc_end = b.load(b.gep(ends, [idx], source_etype=I64), typ=I64)
+        flag = b.zext(b.load(b.gep(flags, [idx], source_etype=I8), typ=I8), I64)
+        allowed = b.or_(b.icmp_unsigned("==", agent, ir.Constant(I64, 0)),
+                        b.icmp_unsigned("!=", flag, ir.Constant(I64, 0)))
+        return b.and_(b.icmp_unsigned("<=", end, alloc_end), allowed)
+
+    # the allocation the previous lookup found first: a wave's accesses, and the next wave's,
+    # mostly fall in the same one
+    last_ptr = b.gep(ctx, [ir.Constant(I64, C.ALLOC_LAST)], source_etype=I64)
+    last = b.load(last_ptr, typ=I64)
+    cached = fn.append_basic_block("cached")
+    cached_hit = fn.append_basic_block("cached_hit")
+    b.cbranch(b.icmp_unsigned("!=", last, ir.Constant(I64, 0)), cached, loop)
+    b.position_at_end(cached)
+    prev = b.sub(last, ir.Constant(I64, 1))
+    prev_start = b.load(b.gep(starts, [prev], source_etype=I64), typ=I64)
+    b.cbranch(b.and_(b.icmp_unsigned("<=", prev_start, lo), inside(prev)), cached_hit, loop)
+    b.position_at_end(cached_hit)
+    b.ret(ir.Constant(I64, 1))
     b.position_at_end(loop)
     left = b.phi(I64)
     right = b.phi(I64)
     left.add_incoming(ir.Constant(I64, 0), entry)
     right.add_incoming(count, entry)
+    left.add_incoming(ir.Constant(I64, 0), cached)
+    right.add_incoming(count, cached)
     b.cbranch(b.icmp_unsigned("<", left, right), body, found)
     b.position_at_end(body)
     mid = b.lshr(b.add(left, right), ir.Constant(I64, 1))
@@ -558,12 +637,8 @@ def _lookup_function(module: ir.Module) -> ir.Function:
     b.ret(ir.Constant(I64, 0))
     b.position_at_end(hit)
     idx = b.sub(left, ir.Constant(I64, 1))
-    alloc_end = b.load(b.gep(ends, [idx], source_etype=I64), typ=I64)
-    flag = b.zext(b.load(b.gep(flags, [idx], source_etype=I8), typ=I8), I64)
-    inside = b.icmp_unsigned("<=", end, alloc_end)
-    allowed = b.or_(b.icmp_unsigned("==", agent, ir.Constant(I64, 0)),
-                    b.icmp_unsigned("!=", flag, ir.Constant(I64, 0)))
-    ok = b.and_(inside, allowed)
+    ok = inside(idx)
+    b.store(b.select(ok, left, last), last_ptr)
     b.ret(b.zext(ok, I64))
     return fn
 
@@ -629,10 +704,9 @@ def _global_load(gen: Any, state: Any, acc: _Access, op: MemOp, seg: Any, k: int
     gen.bail_if(b.not_(acc.global_ok(addr, mask, op.size, op.flat)), state, seg, k)
     if op.ext == "d":
         ndw = max(1, op.size // 4)
-        addrs, masks = acc.lane_major(addr, mask, ndw, 4)
-        words = acc.deinterleave(acc.gather(addrs, masks, I32), ndw)
-        for j, word in enumerate(words):
-            _commit(acc, state, _reg_key(op.dst, j), word, mask)
+        olds = [state.get(_reg_key(op.dst, j)) for j in range(ndw)]
+        for j, word in enumerate(acc.load_words(addr, mask, ndw)):
+            state.set(_reg_key(op.dst, j), b.select(mask, word, olds[j]))
         return
     elem = I8 if op.size == 1 else I16
     raw = acc.gather(addr, mask, elem)
@@ -651,9 +725,7 @@ def _global_store(gen: Any, state: Any, acc: _Access, op: MemOp) -> None:
     addr = acc.global_addresses(op)
     values = _store_values(acc, state, op, op.data[0])
     if op.size >= 4:
-        ndw = op.size // 4
-        addrs, masks = acc.lane_major(addr, mask, ndw, 4)
-        acc.scatter(addrs, masks, acc.interleave(values))
+        acc.store_words(addr, mask, values)
         return
     word = values[0]
     v32 = word.type

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any
 
+import cffi
 import numpy as np
 
 from hsapy.sim.isa.jit import context as C
@@ -32,12 +33,26 @@ STOP_NEVER = (1 << 63) - 1
 SPLIT = -3                 # hsapy.sim.isa.semantics.SPLIT
 
 
+_FFI = cffi.FFI()
+_CHARS = _FFI.typeof("char[]")
+_UINTPTR = _FFI.typeof("uintptr_t")
+_from_buffer = _FFI._backend.from_buffer
+_cast = _FFI._backend.cast
+
+
+def address(array: np.ndarray) -> int:
+    """The address of a C-contiguous array's first element, through cffi's buffer view (a
+    few times faster than ``array.ctypes.data``, which builds ctypes objects on every call;
+    a few such lookups per call of compiled code and per chunk add up)."""
+    return int(_cast(_UINTPTR, _from_buffer(_CHARS, array, False)))
+
+
 class EngineCounters:
     """Per-dispatch counts of what ran compiled and what the interpreter ran, for tests and
     benchmarks (``hsapy.sim.isa.jit.last_counters``)."""
 
     __slots__ = ("compiled_lane_instructions", "compiled_wave_instructions", "calls",
-                 "bails", "splits", "interpreted_forced")
+                 "bails", "splits", "interpreted_forced", "chunks", "threads")
 
     def __init__(self) -> None:
         self.compiled_lane_instructions = 0
@@ -46,10 +61,13 @@ class EngineCounters:
         self.bails = 0
         self.splits = 0
         self.interpreted_forced = 0
+        self.chunks = 0           # chunks of workgroups the dispatch ran in
+        self.threads = 0          # host threads that ran them
 
     def add(self, other: "EngineCounters") -> None:
         for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+            if name != "threads":
+                setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -81,22 +99,31 @@ class Unit:
         ctl = m._jit_ctl
         if ctl.size < waves:
             m._jit_ctl = ctl = np.zeros(max(waves, 2 * ctl.size), np.int64)
+            ctx[C.CTL] = address(ctl)
         A = b.A
         if self.plan.scratch:
             if b.scratch is None:
                 b.scratch = np.zeros((waves * b.lanes, max(4, m.private_size)), np.uint8)
-            ctx[C.SCRATCH] = b.scratch.ctypes.data
+            ctx[C.SCRATCH] = address(b.scratch)
             ctx[C.SCRATCH_ROW] = b.scratch.shape[1]
-        ctx[C.S] = b.S.ctypes.data
-        ctx[C.V] = b.V.ctypes.data
-        ctx[C.A] = 0 if A is None else A.ctypes.data
-        ctx[C.NVGPRS] = b.V.shape[0]
+        # the arrays' addresses, kept with the batch while its arrays stay the same objects
+        # (a loop runs the same batch through its segments many times)
+        cached = b.jit_arrays
+        S, V = b.S, b.V
+        if cached is None or cached[0] is not S or cached[1] is not V or cached[2] is not A \
+                or cached[3] is not ex or cached[4] is not scc or cached[5] is not wg:
+            cached = b.jit_arrays = (S, V, A, ex, scc, wg, address(S), address(V),
+                                     0 if A is None else address(A), address(ex), address(scc),
+                                     address(wg))
+        ctx[C.S] = cached[6]
+        ctx[C.V] = cached[7]
+        ctx[C.A] = cached[8]
+        ctx[C.NVGPRS] = V.shape[0]
         ctx[C.NAGPRS] = 0 if A is None else A.shape[0]
-        ctx[C.EXEC] = ex.ctypes.data
-        ctx[C.SCC] = scc.ctypes.data
+        ctx[C.EXEC] = cached[9]
+        ctx[C.SCC] = cached[10]
         ctx[C.WAVES] = waves
-        ctx[C.WG] = wg.ctypes.data
-        ctx[C.CTL] = ctl.ctypes.data
+        ctx[C.WG] = cached[11]
         ctx[C.ENTRY] = number
         ctx[C.STOP_AT] = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
         ctx[C.BUDGET] = getattr(m, "_jit_budget", BUDGET)
@@ -183,18 +210,19 @@ def attach(machine: Any, table: tuple, stats: Any, counters: EngineCounters,
     starts, ends, allowed, allocations = table
     words = np.zeros(C.SIZE, np.int64)
     machine._jit_table = table          # keeps the arrays and the allocations alive
-    words[C.ALLOC_STARTS] = starts.ctypes.data if starts.size else 0
-    words[C.ALLOC_ENDS] = ends.ctypes.data if ends.size else 0
-    words[C.ALLOC_AGENT] = allowed.ctypes.data if allowed.size else 0
+    words[C.ALLOC_STARTS] = address(starts) if starts.size else 0
+    words[C.ALLOC_ENDS] = address(ends) if ends.size else 0
+    words[C.ALLOC_AGENT] = address(allowed) if allowed.size else 0
     words[C.ALLOC_COUNT] = len(allocations)
-    words[C.LDS] = machine.lds.ctypes.data
+    words[C.LDS] = address(machine.lds)
     words[C.LDS_STRIDE] = machine.lds_stride
     words[C.LDS_SIZE] = machine.lds_size
     words[C.SHARED_HI] = SHARED_APERTURE_BASE >> 32
     words[C.PRIVATE_HI] = PRIVATE_APERTURE_BASE >> 32
     machine._jit_ctx = words
-    machine._jit_ctx_address = words.ctypes.data
-    machine._jit_ctl = np.zeros(64, np.int64)
+    machine._jit_ctx_address = address(words)
+    machine._jit_ctl = ctl = np.zeros(64, np.int64)
+    words[C.CTL] = address(ctl)
     machine._jit_force = set()
     machine._jit_stats = stats
     machine._jit_counters = counters
