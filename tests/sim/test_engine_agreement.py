@@ -25,7 +25,6 @@ operator variant on gfx942, gfx1201, gfx90a and gfx1100, every corpus kernel in 
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 
 import pytest
@@ -64,18 +63,6 @@ QUICK_CORPUS_EVERY = 6
 SLOW_OPERATORS = {("softmax", "cooperative"), ("softmax", "serial"),
                   ("attention", "materialized")}
 
-# Runs where the engines agree on memory and faults but not on instruction counts: a
-# compare-and-swap retry loop runs as many times as other waves got in between, and the
-# compiled engine switches between waves at other points than the interpreter does. The
-# dispatch stops on that difference, so the run's later dispatches and its check do not run.
-# Strict: when the counts come to agree the mark fails and the entry goes.
-COUNTS_DIFFER = ("engines interleave waves differently in a compare-and-swap retry loop: "
-                 "memory agrees, lane/wave instruction counts differ")
-# kernel -> builds (globs) where the retry loop runs: gfx1201 has no float atomic add, so its
-# atomicAdd(float) is a compare-and-swap loop too
-CAS_CORPUS = {"cas_float_max": "*", "atomics_u64": "*", "dot_atomic": "gfx1201*",
-              "atomic_add_floats": "gfx1201*"}
-CAS_OPERATORS = {("reduction", "element_atomic"), ("reduction", "block_atomic")}
 
 
 @pytest.fixture(autouse=True)
@@ -97,11 +84,8 @@ def _operator_rows():
             else:
                 targets = (("gfx942", "gfx1201")[index % 2],)
             for target in targets:
-                # gfx1201 has no float atomic add: its atomicAdd is a compare-and-swap loop
-                cas = (op.name, variant.name) in CAS_OPERATORS and target.startswith("gfx12")
-                marks = [pytest.mark.xfail(strict=True, reason=COUNTS_DIFFER)] if cas else []
                 yield pytest.param(target, op.name, variant.name,
-                                   id=f"{op.name}-{variant.name}-{target}", marks=marks)
+                                   id=f"{op.name}-{variant.name}-{target}")
 
 
 @pytest.mark.parametrize("target,operator,variant", list(_operator_rows()))
@@ -123,8 +107,6 @@ def _corpus_rows():
         for build in builds:
             run_id = f"{name}-{build.id}"
             reason = corpus._xfail_reason(run_id)
-            if reason is None and fnmatch.fnmatchcase(build.id, CAS_CORPUS.get(name, "-")):
-                reason = COUNTS_DIFFER
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             yield pytest.param(name, build, id=run_id, marks=marks)
 
