@@ -40,6 +40,8 @@ __all__ = [
     "DispatchCancelled",
     "DEFAULT_WATCHDOG_S",
     "resolve_watchdog",
+    "resolve_engine",
+    "ENGINES",
     "BuiltinExecutor",
     "NullExecutor",
     "register_executor",
@@ -63,6 +65,11 @@ HSA_STATUS_ERROR_OUT_OF_RESOURCES = 0x1008   # hsa.h; what ROCr reports when scr
 # operator tests run a few seconds per dispatch; an endless loop is stopped within a minute.
 DEFAULT_WATCHDOG_S = 60.0
 WATCHDOG_ENV = "HSAPY_SIM_WATCHDOG"
+# Who runs kernel code: the ISA interpreter, the compiled engine (hsapy/sim/isa/jit), "auto"
+# (compiled for large dispatches when llvmlite loads, interpreted otherwise), or "compare"
+# (both, one after the other from the same memory: the queue stops when they disagree; tests).
+ENGINE_ENV = "HSAPY_SIM_ENGINE"
+ENGINES = ("auto", "interp", "jit", "compare")
 
 # s_endpgm encodings, checked with `echo s_endpgm | llvm-mc-19 -triple=amdgcn-amd-amdhsa
 # -mcpu=<gfx> -show-encoding`: gfx90a/gfx942 [0x00,0x00,0x81,0xbf], gfx1100/gfx1201
@@ -111,6 +118,26 @@ def resolve_watchdog(value: Any = None) -> float | None:
     return seconds or None
 
 
+def resolve_engine(value: Any = None) -> str:
+    """The simulator's execution engine from ``value``, else ``HSAPY_SIM_ENGINE``, else
+    "auto"; one of :data:`ENGINES`."""
+    source = "engine"
+    if value is None:
+        value = os.environ.get(ENGINE_ENV) or None
+        source = ENGINE_ENV
+    if value is None:
+        return "auto"
+    engine = str(value).strip().lower()
+    if engine not in ENGINES:
+        from hsapy.errors import HsapyValueError
+
+        raise HsapyValueError(f"{source}={value!r}: the simulator's execution engine is one of "
+                              f"{', '.join(ENGINES)} (interp: the ISA interpreter; jit: kernels "
+                              "compiled with llvmlite; auto: compiled for large dispatches; "
+                              "compare: both, checking that they agree)")
+    return engine
+
+
 @dataclass
 class DispatchContext:
     """Everything an executor needs to run one kernel dispatch (see docs/internals.md)."""
@@ -133,6 +160,7 @@ class DispatchContext:
     watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds the dispatch may run (None: no limit)
     should_stop: Callable[[], bool] | None = None  # True once the queue is being destroyed
     started: float = field(default_factory=time.monotonic)
+    engine: str = field(default_factory=resolve_engine)   # "interp", "jit" or "auto"
 
     def kernel_name(self) -> str:
         """The kernel's name from the loader's record, else its descriptor address."""
@@ -261,8 +289,9 @@ class ExecutorCache:
     puts into every DispatchContext (see :func:`resolve_watchdog`).
     """
 
-    def __init__(self, mode: Any = None, watchdog_s: Any = None) -> None:
+    def __init__(self, mode: Any = None, watchdog_s: Any = None, engine: Any = None) -> None:
         self.watchdog_s = resolve_watchdog(watchdog_s)
+        self.engine = resolve_engine(engine)
         if mode is None:
             mode = os.environ.get("HSAPY_SIM_EXECUTOR") or None
         if isinstance(mode, str) and mode not in ("null", "builtin", "default"):
