@@ -193,3 +193,61 @@ def test_profile_counters_are_the_same_under_either_engine(target):
         assert getattr(compiled, name) == getattr(interp, name), name
     # waves of full workgroups plus those of the partial last one: one per started wave width
     assert interp.hardware["SQ_WAVES"] == -(-n // (64 if target == "gfx942" else 32))
+
+
+def _vector_add_once(code: bytes, target: str, n: int) -> None:
+    """One vector add under HSAPY_SIM_ENGINE=jit in a runtime of its own (a fresh program,
+    decoded and compiled again)."""
+    rng = np.random.default_rng(11)
+    a, b = rng.random((2, n), dtype=np.float32)
+    with hsapy.Runtime(backend="sim", targets=[target], engine="jit") as rt:
+        agent = rt.gpu_agents[0]
+        kernel = rt.load(code, agent).kernel("vector_add")
+        bufs = [agent.device_pool.allocate(4 * n) for _ in range(3)]
+        bufs[0].copy_from(a)
+        bufs[1].copy_from(b)
+        queue = agent.create_queue(size=64)
+        jit.last_counters = None
+        kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], grid=n, workgroup=256,
+                      timeout=300)
+        assert jit.last_counters is not None and jit.last_counters.calls > 0
+        assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], a + b)
+        queue.close()
+
+
+def test_a_cached_unit_loads_without_tracing_or_ir(tmp_path, monkeypatch):
+    """The early cache (docs/simulator.md, "Execution engines"): a program compiled once is
+    loaded by a later runtime without tracing or IR generation; a changed engine (another
+    source hash) or a damaged cache entry builds the unit again, with the same results."""
+    from hsapy import toolchain
+    from hsapy.asm import kernels
+    from hsapy.sim.isa.jit import compiler as jit_compiler
+
+    target = "gfx942"
+    code = kernels.build("vector_add", target)
+    monkeypatch.setattr(toolchain, "cache_dir", lambda: tmp_path)
+    monkeypatch.delenv("HSAPY_SIM_JIT_CACHE", raising=False)
+    comp = jit_compiler.compiler()
+    stats = comp.stats
+
+    def run() -> tuple[int, int]:
+        generated, hits = stats.ir_generated, stats.unit_hits
+        _vector_add_once(code, target, 4099)
+        return stats.ir_generated - generated, stats.unit_hits - hits
+
+    generated, hits = run()
+    assert generated >= 1 and hits == 0
+    units = sorted((tmp_path / "jit" / "units").rglob("*.unit"))
+    assert units, "nothing stored in the unit cache"
+    assert run() == (0, generated)          # fresh runtime: every unit from the cache
+    # another engine (its sources changed): other keys, built again and stored beside
+    monkeypatch.setattr(comp, "_source_hash", "another engine")
+    assert run() == (generated, 0)
+    assert len(list((tmp_path / "jit" / "units").rglob("*.unit"))) == 2 * len(units)
+    monkeypatch.setattr(comp, "_source_hash", None)
+    # damaged entries are not trusted: built again, same answer
+    for path in units:
+        data = path.read_bytes()
+        path.write_bytes(data[:len(data) // 2])
+    assert run() == (generated, 0)
+    assert run() == (0, generated)
