@@ -13,6 +13,8 @@ engines"): a profiled dispatch under HSAPY_SIM_ENGINE=jit counts what it counts 
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -251,3 +253,51 @@ def test_a_cached_unit_loads_without_tracing_or_ir(tmp_path, monkeypatch):
         path.write_bytes(data[:len(data) // 2])
     assert run() == (generated, 0)
     assert run() == (0, generated)
+
+
+def test_auto_interprets_while_the_kernel_compiles_in_the_background(monkeypatch):
+    """Under HSAPY_SIM_ENGINE=auto a large dispatch does not wait for its kernel's compilation
+    (docs/simulator.md, "Execution engines"): it runs in the interpreter while a background
+    thread compiles, and a later dispatch runs the compiled code; results are the same."""
+    from hsapy.asm import kernels
+    from hsapy.sim.isa.jit import executor as jit_executor
+    from hsapy.sim.isa.jit import runtime as jit_runtime
+
+    target, n = "gfx1201", jit.AUTO_MIN_WORK_ITEMS
+    code = kernels.build("vector_add", target)
+    release = threading.Event()
+    compiled = jit_runtime.compile_program_range
+
+    def held(*args):
+        assert release.wait(120), "the test never released the compilation"
+        return compiled(*args)
+
+    monkeypatch.setattr(jit_runtime, "compile_program_range", held)
+    monkeypatch.setattr(jit_executor, "AUTO_COMPILE_WAIT_S", 0.05)
+    rng = np.random.default_rng(5)
+    a, b = rng.random((2, n), dtype=np.float32)
+    with hsapy.Runtime(backend="sim", targets=[target], engine="auto") as rt:
+        agent = rt.gpu_agents[0]
+        kernel = rt.load(code, agent).kernel("vector_add")
+        bufs = [agent.device_pool.allocate(4 * n) for _ in range(3)]
+        bufs[0].copy_from(a)
+        bufs[1].copy_from(b)
+        queue = agent.create_queue(size=64)
+
+        def launch():
+            bufs[2].copy_from(np.zeros(n, np.float32))
+            jit.last_counters = None
+            kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], grid=n, workgroup=256,
+                          timeout=300)
+            assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], a + b)
+            return jit.last_counters
+
+        assert launch() is None          # compilation held: interpreted
+        assert launch() is None
+        release.set()
+        for _ in range(200):             # the background thread finishes soon after
+            counters = launch()
+            if counters is not None:
+                break
+        assert counters is not None and counters.calls > 0
+        queue.close()
