@@ -301,3 +301,33 @@ def test_auto_interprets_while_the_kernel_compiles_in_the_background(monkeypatch
                 break
         assert counters is not None and counters.calls > 0
         queue.close()
+
+
+def test_a_process_exits_cleanly_while_a_kernel_compiles_in_the_background(tmp_path):
+    """A program may end while auto's background compilation is inside LLVM, which tears down
+    its global state at exit: the compilation stops at its next check first (a crash at exit,
+    SIGSEGV or an LLVM assertion, before). half_math at -O0 takes far longer to compile than
+    the interpreted dispatch takes to run."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hsapy import toolchain
+
+    try:
+        toolchain.find_tool("clang", min_major=19)
+        toolchain.find_tool("ld.lld", min_major=19)
+    except toolchain.ToolNotFoundError as exc:
+        pytest.skip(f"needs clang-19 and ld.lld-19: {exc}")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, HSAPY_SIM_ENGINE="auto")
+    env.pop("HSAPY_SIM_JIT_CACHE", None)
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "sim_compile.py"),
+                           "--launches", "1", "--jit-cache", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = done.stdout.splitlines()
+    record = json.loads(line)
+    assert record["engine"] == "auto" and record["compiled_lane_instructions"] == 0, record

@@ -18,10 +18,12 @@ compiled once it is. (``jit`` compiles before the dispatch, whatever it costs.)
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import ctypes
 import os
 import threading
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -30,7 +32,8 @@ import numpy as np
 
 from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
                                     KernelDescriptor, Program, _Machine, initial_mode)
-from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, address, attach
+from hsapy.sim.isa.jit.runtime import (CANCEL, CURRENT, EngineCounters, JitProgram, address,
+                                       attach)
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -300,9 +303,31 @@ class JitExecutor(InterpreterExecutor):
         attach(machine, table, self.stats, self.counters, ctx.poll)
 
 
+_THREADS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+_THREADS_LOCK = threading.Lock()
+# at exit, how long to wait for a background compilation to reach its next check (the longest
+# step between checks is LLVM compiling one unit)
+EXIT_WAIT_S = 60.0
+
+
+def _stop_compilations() -> None:
+    """At interpreter exit: stop background compilations and wait for them to leave LLVM
+    (whose global state the process tears down at exit). What they finished is cached."""
+    CANCEL.set()
+    with _THREADS_LOCK:
+        threads = list(_THREADS)
+    deadline = EXIT_WAIT_S
+    for thread in threads:
+        start = time.monotonic()
+        thread.join(max(0.0, deadline))
+        deadline -= time.monotonic() - start
+
+
 class _Compilation:
-    """One kernel's compilation on a daemon thread (a process may exit while it runs: the
-    on-disk cache is written by renaming complete files)."""
+    """One kernel's compilation on a daemon thread, stopped at interpreter exit (the on-disk
+    cache is written by renaming complete files)."""
+
+    _registered = False
 
     def __init__(self, executor: JitExecutor, ctx: Any, kd: Any, entry: int, wave_size: int,
                  mode: int) -> None:
@@ -311,10 +336,16 @@ class _Compilation:
         thread = threading.Thread(target=self._run, args=(executor, ctx, kd, entry, wave_size,
                                                           mode),
                                   name="hsapy-sim-jit-compile", daemon=True)
+        with _THREADS_LOCK:
+            if not _Compilation._registered:
+                atexit.register(_stop_compilations)
+                _Compilation._registered = True
+            _THREADS.add(thread)
         thread.start()
 
     def _run(self, executor: JitExecutor, ctx: Any, kd: Any, entry: int, wave_size: int,
              mode: int) -> None:
+        CURRENT.background = True
         try:
             programs = executor._plan(ctx, kd, entry, wave_size, mode)[0]
             # every function of the code object, as the compiled dispatch's first step

@@ -283,6 +283,7 @@ class JitProgram:
 
 class _Current(threading.local):
     dispatch: Any = None
+    background = False      # this thread compiles in the background (see CANCEL)
 
 
 CURRENT = _Current()    # the dispatch this thread runs (compile time does not count against
@@ -319,12 +320,27 @@ def _move(inst: Any, delta: int) -> Any:
                                pair=None if pair is None else _move(pair, delta))
 
 
+# Set at interpreter exit: background compilations stop at their next check (LLVM tears down
+# its global state at exit, under any thread still inside it)
+CANCEL = threading.Event()
+
+
+class Cancelled(BaseException):
+    """A background compilation stopped at exit (a BaseException: nothing on the way records it
+    as a unit that failed to compile)."""
+
+
+def check_cancelled() -> None:
+    if CURRENT.background and CANCEL.is_set():
+        raise Cancelled
+
+
 def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
     """Plan, generate and compile program entries [first, first + count); None when no
     segment results. A unit found in the compiler's early cache (its key is computed from the
     instructions' words and their addresses relative to the range, before anything is traced)
     is loaded without planning or IR."""
-    from hsapy.sim.isa.jit.codegen import generate, plan_unit
+    from hsapy.sim.isa.jit.codegen import classify, generate, plan_unit
 
     info = program.info
     lanes = info.wave_size
@@ -347,8 +363,12 @@ def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
             pass
     start = time.perf_counter()
     insts = _moved(program, first, count, delta)
-    classified = {i: (None, None, "reads its own address") for i in range(first, first + count)
-                  if insts[i] is not None and insts[i].name in PC_READERS}
+    classified = {}
+    for i in range(first, first + count):
+        check_cancelled()
+        inst = insts[i]
+        classified[i] = (None, None, "reads its own address") \
+            if inst is not None and inst.name in PC_READERS else classify(inst, info, lanes)
     plan = plan_unit(insts, first, count, info, lanes, classified)
     skeleton = _skeleton(plan)
     if not plan.segments:
@@ -357,7 +377,8 @@ def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
         return None
     name = f"unit_{base - delta:x}"
     try:
-        module = generate(plan, lanes, name, info)
+        module = generate(plan, lanes, name, info, check_cancelled)
+        check_cancelled()
         comp.stats.ir_generated += 1
         comp.stats.trace_seconds += time.perf_counter() - start
         address, keep, obj = comp.compile_object(module)
