@@ -22,8 +22,8 @@ import atexit
 import copy
 import ctypes
 import os
+import queue
 import threading
-import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -303,49 +303,57 @@ class JitExecutor(InterpreterExecutor):
         attach(machine, table, self.stats, self.counters, ctx.poll)
 
 
-_THREADS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
-_THREADS_LOCK = threading.Lock()
-# at exit, how long to wait for a background compilation to reach its next check (the longest
-# step between checks is LLVM compiling one unit)
+_WORK: "queue.SimpleQueue[_Compilation | None]" = queue.SimpleQueue()
+_WORKER: list[threading.Thread] = []
+_WORKER_LOCK = threading.Lock()
+# at exit, how long to wait for the background compilation to reach its next check (the
+# longest step between checks is LLVM compiling one unit)
 EXIT_WAIT_S = 60.0
 
 
 def _stop_compilations() -> None:
-    """At interpreter exit: stop background compilations and wait for them to leave LLVM
-    (whose global state the process tears down at exit). What they finished is cached."""
+    """At interpreter exit: stop background compilation and wait for it to leave LLVM (whose
+    global state the process tears down at exit). What it finished is cached."""
     CANCEL.set()
-    with _THREADS_LOCK:
-        threads = list(_THREADS)
-    deadline = EXIT_WAIT_S
-    for thread in threads:
-        start = time.monotonic()
-        thread.join(max(0.0, deadline))
-        deadline -= time.monotonic() - start
+    _WORK.put(None)             # wakes an idle worker
+    with _WORKER_LOCK:
+        workers = list(_WORKER)
+    for worker in workers:
+        worker.join(EXIT_WAIT_S)
+
+
+def _work() -> None:
+    CURRENT.background = True
+    while True:
+        job = _WORK.get()
+        if job is None or CANCEL.is_set():
+            return
+        job._run()
 
 
 class _Compilation:
-    """One kernel's compilation on a daemon thread, stopped at interpreter exit (the on-disk
-    cache is written by renaming complete files)."""
-
-    _registered = False
+    """One kernel's compilation, queued for the process's one background compiling thread (a
+    daemon, stopped at interpreter exit; the on-disk cache is written by renaming complete
+    files). One thread: kernels compile one after another instead of all competing with the
+    dispatches for the GIL at once."""
 
     def __init__(self, executor: JitExecutor, ctx: Any, kd: Any, entry: int, wave_size: int,
                  mode: int) -> None:
         self.done = threading.Event()
         self.error: BaseException | None = None
-        thread = threading.Thread(target=self._run, args=(executor, ctx, kd, entry, wave_size,
-                                                          mode),
-                                  name="hsapy-sim-jit-compile", daemon=True)
-        with _THREADS_LOCK:
-            if not _Compilation._registered:
+        self.args = (executor, ctx, kd, entry, wave_size, mode)
+        with _WORKER_LOCK:
+            if not _WORKER:
+                worker = threading.Thread(target=_work, name="hsapy-sim-jit-compile",
+                                          daemon=True)
+                _WORKER.append(worker)
                 atexit.register(_stop_compilations)
-                _Compilation._registered = True
-            _THREADS.add(thread)
-        thread.start()
+                worker.start()
+        _WORK.put(self)
 
-    def _run(self, executor: JitExecutor, ctx: Any, kd: Any, entry: int, wave_size: int,
-             mode: int) -> None:
-        CURRENT.background = True
+    def _run(self) -> None:
+        executor, ctx, kd, entry, wave_size, mode = self.args
+        self.args = None
         try:
             programs = executor._plan(ctx, kd, entry, wave_size, mode)[0]
             # every function of the code object, as the compiled dispatch's first step
