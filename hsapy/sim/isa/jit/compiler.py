@@ -38,8 +38,8 @@ RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 
 # the unit cache's file layout: magic, 8-byte little-endian length of the JSON plan skeleton,
 # the skeleton, the object file
-UNIT_FORMAT = 1
-UNIT_MAGIC = b"hsapy-jit-unit/1\n"
+UNIT_FORMAT = 2
+UNIT_MAGIC = b"hsapy-jit-unit/2\n"
 
 
 class CompileStats:

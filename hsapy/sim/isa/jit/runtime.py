@@ -370,7 +370,7 @@ def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
         classified[i] = (None, None, "reads its own address") \
             if inst is not None and inst.name in PC_READERS else classify(inst, info, lanes)
     plan = plan_unit(insts, first, count, info, lanes, classified)
-    skeleton = _skeleton(plan)
+    skeleton = _skeleton(plan, first)
     if not plan.segments:
         comp.stats.trace_seconds += time.perf_counter() - start
         comp.store_unit(key, skeleton, b"")
@@ -395,13 +395,15 @@ def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
                 delta)
 
 
-def _skeleton(plan: Any) -> dict:
+def _skeleton(plan: Any, first: int) -> dict:
     """What a cached unit keeps of its plan: what runtime and records use (segment numbers,
     their entries and kinds, the entries left to the interpreter and why, whether a segment
-    reaches private memory), not the traces."""
-    return {"segments": [[seg.number, seg.writes, [[step.index, step.kind] for step in seg.steps]]
+    reaches private memory), not the traces. Entries are counted from the unit's first (another
+    program may decode the same function after others)."""
+    return {"segments": [[seg.number, seg.writes,
+                          [[step.index - first, step.kind] for step in seg.steps]]
                          for seg in plan.segments],
-            "fallback": [[index, why] for index, why in plan.fallback.items()],
+            "fallback": [[index - first, why] for index, why in plan.fallback.items()],
             "vgprs": plan.vgprs, "agprs": plan.agprs, "scratch": plan.scratch}
 
 
@@ -417,12 +419,14 @@ def _plan_from_skeleton(meta: dict, program: Any, first: int, count: int) -> Any
             raise ValueError("cached unit: segments out of order")
         seg = Segment(number, writes=bool(writes))
         for index, kind in steps:
+            index += first
             if not first <= index < end or program.insts[index] is None:
                 raise ValueError("cached unit: entry outside the decoded range")
             seg.steps.append(Step(index, program.insts[index], str(kind)))
         segments.append(seg)
     fallback = {}
     for index, why in meta["fallback"]:
+        index += first
         if not first <= index < end:
             raise ValueError("cached unit: entry outside the decoded range")
         fallback[int(index)] = str(why)
