@@ -237,11 +237,34 @@ def test_a_cached_unit_loads_without_tracing_or_ir(tmp_path, monkeypatch):
         _vector_add_once(code, target, 4099)
         return stats.ir_generated - generated, stats.unit_hits - hits
 
+    from hsapy.sim.isa.jit import runtime as jit_runtime
+
+    ranges = []
+    compile_range = jit_runtime.compile_program_range
+
+    def recorded(program, first, count):
+        ranges.append((program, first, count))
+        return compile_range(program, first, count)
+
+    monkeypatch.setattr(jit_runtime, "compile_program_range", recorded)
     generated, hits = run()
     assert generated >= 1 and hits == 0
     units = sorted((tmp_path / "jit" / "units").rglob("*.unit"))
     assert units, "nothing stored in the unit cache"
     assert run() == (0, generated)          # fresh runtime: every unit from the cache
+    # the same function decoded after others (another entry index) is the same unit
+    program, first, count = ranges[0]
+
+    class Later:
+        info, target, record = program.info, program.target, None
+        insts = [None] * 3 + list(program.insts)
+        offsets = [0] * 3 + list(program.offsets)
+
+    before = stats.unit_hits, stats.ir_generated
+    unit = compile_range(Later, first + 3, count)
+    assert (stats.unit_hits, stats.ir_generated) == (before[0] + 1, before[1])
+    assert unit is not None and unit.plan.segments[0].steps[0].index >= first + 3
+    assert unit.plan.segments[0].steps[0].inst is Later.insts[first + 3]
     # another engine (its sources changed): other keys, built again and stored beside
     monkeypatch.setattr(comp, "_source_hash", "another engine")
     assert run() == (generated, 0)
