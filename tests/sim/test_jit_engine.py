@@ -13,6 +13,8 @@ engines"): a profiled dispatch under HSAPY_SIM_ENGINE=jit counts what it counts 
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -193,3 +195,162 @@ def test_profile_counters_are_the_same_under_either_engine(target):
         assert getattr(compiled, name) == getattr(interp, name), name
     # waves of full workgroups plus those of the partial last one: one per started wave width
     assert interp.hardware["SQ_WAVES"] == -(-n // (64 if target == "gfx942" else 32))
+
+
+def _vector_add_once(code: bytes, target: str, n: int) -> None:
+    """One vector add under HSAPY_SIM_ENGINE=jit in a runtime of its own (a fresh program,
+    decoded and compiled again)."""
+    rng = np.random.default_rng(11)
+    a, b = rng.random((2, n), dtype=np.float32)
+    with hsapy.Runtime(backend="sim", targets=[target], engine="jit") as rt:
+        agent = rt.gpu_agents[0]
+        kernel = rt.load(code, agent).kernel("vector_add")
+        bufs = [agent.device_pool.allocate(4 * n) for _ in range(3)]
+        bufs[0].copy_from(a)
+        bufs[1].copy_from(b)
+        queue = agent.create_queue(size=64)
+        jit.last_counters = None
+        kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], grid=n, workgroup=256,
+                      timeout=300)
+        assert jit.last_counters is not None and jit.last_counters.calls > 0
+        assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], a + b)
+        queue.close()
+
+
+def test_a_cached_unit_loads_without_tracing_or_ir(tmp_path, monkeypatch):
+    """The early cache (docs/simulator.md, "Execution engines"): a program compiled once is
+    loaded by a later runtime without tracing or IR generation; a changed engine (another
+    source hash) or a damaged cache entry builds the unit again, with the same results."""
+    from hsapy import toolchain
+    from hsapy.asm import kernels
+    from hsapy.sim.isa.jit import compiler as jit_compiler
+
+    target = "gfx942"
+    code = kernels.build("vector_add", target)
+    monkeypatch.setattr(toolchain, "cache_dir", lambda: tmp_path)
+    monkeypatch.delenv("HSAPY_SIM_JIT_CACHE", raising=False)
+    comp = jit_compiler.compiler()
+    stats = comp.stats
+
+    def run() -> tuple[int, int]:
+        generated, hits = stats.ir_generated, stats.unit_hits
+        _vector_add_once(code, target, 4099)
+        return stats.ir_generated - generated, stats.unit_hits - hits
+
+    from hsapy.sim.isa.jit import runtime as jit_runtime
+
+    ranges = []
+    compile_range = jit_runtime.compile_program_range
+
+    def recorded(program, first, count):
+        ranges.append((program, first, count))
+        return compile_range(program, first, count)
+
+    monkeypatch.setattr(jit_runtime, "compile_program_range", recorded)
+    generated, hits = run()
+    assert generated >= 1 and hits == 0
+    units = sorted((tmp_path / "jit" / "units").rglob("*.unit"))
+    assert units, "nothing stored in the unit cache"
+    assert run() == (0, generated)          # fresh runtime: every unit from the cache
+    # the same function decoded after others (another entry index) is the same unit
+    program, first, count = ranges[0]
+
+    class Later:
+        info, target, record = program.info, program.target, None
+        insts = [None] * 3 + list(program.insts)
+        offsets = [0] * 3 + list(program.offsets)
+
+    before = stats.unit_hits, stats.ir_generated
+    unit = compile_range(Later, first + 3, count)
+    assert (stats.unit_hits, stats.ir_generated) == (before[0] + 1, before[1])
+    assert unit is not None and unit.plan.segments[0].steps[0].index >= first + 3
+    assert unit.plan.segments[0].steps[0].inst is Later.insts[first + 3]
+    # another engine (its sources changed): other keys, built again and stored beside
+    monkeypatch.setattr(comp, "_source_hash", "another engine")
+    assert run() == (generated, 0)
+    assert len(list((tmp_path / "jit" / "units").rglob("*.unit"))) == 2 * len(units)
+    monkeypatch.setattr(comp, "_source_hash", None)
+    # damaged entries are not trusted: built again, same answer
+    for path in units:
+        data = path.read_bytes()
+        path.write_bytes(data[:len(data) // 2])
+    assert run() == (generated, 0)
+    assert run() == (0, generated)
+
+
+def test_auto_interprets_while_the_kernel_compiles_in_the_background(monkeypatch):
+    """Under HSAPY_SIM_ENGINE=auto a large dispatch does not wait for its kernel's compilation
+    (docs/simulator.md, "Execution engines"): it runs in the interpreter while a background
+    thread compiles, and a later dispatch runs the compiled code; results are the same."""
+    from hsapy.asm import kernels
+    from hsapy.sim.isa.jit import executor as jit_executor
+    from hsapy.sim.isa.jit import runtime as jit_runtime
+
+    target, n = "gfx1201", jit.AUTO_MIN_WORK_ITEMS
+    code = kernels.build("vector_add", target)
+    release = threading.Event()
+    compiled = jit_runtime.compile_program_range
+
+    def held(*args):
+        assert release.wait(120), "the test never released the compilation"
+        return compiled(*args)
+
+    monkeypatch.setattr(jit_runtime, "compile_program_range", held)
+    monkeypatch.setattr(jit_executor, "AUTO_COMPILE_WAIT_S", 0.05)
+    rng = np.random.default_rng(5)
+    a, b = rng.random((2, n), dtype=np.float32)
+    with hsapy.Runtime(backend="sim", targets=[target], engine="auto") as rt:
+        agent = rt.gpu_agents[0]
+        kernel = rt.load(code, agent).kernel("vector_add")
+        bufs = [agent.device_pool.allocate(4 * n) for _ in range(3)]
+        bufs[0].copy_from(a)
+        bufs[1].copy_from(b)
+        queue = agent.create_queue(size=64)
+
+        def launch():
+            bufs[2].copy_from(np.zeros(n, np.float32))
+            jit.last_counters = None
+            kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], grid=n, workgroup=256,
+                          timeout=300)
+            assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], a + b)
+            return jit.last_counters
+
+        assert launch() is None          # compilation held: interpreted
+        assert launch() is None
+        release.set()
+        for _ in range(200):             # the background thread finishes soon after
+            counters = launch()
+            if counters is not None:
+                break
+        assert counters is not None and counters.calls > 0
+        queue.close()
+
+
+def test_a_process_exits_cleanly_while_a_kernel_compiles_in_the_background(tmp_path):
+    """A program may end while auto's background compilation is inside LLVM, which tears down
+    its global state at exit: the compilation stops at its next check first (a crash at exit,
+    SIGSEGV or an LLVM assertion, before). half_math at -O0 takes far longer to compile than
+    the interpreted dispatch takes to run."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hsapy import toolchain
+
+    try:
+        toolchain.find_tool("clang", min_major=19)
+        toolchain.find_tool("ld.lld", min_major=19)
+    except toolchain.ToolNotFoundError as exc:
+        pytest.skip(f"needs clang-19 and ld.lld-19: {exc}")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, HSAPY_SIM_ENGINE="auto")
+    env.pop("HSAPY_SIM_JIT_CACHE", None)
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "sim_compile.py"),
+                           "--launches", "1", "--jit-cache", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = done.stdout.splitlines()
+    record = json.loads(line)
+    assert record["engine"] == "auto" and record["compiled_lane_instructions"] == 0, record

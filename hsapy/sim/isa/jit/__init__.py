@@ -8,8 +8,10 @@ instructions into segments of host code, and :mod:`~hsapy.sim.isa.jit.runtime` p
 compiled units into the interpreter's programs. Whatever is not compiled is interpreted.
 
 ``chooses_jit(ctx)`` decides per dispatch (``ctx.engine``: "jit" always, "auto" for large
-dispatches when llvmlite is importable, "interp" never); ``last_counters`` holds the engine
-counters of the most recent compiled dispatch.
+dispatches when llvmlite is importable, "interp" never); under "auto" the compiled executor
+still interprets a dispatch whose kernel is being compiled on a background thread
+(:mod:`~hsapy.sim.isa.jit.executor`). ``last_counters`` holds the engine counters of the most
+recent compiled dispatch.
 """
 from __future__ import annotations
 

@@ -385,7 +385,10 @@ class UnitCodegen:
             b.branch(self.seg_blocks[seg.number])
         b.position_at_end(default)
         self.ret(C.INTERPRET, self._entry_pc())
+        check = getattr(self, "check", None)
         for seg in self.plan.segments:
+            if check is not None:
+                check()
             b.position_at_end(self.seg_blocks[seg.number])
             self._segment(seg)
         return self.module
@@ -596,8 +599,11 @@ class UnitCodegen:
         b.position_at_end(done)
 
 
-def generate(plan: UnitPlan, lanes: int, name: str, info: Any) -> ir.Module:
-    """The LLVM module of a unit (function ``run``)."""
+def generate(plan: UnitPlan, lanes: int, name: str, info: Any,
+             check: Any = None) -> ir.Module:
+    """The LLVM module of a unit (function ``run``); ``check()`` is called between segments
+    (it may raise to stop)."""
     gen = UnitCodegen(plan, lanes, name, info)
+    gen.check = check
     return gen.build()
 

@@ -6,12 +6,26 @@ the module (LLVM's O2 pipeline), emits machine code and returns the address of i
 function. Compiled objects are cached on disk under ``<hsapy cache>/jit/`` keyed by the module
 text, the CPU, its features, the LLVM version and :data:`~hsapy.sim.isa.jit.codegen.ENGINE_VERSION`,
 so a kernel compiles once per machine.
+
+A second, earlier cache skips the whole pipeline (tracing the interpreter's closures, building
+the IR, parsing and verifying it), which costs far more than loading an object:
+:meth:`Compiler.unit_key` hashes what a unit's code is made from before any of it is built --
+the machine words and addresses of the unit's instructions, the program's target and
+:class:`~hsapy.sim.isa.executor.ProgramInfo`, the source of the simulator package (the
+interpreter's semantics are what is traced, so any edit to them or to the engine changes every
+key), the llvmlite/LLVM/numpy/Python versions, the host CPU and its features.
+:meth:`Compiler.load_unit` / :meth:`Compiler.store_unit` keep, under that key, the object and
+the unit's plan skeleton (which entries form which segment, which ones are left to the
+interpreter and why) in one file (``<hsapy cache>/jit/units/``).
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
+import struct
+import sys
 import threading
 import time
 from pathlib import Path
@@ -22,6 +36,11 @@ __all__ = ["Compiler", "compiler", "RUN_TYPE", "CompileStats"]
 # ``int64 run(int64 *ctx)``: ctypes releases the GIL around the call
 RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 
+# the unit cache's file layout: magic, 8-byte little-endian length of the JSON plan skeleton,
+# the skeleton, the object file
+UNIT_FORMAT = 2
+UNIT_MAGIC = b"hsapy-jit-unit/2\n"
+
 
 class CompileStats:
     """Seconds spent compiling (benchmarks report them) and cache hits."""
@@ -29,8 +48,10 @@ class CompileStats:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.units = 0
-        self.cache_hits = 0
-        self.trace_seconds = 0.0
+        self.cache_hits = 0          # objects loaded from disk instead of compiled
+        self.trace_seconds = 0.0     # planning (tracing) and IR generation of units
+        self.ir_generated = 0        # units whose IR was generated
+        self.unit_hits = 0           # units found by their early key (no tracing, no IR)
 
 
 class Compiler:
@@ -52,6 +73,7 @@ class Compiler:
         self.engines: list[Any] = []
         self.stats = CompileStats()
         self.version = ".".join(str(v) for v in llvm.llvm_version_info)
+        self._source_hash: str | None = None
 
     def _optimise(self, module: Any) -> None:
         """A short pipeline: registers out of stack slots (SROA), then instruction combining
@@ -93,6 +115,11 @@ class Compiler:
 
     def compile(self, module: Any, name: str = "run") -> tuple[int, Any]:
         """Compile an llvmlite.ir module; returns (address of ``name``, keep-alive handle)."""
+        address, engine, _ = self.compile_object(module, name)
+        return address, engine
+
+    def compile_object(self, module: Any, name: str = "run") -> tuple[int, Any, bytes | None]:
+        """:meth:`compile`, also returning the object file (None if MCJIT gave none)."""
         llvm = self.llvm
         start = time.perf_counter()
         module.triple = self.triple
@@ -136,6 +163,118 @@ class Compiler:
                 os.replace(tmp, path)
             except OSError:
                 pass
+        obj = cached if cached is not None else (produced[0] if produced else None)
+        return address, engine, obj
+
+    # --- the early (unit) cache ------------------------------------------------------------------
+    def source_hash(self) -> str:
+        """Hash of the simulator package's source files (``hsapy/sim``: the interpreter's
+        semantics, which the engine traces, the decoder's tables and the engine itself): any
+        edit makes every unit key new, so a changed engine never loads an object built by
+        another one. Computed once per process."""
+        if self._source_hash is None:
+            root = Path(__file__).resolve().parents[3]      # hsapy/sim
+            h = hashlib.sha256()
+            files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json")
+                           and "__pycache__" not in p.parts)
+            for path in files:
+                h.update(str(path.relative_to(root)).encode())
+                h.update(b"\0")
+                h.update(path.read_bytes())
+                h.update(b"\0")
+            self._source_hash = h.hexdigest()
+        return self._source_hash
+
+    def unit_key(self, program: Any, first: int, count: int, base: int) -> str:
+        """The early cache key of program entries [first, first + count), their addresses
+        taken relative to ``base`` (module docstring)."""
+        import llvmlite
+        import numpy
+
+        from hsapy.sim.isa.jit.codegen import ENGINE_VERSION
+
+        info = program.info
+        mode = getattr(info.mode, "value", info.mode)
+        h = hashlib.sha256()
+        head = ("unit", UNIT_FORMAT, ENGINE_VERSION, self.source_hash(), self.version,
+                llvmlite.__version__, numpy.__version__, sys.version_info[:2], self.triple,
+                self.cpu, self.features, os.environ.get("HSAPY_SIM_JIT_OPT", ""),
+                program.target, info.family, info.wave_size, info.ftz32, info.ftz64, mode,
+                base & 0xFFF)
+        h.update(repr(head).encode())
+        for i in range(first, first + count):
+            inst = program.insts[i]
+            words = None if inst is None else (inst.offset - base, inst.size, tuple(inst.words))
+            h.update(repr((program.offsets[i] - base, words)).encode())
+            h.update(b"\n")
+        return h.hexdigest()
+
+    def _unit_path(self, key: str) -> Path | None:
+        path = self._cache_path(key)
+        return None if path is None else path.parent.parent / "units" / key[:2] / f"{key}.unit"
+
+    def load_unit(self, key: str) -> tuple[dict, bytes] | None:
+        """(plan skeleton, object bytes) stored under ``key``, or None (absent, unreadable,
+        another format or another key: then the unit is built as if never cached)."""
+        path = self._unit_path(key)
+        if path is None:
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            magic = UNIT_MAGIC
+            if not data.startswith(magic):
+                return None
+            (size,) = struct.unpack_from("<Q", data, len(magic))
+            start = len(magic) + 8
+            meta = json.loads(data[start:start + size].decode())
+            obj = data[start + size:]
+            # LLVM aborts the process on a malformed object: only an intact one is loaded
+            if meta.get("key") != key or meta.get("object") != hashlib.sha256(obj).hexdigest():
+                return None
+            return meta, obj
+        except (ValueError, struct.error, UnicodeDecodeError):
+            return None
+
+    def store_unit(self, key: str, meta: dict, obj: bytes) -> None:
+        """Keep a unit's plan skeleton and object under ``key`` (written to a temporary file
+        and renamed, so a reader never sees half a file)."""
+        path = self._unit_path(key)
+        if path is None:
+            return
+        text = json.dumps(dict(meta, key=key, object=hashlib.sha256(obj).hexdigest())).encode()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(UNIT_MAGIC + struct.pack("<Q", len(text)) + text + obj)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+
+    def load_object(self, obj: bytes, name: str = "run") -> tuple[int, Any]:
+        """Load a compiled object (no module to parse, verify or optimise); returns (address
+        of ``name``, keep-alive handle)."""
+        llvm = self.llvm
+        start = time.perf_counter()
+        with self.lock:
+            empty = llvm.parse_assembly("")
+            empty.triple = self.triple
+            empty.data_layout = str(self.machine.target_data)
+            engine = llvm.create_mcjit_compiler(empty, self.machine)
+            # MCJIT asks its object cache for the module's object before generating code:
+            # answering with the stored one loads it (llvmlite's add_object_file hands LLVM a
+            # buffer that Python frees)
+            engine.set_object_cache(None, lambda mod: obj)
+            engine.finalize_object()
+            address = engine.get_function_address(name)
+            if not address:
+                raise LookupError(f"compiled object has no function {name!r}")
+            self.engines.append(engine)
+            self.stats.units += 1
+            self.stats.cache_hits += 1
+            self.stats.seconds += time.perf_counter() - start
         return address, engine
 
 

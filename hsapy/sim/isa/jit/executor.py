@@ -9,21 +9,31 @@ chunks of workgroups run on several threads (``HSAPY_SIM_THREADS``, default ever
 process may use); the compiled code releases the GIL. Otherwise the chunks run one after
 another in the interpreter's order, so atomics and their returned values come out as the
 interpreter's.
+
+Under ``HSAPY_SIM_ENGINE=auto`` a dispatch does not wait for its kernel's compilation: the first
+dispatch of a kernel starts it on a background thread and waits at most
+:data:`AUTO_COMPILE_WAIT_S` (long enough for units loaded from the on-disk cache); if it is not
+done by then, the dispatch runs in the interpreter, and the kernel's later dispatches run
+compiled once it is. (``jit`` compiles before the dispatch, whatever it costs.)
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import ctypes
 import os
+import queue
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
-                                    Program, _Machine)
-from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, address, attach
+                                    KernelDescriptor, Program, _Machine, initial_mode)
+from hsapy.sim.isa.jit.runtime import (CANCEL, CURRENT, EngineCounters, JitProgram, address,
+                                       attach)
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -31,6 +41,11 @@ __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 # register state of one chunk of a parallel-safe dispatch (the interpreter's CHUNK_BYTES keeps
 # its numpy passes in cache; compiled code runs wave by wave and gains more from fewer chunks)
 JIT_CHUNK_BYTES = 2 * CHUNK_BYTES
+
+# "auto": how long a dispatch waits for its kernel's compilation (started on a background
+# thread) before it runs in the interpreter instead; loading units from the on-disk cache takes
+# far less, tracing and compiling a kernel from scratch can take far more
+AUTO_COMPILE_WAIT_S = 0.5
 
 
 class CompiledProgram(JitProgram, Program):
@@ -103,10 +118,16 @@ class JitExecutor(InterpreterExecutor):
         self._pool_size = 0
         self._zero_pools: dict | None = None
         self._lock = threading.Lock()
+        # "auto": per loaded code object, kernel -> the background compilation's state
+        self._compiling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._interpreter: InterpreterExecutor | None = None
 
     def execute(self, ctx: Any) -> None:
         from hsapy.sim.isa import jit
 
+        if getattr(ctx, "engine", None) == "auto" and not self._compiled_in_time(ctx):
+            self._interpret(ctx)
+            return
         self.counters = EngineCounters()
         CURRENT.dispatch = ctx
         try:
@@ -114,6 +135,44 @@ class JitExecutor(InterpreterExecutor):
         finally:
             CURRENT.dispatch = None
             jit.last_counters = self.counters
+
+    # --- auto: compile in the background ---------------------------------------------------
+    def _compiled_in_time(self, ctx: Any) -> bool:
+        """Whether the kernel's program is compiled, after starting its compilation (the
+        executor's plan of the kernel, then every function of its code object) on a background
+        thread the first time and waiting up to AUTO_COMPILE_WAIT_S. True also when the
+        kernel's descriptor or code does not resolve: the compiled path reports that as before."""
+        try:
+            kd = KernelDescriptor.from_bytes(ctx.memory.read(ctx.kernel_object, 64))
+            entry = ctx.kernel_object + kd.entry_offset
+            wave_size = self._wave_size(ctx, kd)
+            alloc = ctx.memory.find(entry)
+            if alloc is None:
+                return True
+            mode = initial_mode(kd.rsrc1, self.profile.family)
+            key = (entry, wave_size, mode, kd.rsrc3)
+            with self._lock:
+                per_alloc = self._compiling.setdefault(alloc, {})
+                job = per_alloc.get(key)
+                if job is None:
+                    job = per_alloc[key] = _Compilation(self, ctx, kd, entry, wave_size, mode)
+        except Exception:  # noqa: BLE001 - the compiled path reports what is wrong
+            return True
+        return job.done.wait(AUTO_COMPILE_WAIT_S)
+
+    def _interpret(self, ctx: Any) -> None:
+        """Run the dispatch in the interpreter (its programs, shared with the interpreter's
+        own executor)."""
+        interpreter = self._interpreter
+        if interpreter is None:
+            interpreter = self._interpreter = InterpreterExecutor(self.profile)
+        engine = ctx.engine
+        ctx.engine = "interp"
+        try:
+            interpreter.execute(ctx)
+        finally:
+            ctx.engine = engine
+            self.stats = interpreter.stats
 
     # --- chunks ---------------------------------------------------------------------------------
     def _run_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
@@ -242,3 +301,65 @@ class JitExecutor(InterpreterExecutor):
         if table is None:
             table = ctx.memory.table(ctx.agent_handle or None)
         attach(machine, table, self.stats, self.counters, ctx.poll)
+
+
+_WORK: "queue.SimpleQueue[_Compilation | None]" = queue.SimpleQueue()
+_WORKER: list[threading.Thread] = []
+_WORKER_LOCK = threading.Lock()
+# at exit, how long to wait for the background compilation to reach its next check (the
+# longest step between checks is LLVM compiling one unit)
+EXIT_WAIT_S = 60.0
+
+
+def _stop_compilations() -> None:
+    """At interpreter exit: stop background compilation and wait for it to leave LLVM (whose
+    global state the process tears down at exit). What it finished is cached."""
+    CANCEL.set()
+    _WORK.put(None)             # wakes an idle worker
+    with _WORKER_LOCK:
+        workers = list(_WORKER)
+    for worker in workers:
+        worker.join(EXIT_WAIT_S)
+
+
+def _work() -> None:
+    CURRENT.background = True
+    while True:
+        job = _WORK.get()
+        if job is None or CANCEL.is_set():
+            return
+        job._run()
+
+
+class _Compilation:
+    """One kernel's compilation, queued for the process's one background compiling thread (a
+    daemon, stopped at interpreter exit; the on-disk cache is written by renaming complete
+    files). One thread: kernels compile one after another instead of all competing with the
+    dispatches for the GIL at once."""
+
+    def __init__(self, executor: JitExecutor, ctx: Any, kd: Any, entry: int, wave_size: int,
+                 mode: int) -> None:
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.args = (executor, ctx, kd, entry, wave_size, mode)
+        with _WORKER_LOCK:
+            if not _WORKER:
+                worker = threading.Thread(target=_work, name="hsapy-sim-jit-compile",
+                                          daemon=True)
+                _WORKER.append(worker)
+                atexit.register(_stop_compilations)
+                worker.start()
+        _WORK.put(self)
+
+    def _run(self) -> None:
+        executor, ctx, kd, entry, wave_size, mode = self.args
+        self.args = None
+        try:
+            programs = executor._plan(ctx, kd, entry, wave_size, mode)[0]
+            # every function of the code object, as the compiled dispatch's first step
+            # (parallel_safe) decodes, and so compiles, them all
+            parallel_safe(programs(mode))
+        except BaseException as exc:  # noqa: BLE001 - the dispatch that runs compiled reports it
+            self.error = exc
+        finally:
+            self.done.set()

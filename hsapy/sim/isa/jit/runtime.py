@@ -15,6 +15,7 @@ instruction in the interpreter (``machine._jit_force``).
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -76,11 +77,14 @@ class EngineCounters:
 class Unit:
     """One compiled function of a program (see the module docstring)."""
 
-    def __init__(self, plan: Any, address: int, keep: Any, lanes: int) -> None:
+    def __init__(self, plan: Any, address: int, keep: Any, lanes: int, delta: int = 0) -> None:
         self.plan = plan
         self.fn = RUN_TYPE(address)
         self.keep = keep
         self.lanes = lanes
+        # the unit's code was generated at addresses ``delta`` below the program's (see
+        # compile_program_range): byte addresses going in and out are moved by it
+        self.delta = delta
 
     def run(self, b: Any, m: Any, number: int, start: int) -> int | None:
         """Run batch ``b`` from segment ``number`` (at byte address ``start``)."""
@@ -125,7 +129,9 @@ class Unit:
         ctx[C.WAVES] = waves
         ctx[C.WG] = cached[11]
         ctx[C.ENTRY] = number
-        ctx[C.STOP_AT] = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
+        delta = self.delta
+        stop = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
+        ctx[C.STOP_AT] = stop if stop == STOP_NEVER else stop - delta
         ctx[C.BUDGET] = getattr(m, "_jit_budget", BUDGET)
         status = self.fn(m._jit_ctx_address)
         b.exec_changed()
@@ -142,31 +148,35 @@ class Unit:
         stats.batch_steps += int(ctx[C.STEPS]) - 1
         m._jit_poll()
         if status == C.CONTINUE:
-            return int(ctx[C.OUT_PC])
-        if status == C.INTERPRET:
             pc = int(ctx[C.OUT_PC])
+            return pc + delta if pc >= 0 else pc
+        if status == C.INTERPRET:
+            pc = int(ctx[C.OUT_PC]) + delta
             m._jit_force.add(pc)
             return pc
         if status == C.SPLIT:
             counters.splits += 1
-            return self._split(b, m, self._next_pcs(ctl[:waves], int(ctx[C.SEG_END])))
+            return self._split(b, m, self._next_pcs(ctl[:waves], int(ctx[C.SEG_END]) + delta))
         # BAIL: the waves before BAIL_WAVE finished the segment, BAIL_WAVE stands at BAIL_PC,
         # the others at the segment's start
         counters.bails += 1
         k = int(ctx[C.BAIL_WAVE])
-        bail_pc = int(ctx[C.BAIL_PC])
+        bail_pc = int(ctx[C.BAIL_PC]) + delta
+        seg_end = int(ctx[C.SEG_END]) + delta
         pcs = np.empty(waves, np.int64)
         if k:
             if ctx[C.BAIL_CTL]:
-                pcs[:k] = self._next_pcs(ctl[:k], int(ctx[C.SEG_END]))
+                pcs[:k] = self._next_pcs(ctl[:k], seg_end)
             else:
-                pcs[:k] = int(ctx[C.SEG_END])
+                pcs[:k] = seg_end
         pcs[k] = bail_pc
-        pcs[k + 1:] = int(ctx[C.SEG_START])
+        pcs[k + 1:] = int(ctx[C.SEG_START]) + delta
         m._jit_force.add(bail_pc)
         return self._split(b, m, pcs)
 
     def _next_pcs(self, codes: np.ndarray, fallthrough: int) -> np.ndarray:
+        if self.delta:
+            codes = np.where(codes >= 0, codes + self.delta, codes)
         return np.where(codes == NEXT, fallthrough, codes)
 
     @staticmethod
@@ -273,31 +283,152 @@ class JitProgram:
 
 class _Current(threading.local):
     dispatch: Any = None
+    background = False      # this thread compiles in the background (see CANCEL)
 
 
 CURRENT = _Current()    # the dispatch this thread runs (compile time does not count against
                         # its watchdog)
 
 
+# Units are generated for their instructions moved to GENERATED_BASE (plus the low bits of the
+# real address): simulated code lives at host addresses, which differ from one process to the
+# next, and code generated for one address would be cached for that address only.
+GENERATED_BASE = 1 << 40
+# instructions whose result is their own address: left to the interpreter, which has the real one
+PC_READERS = frozenset({"s_getpc_b64", "s_call_b64", "s_swappc_b64", "s_setpc_b64"})
+
+
+def _moved(program: Any, first: int, count: int, delta: int) -> list:
+    """The program's instruction list with entries [first, first + count) moved ``delta``
+    bytes down, their branch targets (``label`` operands) with them (copies; the program's own
+    instructions stay)."""
+    insts = list(program.insts)
+    for i in range(first, first + count):
+        if insts[i] is not None:
+            insts[i] = _move(insts[i], delta)
+    return insts
+
+
+def _move(inst: Any, delta: int) -> Any:
+    def operands(ops: tuple) -> tuple:
+        return tuple(dataclasses.replace(op, value=op.value - delta) if op.kind == "label"
+                     else op for op in ops)
+
+    pair = inst.pair
+    return dataclasses.replace(inst, offset=inst.offset - delta, srcs=operands(inst.srcs),
+                               dsts=operands(inst.dsts),
+                               pair=None if pair is None else _move(pair, delta))
+
+
+# Set at interpreter exit: background compilations stop at their next check (LLVM tears down
+# its global state at exit, under any thread still inside it)
+CANCEL = threading.Event()
+
+
+class Cancelled(BaseException):
+    """A background compilation stopped at exit (a BaseException: nothing on the way records it
+    as a unit that failed to compile)."""
+
+
+def check_cancelled() -> None:
+    if CURRENT.background and CANCEL.is_set():
+        raise Cancelled
+
+
 def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
     """Plan, generate and compile program entries [first, first + count); None when no
-    segment results."""
-    from hsapy.sim.isa.jit.codegen import generate, plan_unit
+    segment results. A unit found in the compiler's early cache (its key is computed from the
+    instructions' words and their addresses relative to the range, before anything is traced)
+    is loaded without planning or IR."""
+    from hsapy.sim.isa.jit.codegen import classify, generate, plan_unit
 
     info = program.info
     lanes = info.wave_size
-    plan = plan_unit(program.insts, first, count, info, lanes)
+    comp = compiler()
+    base = program.offsets[first]
+    delta = base - (GENERATED_BASE | (base & 0xFFF))
+    key = comp.unit_key(program, first, count, base)
+    hit = comp.load_unit(key)
+    if hit is not None:
+        meta, obj = hit
+        try:
+            plan = _plan_from_skeleton(meta, program, first, count)
+            if not plan.segments:
+                comp.stats.unit_hits += 1
+                return None
+            address, keep = comp.load_object(obj)
+            comp.stats.unit_hits += 1
+            return Unit(plan, address, keep, lanes, delta)
+        except Exception:  # noqa: BLE001 - a damaged entry: build the unit as if uncached
+            pass
+    start = time.perf_counter()
+    insts = _moved(program, first, count, delta)
+    classified = {}
+    for i in range(first, first + count):
+        check_cancelled()
+        inst = insts[i]
+        classified[i] = (None, None, "reads its own address") \
+            if inst is not None and inst.name in PC_READERS else classify(inst, info, lanes)
+    plan = plan_unit(insts, first, count, info, lanes, classified)
+    skeleton = _skeleton(plan, first)
     if not plan.segments:
+        comp.stats.trace_seconds += time.perf_counter() - start
+        comp.store_unit(key, skeleton, b"")
         return None
-    name = f"unit_{program.offsets[first]:x}"
+    name = f"unit_{base - delta:x}"
     try:
-        module = generate(plan, lanes, name, info)
-        address, keep = compiler().compile(module)
+        module = generate(plan, lanes, name, info, check_cancelled)
+        check_cancelled()
+        comp.stats.ir_generated += 1
+        comp.stats.trace_seconds += time.perf_counter() - start
+        address, keep, obj = comp.compile_object(module)
     except Exception as exc:  # noqa: BLE001 - a unit that does not compile is interpreted
         failures = getattr(program, "record", None)
         if failures is not None:
-            key = f"unit not compiled: {type(exc).__name__}: {exc}"[:200]
-            failures.fallback[key] = failures.fallback.get(key, 0) + count
+            reason = f"unit not compiled: {type(exc).__name__}: {exc}"[:200]
+            failures.fallback[reason] = failures.fallback.get(reason, 0) + count
         return None
-    return Unit(plan, address, keep, lanes)
+    if obj:
+        comp.store_unit(key, skeleton, obj)
+    # the plan the runtime keeps names the program's own instructions (real addresses)
+    return Unit(_plan_from_skeleton(skeleton, program, first, count), address, keep, lanes,
+                delta)
 
+
+def _skeleton(plan: Any, first: int) -> dict:
+    """What a cached unit keeps of its plan: what runtime and records use (segment numbers,
+    their entries and kinds, the entries left to the interpreter and why, whether a segment
+    reaches private memory), not the traces. Entries are counted from the unit's first (another
+    program may decode the same function after others)."""
+    return {"segments": [[seg.number, seg.writes,
+                          [[step.index - first, step.kind] for step in seg.steps]]
+                         for seg in plan.segments],
+            "fallback": [[index - first, why] for index, why in plan.fallback.items()],
+            "vgprs": plan.vgprs, "agprs": plan.agprs, "scratch": plan.scratch}
+
+
+def _plan_from_skeleton(meta: dict, program: Any, first: int, count: int) -> Any:
+    """The plan of a cached unit (steps without traces); ValueError if it does not fit the
+    program's entries."""
+    from hsapy.sim.isa.jit.codegen import Segment, Step, UnitPlan
+
+    end = first + count
+    segments = []
+    for k, (number, writes, steps) in enumerate(meta["segments"]):
+        if number != k or not steps:
+            raise ValueError("cached unit: segments out of order")
+        seg = Segment(number, writes=bool(writes))
+        for index, kind in steps:
+            index += first
+            if not first <= index < end or program.insts[index] is None:
+                raise ValueError("cached unit: entry outside the decoded range")
+            seg.steps.append(Step(index, program.insts[index], str(kind)))
+        segments.append(seg)
+    fallback = {}
+    for index, why in meta["fallback"]:
+        index += first
+        if not first <= index < end:
+            raise ValueError("cached unit: entry outside the decoded range")
+        fallback[int(index)] = str(why)
+    return UnitPlan(segments, fallback, int(meta["vgprs"]), int(meta["agprs"]),
+                    bool(meta["scratch"]))
