@@ -6,10 +6,10 @@ from typing import Any
 
 from hsapy._hsa import cache_info, call, constant, iterate
 from hsapy.errors import HsapyValueError, OutOfResourcesError
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 
 __all__ = ["Agent", "AGENT_INFO", "InfoField"]
 
-HSA_STATUS_SUCCESS = 0
 # hsa_device_type_t (hsa.h)
 DEVICE_TYPE_NAMES = {
     constant("HSA_DEVICE_TYPE_CPU"): "CPU",

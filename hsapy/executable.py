@@ -32,6 +32,20 @@ from hsapy.codeobject import (
     read_code_object_file,
 )
 from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.hsa_enums import (
+    HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
+    HSA_ISA_INFO_NAME,
+    HSA_ISA_INFO_NAME_LENGTH,
+    HSA_PROFILE_FULL,
+    HSA_STATUS_INFO_BREAK,
+    HSA_STATUS_SUCCESS,
+)
 from hsapy.kernarg import KernargLayout
 from hsapy.queue import OBSERVERS, notify
 
@@ -41,20 +55,6 @@ __all__ = ["Executable", "Kernel", "load", "agent_target", "DYNAMIC_STACK_SIZE"]
 # indirect calls) gets at least: HIP's default stack limit (hipLimitStackSize, 1 KiB), which
 # HIP's launcher puts in the packet's private_segment_size for such kernels.
 DYNAMIC_STACK_SIZE = 1024
-
-# hsa.h enum values used here (the cdef has them too; spelled once, with their names).
-HSA_PROFILE_FULL = 1
-HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT = 0
-HSA_ISA_INFO_NAME_LENGTH = 0
-HSA_ISA_INFO_NAME = 1
-HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS = 21
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT = 22
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE = 11
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT = 12
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE = 13
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE = 14
-HSA_STATUS_SUCCESS = 0
-HSA_STATUS_INFO_BREAK = 1
 
 
 def _handle_of(agent: Any) -> int:
@@ -84,10 +84,10 @@ def agent_target(lib: Any, ffi: Any, agent: Any) -> Target:
     def on_isa(isa: Any, data: Any) -> int:
         try:
             length = ffi.new("uint32_t *")
-            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length) != 0:
+            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length) != HSA_STATUS_SUCCESS:
                 return HSA_STATUS_SUCCESS
             name = ffi.new("char[]", length[0] + 1)
-            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name) == 0:
+            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name) == HSA_STATUS_SUCCESS:
                 found.append(ffi.string(name).decode(errors="replace"))
         except BaseException as exc:  # never raise through C
             errors.append(exc)

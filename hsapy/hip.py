@@ -45,7 +45,13 @@ import numpy as np
 
 from hsapy import aql
 from hsapy._lifetime import HandleState
-from hsapy.errors import ClosedError, HSAError, HsapyError, HsapyTypeError, HsapyValueError
+from hsapy.errors import (
+    HSAError,
+    HsapyError,
+    HsapyTypeError,
+    HsapyValueError,
+)
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 
 __all__ = ["HipRuntime", "HipError", "hipError_t", "hipMemcpyKind", "DeviceProp", "Stream",
            "Event", "Module", "HipGraph", "GraphExec", "MemPool", "TraceEntry", "MEMSET_SOURCE"]
@@ -355,7 +361,7 @@ class Event:
         agent = self.stream.agent  # type: ignore[union-attr]
         status = lib.hsa_amd_profiling_get_dispatch_time({"handle": agent.handle},
                                                          self.signal.cdata, times)
-        if status != 0 or times.end == 0:
+        if status != HSA_STATUS_SUCCESS or times.end == 0:
             raise HipError(hipError_t.hipErrorInvalidHandle, "hipEventElapsedTime",
                            "the runtime recorded no timestamp for this event's packet")
         return int(times.start), int(times.end)

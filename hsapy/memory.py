@@ -14,11 +14,11 @@ import numpy as np
 from hsapy._hsa import call, constant
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.interop import BufferView
 
 __all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
 
-HSA_STATUS_SUCCESS = 0
 # hsa_amd_segment_t (hsa_ext_amd.h)
 SEGMENT_NAMES = {
     constant("HSA_AMD_SEGMENT_GLOBAL"): "global",

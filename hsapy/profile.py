@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsapy.errors import HsapyError
+from hsapy.hsa_enums import HSA_PACKET_TYPE_KERNEL_DISPATCH
 
 __all__ = ["Profiler", "DispatchProfile", "profile"]
 
-_DISPATCH = 2                     # hsa_packet_type_t HSA_PACKET_TYPE_KERNEL_DISPATCH
 
 COUNTER_ORDER = ("SQ_WAVES", "SQ_INSTS", "SQ_INSTS_VALU", "SQ_INSTS_MFMA", "SQ_INSTS_SALU",
                  "SQ_INSTS_SMEM", "SQ_INSTS_LDS", "SQ_INSTS_VMEM_RD", "SQ_INSTS_VMEM_WR",
@@ -179,7 +179,7 @@ class Profiler:
         ring, mask = queue.ring, queue.size - 1
         for k in range(count):
             data = ring[(first + k) & mask].tobytes()
-            if data[0] != _DISPATCH:
+            if data[0] != HSA_PACKET_TYPE_KERNEL_DISPATCH:
                 continue
             self._published(queue, first + k, data)
 

@@ -14,13 +14,18 @@ from typing import Any
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState, Outstanding, drain, park
 from hsapy.diagnose import explain_rocr_failure
-from hsapy.errors import (BackendUnavailableError, HsapyError, HsapyTypeError, HsapyValueError,
-                          LibraryLoadError)
+from hsapy.errors import (
+    BackendUnavailableError,
+    HsapyError,
+    HsapyTypeError,
+    HsapyValueError,
+    LibraryLoadError,
+)
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 
 __all__ = ["Runtime", "BACKENDS"]
 
 BACKENDS = ("auto", "rocr", "sim", "rocr-sim")
-HSA_STATUS_SUCCESS = 0
 
 # Runtime.system_info: key -> (hsa_system_info_t enumerator, C type of the value) (hsa.h).
 SYSTEM_INFO: dict[str, tuple[str, str]] = {

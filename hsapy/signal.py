@@ -16,6 +16,7 @@ from typing import Any, Callable
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.queue import OBSERVERS, notify_signal_reused
 
 __all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS", "check_timeout",
@@ -112,7 +113,7 @@ def _destroy(lib: Any, handle: int) -> Callable[[], None]:
                 warnings.warn(f"hsapy: a publishing observer failed: {exc}", RuntimeWarning,
                               stacklevel=2)
         status = lib.hsa_signal_destroy({"handle": handle})
-        if status != 0:
+        if status != HSA_STATUS_SUCCESS:
             raise RuntimeError(f"hsa_signal_destroy returned {status:#x}")
     return release
 

@@ -60,12 +60,15 @@ from typing import Any
 
 from hsapy import aql
 from hsapy.errors import HsapyValueError
+from hsapy.hsa_enums import (
+    HSA_SIGNAL_CONDITION_LT,
+    HSA_STATUS_SUCCESS,
+    HSA_WAIT_STATE_BLOCKED,
+)
 
 __all__ = ["Trace", "record", "PacketRecord"]
 
 HOST_PID = 1
-_COND_LT = 2            # hsa_signal_condition_t HSA_SIGNAL_CONDITION_LT
-_WAIT_BLOCKED = 0       # hsa_wait_state_t HSA_WAIT_STATE_BLOCKED
 _WAIT_SLICE_S = 0.01
 _HARVEST_PER_CALL = 8   # completed packets read per observer call (keeps publishing cheap)
 _EPSILON_US = 0.002     # timestamps are rounded to ns: closer than this is "at the same time"
@@ -392,8 +395,8 @@ class Trace:
         while True:
             remaining = deadline - time.monotonic()
             slice_s = min(max(remaining, 0.0), _WAIT_SLICE_S)
-            if lib.hsa_signal_wait_scacquire(cdata, _COND_LT, 1, int(slice_s * ticks_per_s) + 1,
-                                             _WAIT_BLOCKED) < 1:
+            if lib.hsa_signal_wait_scacquire(cdata, HSA_SIGNAL_CONDITION_LT, 1, int(slice_s * ticks_per_s) + 1,
+                                             HSA_WAIT_STATE_BLOCKED) < 1:
                 return True
             if remaining <= 0 or queue.error is not None:
                 return False
@@ -415,7 +418,7 @@ class Trace:
         status = runtime.lib.hsa_amd_profiling_get_dispatch_time(
             {"handle": rec.queue.agent_handle}, rec.signal_ptr[0], times)
         start, end = int(times.start), int(times.end)
-        if status != 0 or end == 0:
+        if status != HSA_STATUS_SUCCESS or end == 0:
             rec.note = ("no GPU timestamps (profiling was not enabled yet when the packet ran, "
                         "or the runtime recorded none)")
             return

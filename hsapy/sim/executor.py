@@ -25,6 +25,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from hsapy.hsa_enums import (
+    HSA_STATUS_ERROR_EXCEPTION,
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+    HSA_STATUS_ERROR_MEMORY_FAULT,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+)
 from hsapy.sim.clock import SimClock
 from hsapy.sim.memory import SimMemory, SimMemoryFault
 from hsapy.sim.targets import GpuProfile
@@ -51,13 +58,6 @@ __all__ = [
     "HSA_STATUS_ERROR_MEMORY_FAULT",
     "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
 ]
-
-# hsa_ext_amd.h status values for kernel faults.
-HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION = 41
-HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION = 42
-HSA_STATUS_ERROR_MEMORY_FAULT = 43
-HSA_STATUS_ERROR_EXCEPTION = 0x1016
-HSA_STATUS_ERROR_OUT_OF_RESOURCES = 0x1008   # hsa.h; what ROCr reports when scratch won't fit
 
 # Host seconds one dispatch may run before the watchdog stops it. Generous: the slowest
 # operator tests run a few seconds per dispatch; an endless loop is stopped within a minute.

@@ -29,11 +29,46 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from hsapy.errors import STATUS_NAMES
+from hsapy.hsa_enums import (
+    HSA_AMD_GPU_MEMORY_FAULT_EVENT,
+    HSA_AMD_LINK_INFO_TYPE_PCIE,
+    HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+    HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT,
+    HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT,
+    HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED,
+    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
+    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT,
+    HSA_AMD_SEGMENT_GLOBAL,
+    HSA_AMD_SEGMENT_GROUP,
+    HSA_EXT_POINTER_TYPE_HSA,
+    HSA_EXT_POINTER_TYPE_UNKNOWN,
+    HSA_STATUS_ERROR_EXCEPTION,
+    HSA_STATUS_ERROR_INVALID_AGENT,
+    HSA_STATUS_ERROR_INVALID_ALLOCATION,
+    HSA_STATUS_ERROR_INVALID_ARGUMENT,
+    HSA_STATUS_ERROR_INVALID_CACHE,
+    HSA_STATUS_ERROR_INVALID_ISA,
+    HSA_STATUS_ERROR_INVALID_ISA_NAME,
+    HSA_STATUS_ERROR_INVALID_MEMORY_POOL,
+    HSA_STATUS_ERROR_INVALID_QUEUE,
+    HSA_STATUS_ERROR_INVALID_QUEUE_CREATION,
+    HSA_STATUS_ERROR_INVALID_SIGNAL,
+    HSA_STATUS_ERROR_MEMORY_FAULT,
+    HSA_STATUS_ERROR_NOT_INITIALIZED,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+    HSA_STATUS_SUCCESS,
+)
 from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
 from hsapy.sim.executor import ExecutorCache
 from hsapy.sim.memory import PAGE_SIZE, SimMemory, SimMemoryFault
-from hsapy.sim.queues import READ_INDEX_WORD, WRITE_INDEX_WORD, SimQueue, uint64_argument
+from hsapy.sim.queues import (
+    READ_INDEX_WORD,
+    WRITE_INDEX_WORD,
+    SimQueue,
+    uint64_argument,
+)
 from hsapy.sim.signals import SignalTable, SimSignal, condition_holds, wait_any
 from hsapy.sim.targets import (
     CPU_PROFILE,
@@ -55,40 +90,6 @@ except ModuleNotFoundError as _exc:  # pragma: no cover - until hsapy/sim/loader
 __all__ = ["SimLib", "SimAgent", "SimPool", "SimIsa", "SimCache"]
 
 _log = logging.getLogger("hsapy.sim")
-
-# hsa_status_t values (hsa.h, hsa_ext_amd.h)
-SUCCESS = 0x0
-INFO_BREAK = 0x1
-ERROR = 0x1000
-INVALID_ARGUMENT = 0x1001
-INVALID_QUEUE_CREATION = 0x1002
-INVALID_ALLOCATION = 0x1003
-INVALID_AGENT = 0x1004
-INVALID_SIGNAL = 0x1006
-INVALID_QUEUE = 0x1007
-OUT_OF_RESOURCES = 0x1008
-NOT_INITIALIZED = 0x100B
-INVALID_ISA = 0x100F
-INVALID_ISA_NAME = 0x1017
-INVALID_CACHE = 0x1022
-INVALID_MEMORY_POOL = 40
-EXCEPTION = 0x1016
-MEMORY_FAULT = 43
-
-# hsa_amd_memory_pool_global_flag_t
-FLAG_KERNARG_INIT = 1
-FLAG_FINE_GRAINED = 2
-FLAG_COARSE_GRAINED = 4
-
-# hsa_amd_memory_pool_access_t
-ACCESS_NEVER_ALLOWED = 0
-ACCESS_ALLOWED_BY_DEFAULT = 1
-ACCESS_DISALLOWED_BY_DEFAULT = 2
-
-HSA_EXT_POINTER_TYPE_UNKNOWN = 0
-HSA_EXT_POINTER_TYPE_HSA = 1
-HSA_AMD_GPU_MEMORY_FAULT_EVENT = 0
-HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT = 1
 
 UINT64_MAX = 0xFFFFFFFFFFFFFFFF
 _BUILD_VERSION = "hsapy-sim 0.1 (HSA 1.1 API of ROCm 5.2.3)"
@@ -351,10 +352,10 @@ class SimLib(LoaderMixin):
         size = CPU_PROFILE.memory_size
         # ROCr's CPU agent pools (rocminfo): fine-grained, kernarg (fine-grained + KERNARG_INIT),
         # coarse-grained; all runtime-allocatable, 4 KiB granule, accessible by all agents.
-        for kind, flags in (("system-fine", FLAG_FINE_GRAINED),
-                            ("system-kernarg", FLAG_KERNARG_INIT | FLAG_FINE_GRAINED),
-                            ("system-coarse", FLAG_COARSE_GRAINED)):
-            self._add_pool(cpu, kind, _info.HSA_AMD_SEGMENT_GLOBAL, flags, size, True, True)
+        for kind, flags in (("system-fine", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED),
+                            ("system-kernarg", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED),
+                            ("system-coarse", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)):
+            self._add_pool(cpu, kind, HSA_AMD_SEGMENT_GLOBAL, flags, size, True, True)
         self._add_caches(cpu)
         for number, profile in enumerate(profiles):
             gpu = self._add_agent(profile, profile.name)
@@ -364,9 +365,9 @@ class SimLib(LoaderMixin):
                          profile)
             self.isas[isa.handle] = isa
             gpu.isa = isa
-            self._add_pool(gpu, "device", _info.HSA_AMD_SEGMENT_GLOBAL, FLAG_COARSE_GRAINED,
+            self._add_pool(gpu, "device", HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
                            profile.memory_size, True, False)
-            self._add_pool(gpu, "group", _info.HSA_AMD_SEGMENT_GROUP, 0, profile.lds_size,
+            self._add_pool(gpu, "group", HSA_AMD_SEGMENT_GROUP, 0, profile.lds_size,
                            False, False)
             self._add_caches(gpu)
 
@@ -459,18 +460,18 @@ class SimLib(LoaderMixin):
             self._refcount += 1
             self.is_open = True
             self._shutting_down = False
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_shut_down(self) -> int:
         """Close one reference; the last one destroys queues, signals and allocations."""
         with self._state_lock:
             if self._refcount == 0:
-                return NOT_INITIALIZED
+                return HSA_STATUS_ERROR_NOT_INITIALIZED
             self._refcount -= 1
             if self._refcount == 0:
                 self._teardown()
                 self.is_open = False
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _teardown(self) -> None:
         self._shutting_down = True
@@ -491,34 +492,34 @@ class SimLib(LoaderMixin):
     def hsa_status_string(self, status: int, status_string: Any) -> int:
         """Point ``*status_string`` at a NUL-terminated description of ``status``."""
         if self._is_null(status_string):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         status = int(status)
         name = STATUS_NAMES.get(status)
         if name is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         text = self._status_strings.get(status)
         if text is None:
             text = self.ffi.new("char[]", f"{name}: {_STATUS_TEXT.get(status, name)}".encode())
             self._status_strings[status] = text
         status_string[0] = text
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_system_get_info(self, attribute: int, value: Any) -> int:
         """System attributes (hsa_system_info_t)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         attribute = int(attribute)
         entry = _SYSTEM_INFO.get(attribute)
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         if ctype == "const char *":
             self.ffi.cast("const char **", value)[0] = self._build_version
         else:
             _info.write_value(self.ffi, value, ctype, getter(self))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     # ------------------------------------------------------------------------------------------
     # agents, ISAs, caches
@@ -526,43 +527,43 @@ class SimLib(LoaderMixin):
     def hsa_iterate_agents(self, callback: Any, data: Any) -> int:
         """Call ``callback(agent, data)`` for every agent (CPU first)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         return self._iterate(callback, "hsa_agent_t", list(self.agents), data)
 
     def _iterate(self, callback: Any, ctype: str, handles: list[int], data: Any) -> int:
         for handle in handles:
             status = self._call(callback, self._struct(ctype, handle), data)
-            if status != SUCCESS:
+            if status != HSA_STATUS_SUCCESS:
                 return status
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_agent_get_info(self, agent: Any, attribute: int, value: Any) -> int:
         """Agent attributes (hsa_agent_info_t, hsa_amd_agent_info_t); unknown -> INVALID_ARGUMENT."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         entry = _info.AGENT_INFO.get(int(attribute))
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         _info.write_value(self.ffi, value, ctype, getter(sim_agent))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_agent_iterate_isas(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(isa, data)`` for the agent's ISA (GPU agents have one, the CPU none)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         handles = [sim_agent.isa.handle] if sim_agent.isa is not None else []
         return self._iterate(callback, "hsa_isa_t", handles, data)
 
@@ -574,17 +575,17 @@ class SimLib(LoaderMixin):
         agents' own ISAs; features are listed sramecc before xnack.
         """
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(name) or self._is_null(isa):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         text = name if isinstance(name, (bytes, str)) else self.ffi.string(name)
         if isinstance(text, bytes):
             text = text.decode(errors="replace")
         sim_isa = self._isa_named(text)
         if sim_isa is None:
-            return INVALID_ISA_NAME
+            return HSA_STATUS_ERROR_INVALID_ISA_NAME
         isa[0].handle = sim_isa.handle
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _isa_named(self, text: str) -> SimIsa | None:
         for sim_isa in self.isas.values():
@@ -611,56 +612,56 @@ class SimLib(LoaderMixin):
     def hsa_isa_get_info_alt(self, isa: Any, attribute: int, value: Any) -> int:
         """ISA attributes answered by hsa_isa_get_info_alt."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_isa = self.isas.get(_handle(isa))
         if sim_isa is None:
-            return INVALID_ISA
+            return HSA_STATUS_ERROR_INVALID_ISA
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         entry = _info.ISA_INFO.get(int(attribute))
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         _info.write_value(self.ffi, value, ctype, getter(sim_isa))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_agent_iterate_caches(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(cache, data)`` for each cache level of the agent."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         return self._iterate(callback, "hsa_cache_t", [c.handle for c in sim_agent.caches], data)
 
     def hsa_cache_get_info(self, cache: Any, attribute: int, value: Any) -> int:
         """Cache attributes (hsa_cache_info_t)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_cache = self.caches.get(_handle(cache))
         if sim_cache is None:
-            return INVALID_CACHE
+            return HSA_STATUS_ERROR_INVALID_CACHE
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         entry = _info.CACHE_INFO.get(int(attribute))
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         _info.write_value(self.ffi, value, ctype, getter(sim_cache))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     # ------------------------------------------------------------------------------------------
     # signals
 
     def _check_consumers(self, num_consumers: int, consumers: Any) -> int:
         if num_consumers and self._is_null(consumers):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         for i in range(int(num_consumers)):
             if self.agent_by_handle(consumers[i]) is None:
-                return INVALID_AGENT
-        return SUCCESS
+                return HSA_STATUS_ERROR_INVALID_AGENT
+        return HSA_STATUS_SUCCESS
 
     def hsa_signal_create(self, initial_value: int, num_consumers: int, consumers: Any,
                           signal: Any) -> int:
@@ -671,30 +672,30 @@ class SimLib(LoaderMixin):
                               attributes: int, signal: Any) -> int:
         """Create a signal with AMD attributes (GPU_ONLY / IPC accepted and ignored)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(signal):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         status = self._check_consumers(num_consumers, consumers)
-        if status != SUCCESS:
+        if status != HSA_STATUS_SUCCESS:
             return status
         try:
             sim_signal = self.signals.create(int(initial_value))
         except MemoryError:
-            return OUT_OF_RESOURCES
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         signal[0].handle = sim_signal.handle
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_signal_destroy(self, signal: Any) -> int:
         """Destroy a signal."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         handle = _handle(signal)
         if handle == 0:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if not self.signals.destroy(handle):
-            return INVALID_SIGNAL
+            return HSA_STATUS_ERROR_INVALID_SIGNAL
         self._copy_errors.pop(handle, None)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _load(self, signal: Any) -> int:
         sim_signal = self._signal(signal)
@@ -868,56 +869,56 @@ class SimLib(LoaderMixin):
     def hsa_amd_agent_iterate_memory_pools(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(pool, data)`` for each pool of the agent."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         return self._iterate(callback, "hsa_amd_memory_pool_t",
                              [p.handle for p in sim_agent.pools], data)
 
     def hsa_amd_memory_pool_get_info(self, memory_pool: Any, attribute: int, value: Any) -> int:
         """Pool attributes (hsa_amd_memory_pool_info_t)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         pool = self._pool(memory_pool)
         if pool is None:
-            return INVALID_MEMORY_POOL
+            return HSA_STATUS_ERROR_INVALID_MEMORY_POOL
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         entry = _info.POOL_INFO.get(int(attribute))
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         _info.write_value(self.ffi, value, ctype, getter(pool))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _access(self, agent: SimAgent, pool: SimPool) -> int:
         """ROCr's MemoryRegion::GetAccessInfo rules for an agent and a pool."""
         if agent is pool.agent:
-            return ACCESS_ALLOWED_BY_DEFAULT
+            return HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
         if pool.is_system:
-            return ACCESS_DISALLOWED_BY_DEFAULT if agent.is_gpu else ACCESS_ALLOWED_BY_DEFAULT
+            return HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT if agent.is_gpu else HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
         if pool.kind == "device":
-            return ACCESS_DISALLOWED_BY_DEFAULT   # coarse-grained local memory
-        return ACCESS_NEVER_ALLOWED               # the group segment
+            return HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT   # coarse-grained local memory
+        return HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED               # the group segment
 
     def hsa_amd_agent_memory_pool_get_info(self, agent: Any, memory_pool: Any, attribute: int,
                                            value: Any) -> int:
         """Access, link hops and link info between an agent and a pool."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         pool = self._pool(memory_pool)
         if pool is None:
-            return INVALID_MEMORY_POOL
+            return HSA_STATUS_ERROR_INVALID_MEMORY_POOL
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         access = self._access(sim_agent, pool)
-        hops = 0 if (access == ACCESS_NEVER_ALLOWED or sim_agent is pool.agent) else 1
+        hops = 0 if (access == HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED or sim_agent is pool.agent) else 1
         attribute = int(attribute)
         if attribute == 0:        # HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS
             self.ffi.cast("uint32_t *", value)[0] = access
@@ -928,28 +929,28 @@ class SimLib(LoaderMixin):
             self.ffi.memmove(link, b"\0" * self.ffi.sizeof("hsa_amd_memory_pool_link_info_t"),
                              self.ffi.sizeof("hsa_amd_memory_pool_link_info_t"))
             if hops:
-                link.link_type = 2   # HSA_AMD_LINK_INFO_TYPE_PCIE
+                link.link_type = HSA_AMD_LINK_INFO_TYPE_PCIE
                 link.atomic_support_32bit = True
                 link.atomic_support_64bit = True
-                link.coherent_support = pool.global_flags & FLAG_FINE_GRAINED != 0
+                link.coherent_support = pool.global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED != 0
                 link.numa_distance = 20
         else:
-            return INVALID_ARGUMENT
-        return SUCCESS
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_memory_pool_allocate(self, memory_pool: Any, size: int, flags: int,
                                      ptr: Any) -> int:
         """Allocate from a pool; ``*ptr`` receives the address (rounded up to the granule)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         size = int(size)
         if size == 0 or self._is_null(ptr):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         pool = self._pool(memory_pool)
         if pool is None:
-            return INVALID_MEMORY_POOL
+            return HSA_STATUS_ERROR_INVALID_MEMORY_POOL
         if not pool.alloc_allowed or size > pool.alloc_max_size:
-            return INVALID_ALLOCATION
+            return HSA_STATUS_ERROR_INVALID_ALLOCATION
         rounded = -(-size // pool.granule) * pool.granule
         if pool.is_system:   # ROCr maps system allocations to every GPU (AllocateImpl)
             accessible = set(self.agents)
@@ -959,71 +960,71 @@ class SimLib(LoaderMixin):
             address = self.memory.allocate(rounded, pool.alignment, pool, owner=pool.agent.handle,
                                            accessible=accessible, tag=pool.kind)
         except MemoryError:
-            return OUT_OF_RESOURCES
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         ptr[0] = self.ffi.cast("void *", address)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_memory_pool_free(self, ptr: Any) -> int:
         """Free a pool allocation (by its start address)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(ptr):
-            return SUCCESS          # like free(NULL)
+            return HSA_STATUS_SUCCESS          # like free(NULL)
         address = self._address(ptr)
         alloc = self.memory.allocation_at(address)
         if alloc is None or alloc.pool is None:
-            return INVALID_ALLOCATION   # ROCr 5.2.3: Runtime::FreeMemory, address not allocated
+            return HSA_STATUS_ERROR_INVALID_ALLOCATION   # ROCr 5.2.3: Runtime::FreeMemory, address not allocated
         self.memory.free(address)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_agents_allow_access(self, num_agents: int, agents: Any, flags: Any,
                                     ptr: Any) -> int:
         """Let ``agents`` access the allocation containing ``ptr``."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if int(num_agents) == 0 or self._is_null(agents) or self._is_null(ptr):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         alloc = self.memory.find(self._address(ptr))
         if alloc is None or alloc.pool is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         handles = []
         for i in range(int(num_agents)):
             sim_agent = self.agent_by_handle(agents[i])
             if sim_agent is None:
-                return INVALID_AGENT
+                return HSA_STATUS_ERROR_INVALID_AGENT
             handles.append(sim_agent.handle)
         alloc.accessible.update(handles)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_memory_fill(self, ptr: Any, value: int, count: int) -> int:
         """Fill ``count`` uint32 words at ``ptr`` with ``value`` (ptr 4-byte aligned)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(ptr):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         count = int(count)
         if count == 0:
-            return SUCCESS
+            return HSA_STATUS_SUCCESS
         address = self._address(ptr)
         if address & 3:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         alloc = self.memory.find(address)
         if alloc is None or not alloc.contains(address, count * 4):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         self.memory.view(address, count * 4).view("<u4")[:] = int(value) & 0xFFFFFFFF
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_pointer_info(self, ptr: Any, info: Any, alloc: Any, num_agents_accessible: Any,
                              accessible: Any) -> int:
         """Describe the allocation containing ``ptr`` (type UNKNOWN when there is none)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(ptr) or self._is_null(info):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         wants_list = not self._is_null(num_agents_accessible) or not self._is_null(accessible)
         if wants_list and (self._is_null(num_agents_accessible) or self._is_null(accessible)
                            or self._is_null(alloc)):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ffi = self.ffi
         caller_size = int(info.size)
         full = ffi.new("hsa_amd_pointer_info_t *")
@@ -1046,12 +1047,12 @@ class SimLib(LoaderMixin):
             nbytes = max(1, len(agent_handles)) * ffi.sizeof("hsa_agent_t")
             raw = alloc(nbytes)
             if raw == ffi.NULL:
-                return OUT_OF_RESOURCES
+                return HSA_STATUS_ERROR_OUT_OF_RESOURCES
             array = ffi.cast("hsa_agent_t *", raw)
             for i, handle in enumerate(agent_handles):
                 array[i].handle = handle
             accessible[0] = array
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_memory_async_copy(self, dst: Any, dst_agent: Any, src: Any, src_agent: Any,
                                   size: int, num_dep_signals: int, dep_signals: Any,
@@ -1059,24 +1060,24 @@ class SimLib(LoaderMixin):
         """Copy on a worker thread after the dependency signals reach 0; then decrement the
         completion signal."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(dst) or self._is_null(src):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         count = int(num_dep_signals)
         if count > 0 and self._is_null(dep_signals):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if count == 0 and not self._is_null(dep_signals):
-            return INVALID_ARGUMENT        # ROCr: a list without a count is an error too
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT        # ROCr: a list without a count is an error too
         if self.agent_by_handle(dst_agent) is None or self.agent_by_handle(src_agent) is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         completion = self._signal(completion_signal)
         if completion is None:
-            return INVALID_SIGNAL
+            return HSA_STATUS_ERROR_INVALID_SIGNAL
         deps = []
         for i in range(count):
             dep = self._signal(dep_signals[i])
             if dep is None:
-                return INVALID_SIGNAL
+                return HSA_STATUS_ERROR_INVALID_SIGNAL
             deps.append(dep)
         size = int(size)
         dst_address = self._address(dst)
@@ -1084,13 +1085,13 @@ class SimLib(LoaderMixin):
         for address in (dst_address, src_address):
             block = self.memory.find(address)
             if size and (block is None or not block.contains(address, size)):
-                return INVALID_ARGUMENT
+                return HSA_STATUS_ERROR_INVALID_ARGUMENT
         self._copy_errors.pop(completion.handle, None)
         thread = threading.Thread(target=self._copy_worker, name="hsapy-sim-copy", daemon=True,
                                   args=(dst_address, src_address, size, deps, completion))
         self._copy_threads.add(thread)
         thread.start()
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _copy_worker(self, dst: int, src: int, size: int, deps: list[SimSignal],
                      completion: SimSignal) -> None:
@@ -1103,7 +1104,7 @@ class SimLib(LoaderMixin):
                     if self._shutting_down:
                         return
                     if not dep.is_valid:
-                        self._copy_failed(completion, INVALID_SIGNAL,
+                        self._copy_failed(completion, HSA_STATUS_ERROR_INVALID_SIGNAL,
                                           f"copy of {size} bytes from {src:#x} to {dst:#x}: "
                                           f"its dependency signal {dep.handle:#x} was destroyed "
                                           "before it reached 0; the copy never started")
@@ -1116,11 +1117,11 @@ class SimLib(LoaderMixin):
                 completion.set_times(start, self.clock.now())
             completion.subtract(1)
         except SimMemoryFault as fault:
-            self._copy_failed(completion, MEMORY_FAULT,
+            self._copy_failed(completion, HSA_STATUS_ERROR_MEMORY_FAULT,
                               f"copy of {size} bytes from {src:#x} to {dst:#x}: {fault} (was "
                               "a buffer freed before the copy ran?)", fault.address)
         except Exception as exc:  # a simulator bug: reported to the waiter, never lost
-            self._copy_failed(completion, EXCEPTION,
+            self._copy_failed(completion, HSA_STATUS_ERROR_EXCEPTION,
                               f"copy of {size} bytes from {src:#x} to {dst:#x}: internal "
                               f"simulator error: {type(exc).__name__}: {exc}")
         finally:
@@ -1153,30 +1154,30 @@ class SimLib(LoaderMixin):
                          private_segment_size: int, group_segment_size: int, queue: Any) -> int:
         """Create a user-mode AQL queue and start its packet processor."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if int(type) not in (0, 1, 2):          # MULTI, SINGLE, COOPERATIVE
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if not sim_agent.is_gpu:
-            return INVALID_QUEUE_CREATION        # ROCr's CPU agent has no AQL queues
+            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION        # ROCr's CPU agent has no AQL queues
         profile = sim_agent.profile
         size = int(size)
         # ROCr GpuAgent::QueueCreate: power of two -> INVALID_ARGUMENT, above maxAqlSize_ ->
         # OUT_OF_RESOURCES, below minAqlSize_ -> INVALID_ARGUMENT.
         if size == 0 or size & (size - 1):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if size > profile.queue_max_size:
-            return OUT_OF_RESOURCES
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         if size < profile.queue_min_size:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if int(type) == 2:
-            return INVALID_QUEUE_CREATION        # no cooperative (GWS) queues in the simulator
+            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION        # no cooperative (GWS) queues in the simulator
         if sum(q.agent is sim_agent for q in list(self.queues.values())) >= profile.queues_max:
-            return OUT_OF_RESOURCES              # HSA_AGENT_INFO_QUEUES_MAX queues exist already
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES              # HSA_AGENT_INFO_QUEUES_MAX queues exist already
         with self._state_lock:
             queue_id = self._next_queue_id
             self._next_queue_id += 1
@@ -1184,14 +1185,14 @@ class SimLib(LoaderMixin):
         try:
             sim_queue = SimQueue(self, sim_agent, size, int(type), cb, data, queue_id)
         except MemoryError:
-            return OUT_OF_RESOURCES
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         self.queues[sim_queue.address] = sim_queue
         pointer = self.ffi.cast("hsa_queue_t *", sim_queue.address)
         # cdata pointers hash and compare by address: the producer's hot path finds its queue
         # without an ffi.cast per call.
         self._queue_pointers[pointer] = sim_queue
         queue[0] = pointer
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _destroy_queue(self, sim_queue: SimQueue) -> None:
         sim_queue.stop()
@@ -1207,26 +1208,26 @@ class SimLib(LoaderMixin):
     def hsa_queue_destroy(self, queue: Any) -> int:
         """Stop the packet processor and free the queue."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_queue = self._queue(queue)
         if sim_queue is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         self._destroy_queue(sim_queue)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_queue_inactivate(self, queue: Any) -> int:
         """Stop processing packets; the queue stays allocated until destroyed."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_queue = self._queue(queue)
         if sim_queue is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         sim_queue.stop()
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _read_index(self, queue: Any) -> int:
         sim_queue = self._queue(queue)
@@ -1319,14 +1320,14 @@ class SimLib(LoaderMixin):
     def hsa_amd_queue_set_priority(self, queue: Any, priority: int) -> int:
         """Accept a queue priority (LOW, NORMAL, HIGH); the simulator does not schedule by it."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if self._queue(queue) is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         if int(priority) not in (0, 1, 2):
-            return INVALID_ARGUMENT
-        return SUCCESS
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
+        return HSA_STATUS_SUCCESS
 
     def _queue_failed(self, sim_queue: SimQueue, status: int, message: str,
                       address: int | None) -> None:
@@ -1357,11 +1358,11 @@ class SimLib(LoaderMixin):
     def hsa_amd_register_system_event_handler(self, callback: Any, data: Any) -> int:
         """Register a handler for GPU memory fault events."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         self._event_handlers.append((callback, data))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def sim_queue_error(self, queue: Any) -> tuple[int, str] | None:
         """Simulator only: ``(status, message)`` of a queue that stopped on an error, else None."""
@@ -1376,62 +1377,62 @@ class SimLib(LoaderMixin):
     def hsa_amd_profiling_set_profiler_enabled(self, queue: Any, enable: int) -> int:
         """Record start/end timestamps of the queue's packets in their completion signals."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_queue = self._queue(queue)
         if sim_queue is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         sim_queue.set_profiling(bool(enable))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_async_copy_enable(self, enable: bool) -> int:
         """Record start/end timestamps of async copies in their completion signals."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         self._copy_profiling = bool(enable)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_get_dispatch_time(self, agent: Any, signal: Any, time: Any) -> int:
         """Start/end ticks (system domain) of the dispatch that completed ``signal``."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None or not sim_agent.is_gpu:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         sim_signal = self._signal(signal)
         if sim_signal is None:
-            return INVALID_SIGNAL
+            return HSA_STATUS_ERROR_INVALID_SIGNAL
         if self._is_null(time):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         time.start = sim_signal.start_ts
         time.end = sim_signal.end_ts
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_get_async_copy_time(self, signal: Any, time: Any) -> int:
         """Start/end ticks of the async copy that completed ``signal``."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_signal = self._signal(signal)
         if sim_signal is None:
-            return INVALID_SIGNAL
+            return HSA_STATUS_ERROR_INVALID_SIGNAL
         if self._is_null(time):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         time.start = sim_signal.start_ts
         time.end = sim_signal.end_ts
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_convert_tick_to_system_domain(self, agent: Any, agent_tick: int,
                                                         system_tick: Any) -> int:
         """Agent ticks are already system ticks in the simulator: the identity."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self.agent_by_handle(agent) is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(system_tick):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         system_tick[0] = int(agent_tick)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
 
 # hsa_system_info_t and the AMD system attributes (types from hsa.h).
