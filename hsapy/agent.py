@@ -7,6 +7,7 @@ from typing import Any
 from hsapy._hsa import cache_info, call, constant, iterate
 from hsapy.errors import HsapyValueError, OutOfResourcesError
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
+from hsapy.memory import MemoryPool
 
 __all__ = ["Agent", "AGENT_INFO", "InfoField"]
 
@@ -197,8 +198,6 @@ class Agent:
     def memory_pools(self) -> list[Any]:
         """The agent's memory pools (hsa_amd_agent_iterate_memory_pools), in runtime order."""
         if self._pools is None:
-            from hsapy.memory import MemoryPool
-
             self.runtime._state.check()
             handles = iterate(self.runtime.lib, "hsa_amd_agent_iterate_memory_pools",
                               "hsa_amd_memory_pool_t", {"handle": self.handle})

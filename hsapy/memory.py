@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from hsapy._checks import check_timeout
 from hsapy._hsa import call, constant
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
@@ -57,6 +58,9 @@ class MemoryPool:
 
     def __init__(self, agent: Any, handle: int) -> None:
         self.agent = agent
+        # Agents build their pools (hsapy.agent sits above this module): the owner's class is
+        # what an agent argument must be.
+        self._agent_class = type(agent)
         self.runtime = agent.runtime
         self.handle = int(handle)
         lib, ffi = self.runtime.lib, self.runtime.ffi
@@ -96,10 +100,8 @@ class MemoryPool:
         """How ``agent`` may access this pool's memory: "allowed" (by default), "after
         allow_access" (Buffer.allow_access first) or "never"
         (hsa_amd_agent_memory_pool_get_info, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS)."""
-        from hsapy.agent import Agent
-
         self.runtime._state.check()
-        if not isinstance(agent, Agent):
+        if not isinstance(agent, self._agent_class):
             raise HsapyTypeError(f"MemoryPool.access: agent must be an Agent, not "
                                  f"{type(agent).__name__}")
         lib, ffi = self.runtime.lib, self.runtime.ffi
@@ -342,8 +344,6 @@ class Buffer:
 
     def copy_from(self, source: Any, timeout: float = 10.0) -> None:
         """Copy a numpy array (or bytes) into the buffer, from offset 0."""
-        from hsapy.signal import check_timeout
-
         self._check_open()
         timeout = check_timeout(timeout, "Buffer.copy_from")
         data = _source_bytes(source, "Buffer.copy_from")
@@ -365,8 +365,6 @@ class Buffer:
 
         ``out`` must be a writeable, C-contiguous numpy array; the first ``min(out.nbytes,
         size)`` bytes are copied."""
-        from hsapy.signal import check_timeout
-
         self._check_open()
         timeout = check_timeout(timeout, "Buffer.copy_to")
         if out is None:
@@ -411,7 +409,7 @@ class Buffer:
     def allow_access(self, agents: Iterable[Any]) -> None:
         """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""
         self._check_open()
-        agents = _agents(agents, "Buffer.allow_access")
+        agents = _agents(agents, self.pool._agent_class, "Buffer.allow_access")
         if not agents:
             raise HsapyValueError("Buffer.allow_access needs at least one agent")
         ffi = self.runtime.ffi
@@ -424,11 +422,9 @@ class Buffer:
         return f"<Buffer {self._address:#x} {state} in {self.pool!r}>"
 
 
-def _agents(agents: Any, what: str) -> list[Any]:
+def _agents(agents: Any, agent_class: type, what: str) -> list[Any]:
     """A list of Agents, or a typed error naming what was given instead."""
-    from hsapy.agent import Agent
-
-    if isinstance(agents, Agent):
+    if isinstance(agents, agent_class):
         agents = [agents]
     try:
         agents = list(agents)
@@ -436,7 +432,7 @@ def _agents(agents: Any, what: str) -> list[Any]:
         raise HsapyTypeError(f"{what}: agents must be a list of Agents (runtime.gpu_agents), "
                              f"not {type(agents).__name__}") from None
     for agent in agents:
-        if not isinstance(agent, Agent):
+        if not isinstance(agent, agent_class):
             raise HsapyTypeError(f"{what}: agents must be Agents (runtime.gpu_agents), not "
                                  f"{type(agent).__name__}")
     return agents

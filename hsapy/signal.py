@@ -7,12 +7,12 @@ Signals for dispatches come from a :class:`SignalPool`, never one per dispatch.
 from __future__ import annotations
 
 import enum
-import math
 import time
 import warnings
 import weakref
 from typing import Any, Callable
 
+from hsapy._checks import check_timeout
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
@@ -64,30 +64,6 @@ def signal_value(value: Any, what: str) -> int:
         raise HsapyValueError(f"{what}: {value} does not fit a signal value (int64: "
                               f"{_INT64_MIN}..{_INT64_MAX})")
     return value
-
-
-_MAX_TIMEOUT_S = float(1 << 40)
-
-
-def check_timeout(timeout: Any, what: str) -> float:
-    """A timeout in seconds: a finite real number >= 0, else a typed error. Every wait has one."""
-    cls = timeout.__class__
-    if (cls is float or cls is int) and 0 <= timeout < _MAX_TIMEOUT_S:
-        return timeout                # (nan and inf fail the comparison)
-    if timeout is None:
-        raise HsapyValueError(f"{what} needs a timeout in seconds (>= 0); every wait has one")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        try:
-            is_number = timeout is not None and not isinstance(timeout, (str, bytes, bool))
-            timeout = float(timeout) if is_number else None
-        except (TypeError, ValueError):
-            timeout = None
-        if timeout is None:
-            raise HsapyTypeError(f"{what}: timeout is a number of seconds; every wait has one")
-    if math.isnan(timeout) or timeout < 0 or math.isinf(timeout):
-        raise HsapyValueError(f"{what}: timeout must be a finite number of seconds >= 0, not "
-                              f"{timeout!r}; every wait has one")
-    return float(timeout)
 
 
 # The memory orders of each signal operation that hsapy's cdef declares, default first

@@ -21,6 +21,7 @@ from typing import Any
 from hsapy.errors import HsapyValueError
 
 from . import formats as F
+from .code_layout import executable_segments, functions, load_code_object
 from .instruction import DecodeError, Instruction, Operand
 from .operands import (DPP8_CODE, DPP8FI_CODE, DPP16_CODE, LITERAL_CODE, SDWA_CODE,
                        ReservedOperand, operand_text, scalar_operand, source_operand,
@@ -141,8 +142,6 @@ def decode_kernel(code_object: Any, kernel_name: str) -> list[Instruction]:
     segment (the s_nop/s_code_end padding decodes too). Offsets are the code object's virtual
     addresses, as ``llvm-objdump`` shows them.
     """
-    from .disasm import executable_segments, functions, load_code_object
-
     if isinstance(code_object, (bytes, bytearray, memoryview)):
         co, data = load_code_object(bytes(code_object))
     else:
