@@ -26,7 +26,7 @@ import hsapy
 from hsapy import toolchain
 from hsapy.errors import (ClosedError, HSAError, HsapyValueError, InvalidPacketError,
                           MemoryFaultError, QueueError, WaitTimeoutError)
-from hsapy.sim.executor import DEFAULT_WATCHDOG_S, resolve_watchdog
+from hsapy.sim.execution import DEFAULT_WATCHDOG_S, resolve_watchdog
 
 import _fault_kernels as fk
 

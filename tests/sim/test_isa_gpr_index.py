@@ -14,7 +14,7 @@ import pytest
 
 from isa_exec_harness import Device, build_hip, require
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 from hsapy.sim.isa import decode
 from hsapy.sim.isa.executor import ProgramInfo
 from hsapy.sim.isa.gpr_index import GPR_IDX_EN

@@ -7,7 +7,7 @@ import pytest
 
 from isa_exec_harness import Device, require
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 
 ALIASING = """\
 \t.text

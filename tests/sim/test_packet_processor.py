@@ -59,7 +59,7 @@ def open_lib(executor) -> SimLib:
 @pytest.fixture
 def restore_registry():
     """Put the executor registry back as it was (hsapy.sim.isa may have registered families)."""
-    from hsapy.sim.executor import (_load_isa_package, register_executor, registered_factory,
+    from hsapy.sim.execution import (_load_isa_package, register_executor, registered_factory,
                                     unregister_executor)
 
     _load_isa_package()   # its interpreters register once, at import: save them, not a blank

@@ -7,7 +7,7 @@ on gfx12.
 """
 from __future__ import annotations
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 
 from isa_hand_runner import INF, NAN, both, case
 

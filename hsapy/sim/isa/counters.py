@@ -441,7 +441,7 @@ def remove_listener(listener: Listener) -> None:
 
 
 def recorder_for(ctx: Any, wave_size: int) -> DispatchRecorder | None:
-    """A recorder for the dispatch ``ctx`` (hsapy.sim.executor.DispatchContext), or None when
+    """A recorder for the dispatch ``ctx`` (hsapy.sim.execution.DispatchContext), or None when
     nobody profiles (then the engine runs unprofiled)."""
     if not _listeners:
         return None

@@ -37,7 +37,7 @@ import numpy as np
 
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.sim.isa import counters
-from hsapy.sim.executor import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+from hsapy.sim.execution import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                 HSA_STATUS_ERROR_MEMORY_FAULT,
                                 HSA_STATUS_ERROR_OUT_OF_RESOURCES, DispatchContext, SimFault,
                                 register_executor, registered_factory)
@@ -57,7 +57,7 @@ __all__ = ["InterpreterExecutor", "KernelDescriptor", "register", "Program", "Ex
 CHUNK_BYTES = 2 << 20
 # Hang protection: every this many batch-instructions (and between chunks) the scheduler calls
 # DispatchContext.poll, which stops the dispatch when the queue is being destroyed or when the
-# watchdog's host-time limit has passed (hsapy/sim/executor.py). One integer compare per taken
+# watchdog's host-time limit has passed (hsapy/sim/execution.py). One integer compare per taken
 # branch; the poll itself costs about a microsecond every few milliseconds of interpretation.
 POLL_STEPS = 2048
 

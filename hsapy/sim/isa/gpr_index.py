@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hsapy.sim.executor import HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault
+from hsapy.sim.execution import HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import scalar_reader
 from hsapy.sim.isa.wave import Batch

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hsapy.sim.executor import (HSA_STATUS_ERROR_EXCEPTION,
+from hsapy.sim.execution import (HSA_STATUS_ERROR_EXCEPTION,
                                 HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault)
 from hsapy.sim.isa import float_mode, gpr_index
 from hsapy.sim.isa import semantics_alu as alu

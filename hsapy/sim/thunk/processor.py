@@ -42,7 +42,7 @@ from hsapy.hsa_enums import (
     HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
     HSA_STATUS_ERROR_MEMORY_FAULT,
 )
-from hsapy.sim.executor import (
+from hsapy.sim.execution import (
     DispatchCancelled,
     DispatchContext,
     SimFault,
