@@ -164,7 +164,7 @@ def run_load(dispatches: int, threads: int = 4, executor: str = "null",
              target: str = "gfx942") -> dict[str, Any]:
     """One measured run; see the module docstring for what it checks and returns."""
     from hsapy.asm import kernels
-    from hsapy.sim.execution import NullExecutor, create_executor
+    from hsapy.sim.executors import NullExecutor, create_executor
     from hsapy.sim.targets import resolve_targets
 
     profile = resolve_targets([target])[0]

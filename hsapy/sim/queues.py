@@ -40,7 +40,7 @@ from hsapy.sim.execution import (
     DispatchContext,
     SimFault,
 )
-from hsapy.sim.memory import SimMemoryFault
+from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, SimMemoryFault
 from hsapy.sim.signals import (
     SimSignal,
     condition_holds,
@@ -61,14 +61,6 @@ OFFSET_APERTURES = 64                 # group_segment_/private_segment_aperture_
                                       # max_cu_id, max_wave_id (4 x u32)
 OFFSET_READ_ID_FIELD_OFFSET = 136     # read_dispatch_id_field_base_byte_offset
 
-# Flat-address apertures of LDS and scratch, as the Linux KFD lays them out for gfx9 and later
-# (drivers/gpu/drm/amd/amdkfd/kfd_flat_memory.c: LDS base 1 << 48, scratch base 2 << 48). ROCr
-# copies their upper halves into every amd_queue_t; the simulator does the same, and its
-# interpreter resolves flat addresses in these windows to LDS / scratch. They lie above the
-# 47-bit user address space, so no host-backed allocation can overlap them.
-SHARED_APERTURE_BASE = 1 << 48
-PRIVATE_APERTURE_BASE = 2 << 48
-APERTURE_SIZE = 1 << 32
 AMD_QUEUE_PROPERTIES_IS_PTR64 = 1 << 1
 AMD_QUEUE_PROPERTIES_ENABLE_PROFILING = 1 << 3
 

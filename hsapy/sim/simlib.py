@@ -61,7 +61,7 @@ from hsapy.hsa_enums import (
 )
 from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
-from hsapy.sim.execution import ExecutorCache
+from hsapy.sim.executors import ExecutorCache
 from hsapy.sim.memory import PAGE_SIZE, SimMemory, SimMemoryFault
 from hsapy.sim.queues import (
     READ_INDEX_WORD,
@@ -286,7 +286,7 @@ class SimLib(LoaderMixin):
         ``agent_handle`` attribute naming another agent, and passes the record as
         ``DispatchContext.kernel``.
     ``signals``: :class:`~hsapy.sim.signals.SignalTable`; ``clock``: :class:`SimClock`;
-    ``executors``: per-agent executor choice (:class:`~hsapy.sim.execution.ExecutorCache`).
+    ``executors``: per-agent executor choice (:class:`~hsapy.sim.executors.ExecutorCache`).
     ``is_open``: True between the first ``hsa_init`` and the matching last ``hsa_shut_down``.
 
     Loader hooks: ``LoaderMixin`` may define ``_loader_init(self)`` (called at the end of

@@ -59,8 +59,8 @@ def open_lib(executor) -> SimLib:
 @pytest.fixture
 def restore_registry():
     """Put the executor registry back as it was (hsapy.sim.isa may have registered families)."""
-    from hsapy.sim.execution import (_load_isa_package, register_executor, registered_factory,
-                                    unregister_executor)
+    from hsapy.sim.execution import register_executor, registered_factory, unregister_executor
+    from hsapy.sim.executors import _load_isa_package
 
     _load_isa_package()   # its interpreters register once, at import: save them, not a blank
     saved = {f: registered_factory(f) for f in ("gfx9", "gfx11", "gfx12")}

@@ -468,7 +468,7 @@ class DispatchRecorder:
     """Collects one dispatch's events (see the module doc) and derives its counters."""
 
     def __init__(self, ctx: Any, wave_size: int, listeners: list) -> None:
-        from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+        from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
         self.ctx = ctx
         self.wave_size = wave_size

@@ -37,10 +37,9 @@ import numpy as np
 
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.sim.isa import counters
-from hsapy.sim.execution import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                                HSA_STATUS_ERROR_MEMORY_FAULT,
-                                HSA_STATUS_ERROR_OUT_OF_RESOURCES, DispatchContext, SimFault,
-                                register_executor, registered_factory)
+from hsapy.hsa_enums import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, HSA_STATUS_ERROR_MEMORY_FAULT,
+                              HSA_STATUS_ERROR_OUT_OF_RESOURCES)
+from hsapy.sim.execution import DispatchContext, SimFault, register_executor, registered_factory
 from hsapy.sim.isa.float_mode import FloatMode, initial_mode
 from hsapy.sim.isa.semantics import (BARRIER, END, MODE_CHANGED, NotImplementedInstruction,
                                      WaveSizeMismatch, compile_instruction)
@@ -336,7 +335,7 @@ class _Machine:
 
     def __init__(self, ctx: DispatchContext, workgroups: int, lds_size: int, private_size: int,
                  wave_size: int) -> None:
-        from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+        from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
         self.memory = ctx.memory
         self.agent = ctx.agent_handle or None
@@ -882,7 +881,7 @@ def _decode_prefix(code: bytes, target: str, base: int,
                    wave_size: int | None = None) -> tuple[list, Exception | None]:
     """Decode ``code``; on a DecodeError keep the instructions before it (trailing data after
     the kernel is never executed; reaching the bad offset faults with the decoder's message)."""
-    from hsapy.sim.isa import decode
+    from hsapy.sim.isa.decoder import decode
     from hsapy.sim.isa.instruction import DecodeError
 
     code = code[: len(code) - len(code) % 4]

@@ -43,7 +43,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hsapy.sim.execution import HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault
+from hsapy.hsa_enums import HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+from hsapy.sim.execution import SimFault
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import scalar_reader
 from hsapy.sim.isa.wave import Batch

@@ -118,7 +118,7 @@ def scalar_reader(op: Operand, ty: str) -> Reader:
 
 
 def _aperture_value(name: str) -> np.ndarray:
-    from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+    from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
     table = {
         "src_shared_base": SHARED_APERTURE_BASE, "src_shared_limit": SHARED_APERTURE_BASE + 0xFFFFFFFF,

@@ -24,8 +24,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hsapy.sim.execution import (HSA_STATUS_ERROR_EXCEPTION,
-                                HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault)
+from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION, HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+from hsapy.sim.execution import SimFault
 from hsapy.sim.isa import float_mode, gpr_index
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand

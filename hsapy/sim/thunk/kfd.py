@@ -30,9 +30,13 @@ from typing import Any
 import numpy as np
 
 from hsapy.sim.clock import SimClock
-from hsapy.sim.execution import ExecutorCache
-from hsapy.sim.memory import SimMemory
-from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, APERTURE_SIZE
+from hsapy.sim.executors import ExecutorCache
+from hsapy.sim.memory import (
+    APERTURE_SIZE,
+    PRIVATE_APERTURE_BASE,
+    SHARED_APERTURE_BASE,
+    SimMemory,
+)
 from hsapy.sim.targets import CPU_PROFILE, GPU_PROFILES, GpuProfile
 from hsapy.sim.thunk.library import FIELD_MASKS, prototypes
 
