@@ -15,34 +15,45 @@ Sources (facts, not code): LLVM AMDGPUUsage ("ELF Code Object", "Code Object Met
 "Kernel Descriptor"), LLVM llvm/BinaryFormat/ELF.h (EF_AMDGPU_* values, checked against
 ``llvm-mc-19 -mcpu=<gfx>`` output), clang's OffloadBundler (bundle and CCOB layouts, checked
 against ``clang-19 --offload-compress`` output), and docs/hsa-abi.md.
+
+The package is split by job: ``elf`` (the ELF container: structures, segments, sections,
+symbols, relocations, notes), ``targets`` (processors, generic targets, :class:`Target`),
+``descriptor`` (the kernel descriptor and its bitfields), ``metadata`` (kernel and argument
+metadata from the msgpack note), ``bundle`` (offload bundles) and ``code_object``
+(:class:`CodeObject`, which puts them together). Import from ``hsapy.codeobject``.
 """
 from __future__ import annotations
 
-from hsapy.codeobject.code_object import (
-    ArgInfo,
+from hsapy.codeobject.bundle import (
+    BundleEntry,
+    bundle_entries,
+    extract_for_target,
+    is_bundle,
+)
+from hsapy.codeobject.code_object import CodeObject
+from hsapy.codeobject.descriptor import (
+    KERNEL_DESCRIPTOR_SIZE,
     BitField,
     Bitfields,
-    BundleEntry,
-    CodeObject,
-    CodeObjectError,
-    KERNEL_DESCRIPTOR_SIZE,
     KernelDescriptor,
-    KernelInfo,
-    MACHINES,
+)
+from hsapy.codeobject.elf import (
     MAX_CODE_OBJECT_FILE_BYTES,
-    Note,
     RELOCATION_TYPES,
+    CodeObjectError,
+    Note,
     Relocation,
     Section,
     Segment,
     Symbol,
+    read_code_object_file,
+)
+from hsapy.codeobject.metadata import ArgInfo, KernelInfo
+from hsapy.codeobject.targets import (
+    MACHINES,
     Target,
     TargetMismatchError,
-    bundle_entries,
-    extract_for_target,
-    is_bundle,
     max_scratch_per_wave,
-    read_code_object_file,
     target_family,
 )
 
