@@ -19,7 +19,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from llvmlite import ir
 from llvmlite.ir import instructions as _instructions

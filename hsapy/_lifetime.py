@@ -33,7 +33,8 @@ import sys
 import threading
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hsapy.errors import ClosedError
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState
@@ -249,7 +250,7 @@ class Executable:
         """True after close()."""
         return self._state.closed
 
-    def __enter__(self) -> "Executable":
+    def __enter__(self) -> Executable:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -270,7 +271,7 @@ class Executable:
         """The kernels of the code object, in metadata order."""
         return list(self.code_object.kernels)
 
-    def __iter__(self) -> Iterator["Kernel"]:
+    def __iter__(self) -> Iterator[Kernel]:
         return (self.kernel(name) for name in self.kernel_names)
 
     def _require_open(self) -> _ExecutableState:
@@ -294,7 +295,7 @@ class Executable:
         check(status, "hsa_executable_symbol_get_info", state.lib)
         return int(out[0])
 
-    def kernel(self, name: str) -> "Kernel":
+    def kernel(self, name: str) -> Kernel:
         """The kernel ``name`` (``name.kd`` accepted); unknown names list the kernels."""
         if not isinstance(name, str):
             raise HsapyTypeError(f"a kernel name is a str, not {type(name).__name__}")
@@ -364,7 +365,7 @@ class Kernel:
         """The explicit arguments with their offsets, e.g. ``dims(out: ptr @0, scale: ...)``."""
         return self.layout.signature
 
-    def with_types(self, *types: Any) -> "Kernel":
+    def with_types(self, *types: Any) -> Kernel:
         """Declare the explicit argument types (see KernargLayout.with_types); returns self."""
         self.layout = self.layout.with_types(*types)
         return self

@@ -7,7 +7,8 @@ memory is reached with copies through a host staging buffer and ``hsa_amd_memory
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Union
+from typing import Union
 
 import numpy as np
 
@@ -183,7 +184,7 @@ class Variant:
     sim_sizes: tuple[Size, ...] | None = None
 
 
-def sim_sizes_for(op: "Operator", variant: Variant, sizes: tuple[Size, ...]) -> tuple[Size, ...]:
+def sim_sizes_for(op: Operator, variant: Variant, sizes: tuple[Size, ...]) -> tuple[Size, ...]:
     """``sizes`` as the simulator runs them for ``variant`` (unchanged without variant sizes)."""
     if not variant.sim_sizes:
         return sizes

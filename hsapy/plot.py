@@ -9,8 +9,9 @@ when a chart is asked for, through its object-oriented API (no pyplot, no global
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

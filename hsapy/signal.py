@@ -10,7 +10,8 @@ import enum
 import time
 import warnings
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hsapy._checks import check_timeout
 from hsapy._hsa import constant

@@ -1,7 +1,8 @@
 """The code object: :class:`CodeObject` parses an AMDHSA ELF completely (see hsapy.codeobject)."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import msgpack
 
@@ -90,7 +91,7 @@ class CodeObject:
     # -- entry points --------------------------------------------------------------------------
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview) -> "CodeObject":
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> CodeObject:
         """Parse an ELF code object. Bundles go through :func:`extract_for_target` first."""
         data = bytes(data)
         if data.startswith(BUNDLE_MAGIC) or data.startswith(CCOB_MAGIC):
@@ -111,7 +112,7 @@ class CodeObject:
         return co
 
     @classmethod
-    def from_file(cls, path: str, target: "Target | str | None" = None) -> "CodeObject":
+    def from_file(cls, path: str, target: Target | str | None = None) -> CodeObject:
         """Read ``path``; bundles need ``target`` (or hold exactly one AMDGPU entry)."""
         data = read_code_object_file(path)
         if is_bundle(data):

@@ -2,8 +2,9 @@
 "compute_pgm_rsrc1/2/3", "Kernel Code Properties")."""
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import construct as cs
 
@@ -238,7 +239,7 @@ class KernelDescriptor:
 
     @classmethod
     def from_bytes(cls, data: bytes, target_name: str = "gfx942",
-                   offset: int = 0) -> "KernelDescriptor":
+                   offset: int = 0) -> KernelDescriptor:
         """Decode 64 descriptor bytes; ``target_name`` selects the per-family bitfield tables."""
         if len(data) - offset < KERNEL_DESCRIPTOR_SIZE:
             raise CodeObjectError(

@@ -2,8 +2,9 @@
 Metadata"): each kernel's :class:`KernelInfo` and its arguments' :class:`ArgInfo`."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from hsapy.codeobject.descriptor import KernelDescriptor
 from hsapy.codeobject.elf import CodeObjectError

@@ -63,7 +63,7 @@ FEATURE_SETTINGS: dict[int, str] = {0: "unsupported", 1: "any", 2: "off", 3: "on
 # Targets
 
 
-@functools.lru_cache(maxsize=None)   # called on every launch's validation
+@functools.cache   # called on every launch's validation
 def max_scratch_per_wave(processor: str) -> int | None:
     """Bytes of private (scratch) memory one wave may use on ``processor`` (``"gfx942"``): the
     range of the COMPUTE_TMPRING_SIZE.WAVESIZE field a queue's scratch is programmed through,
@@ -105,7 +105,7 @@ class Target:
         return text
 
     @classmethod
-    def from_e_flags(cls, e_flags: int) -> "Target":
+    def from_e_flags(cls, e_flags: int) -> Target:
         """Decode e_flags of a v4+ code object. Unknown machines raise CodeObjectError."""
         machine = e_flags & 0xFF
         name = MACHINES.get(machine)
@@ -119,7 +119,7 @@ class Target:
         return cls(name, xnack, sramecc)
 
     @classmethod
-    def parse(cls, text: str) -> "Target":
+    def parse(cls, text: str) -> Target:
         """Parse ``gfx942``, ``gfx942:xnack+``, ``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``.
 
         Settings not named are "any".
@@ -152,7 +152,7 @@ class Target:
         """True for a generic target (``gfx12-generic``: runs on every member processor)."""
         return self.name in GENERIC_TARGETS
 
-    def accepts(self, code_object_target: "Target") -> bool:
+    def accepts(self, code_object_target: Target) -> bool:
         """True when a code object for ``code_object_target`` runs on an agent with this target.
 
         The processor names must be equal (or the code object's generic target must include the
@@ -169,7 +169,7 @@ class Target:
                 return False
         return True
 
-    def match_score(self, code_object_target: "Target") -> int:
+    def match_score(self, code_object_target: Target) -> int:
         """How specifically a compatible code object target matches (higher is better)."""
         score = 0
         for mine, theirs in ((self.xnack, code_object_target.xnack),
@@ -179,7 +179,7 @@ class Target:
         return score
 
 
-def as_target(target: "Target | str") -> Target:
+def as_target(target: Target | str) -> Target:
     if isinstance(target, Target):
         return target
     return Target.parse(target)

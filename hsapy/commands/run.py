@@ -14,11 +14,12 @@ import math
 import os
 import statistics
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
+
 from hsapy.runtime import BACKENDS
 
 HELP = "run the tutorial's operator suite (HIP or llvmlite kernels) against FP64 references"
@@ -465,8 +466,8 @@ def _gpu_seconds(completion: Any) -> float | None:
 def _check_dispatch_path() -> str | None:
     """Why end-to-end runs cannot work in this build, or None when they can."""
     try:
-        from hsapy.runtime import Runtime  # noqa: F401
         from hsapy.executable import Kernel
+        from hsapy.runtime import Runtime  # noqa: F401
     except ImportError as exc:
         return (f"hsapy run needs the runtime objects and the dispatch path (issues #2, #4, #5), "
                 f"which this build does not have yet ({exc})")

@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION
 from hsapy.sim.clock import SimClock

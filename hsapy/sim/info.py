@@ -6,7 +6,8 @@ reader can check every row against the header.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from hsapy.hsa_enums import (
     HSA_AGENT_FEATURE_KERNEL_DISPATCH,

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from hsapy.errors import STATUS_NAMES
 from hsapy.hsa_enums import (
@@ -126,7 +127,7 @@ class SimPool:
     """A memory pool (hsa_amd_memory_pool_t) of an agent."""
 
     handle: int
-    agent: "SimAgent"
+    agent: SimAgent
     segment: int
     global_flags: int
     size: int

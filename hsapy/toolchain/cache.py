@@ -9,8 +9,8 @@ import json
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hsapy.toolchain.events import emit
 

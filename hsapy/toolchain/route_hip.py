@@ -7,8 +7,8 @@ import importlib.util
 import os
 import struct
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from hsapy.errors import HsapyError, HsapyValueError
 from hsapy.toolchain import tools

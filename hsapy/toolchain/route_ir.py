@@ -8,8 +8,8 @@ import json
 import struct
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from hsapy.errors import HsapyValueError
 from hsapy.toolchain import tools

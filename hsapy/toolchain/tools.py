@@ -12,8 +12,8 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from hsapy.errors import HsapyError
 from hsapy.toolchain.cache import atomic_write, cache_dir

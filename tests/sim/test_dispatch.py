@@ -8,6 +8,7 @@ import traceback
 
 import numpy as np
 import pytest
+from _codeobjects import build, built
 
 from hsapy import aql
 from hsapy._lifetime import live_counts
@@ -17,7 +18,6 @@ from hsapy.dispatch import DispatchConfigError, Graph, parameter_names
 from hsapy.kernarg import KernelArgumentError
 from hsapy.queue import INVALID_WORD, add_observer, remove_observer
 from hsapy.runtime import Runtime
-from _codeobjects import build, built
 
 TARGETS = ["gfx942", "gfx1201"]
 

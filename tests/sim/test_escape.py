@@ -16,13 +16,12 @@ from __future__ import annotations
 import ctypes
 import sys
 
+import _fault_kernels as fk
 import numpy as np
 import pytest
 
 import hsapy
 from hsapy.errors import HSAError, MemoryFaultError
-
-import _fault_kernels as fk
 
 pytestmark = fk.needs_assembler
 

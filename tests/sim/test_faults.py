@@ -19,16 +19,22 @@ import threading
 import time
 from pathlib import Path
 
+import _fault_kernels as fk
 import numpy as np
 import pytest
 
 import hsapy
 from hsapy import toolchain
-from hsapy.errors import (ClosedError, HSAError, HsapyValueError, InvalidPacketError,
-                          MemoryFaultError, QueueError, WaitTimeoutError)
+from hsapy.errors import (
+    ClosedError,
+    HSAError,
+    HsapyValueError,
+    InvalidPacketError,
+    MemoryFaultError,
+    QueueError,
+    WaitTimeoutError,
+)
 from hsapy.sim.execution import DEFAULT_WATCHDOG_S, resolve_watchdog
-
-import _fault_kernels as fk
 
 pytestmark = fk.needs_assembler
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import CACHE, DEVICE_HEADER, Device, build_hip, require
 
 from hsapy.sim.execution import SimFault

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import TARGETS, Device, build_hip
 
 from hsapy.sim.execution import SimFault

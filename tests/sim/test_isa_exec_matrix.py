@@ -15,7 +15,6 @@ import shutil
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip
 
 TYPES = r"""

@@ -13,7 +13,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip
 
 from hsapy.sim.execution import SimFault

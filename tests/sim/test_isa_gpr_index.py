@@ -11,7 +11,6 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip, require
 
 from hsapy.sim.execution import SimFault

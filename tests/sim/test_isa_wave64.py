@@ -8,7 +8,6 @@ import struct
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip, require
 
 from hsapy.sim.execution import SimFault

@@ -10,12 +10,11 @@ import struct
 import threading
 import time
 
+import _packets as P
 import pytest
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib
-
-import _packets as P
 
 SUCCESS = 0
 INVALID_PACKET_FORMAT = 0x1009

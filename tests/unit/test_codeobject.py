@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from _codeobjects import build
 
 from hsapy.codeobject import (
     CodeObject,
@@ -24,8 +25,6 @@ from hsapy.codeobject import (
     extract_for_target,
 )
 from hsapy.errors import HsapyValueError
-from _codeobjects import build
-
 
 # variant id -> (builder, args); the acceptance matrix of issue #4.
 VARIANTS = {

@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from hsapy.cli import main
 from _codeobjects import build
 
+from hsapy.cli import main
 
 ACCEPTANCE = {
     "hip-gfx942-v5": (build.build_hip, ("gfx942", 5)),

@@ -6,10 +6,9 @@ import shutil
 import subprocess
 
 import pytest
+from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 from hsapy import toolchain
-
-from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 LLVM_MC = shutil.which("llvm-mc-19")
 CLANG = shutil.which("clang-19")

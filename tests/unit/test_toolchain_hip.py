@@ -7,10 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 from hsapy import toolchain
-
-from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 CLANG = shutil.which("clang-19")
 OBJDUMP = shutil.which("llvm-objdump-19")

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Callable, Protocol
+from functools import cache
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -127,7 +128,7 @@ def _float_work(name: str) -> tuple[int, str | None]:
     return 0, None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _facts_of(family: str, encoding: str, name: str, ndst: int, pair: str | None,
               dst_count: int) -> InstructionFacts:
     if encoding in _VALU_ENCODINGS:
@@ -391,8 +392,11 @@ def _smem_model(inst: Instruction, f: InstructionFacts) -> AddressModel:
 
 def _buffer_model(inst: Instruction, f: InstructionFacts) -> AddressModel | None:
     from hsapy.sim.isa.operand_access import NotImplementedOperand
-    from hsapy.sim.isa.semantics_buffer import (Addressing, NotImplementedInstructionError,
-                                                active_lanes)
+    from hsapy.sim.isa.semantics_buffer import (
+        Addressing,
+        NotImplementedInstructionError,
+        active_lanes,
+    )
     try:
         addressing = Addressing(inst, inst.family)
     except NotImplementedOperand:

@@ -12,8 +12,9 @@ of a literal offset), else the one wave size all kernels of the code object shar
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from hsapy.errors import HsapyValueError
 

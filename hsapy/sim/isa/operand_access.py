@@ -13,7 +13,7 @@ float operand, zero-extended for 64-bit integer operands).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -120,7 +120,7 @@ class Batch:
         self.exec_changed()
 
     # --- splitting and merging ----------------------------------------------------------------
-    def take(self, waves: np.ndarray, pc: int) -> "Batch":
+    def take(self, waves: np.ndarray, pc: int) -> Batch:
         """A new batch holding copies of the selected waves (boolean or index array) at ``pc``."""
         A = None if self.A is None else np.ascontiguousarray(self.A[:, waves])
         scratch = None

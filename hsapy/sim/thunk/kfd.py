@@ -59,7 +59,7 @@ SVM_APERTURE_BASE = 0x1000
 SVM_APERTURE_LIMIT = (1 << 47) - 1
 
 _lock = threading.Lock()
-_device: "SimKfd | None" = None
+_device: SimKfd | None = None
 _real_open = False          # the real thunk's hsaKmtOpenKFD succeeded and it is not closed yet
 
 
@@ -68,7 +68,7 @@ def real_thunk_in_use() -> bool:
     return _real_open
 
 
-def attach(device: "SimKfd") -> None:
+def attach(device: SimKfd) -> None:
     """Serve the thunk's calls from ``device`` (one at a time per process)."""
     global _device
     with _lock:
@@ -82,7 +82,7 @@ def attach(device: "SimKfd") -> None:
         _device = device
 
 
-def detach(device: "SimKfd") -> None:
+def detach(device: SimKfd) -> None:
     """Stop serving from ``device`` (its queues are stopped)."""
     global _device
     with _lock:
@@ -91,7 +91,7 @@ def detach(device: "SimKfd") -> None:
     device.shut_down()
 
 
-def attached() -> "SimKfd | None":
+def attached() -> SimKfd | None:
     """The device serving the thunk now, or None."""
     return _device
 
