@@ -181,7 +181,8 @@ LAYOUTS = {
 }
 
 # Hot-path formats (struct): bytes 4..63 of each packet.
-_DISPATCH_BODY = struct.Struct("<4H5IQQQQ")     # workgroup xyz, reserved, grid xyz, private, group, ...
+# dispatch: workgroup xyz, reserved, grid xyz, private, group, kernel object, kernarg, ...
+_DISPATCH_BODY = struct.Struct("<4H5IQQQQ")
 _BARRIER_BODY = struct.Struct("<I5QQQ")
 _AGENT_BODY = struct.Struct("<IQ4QQQ")
 _BARRIER_VALUE_BODY = struct.Struct("<I Q q q I I Q Q Q".replace(" ", ""))

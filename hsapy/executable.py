@@ -85,7 +85,8 @@ def agent_target(lib: Any, ffi: Any, agent: Any) -> Target:
     def on_isa(isa: Any, data: Any) -> int:
         try:
             length = ffi.new("uint32_t *")
-            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length) != HSA_STATUS_SUCCESS:
+            status = lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length)
+            if status != HSA_STATUS_SUCCESS:
                 return HSA_STATUS_SUCCESS
             name = ffi.new("char[]", length[0] + 1)
             if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name) == HSA_STATUS_SUCCESS:

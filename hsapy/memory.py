@@ -157,7 +157,8 @@ class MemoryPool:
         if not self.is_allocation_allowed:
             raise HsapyValueError(
                 f"the {self.segment} pool {self.handle:#x} of {self.agent.name} does not allow "
-                "runtime allocation; use agent.device_pool, agent.kernarg_pool or runtime.system_pool")
+                "runtime allocation; use agent.device_pool, agent.kernarg_pool or "
+                "runtime.system_pool")
         if nbytes > self.alloc_max_size:
             raise HsapyValueError(
                 f"MemoryPool.allocate: {nbytes} bytes exceed the largest allocation this "
@@ -189,7 +190,8 @@ class MemoryPool:
     def __repr__(self) -> str:
         kinds = [k for k, v in (("kernarg", self.is_kernarg), ("fine", self.is_fine_grained),
                                 ("coarse", self.is_coarse_grained)) if v]
-        return f"<MemoryPool {self.segment} {'/'.join(kinds)} of {self.agent.name} size={self.size}>"
+        return (f"<MemoryPool {self.segment} {'/'.join(kinds)} of {self.agent.name} "
+                f"size={self.size}>")
 
 
 def _pool_free(runtime: Any, address: int):
@@ -349,7 +351,8 @@ class Buffer:
         timeout = check_timeout(timeout, "Buffer.copy_from")
         data = _source_bytes(source, "Buffer.copy_from")
         if data.size > self.size:
-            raise HsapyValueError(f"copy_from: {data.size} bytes do not fit in a {self.size}-byte buffer")
+            raise HsapyValueError(f"copy_from: {data.size} bytes do not fit in a {self.size}-byte "
+                                  "buffer")
         ffi = self.runtime.ffi
         if self.is_host_accessible:
             if data.size:
@@ -400,9 +403,11 @@ class Buffer:
         The size must be a multiple of 4; ``value`` is taken modulo 2**32."""
         self._check_open()
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not {value!r}")
+            raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not "
+                                 f"{value!r}")
         if self.size % 4:
-            raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple of 4")
+            raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple "
+                                  "of 4")
         call(self.runtime.lib, "hsa_amd_memory_fill",
              self.runtime.ffi.cast("void *", self._address), int(value) & 0xFFFFFFFF,
              self.size // 4)

@@ -311,7 +311,8 @@ def format_report(p: DispatchProfile, instructions: int = 10) -> str:
     c = p.counters
     if c is not None:
         hw = c.hardware
-        lines.append(f"  counters (rocprof names; exact counts of the simulator, wave{c.wave_size})")
+        lines.append("  counters (rocprof names; exact counts of the simulator, "
+                     f"wave{c.wave_size})")
         width = max(len(k) for k in COUNTER_ORDER)
         for name in COUNTER_ORDER:
             value = hw[name]

@@ -123,8 +123,8 @@ class Runtime:
                  executor: Any = None, watchdog_s: float | None = None) -> None:
         backend = backend or os.environ.get("HSAPY_BACKEND") or "auto"
         if backend not in BACKENDS:
-            raise HsapyValueError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} "
-                                  "(or set HSAPY_BACKEND)")
+            raise HsapyValueError(f"unknown backend {backend!r}: choose one of "
+                                  f"{', '.join(BACKENDS)} (or set HSAPY_BACKEND)")
         self.ffi = ffi
         if backend == "rocr":
             lib, reason = _open_rocr(), "requested"

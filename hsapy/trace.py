@@ -395,7 +395,8 @@ class Trace:
         while True:
             remaining = deadline - time.monotonic()
             slice_s = min(max(remaining, 0.0), _WAIT_SLICE_S)
-            if lib.hsa_signal_wait_scacquire(cdata, HSA_SIGNAL_CONDITION_LT, 1, int(slice_s * ticks_per_s) + 1,
+            timeout_ticks = int(slice_s * ticks_per_s) + 1
+            if lib.hsa_signal_wait_scacquire(cdata, HSA_SIGNAL_CONDITION_LT, 1, timeout_ticks,
                                              HSA_WAIT_STATE_BLOCKED) < 1:
                 return True
             if remaining <= 0 or queue.error is not None:

@@ -62,7 +62,8 @@ def load_rocr():
         raise LibraryNotFoundError(
             f"HSAPY_HSA_LIB names {explicit}, which does not exist. Point HSAPY_HSA_LIB at "
             "libhsa-runtime64.so (e.g. /opt/rocm/lib/libhsa-runtime64.so.1), unset it to search "
-            f"the default paths ({', '.join(tried[1:])}), or use the simulator (HSAPY_BACKEND=sim).")
+            f"the default paths ({', '.join(tried[1:])}), or use the simulator "
+            "(HSAPY_BACKEND=sim).")
     failures: list[str] = []
     if explicit:
         tried = [explicit]  # an explicit choice is never silently replaced by another library

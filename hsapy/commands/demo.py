@@ -11,7 +11,8 @@ import time
 
 from hsapy.runtime import BACKENDS
 
-HELP = "a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then the operator suite"
+HELP = ("a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then "
+        "the operator suite")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -104,7 +104,7 @@ class DispatchContext:
     kernel: Any                  # LoadedKernel: the loader's record (descriptor, code object, base)
     clock: SimClock              # simulated timestamp counter (s_memtime / s_memrealtime)
     agent_handle: int = 0        # the hsa_agent_t handle of the executing agent
-    watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds the dispatch may run (None: no limit)
+    watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds it may run (None: no limit)
     should_stop: Callable[[], bool] | None = None  # True once the queue is being destroyed
     started: float = field(default_factory=time.monotonic)
 

@@ -69,7 +69,8 @@ class BuiltinExecutor:
         """Read the first instruction word at the kernel's entry and decide."""
         try:
             # kernel_code_entry_byte_offset: signed int64 at descriptor offset 16
-            offset = int.from_bytes(ctx.memory.read(ctx.kernel_object + 16, 8), "little", signed=True)
+            offset = int.from_bytes(ctx.memory.read(ctx.kernel_object + 16, 8), "little",
+                                    signed=True)
             entry = ctx.kernel_object + offset
             word = ctx.memory.read_u32(entry)
         except SimMemoryFault as fault:

@@ -431,7 +431,8 @@ class SimQueue:
             completion = self._dispatch(packet, index)
         elif packet_type in (HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR):
             completion = self._barrier(packet, packet_type == HSA_PACKET_TYPE_BARRIER_AND)
-        elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC and packet[2] == HSA_AMD_PACKET_TYPE_BARRIER_VALUE:
+        elif (packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC
+              and packet[2] == HSA_AMD_PACKET_TYPE_BARRIER_VALUE):
             completion = self._barrier_value(packet)
         elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC:
             raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,

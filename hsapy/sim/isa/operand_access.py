@@ -121,7 +121,8 @@ def _aperture_value(name: str) -> np.ndarray:
     from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
     table = {
-        "src_shared_base": SHARED_APERTURE_BASE, "src_shared_limit": SHARED_APERTURE_BASE + 0xFFFFFFFF,
+        "src_shared_base": SHARED_APERTURE_BASE,
+        "src_shared_limit": SHARED_APERTURE_BASE + 0xFFFFFFFF,
         "src_private_base": PRIVATE_APERTURE_BASE,
         "src_private_limit": PRIVATE_APERTURE_BASE + 0xFFFFFFFF,
         "src_pops_exiting_wave_id": 0, "src_vccz": 0, "src_execz": 0,

@@ -147,8 +147,8 @@ def merge(batches: list[Batch]) -> Batch:
     scratch = None
     if any(b.scratch is not None for b in batches):
         size = max(b.scratch.shape[1] for b in batches if b.scratch is not None)
-        rows = [b.scratch if b.scratch is not None else np.zeros((b.waves * b.lanes, size), np.uint8)
-                for b in batches]
+        rows = [b.scratch if b.scratch is not None
+                else np.zeros((b.waves * b.lanes, size), np.uint8) for b in batches]
         lanes = batches[0].lanes
         scratch = np.concatenate(rows).reshape(-1, lanes, size)[order].reshape(-1, size)
     return Batch(
