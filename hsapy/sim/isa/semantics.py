@@ -28,31 +28,16 @@ from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION, HSA_STATUS_ERROR_ILLEGAL
 from hsapy.sim.execution import SimFault
 from hsapy.sim.isa import float_mode, gpr_index
 from hsapy.sim.isa import semantics_alu as alu
+# the closure vocabulary lives below every instruction family; semantics.py re-exports it
+from hsapy.sim.isa.closures import (BARRIER, END, MODE_CHANGED, SPLIT, Closure,  # noqa: F401
+                                    NotImplementedInstruction)
+from hsapy.sim.isa.closures import unimplemented as _unimplemented
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
                                           mask_writer, scalar_reader, scalar_writer,
                                           sdwa_reader, sdwa_writer, vector_reader,
                                           vector_writer)
 from hsapy.sim.isa.wave import Batch, WaveSizeMismatch, unpack_mask
-
-END = -1
-BARRIER = -2
-SPLIT = -3
-MODE_CHANGED = -4
-
-Closure = Callable[[Batch, Any], "int | None"]
-
-
-class NotImplementedInstruction(Exception):
-    """Raised when an instruction without semantics is reached."""
-
-
-def _unimplemented(inst: Instruction, why: str = "") -> Closure:
-    def run(b: Batch, m: Any) -> None:
-        raise NotImplementedInstruction(f"{inst.text()}" + (f" ({why})" if why else ""))
-    run.unimplemented = why or "no semantics"  # type: ignore[attr-defined]
-    return run
-
 
 NO_OPS = {
     "s_nop", "s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt",

@@ -272,7 +272,7 @@ def _reraise(fn: Callable) -> Callable:
         try:
             return fn(b, m)
         except NotImplementedInstructionError as exc:
-            from hsapy.sim.isa.semantics import NotImplementedInstruction
+            from hsapy.sim.isa.closures import NotImplementedInstruction
 
             raise NotImplementedInstruction(str(exc)) from None
     return run

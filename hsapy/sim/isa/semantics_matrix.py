@@ -734,7 +734,7 @@ def compile_matrix(inst: Instruction, info: Any) -> Closure | None:
 
 
 def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
-    from hsapy.sim.isa.semantics import NotImplementedInstruction
+    from hsapy.sim.isa.closures import NotImplementedInstruction
 
     f = inst.fields
     family = inst.family
@@ -914,7 +914,7 @@ def _desparsify(b: Any, stored: np.ndarray, reg: int, index_flat: np.ndarray,
                 group_k: np.ndarray, m: int, k: int, W: int, inst: Instruction) -> np.ndarray:
     """The dense A ``[W, blocks, M, K]`` from the stored pairs ``[W, blocks, M, K/2]`` and the
     2-bit positions in the compression index VGPR (0 elsewhere)."""
-    from hsapy.sim.isa.semantics import NotImplementedInstruction
+    from hsapy.sim.isa.closures import NotImplementedInstruction
 
     words = b.V[reg]                                               # [W, L]
     lane = index_flat // 32
