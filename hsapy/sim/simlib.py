@@ -23,6 +23,7 @@ MemoryRegion::GetAccessInfo / AllocateImpl, hsa_amd_memory_async_copy) over hsa.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 from collections.abc import Callable
@@ -698,45 +699,38 @@ class SimLib(LoaderMixin):
         self._copy_errors.pop(handle, None)
         return HSA_STATUS_SUCCESS
 
+    # The memory-order variants of these operations (hsa_signal_load_scacquire, ...) are
+    # generated from ORDER_VARIANTS below the class.
+
     def _load(self, signal: Any) -> int:
         sim_signal = self._signal(signal)
         return sim_signal.load() if sim_signal is not None else 0
-
-    def hsa_signal_load_scacquire(self, signal: Any) -> int:
-        """Signal value (sequentially consistent acquire)."""
-        return self._load(signal)
-
-    def hsa_signal_load_relaxed(self, signal: Any) -> int:
-        """Signal value (relaxed)."""
-        return self._load(signal)
 
     def _store(self, signal: Any, value: int) -> None:
         sim_signal = self._signal(signal)
         if sim_signal is not None:
             sim_signal.store(int(value))
 
-    def hsa_signal_store_relaxed(self, signal: Any, value: int) -> None:
-        """Set the value (relaxed); wakes waiters."""
-        self._store(signal, value)
-
-    def hsa_signal_store_screlease(self, signal: Any, value: int) -> None:
-        """Set the value (release); wakes waiters. On a doorbell this rings the queue."""
-        self._store(signal, value)
-
-    def hsa_signal_silent_store_relaxed(self, signal: Any, value: int) -> None:
-        """Set the value without waking waiters (hsa.h: a silent store need not wake them;
-        a waiter still sees the value at its next check)."""
+    def _silent_store(self, signal: Any, value: int) -> None:
         sim_signal = self._signal(signal)
         if sim_signal is not None:
             sim_signal.store_silent(int(value))
 
-    def hsa_signal_silent_store_screlease(self, signal: Any, value: int) -> None:
-        """Set the value (release) without the obligation to wake waiters."""
-        self._store(signal, value)
-
     def _modify(self, signal: Any, operation: Callable[[int], int]) -> int:
         sim_signal = self._signal(signal)
         return sim_signal.modify(operation) if sim_signal is not None else 0
+
+    def _add(self, signal: Any, value: int) -> None:
+        self._modify(signal, lambda old: old + int(value))
+
+    def _and(self, signal: Any, value: int) -> None:
+        self._modify(signal, lambda old: old & int(value))
+
+    def _or(self, signal: Any, value: int) -> None:
+        self._modify(signal, lambda old: old | int(value))
+
+    def _xor(self, signal: Any, value: int) -> None:
+        self._modify(signal, lambda old: old ^ int(value))
 
     def _subtract(self, signal: Any, value: int) -> None:
         sim_signal = self._signal(signal)
@@ -747,69 +741,9 @@ class SimLib(LoaderMixin):
         sim_signal = self._signal(signal)
         return sim_signal.exchange(int(value)) if sim_signal is not None else 0
 
-    def hsa_signal_exchange_scacq_screl(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
-    def hsa_signal_exchange_relaxed(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
-    def hsa_signal_exchange_scacquire(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
-    def hsa_signal_exchange_screlease(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
     def _cas(self, signal: Any, expected: int, value: int) -> int:
         sim_signal = self._signal(signal)
         return sim_signal.cas(int(expected), int(value)) if sim_signal is not None else 0
-
-    def hsa_signal_cas_scacq_screl(self, signal: Any, expected: int, value: int) -> int:
-        """Compare-and-swap; return the value observed."""
-        return self._cas(signal, expected, value)
-
-    def hsa_signal_cas_relaxed(self, signal: Any, expected: int, value: int) -> int:
-        """Compare-and-swap; return the value observed."""
-        return self._cas(signal, expected, value)
-
-    def hsa_signal_add_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic add."""
-        self._modify(signal, lambda old: old + int(value))
-
-    def hsa_signal_add_relaxed(self, signal: Any, value: int) -> None:
-        """Atomic add."""
-        self._modify(signal, lambda old: old + int(value))
-
-    def hsa_signal_add_screlease(self, signal: Any, value: int) -> None:
-        """Atomic add."""
-        self._modify(signal, lambda old: old + int(value))
-
-    def hsa_signal_subtract_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic subtract."""
-        self._subtract(signal, value)
-
-    def hsa_signal_subtract_relaxed(self, signal: Any, value: int) -> None:
-        """Atomic subtract."""
-        self._subtract(signal, value)
-
-    def hsa_signal_subtract_screlease(self, signal: Any, value: int) -> None:
-        """Atomic subtract."""
-        self._subtract(signal, value)
-
-    def hsa_signal_and_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic bitwise AND."""
-        self._modify(signal, lambda old: old & int(value))
-
-    def hsa_signal_or_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic bitwise OR."""
-        self._modify(signal, lambda old: old | int(value))
-
-    def hsa_signal_xor_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic bitwise XOR."""
-        self._modify(signal, lambda old: old ^ int(value))
 
     def _timeout_seconds(self, timeout_hint: int) -> float | None:
         """timeout_hint is in timestamp ticks (HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY)."""
@@ -818,7 +752,10 @@ class SimLib(LoaderMixin):
             return None
         return timeout_hint / self.clock.frequency
 
-    def _wait(self, signal: Any, condition: int, compare: int, timeout_hint: int) -> int:
+    def _wait(self, signal: Any, condition: int, compare: int, timeout_hint: int,
+              wait_state_hint: int = 0) -> int:
+        # wait_state_hint (blocked or active) changes nothing here: a waiter sleeps on the
+        # signal's condition variable either way
         sim_signal = self._signal(signal)
         if sim_signal is None:
             return 0
@@ -833,16 +770,6 @@ class SimLib(LoaderMixin):
                 sim_queue.help(lambda: condition_holds(condition, sim_signal.load(), compare))
         return sim_signal.wait(condition, compare, self._timeout_seconds(timeout_hint),
                                lambda: not sim_signal.is_valid)
-
-    def hsa_signal_wait_scacquire(self, signal: Any, condition: int, compare_value: int,
-                                  timeout_hint: int, wait_state_hint: int) -> int:
-        """Wait until the condition holds or the timeout (ticks) passes; return the value."""
-        return self._wait(signal, condition, compare_value, timeout_hint)
-
-    def hsa_signal_wait_relaxed(self, signal: Any, condition: int, compare_value: int,
-                                timeout_hint: int, wait_state_hint: int) -> int:
-        """Wait until the condition holds or the timeout (ticks) passes; return the value."""
-        return self._wait(signal, condition, compare_value, timeout_hint)
 
     def hsa_amd_signal_wait_any(self, signal_count: int, signals: Any, conds: Any, values: Any,
                                 timeout_hint: int, wait_hint: int, satisfying_value: Any) -> int:
@@ -1230,6 +1157,9 @@ class SimLib(LoaderMixin):
         sim_queue.stop()
         return HSA_STATUS_SUCCESS
 
+    # The memory-order variants of these operations (hsa_queue_load_read_index_scacquire, ...)
+    # are generated from ORDER_VARIANTS below the class.
+
     def _read_index(self, queue: Any) -> int:
         sim_queue = self._queue(queue)
         return sim_queue.read_index if sim_queue is not None else 0
@@ -1238,48 +1168,17 @@ class SimLib(LoaderMixin):
         sim_queue = self._queue(queue)
         return sim_queue.write_index if sim_queue is not None else 0
 
-    def hsa_queue_load_read_index_scacquire(self, queue: Any) -> int:
-        """Read index (acquire)."""
-        return self._read_index(queue)
-
-    def hsa_queue_load_read_index_relaxed(self, queue: Any) -> int:
-        """Read index (relaxed)."""
-        return self._read_index(queue)
-
-    def hsa_queue_load_write_index_scacquire(self, queue: Any) -> int:
-        """Write index (acquire)."""
-        return self._write_index(queue)
-
-    def hsa_queue_load_write_index_relaxed(self, queue: Any) -> int:
-        """Write index (relaxed)."""
-        return self._write_index(queue)
-
     def _store_write_index(self, queue: Any, value: int) -> None:
         sim_queue = self._queue(queue)
         if sim_queue is not None:
             sim_queue.store_write_index(int(value))
 
-    def hsa_queue_store_write_index_relaxed(self, queue: Any, value: int) -> None:
-        """Set the write index (relaxed)."""
-        self._store_write_index(queue, value)
-
-    def hsa_queue_store_write_index_screlease(self, queue: Any, value: int) -> None:
-        """Set the write index (release)."""
-        self._store_write_index(queue, value)
-
     def _cas_write_index(self, queue: Any, expected: int, value: int) -> int:
         sim_queue = self._queue(queue)
         return sim_queue.cas_write_index(int(expected), int(value)) if sim_queue is not None else 0
 
-    def hsa_queue_cas_write_index_scacq_screl(self, queue: Any, expected: int, value: int) -> int:
-        """Compare-and-swap the write index; return the value observed."""
-        return self._cas_write_index(queue, expected, value)
-
-    def hsa_queue_cas_write_index_relaxed(self, queue: Any, expected: int, value: int) -> int:
-        """Compare-and-swap the write index; return the value observed."""
-        return self._cas_write_index(queue, expected, value)
-
     def _add_write_index(self, queue: Any, value: int) -> int:
+        # the reference for the compiled copy each instance installs (_compiled_add_write_index)
         try:
             sim_queue = self._queue_pointers[queue]
         except (KeyError, TypeError):
@@ -1288,35 +1187,10 @@ class SimLib(LoaderMixin):
                 return 0
         return sim_queue.add_write_index(int(value))
 
-    def hsa_queue_add_write_index_scacq_screl(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value. (Each instance calls
-        its compiled copy, _compiled_add_write_index.)"""
-        return self._add_write_index(queue, value)
-
-    def hsa_queue_add_write_index_scacquire(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value."""
-        return self._add_write_index(queue, value)
-
-    def hsa_queue_add_write_index_relaxed(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value."""
-        return self._add_write_index(queue, value)
-
-    def hsa_queue_add_write_index_screlease(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value."""
-        return self._add_write_index(queue, value)
-
     def _store_read_index(self, queue: Any, value: int) -> None:
         sim_queue = self._queue(queue)
         if sim_queue is not None:
             sim_queue.store_read_index(int(value))
-
-    def hsa_queue_store_read_index_relaxed(self, queue: Any, value: int) -> None:
-        """Set the read index (only the packet processor should)."""
-        self._store_read_index(queue, value)
-
-    def hsa_queue_store_read_index_screlease(self, queue: Any, value: int) -> None:
-        """Set the read index (only the packet processor should)."""
-        self._store_read_index(queue, value)
 
     def hsa_amd_queue_set_priority(self, queue: Any, priority: int) -> int:
         """Accept a queue priority (LOW, NORMAL, HIGH); the simulator does not schedule by it."""
@@ -1497,6 +1371,77 @@ _STATUS_TEXT: dict[int, str] = {
     43: "The agent attempted to access an inaccessible address.",
     44: "The CU mask was set but it tried to enable a CU that is disabled for the process.",
 }
+
+
+# hsa.h declares most signal and queue operations once per memory order it offers
+# (_scacquire, _screlease, _scacq_screl, _relaxed). The simulator serialises every access to a
+# signal or a queue index under the lock of its object, which is at least as strong as any
+# order, so all variants of one operation run one implementation. One row per operation:
+# (C name without the order, its parameters, the orders, the SimLib method, what it does).
+ORDER_VARIANTS: tuple[tuple[str, str, tuple[str, ...], str, str], ...] = (
+    ("hsa_signal_load", "signal", ("scacquire", "relaxed"), "_load", "Signal value."),
+    ("hsa_signal_store", "signal value", ("relaxed", "screlease"), "_store",
+     "Set the value; wakes waiters. On a doorbell this rings the queue."),
+    ("hsa_signal_silent_store", "signal value", ("relaxed",), "_silent_store",
+     "Set the value without waking waiters (hsa.h: a silent store need not wake them; a "
+     "waiter still sees the value at its next check)."),
+    ("hsa_signal_silent_store", "signal value", ("screlease",), "_store",
+     "Set the value without the obligation to wake waiters (this one wakes them)."),
+    ("hsa_signal_exchange", "signal value", ("scacq_screl", "relaxed", "scacquire", "screlease"),
+     "_exchange", "Atomically set the value; return the previous one."),
+    ("hsa_signal_cas", "signal expected value", ("scacq_screl", "relaxed"), "_cas",
+     "Compare-and-swap; return the value observed."),
+    ("hsa_signal_add", "signal value", ("scacq_screl", "relaxed", "screlease"), "_add",
+     "Atomic add."),
+    ("hsa_signal_subtract", "signal value", ("scacq_screl", "relaxed", "screlease"), "_subtract",
+     "Atomic subtract."),
+    ("hsa_signal_and", "signal value", ("scacq_screl",), "_and", "Atomic bitwise AND."),
+    ("hsa_signal_or", "signal value", ("scacq_screl",), "_or", "Atomic bitwise OR."),
+    ("hsa_signal_xor", "signal value", ("scacq_screl",), "_xor", "Atomic bitwise XOR."),
+    ("hsa_signal_wait", "signal condition compare_value timeout_hint wait_state_hint",
+     ("scacquire", "relaxed"), "_wait",
+     "Wait until the condition holds or the timeout (ticks) passes; return the value."),
+    ("hsa_queue_load_read_index", "queue", ("scacquire", "relaxed"), "_read_index",
+     "Read index."),
+    ("hsa_queue_load_write_index", "queue", ("scacquire", "relaxed"), "_write_index",
+     "Write index."),
+    ("hsa_queue_store_write_index", "queue value", ("relaxed", "screlease"), "_store_write_index",
+     "Set the write index."),
+    ("hsa_queue_cas_write_index", "queue expected value", ("scacq_screl", "relaxed"),
+     "_cas_write_index", "Compare-and-swap the write index; return the value observed."),
+    ("hsa_queue_add_write_index", "queue value",
+     ("scacq_screl", "scacquire", "relaxed", "screlease"), "_add_write_index",
+     "Fetch-and-add the write index; return the previous value."),
+    ("hsa_queue_store_read_index", "queue value", ("relaxed", "screlease"), "_store_read_index",
+     "Set the read index (only the packet processor should)."),
+)
+
+
+def _order_variant(name: str, parameters: str, implementation: Callable[..., Any],
+                   doc: str) -> Callable[..., Any]:
+    """The SimLib method ``name``: ``implementation`` under the C function's name and arity."""
+
+    def variant(self: SimLib, *args: Any) -> Any:
+        return implementation(self, *args)
+
+    variant.__name__ = name
+    variant.__qualname__ = f"SimLib.{name}"
+    variant.__doc__ = doc
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    variant.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(p, positional) for p in ("self", *parameters.split())])
+    return variant
+
+
+def _install_order_variants() -> None:
+    for operation, parameters, orders, implementation, doc in ORDER_VARIANTS:
+        for order in orders:
+            name = f"{operation}_{order}"
+            setattr(SimLib, name, _order_variant(name, parameters,
+                                                 getattr(SimLib, implementation), doc))
+
+
+_install_order_variants()
 
 
 def _enum_constants(ffi: Any) -> dict[str, int]:
