@@ -22,7 +22,6 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 
@@ -51,8 +50,8 @@ __all__ = [
 ]
 
 Size = tuple[int, ...]
-Scalar = Union[np.uint32, np.float32]
-Arg = Union[str, np.uint32, np.float32]   # a buffer name or a scalar kernel argument
+Scalar = np.uint32 | np.float32
+Arg = str | np.uint32 | np.float32   # a buffer name or a scalar kernel argument
 
 BLOCK = 256            # the tutorial's block size for 1-D kernels
 RMSNORM_EPS = 1e-5

@@ -580,7 +580,7 @@ class Trace:
         lanes: list[list[float]] = []          # per lane: ends of the slices still open
         for event in track:
             begin, end = event["ts"], event["ts"] + event["dur"]
-            for lane, open_ends in enumerate(lanes):
+            for lane, open_ends in enumerate(lanes):   # noqa: B007 (read after the break)
                 while open_ends and open_ends[-1] <= begin + _EPSILON_US:
                     open_ends.pop()
                 if not open_ends or end <= open_ends[-1] + _EPSILON_US:

@@ -326,7 +326,8 @@ def render_markdown(reports: list[dict]) -> str:
         "     (tests/unit/test_isa_coverage.py fails when this page is stale). -->",
         "",
         "hsapy's simulator runs real code objects instruction by instruction. This page counts,",
-        "per target and encoding family, the opcodes LLVM 19's disassembler decodes, how many of them",
+        "per target and encoding family, the opcodes LLVM 19's disassembler decodes, how many "
+        "of them",
         "hsapy's decoder decodes, and how many have semantics in the interpreter. An instruction",
         "without semantics is never guessed: when a kernel reaches one, the queue stops with",
         "`HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION` and the message names the instruction.",

@@ -283,7 +283,7 @@ class CodeObject:
             names = self.data[strtab.sh_offset:strtab.sh_offset + strtab.sh_size]
             names_offset = strtab.sh_offset
         sections = []
-        for off, sh in raw:
+        for _offset, sh in raw:
             name = cstring(names, sh.sh_name, names_offset, "section") if names else ""
             sections.append(Section(name, sh.sh_type, sh.sh_flags, sh.sh_addr, sh.sh_offset,
                                     sh.sh_size, sh.sh_link, sh.sh_info, sh.sh_addralign,

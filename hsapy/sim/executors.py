@@ -74,7 +74,8 @@ class BuiltinExecutor:
             entry = ctx.kernel_object + offset
             word = ctx.memory.read_u32(entry)
         except SimMemoryFault as fault:
-            raise SimFault(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, str(fault), fault.address)
+            raise SimFault(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, str(fault),
+                           fault.address) from fault
         if word == S_ENDPGM.get(self.profile.family):
             return
         raise SimFault(

@@ -326,7 +326,8 @@ class LoaderMixin:
             if sim_agent is None:
                 return HSA_STATUS_ERROR_INVALID_AGENT
             if sim_exe.state == HSA_EXECUTABLE_STATE_FROZEN:
-                return self._loader_fail(HSA_STATUS_ERROR_FROZEN_EXECUTABLE, "the executable is frozen")
+                return self._loader_fail(HSA_STATUS_ERROR_FROZEN_EXECUTABLE,
+                                         "the executable is frozen")
             try:
                 code_object = CodeObject.from_bytes(data)
             except CodeObjectError as exc:
@@ -468,8 +469,9 @@ class LoaderMixin:
                 section = co.sections[sym.section] if sym.section < len(co.sections) else None
                 writable = bool(section is not None and section.flags & 0x1)  # SHF_WRITE
                 alignment = max(1, section.align) if section is not None else 1
-                symbol = SimSymbol(0, name, HSA_SYMBOL_KIND_VARIABLE, agent, loaded.load_base + sym.value,
-                                   sym.size, alignment, is_const=not writable)
+                symbol = SimSymbol(0, name, HSA_SYMBOL_KIND_VARIABLE, agent,
+                                   loaded.load_base + sym.value, sym.size, alignment,
+                                   is_const=not writable)
             else:
                 continue  # functions are not executable symbols (ROCr: kernels and variables)
             if (name, agent) in sim_exe.symbols or (name, agent) in new:
@@ -548,7 +550,8 @@ class LoaderMixin:
         if isinstance(name, bytes):
             name = name.decode("utf-8", errors="replace")
         if self._loader_null(agent):
-            return self._loader_fail(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME, f"no program symbol named {name!r}")
+            return self._loader_fail(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
+                                     f"no program symbol named {name!r}")
         agent_handle = self._loader_agent_pointer(agent)
         if self.agent_by_handle(agent_handle) is None:
             return HSA_STATUS_ERROR_INVALID_AGENT
@@ -633,12 +636,17 @@ class LoaderMixin:
     def _loader_symbol_info(symbol: SimSymbol, attribute: int) -> tuple[str, Any] | None:
         if symbol.kind == HSA_SYMBOL_KIND_KERNEL and symbol.kernel is not None:
             descriptor = symbol.kernel.descriptor
+            u32 = "uint32_t"
             table = {
                 HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT: ("uint64_t", symbol.address),
-                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE: ("uint32_t", descriptor.kernarg_size),
-                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT: ("uint32_t", _ROCR_KERNARG_ALIGNMENT),
-                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE: ("uint32_t", descriptor.group_segment_fixed_size),
-                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE: ("uint32_t", descriptor.private_segment_fixed_size),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE: (
+                    u32, descriptor.kernarg_size),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT: (
+                    u32, _ROCR_KERNARG_ALIGNMENT),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE: (
+                    u32, descriptor.group_segment_fixed_size),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE: (
+                    u32, descriptor.private_segment_fixed_size),
                 HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK: (
                     "bool", bool(descriptor.kernel_code_properties["uses_dynamic_stack"])),
                 HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_CALL_CONVENTION: ("uint32_t", 0),
@@ -647,8 +655,10 @@ class LoaderMixin:
         if symbol.kind == HSA_SYMBOL_KIND_VARIABLE:
             table = {
                 HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS: ("uint64_t", symbol.address),
-                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALLOCATION: ("uint32_t", HSA_VARIABLE_ALLOCATION_AGENT),
-                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SEGMENT: ("uint32_t", HSA_VARIABLE_SEGMENT_GLOBAL),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALLOCATION: (
+                    "uint32_t", HSA_VARIABLE_ALLOCATION_AGENT),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SEGMENT: (
+                    "uint32_t", HSA_VARIABLE_SEGMENT_GLOBAL),
                 HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALIGNMENT: ("uint32_t", symbol.alignment),
                 HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE: ("uint32_t", symbol.size),
                 HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_IS_CONST: ("bool", symbol.is_const),

@@ -64,6 +64,7 @@ from hsapy.hsa_enums import (
 from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
 from hsapy.sim.executors import ExecutorCache
+from hsapy.sim.loader import LoaderMixin  # hsa_code_object_reader_*, hsa_executable_*
 from hsapy.sim.memory import PAGE_SIZE, SimMemory, SimMemoryFault
 from hsapy.sim.queues import (
     READ_INDEX_WORD,
@@ -79,15 +80,6 @@ from hsapy.sim.targets import (
     GpuProfile,
     resolve_targets,
 )
-
-try:  # the code-object engineer's loader (issue #4) adds hsa_code_object_reader_* / hsa_executable_*
-    from hsapy.sim.loader import LoaderMixin
-except ModuleNotFoundError as _exc:  # pragma: no cover - until hsapy/sim/loader.py lands
-    if _exc.name != "hsapy.sim.loader":
-        raise
-
-    class LoaderMixin:  # type: ignore[no-redef]
-        """Placeholder until hsapy/sim/loader.py exists."""
 
 __all__ = ["SimLib", "SimAgent", "SimPool", "SimIsa", "SimCache"]
 
@@ -137,7 +129,7 @@ class SimPool:
     alignment: int
     accessible_by_all: bool
     alloc_max_size: int
-    kind: str                      # "system-fine", "system-kernarg", "system-coarse", "device", "group"
+    kind: str   # "system-fine", "system-kernarg", "system-coarse", "device" or "group"
 
     @property
     def is_system(self) -> bool:
@@ -355,7 +347,8 @@ class SimLib(LoaderMixin):
         # ROCr's CPU agent pools (rocminfo): fine-grained, kernarg (fine-grained + KERNARG_INIT),
         # coarse-grained; all runtime-allocatable, 4 KiB granule, accessible by all agents.
         for kind, flags in (("system-fine", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED),
-                            ("system-kernarg", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED),
+                            ("system-kernarg", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+                             | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED),
                             ("system-coarse", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)):
             self._add_pool(cpu, kind, HSA_AMD_SEGMENT_GLOBAL, flags, size, True, True)
         self._add_caches(cpu)
@@ -367,8 +360,9 @@ class SimLib(LoaderMixin):
                          profile)
             self.isas[isa.handle] = isa
             gpu.isa = isa
-            self._add_pool(gpu, "device", HSA_AMD_SEGMENT_GLOBAL, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
-                           profile.memory_size, True, False)
+            self._add_pool(gpu, "device", HSA_AMD_SEGMENT_GLOBAL,
+                           HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, profile.memory_size,
+                           True, False)
             self._add_pool(gpu, "group", HSA_AMD_SEGMENT_GROUP, 0, profile.lds_size,
                            False, False)
             self._add_caches(gpu)
@@ -542,7 +536,8 @@ class SimLib(LoaderMixin):
         return HSA_STATUS_SUCCESS
 
     def hsa_agent_get_info(self, agent: Any, attribute: int, value: Any) -> int:
-        """Agent attributes (hsa_agent_info_t, hsa_amd_agent_info_t); unknown -> INVALID_ARGUMENT."""
+        """Agent attributes (hsa_agent_info_t, hsa_amd_agent_info_t); unknown ->
+        INVALID_ARGUMENT."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
@@ -827,7 +822,9 @@ class SimLib(LoaderMixin):
         if agent is pool.agent:
             return HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
         if pool.is_system:
-            return HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT if agent.is_gpu else HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
+            if agent.is_gpu:
+                return HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT
+            return HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
         if pool.kind == "device":
             return HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT   # coarse-grained local memory
         return HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED               # the group segment
@@ -846,7 +843,8 @@ class SimLib(LoaderMixin):
         if self._is_null(value):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         access = self._access(sim_agent, pool)
-        hops = 0 if (access == HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED or sim_agent is pool.agent) else 1
+        local = access == HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED or sim_agent is pool.agent
+        hops = 0 if local else 1
         attribute = int(attribute)
         if attribute == 0:        # HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS
             self.ffi.cast("uint32_t *", value)[0] = access
@@ -860,7 +858,8 @@ class SimLib(LoaderMixin):
                 link.link_type = HSA_AMD_LINK_INFO_TYPE_PCIE
                 link.atomic_support_32bit = True
                 link.atomic_support_64bit = True
-                link.coherent_support = pool.global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED != 0
+                fine = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+                link.coherent_support = pool.global_flags & fine != 0
                 link.numa_distance = 20
         else:
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
@@ -901,7 +900,8 @@ class SimLib(LoaderMixin):
         address = self._address(ptr)
         alloc = self.memory.allocation_at(address)
         if alloc is None or alloc.pool is None:
-            return HSA_STATUS_ERROR_INVALID_ALLOCATION   # ROCr 5.2.3: Runtime::FreeMemory, address not allocated
+            # ROCr 5.2.3: Runtime::FreeMemory of an address it did not allocate
+            return HSA_STATUS_ERROR_INVALID_ALLOCATION
         self.memory.free(address)
         return HSA_STATUS_SUCCESS
 
@@ -995,7 +995,7 @@ class SimLib(LoaderMixin):
         if count > 0 and self._is_null(dep_signals):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if count == 0 and not self._is_null(dep_signals):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT        # ROCr: a list without a count is an error too
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT   # ROCr: a list without a count is an error
         if self.agent_by_handle(dst_agent) is None or self.agent_by_handle(src_agent) is None:
             return HSA_STATUS_ERROR_INVALID_AGENT
         completion = self._signal(completion_signal)
@@ -1091,7 +1091,7 @@ class SimLib(LoaderMixin):
         if int(type) not in (0, 1, 2):          # MULTI, SINGLE, COOPERATIVE
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if not sim_agent.is_gpu:
-            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION        # ROCr's CPU agent has no AQL queues
+            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION   # ROCr's CPU agent has no AQL queues
         profile = sim_agent.profile
         size = int(size)
         # ROCr GpuAgent::QueueCreate: power of two -> INVALID_ARGUMENT, above maxAqlSize_ ->
@@ -1103,9 +1103,11 @@ class SimLib(LoaderMixin):
         if size < profile.queue_min_size:
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if int(type) == 2:
-            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION        # no cooperative (GWS) queues in the simulator
+            # no cooperative (GWS) queues in the simulator
+            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION
         if sum(q.agent is sim_agent for q in list(self.queues.values())) >= profile.queues_max:
-            return HSA_STATUS_ERROR_OUT_OF_RESOURCES              # HSA_AGENT_INFO_QUEUES_MAX queues exist already
+            # HSA_AGENT_INFO_QUEUES_MAX queues exist already
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         with self._state_lock:
             queue_id = self._next_queue_id
             self._next_queue_id += 1
@@ -1325,7 +1327,8 @@ _SYSTEM_INFO: dict[int, tuple[str, Callable[[SimLib], Any]]] = {
     0x202: ("bool", lambda lib: False),                          # AMD SVM_ACCESSIBLE_BY_DEFAULT
 }
 
-# Descriptions for hsa_status_string, after the documentation of each status in hsa.h / hsa_ext_amd.h.
+# Descriptions for hsa_status_string, after the documentation of each status in hsa.h and
+# hsa_ext_amd.h.
 _STATUS_TEXT: dict[int, str] = {
     0x0: "The function has been executed successfully.",
     0x1: "A traversal over a list of elements has been interrupted by the application before "

@@ -919,7 +919,7 @@ class _Decoder:
         if literal is not None:
             values["literal"] = literal
         halves = []
-        for entry, suffix_field in ((ex, "x"), (ey, "y")):
+        for entry in (ex, ey):
             dsts, srcs, texts = [], [], []
             for item in entry["ops"]:
                 name = item[0]

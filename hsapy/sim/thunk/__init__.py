@@ -16,7 +16,7 @@ from typing import Any
 
 from hsapy.errors import LibraryLoadError
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
-from hsapy.sim.thunk.library import SONAME, ThunkBuildError, build
+from hsapy.sim.thunk.library import ThunkBuildError, build
 
 __all__ = ["load", "open_rocr_sim", "ThunkLoadError", "ThunkBuildError", "real_thunk_loaded",
            "ROCR_SIM_TARGETS"]
