@@ -173,7 +173,7 @@ _BARRIER_VALUE = cs.Struct(
     "mask" / cs.Int64sl, "cond" / cs.Int32ul, "reserved1" / cs.Int32ul,
     "reserved2" / cs.Int64ul, "reserved3" / cs.Int64ul, "completion_signal" / cs.Int64ul,
 )
-LAYOUTS = {
+LAYOUTS: dict[int, cs.Struct] = {
     PacketType.KERNEL_DISPATCH: _KERNEL_DISPATCH,
     PacketType.AGENT_DISPATCH: _AGENT_DISPATCH,
     PacketType.BARRIER_AND: _BARRIER,

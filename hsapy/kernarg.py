@@ -165,19 +165,23 @@ def normalize_dims(value: int | Sequence[int], what: str) -> tuple[tuple[int, in
 
     Sizes are ints (or numpy integers): a bool, a float or a string is refused, never read as
     a size ("256" is not three sizes, 256.7 is not 256)."""
+    # exact class tests first: they are the dispatch path's common cases (mypy narrows only
+    # through isinstance, hence the ignores)
     cls = value.__class__
+    items: tuple[int, ...]
     if cls is int:
-        items: tuple[int, ...] = (value,)
-    elif cls is tuple and _all_ints(value):
-        items = value
+        items = (value,)  # type: ignore[assignment]
+    elif cls is tuple and _all_ints(value):  # type: ignore[arg-type]
+        items = value  # type: ignore[assignment]
     elif (single := _exact_int(value)) is not None:
         items = (single,)
     elif isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__"):
         raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not "
                              f"{type(value).__name__} {value!r:.40}")
     else:
-        items = tuple(_exact_int(v) for v in value)
-        if any(v is None for v in items):
+        given = tuple(_exact_int(v) for v in value)
+        items = tuple(v for v in given if v is not None)
+        if len(items) != len(given):
             raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not {value!r:.60}")
     if not 1 <= len(items) <= 3:
         raise HsapyValueError(f"{what} must have 1 to 3 dimensions, not {len(items)}: {value!r}")
@@ -212,6 +216,13 @@ class ArgSlot:
     arg: ArgInfo | None = None
     # declared as C's bool / _Bool: the one integer slot that takes Python bools
     is_bool: bool = False
+
+    @property
+    def scalar(self) -> tuple[int, str, bool]:
+        """SCALAR_TYPES' (size, struct format, is float) of a "scalar" slot's type."""
+        if self.type is None:
+            raise KeyError(f"argument {self.name!r} is not a scalar")
+        return SCALAR_TYPES[self.type]
 
     @property
     def label(self) -> str:
@@ -483,7 +494,7 @@ class KernargLayout:
                     f"{where}, got {_describe(value)}; signature: {self.signature}")
             return raw
         if slot.category == "scalar":
-            _, fmt, is_float = SCALAR_TYPES[slot.type]
+            _, fmt, is_float = slot.scalar
             if is_float and ((isinstance(value, (int, float)) and not isinstance(value, bool))
                              or _numpy_scalar_kind(value) in ("i", "u", "f")):
                 try:
@@ -646,7 +657,7 @@ class Packer:
         # for floats, int for integers (bool and int for a C bool); anything else -- numpy
         # numbers, bools elsewhere -- goes to the checked path.
         self._scalar_slots = tuple(
-            (s.index, _FAST_FLOAT_CLASSES if s.category == "scalar" and SCALAR_TYPES[s.type][2]
+            (s.index, _FAST_FLOAT_CLASSES if s.category == "scalar" and s.scalar[2]
              else _FAST_BOOL_SLOT_CLASSES if s.is_bool else _FAST_INT_CLASSES)
             for s in layout.slots if s.category in ("scalar", "untyped"))
         # struct's "Ns" pads or truncates silently: by-value structs are always size-checked.

@@ -7,7 +7,7 @@ memory is reached with copies through a host staging buffer and ``hsa_amd_memory
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -194,7 +194,7 @@ class MemoryPool:
                 f"size={self.size}>")
 
 
-def _pool_free(runtime: Any, address: int):
+def _pool_free(runtime: Any, address: int) -> Callable[[], None]:
     """The free of one allocation. It waits for every dispatch and copy in flight when it is
     asked (Runtime._after_dispatches: one of them may point at this memory), and gives the
     runtime's shut-down its turn once done (Runtime.close waits for the last free)."""
@@ -213,7 +213,7 @@ def _pool_free(runtime: Any, address: int):
     return release
 
 
-def _forget_address(buffer_ref: Any, release: Any):
+def _forget_address(buffer_ref: Any, release: Any) -> Callable[[], None]:
     """The Buffer's release: its ``address`` is taken away first (see _ClosedAddress), then the
     memory freed (or left to the last numpy view). Holds the Buffer only weakly."""
     def close() -> None:

@@ -154,12 +154,13 @@ def extract_for_target(data: bytes | bytearray | memoryview, target: Target | st
         if not agent.accepts(co_target):
             raise TargetMismatchError(str(co_target), str(agent))
         return data
-    entries = [e for e in bundle_entries(data) if e.target is not None]
-    compatible = [e for e in entries if agent.accepts(e.target)]
+    entries = [(e, e.target) for e in bundle_entries(data) if e.target is not None]
+    compatible = [(e, entry_target) for e, entry_target in entries
+                  if agent.accepts(entry_target)]
     if not compatible:
-        found = ", ".join(str(e.target) for e in entries) or "no AMDGPU entries"
+        found = ", ".join(str(entry_target) for _, entry_target in entries) or "no AMDGPU entries"
         raise TargetMismatchError(found, str(agent), " (offload bundle)")
-    best = max(compatible, key=lambda e: agent.match_score(e.target))
+    best, _ = max(compatible, key=lambda pair: agent.match_score(pair[1]))
     elf_target = _elf_target(best.data)
     if not agent.accepts(elf_target):
         raise TargetMismatchError(str(elf_target), str(agent), f" (bundle entry {best.id})")

@@ -154,6 +154,10 @@ class Bitfields(Mapping[str, int]):
     """
 
     __slots__ = ("register", "value", "fields", "_values")
+    register: str
+    value: int
+    fields: tuple[BitField, ...]
+    _values: dict[str, int]
 
     def __init__(self, register: str, value: int, fields: tuple[BitField, ...]) -> None:
         object.__setattr__(self, "register", register)
