@@ -112,7 +112,7 @@ def time_bursts(queue: Any, one_call: Callable[..., Any], repeats: int, burst: i
     With ``doorbell`` given, each call is ``one_call(doorbell=doorbell)``, written out in the
     timed loop as a caller writes it. (Not a functools.partial with that keyword: CPython 3.11
     calls a partial holding keywords through its slow path, building an argument tuple and a
-    keyword dict per call -- about 0.1 us here, more than a lambda's frame.)
+    keyword dict per call, which costs more than a lambda's frame.)
 
     ``settle(queue, signal)`` is how the untimed wait between bursts waits for a signal to drop
     below 1 (default ``_settle``)."""

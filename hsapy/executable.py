@@ -323,7 +323,7 @@ class Kernel:
     answers; the alignment is at least the metadata's), ``group_segment_size`` and
     ``private_segment_size`` (static bytes), ``wavefront_size``, ``max_flat_workgroup_size``,
     ``layout`` (:class:`~hsapy.kernarg.KernargLayout`), ``info`` (metadata), ``descriptor``.
-    Launching is in hsapy.dispatch (issue #5).
+    Launching is in hsapy.dispatch.
     """
 
     def __init__(self, executable: Executable, info: KernelInfo) -> None:

@@ -27,7 +27,7 @@ from hsapy.sim.clock import SimClock
 from hsapy.sim.memory import SimMemory
 from hsapy.sim.targets import GpuProfile
 
-if TYPE_CHECKING:  # the loader (hsapy/sim/loader.py, issue #4) defines LoadedKernel
+if TYPE_CHECKING:  # the loader (hsapy/sim/loader.py) defines LoadedKernel
     from hsapy.sim.loader import LoadedKernel  # noqa: F401
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""ISA decoders, disassembler and (issue #7's executor half) interpreter for the simulator.
+"""ISA decoders, disassembler and interpreter for the simulator.
 
 ``decode(code, target)`` turns machine code into :class:`Instruction` objects (see
 ``instruction.py`` for the contract); ``disassemble`` prints them in LLVM's syntax.
