@@ -35,14 +35,18 @@ from hsapy.toolchain.route_ir import (
     link,
     prebuilt_code_object,
 )
-from hsapy.toolchain.target import AMDGPU_TRIPLE, Target
+from hsapy.toolchain.target import AMDGPU_TRIPLE, BuildTarget
 from hsapy.toolchain.tools import BuildError, ToolInfo, ToolNotFoundError, find_tool
+
+# The name BuildTarget had before hsapy.codeobject.Target (a code object's or an agent's target
+# id) became the one class called Target; kept so that code written against it still runs.
+Target = BuildTarget
 
 __all__ = [
     "AMDGPU_TRIPLE",
     "BuildError",
+    "BuildTarget",
     "CacheWarning",
-    "Target",
     "ToolInfo",
     "ToolNotFoundError",
     "ToolchainEvent",

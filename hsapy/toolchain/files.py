@@ -7,10 +7,10 @@ from hsapy.errors import HsapyValueError
 from hsapy.toolchain.route_asm import assemble
 from hsapy.toolchain.route_hip import build_hip
 from hsapy.toolchain.route_ir import build_ir
-from hsapy.toolchain.target import Target
+from hsapy.toolchain.target import BuildTarget
 
 
-def build_file(path: str | Path, target: str | Target = "gfx942", *,
+def build_file(path: str | Path, target: str | BuildTarget = "gfx942", *,
                code_object_version: int = 5, wavefront_size: int | None = None,
                cache: bool = True) -> bytes:
     """Build a ``.ll``, ``.hip``/``.cpp``/``.cu`` or ``.s`` file by its suffix."""
@@ -23,7 +23,7 @@ def build_file(path: str | Path, target: str | Target = "gfx942", *,
                         wavefront_size=wavefront_size, cache=cache)
     if suffix in (".hip", ".cpp", ".cu", ".cc"):
         extra = []
-        parsed = Target.parse(target)
+        parsed = BuildTarget.parse(target)
         if wavefront_size is not None and parsed.major >= 10:
             size = parsed.check_wavefront_size(wavefront_size)
             extra = ["-mwavefrontsize64" if size == 64 else "-mno-wavefrontsize64"]

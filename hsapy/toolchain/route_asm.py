@@ -7,11 +7,11 @@ from pathlib import Path
 from hsapy.toolchain import tools
 from hsapy.toolchain.cache import cached_build, sha256
 from hsapy.toolchain.route_ir import check_machine, link
-from hsapy.toolchain.target import AMDGPU_TRIPLE, Target, check_code_object_version
+from hsapy.toolchain.target import AMDGPU_TRIPLE, BuildTarget, check_code_object_version
 from hsapy.toolchain.tools import ToolInfo, ToolNotFoundError, find_tool
 
 
-def _assembler_for(target: Target) -> ToolInfo:
+def _assembler_for(target: BuildTarget) -> ToolInfo:
     """llvm-mc, else clang (-x assembler); one error naming both packages when neither exists."""
     try:
         return find_tool("llvm-mc")
@@ -27,13 +27,13 @@ def _assembler_for(target: Target) -> ToolInfo:
         ) from None
 
 
-def assemble(asm_text: str, target: str | Target = "gfx942", *, code_object_version: int = 5,
+def assemble(asm_text: str, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
              wavefront_size: int | None = None, cache: bool = True) -> bytes:
     """AMDGPU assembly text -> loadable code object (llvm-mc or clang, then ``ld.lld``).
 
     A ``.amdhsa_code_object_version`` directive is added when the text has none.
     """
-    target = Target.parse(target)
+    target = BuildTarget.parse(target)
     check_code_object_version(code_object_version, target)
     features = target.llvm_features(wavefront_size)
     if ".amdhsa_code_object_version" not in asm_text:

@@ -14,7 +14,7 @@ from hsapy.errors import HsapyError, HsapyValueError
 from hsapy.toolchain import tools
 from hsapy.toolchain.cache import cached_build, sha256
 from hsapy.toolchain.events import emit
-from hsapy.toolchain.target import Target, check_code_object_version
+from hsapy.toolchain.target import BuildTarget, check_code_object_version
 from hsapy.toolchain.tools import (
     BuildError,
     ToolInfo,
@@ -62,7 +62,7 @@ def _headers_digest(directories: Iterable[Path]) -> dict[str, str]:
     return digest
 
 
-def _hip_supports(tool: ToolInfo, target: Target) -> bool:
+def _hip_supports(tool: ToolInfo, target: BuildTarget) -> bool:
     """Whether hipcc/clang accepts ``--offload-arch=<target>`` (probed once per tool)."""
     args = ["-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc",
             f"--offload-arch={target}", "-E", "-o", os.devnull, os.devnull]
@@ -70,7 +70,7 @@ def _hip_supports(tool: ToolInfo, target: Target) -> bool:
     return code == 0
 
 
-def _hip_compiler(target: Target, compiler: str) -> ToolInfo:
+def _hip_compiler(target: BuildTarget, compiler: str) -> ToolInfo:
     """hipcc when it supports ``target`` (and ``compiler`` allows it), else the first clang
     that does."""
     if compiler not in ("auto", "hipcc", "clang"):
@@ -98,7 +98,7 @@ def _is_bundle(data: bytes) -> bool:
     return data.startswith(b"__CLANG_OFFLOAD_BUNDLE__") or data.startswith(b"CCOB")
 
 
-def _extract_code_object(data: bytes, target: Target) -> bytes:
+def _extract_code_object(data: bytes, target: BuildTarget) -> bytes:
     """Plain ELF as is; an offload bundle -> the entry for ``target``."""
     if data[:4] == b"\x7fELF":
         return data
@@ -111,7 +111,7 @@ def _extract_code_object(data: bytes, target: Target) -> bytes:
     return _unbundle(data, target)
 
 
-def _unbundle(data: bytes, target: Target) -> bytes:
+def _unbundle(data: bytes, target: BuildTarget) -> bytes:
     """Minimal reader for an uncompressed clang offload bundle (fallback when hsapy.codeobject
     is absent): magic, u64 count, then (u64 offset, u64 size, u64 id length, id) per entry."""
     magic = b"__CLANG_OFFLOAD_BUNDLE__"
@@ -155,18 +155,18 @@ _DEVICE_LIB_DIRS = ("{rocm}/amdgcn/bitcode", "/usr/lib/x86_64-linux-gnu/amdgcn/b
                     "/usr/lib/aarch64-linux-gnu/amdgcn/bitcode", "/usr/share/amdgcn/bitcode")
 
 
-def _device_lib_isa_file(target: Target) -> str:
+def _device_lib_isa_file(target: BuildTarget) -> str:
     # oclc_isa_version_<digits>.bc names the processor without "gfx" (90a, 942, 1201).
     return f"oclc_isa_version_{target.processor[3:]}.bc"
 
 
-def find_device_libs(target: Target | str) -> Path:
+def find_device_libs(target: BuildTarget | str) -> Path:
     """The directory of ROCm's device-library bitcode that covers ``target``.
 
     Raises :class:`ToolNotFoundError` (one line, naming the package) when none is installed or
     the installed one predates the target.
     """
-    target = Target.parse(target)
+    target = BuildTarget.parse(target)
     searched = []
     found_without_target = None
     for pattern in _DEVICE_LIB_DIRS:
@@ -190,7 +190,7 @@ def find_device_libs(target: Target | str) -> Path:
     )
 
 
-def build_hip(source, target: str | Target = "gfx942", *, code_object_version: int = 5,
+def build_hip(source, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
               include_dirs: Sequence[str | Path] = (), defines: dict[str, str] | None = None,
               extra_args: Sequence[str] = (), compiler: str = "auto", opt_level: int = 3,
               device_libs: bool | str | Path = False, cache: bool = True) -> bytes:
@@ -203,7 +203,7 @@ def build_hip(source, target: str | Target = "gfx942", *, code_object_version: i
     Bundles are unpacked; plain ELF is returned as is. A failing compile raises
     :class:`BuildError` with the full log and the command line.
     """
-    target = Target.parse(target)
+    target = BuildTarget.parse(target)
     check_code_object_version(code_object_version, target)
     text, path = _hip_source(source)
     header_dir = hip_include_dir()

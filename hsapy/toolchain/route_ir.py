@@ -18,7 +18,7 @@ from hsapy.toolchain.events import emit
 from hsapy.toolchain.target import (
     AMDGPU_TRIPLE,
     CODE_OBJECT_VERSIONS,
-    Target,
+    BuildTarget,
     check_code_object_version,
 )
 from hsapy.toolchain.tools import (
@@ -71,7 +71,7 @@ print(struct.unpack_from("<I", obj, 48)[0] & 0xFF)
 """
 
 
-def _check_processor(target: Target) -> None:
+def _check_processor(target: BuildTarget) -> None:
     """Raise HsapyValueError unless llvmlite's LLVM knows ``target.processor``."""
     import llvmlite
 
@@ -87,7 +87,7 @@ def _check_processor(target: Target) -> None:
         )
 
 
-def _prepare_module(ir_text: str, target: Target, code_object_version: int,
+def _prepare_module(ir_text: str, target: BuildTarget, code_object_version: int,
                     wavefront_size: int | None, opt_level: int):
     """Parse into a fresh module, pin the code object version, run the pass pipeline.
 
@@ -129,10 +129,10 @@ def _prepare_module(ir_text: str, target: Target, code_object_version: int,
     return machine, module
 
 
-def emit_assembly(ir, target: str | Target = "gfx942", *, code_object_version: int = 5,
+def emit_assembly(ir, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
                   wavefront_size: int | None = None, opt_level: int = 2) -> str:
     """LLVM IR (text or ``llvmlite.ir.Module``) -> AMDGPU assembly text through llvmlite."""
-    target = Target.parse(target)
+    target = BuildTarget.parse(target)
     check_code_object_version(code_object_version, target)
     text = _ir_text(ir)
     machine, module = _prepare_module(text, target, code_object_version, wavefront_size, opt_level)
@@ -144,10 +144,10 @@ def emit_assembly(ir, target: str | Target = "gfx942", *, code_object_version: i
         raise BuildError(f"LLVM could not generate code for {target}", str(exc)) from None
 
 
-def compile_ir(ir, target: str | Target = "gfx942", *, code_object_version: int = 5,
+def compile_ir(ir, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
                wavefront_size: int | None = None, opt_level: int = 2) -> bytes:
     """LLVM IR -> relocatable AMDGPU object (ELF ``ET_REL``) through llvmlite."""
-    target = Target.parse(target)
+    target = BuildTarget.parse(target)
     check_code_object_version(code_object_version, target)
     text = _ir_text(ir)
     machine, module = _prepare_module(text, target, code_object_version, wavefront_size, opt_level)
@@ -161,7 +161,7 @@ def compile_ir(ir, target: str | Target = "gfx942", *, code_object_version: int 
     return obj
 
 
-def check_machine(elf: bytes, target: Target) -> None:
+def check_machine(elf: bytes, target: BuildTarget) -> None:
     """LLVM only warns about a processor it does not know and emits EF_AMDGPU_MACH_NONE."""
     if len(elf) < 52 or elf[:4] != b"\x7fELF":
         raise BuildError(f"the build for {target} produced no ELF object", "")
@@ -201,7 +201,7 @@ def _llvmlite_versions() -> dict[str, str]:
     return {"llvmlite": llvmlite.__version__, "llvm": _llvm_version()}
 
 
-def build_ir(ir, target: str | Target = "gfx942", *, code_object_version: int = 5,
+def build_ir(ir, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
              wavefront_size: int | None = None, opt_level: int = 2,
              linker: ToolInfo | None = None, cache: bool = True) -> bytes:
     """LLVM IR (text or ``llvmlite.ir.Module``) -> loadable code object bytes (``.hsaco``).
@@ -210,7 +210,7 @@ def build_ir(ir, target: str | Target = "gfx942", *, code_object_version: int = 
     says otherwise; code object version pinned, v5 by default) and links with ``ld.lld``.
     The result is cached by IR, target, options and tool versions.
     """
-    target = Target.parse(target)
+    target = BuildTarget.parse(target)
     check_code_object_version(code_object_version, target)
     wave = target.check_wavefront_size(wavefront_size)
     text = _ir_text(ir)
@@ -249,7 +249,7 @@ def prebuilt_dir() -> Path | None:
     return None
 
 
-def prebuilt_code_object(ir, target: str | Target, code_object_version: int = 5,
+def prebuilt_code_object(ir, target: str | BuildTarget, code_object_version: int = 5,
                          wavefront_size: int | None = None, opt_level: int = 2) -> bytes | None:
     """The code object shipped in hsapy.asm's ``prebuilt/`` for exactly this IR and these
     options, or None.
@@ -259,7 +259,7 @@ def prebuilt_code_object(ir, target: str | Target, code_object_version: int = 5,
     ``ir`` (and the file to its recorded SHA-256), so an edited kernel is never answered with a
     stale one. Emits a ``prebuilt`` event naming the file.
     """
-    target = Target.parse(target)
+    target = BuildTarget.parse(target)
     wave = target.check_wavefront_size(wavefront_size)
     directory = prebuilt_dir()
     if directory is None:

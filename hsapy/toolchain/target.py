@@ -19,16 +19,19 @@ _FEATURE_RE = re.compile(r"^(xnack|sramecc)[+-]$")
 
 
 @dataclasses.dataclass(frozen=True)
-class Target:
-    """An AMDGPU target id: a processor plus optional xnack/sramecc settings (``gfx90a:xnack-``)."""
+class BuildTarget:
+    """The target a build is for: a processor plus optional xnack/sramecc settings
+    (``gfx90a:xnack-``), checked as a user's input, with the wave sizes and LLVM features the
+    routes build with. (A code object's or an agent's target id, with settings "any", "on",
+    "off", is :class:`hsapy.codeobject.Target`.)"""
 
     processor: str
     features: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, text: str | Target) -> Target:
+    def parse(cls, text: str | BuildTarget) -> BuildTarget:
         """Parse ``gfx942``, ``gfx90a:sramecc+:xnack-`` ...; raise HsapyValueError otherwise."""
-        if isinstance(text, Target):
+        if isinstance(text, BuildTarget):
             return text
         if not isinstance(text, str) or not text:
             raise HsapyValueError(f"target must be a string like 'gfx942', got {text!r}")
@@ -92,7 +95,7 @@ class Target:
         return ",".join(items)
 
 
-def check_code_object_version(code_object_version: int, target: Target | None = None) -> int:
+def check_code_object_version(code_object_version: int, target: BuildTarget | None = None) -> int:
     if code_object_version not in CODE_OBJECT_VERSIONS:
         raise HsapyValueError(
             f"code_object_version must be 4, 5 or 6, got {code_object_version!r} "
