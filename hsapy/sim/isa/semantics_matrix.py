@@ -36,8 +36,9 @@ with inactive lanes stops the queue naming it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -846,7 +847,7 @@ def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
     acc_signed = True
     flush = op.flush
     min_a, min_b = _MIN_EXP.get(op.a, 0), _MIN_EXP.get(op.b, 0)
-    m, n, k, blocks = op.m, op.n, op.k, op.blocks
+    m, k = op.m, op.k
 
     def operand_values(raw: np.ndarray, ty: str, signed: bool, negs, even) -> np.ndarray:
         values = decode_elements(ty, raw, family, signed)
