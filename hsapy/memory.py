@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,10 @@ from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.interop import BufferView
+
+if TYPE_CHECKING:
+    from hsapy.agent import Agent
+    from hsapy.runtime import Runtime
 
 __all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
 
@@ -57,7 +61,7 @@ class MemoryPool:
     """One memory pool of an agent. Take pools from ``agent.memory_pools`` (or the shortcuts
     ``agent.device_pool`` / ``agent.kernarg_pool`` / ``runtime.system_pool``)."""
 
-    def __init__(self, agent: Any, handle: int) -> None:
+    def __init__(self, agent: Agent, handle: int) -> None:
         self.agent = agent
         # Agents build their pools (hsapy.agent sits above this module): the owner's class is
         # what an agent argument must be.
@@ -97,7 +101,7 @@ class MemoryPool:
         """Largest single allocation (HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE; else the size)."""
         return self.info["alloc_max_size"] or self.size
 
-    def access(self, agent: Any) -> str:
+    def access(self, agent: Agent) -> str:
         """How ``agent`` may access this pool's memory: "allowed" (by default), "after
         allow_access" (Buffer.allow_access first) or "never"
         (hsa_amd_agent_memory_pool_get_info, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS)."""
@@ -194,7 +198,7 @@ class MemoryPool:
                 f"size={self.size}>")
 
 
-def _pool_free(runtime: Any, address: int) -> Callable[[], None]:
+def _pool_free(runtime: Runtime, address: int) -> Callable[[], None]:
     """The free of one allocation. It waits for every dispatch and copy in flight when it is
     asked (Runtime._after_dispatches: one of them may point at this memory), and gives the
     runtime's shut-down its turn once done (Runtime.close waits for the last free)."""
@@ -412,7 +416,7 @@ class Buffer:
              self.runtime.ffi.cast("void *", self._address), int(value) & 0xFFFFFFFF,
              self.size // 4)
 
-    def allow_access(self, agents: Iterable[Any]) -> None:
+    def allow_access(self, agents: Iterable[Agent]) -> None:
         """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""
         self._check_open()
         agents = _agents(agents, self.pool._agent_class, "Buffer.allow_access")

@@ -11,7 +11,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hsapy._checks import check_timeout
 from hsapy._hsa import constant
@@ -19,6 +19,9 @@ from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.queue import OBSERVERS, notify_signal_reused
+
+if TYPE_CHECKING:
+    from hsapy.runtime import Runtime
 
 __all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS", "check_timeout",
            "signal_value"]
@@ -95,7 +98,7 @@ def _destroy(lib: Any, handle: int) -> Callable[[], None]:
     return release
 
 
-def _destroy_when_unused(runtime: Any, lib: Any, handle: int) -> Callable[[], None]:
+def _destroy_when_unused(runtime: Runtime, lib: Any, handle: int) -> Callable[[], None]:
     """A signal's release: hsa_signal_destroy once no packet published so far can still name
     it (Runtime._after_dispatches) -- its slot may be given to the next signal created, and a
     packet naming the old one must not reach the new one."""
@@ -115,7 +118,7 @@ class Signal:
     __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "_handle", "_state", "_failed",
                  "__weakref__")
 
-    def __init__(self, runtime: Any, handle: int) -> None:
+    def __init__(self, runtime: Runtime, handle: int) -> None:
         self._runtime = runtime  # children hold their parents
         self._lib = runtime.lib
         self._ffi = runtime.ffi
@@ -314,6 +317,7 @@ _AMD_SIGNAL_KIND_USER = 1
 _LAYOUT_PROBE = 0x0123456789ABCDEF
 
 
+# runtime: Any until Runtime declares _amd_signal_layout (the probe's answer, which tests set)
 def value_words(runtime: Any, signal: Signal) -> Any:
     """The signal's amd_signal_t words (``[0]`` kind, ``[1]`` value) for loads and silent stores
     of the value without a runtime call (how ROCr itself reads a default signal), or None when
@@ -345,7 +349,7 @@ def value_words(runtime: Any, signal: Signal) -> Any:
 class SignalPool:
     """Reusable signals (docs/architecture.md: never create a signal per dispatch)."""
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self._free: list[Signal] = []
         self.created = 0
