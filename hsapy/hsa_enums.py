@@ -427,3 +427,72 @@ STATUS_NAMES: Final[dict[int, str]] = {
     HSA_STATUS_ERROR_MEMORY_FAULT: "HSA_STATUS_ERROR_MEMORY_FAULT",
     HSA_STATUS_CU_MASK_REDUCED: "HSA_STATUS_CU_MASK_REDUCED",
 }
+
+# hsa_status_t value -> what the header's doc comment says it means
+STATUS_TEXT: Final[dict[int, str]] = {
+    HSA_STATUS_SUCCESS: "The function has been executed successfully.",
+    HSA_STATUS_INFO_BREAK: (
+        "A traversal over a list of elements has been interrupted by the application before "
+        "completing."
+    ),
+    HSA_STATUS_ERROR: "A generic error has occurred.",
+    HSA_STATUS_ERROR_INVALID_ARGUMENT: (
+        "One of the actual arguments does not meet a precondition stated in the documentation of "
+        "the corresponding formal argument."
+    ),
+    HSA_STATUS_ERROR_INVALID_QUEUE_CREATION: "The requested queue creation is not valid.",
+    HSA_STATUS_ERROR_INVALID_ALLOCATION: "The requested allocation is not valid.",
+    HSA_STATUS_ERROR_INVALID_AGENT: "The agent is invalid.",
+    HSA_STATUS_ERROR_INVALID_REGION: "The memory region is invalid.",
+    HSA_STATUS_ERROR_INVALID_SIGNAL: "The signal is invalid.",
+    HSA_STATUS_ERROR_INVALID_QUEUE: "The queue is invalid.",
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES: (
+        "The HSA runtime failed to allocate the necessary resources. This error may also occur "
+        "when the HSA runtime needs to spawn threads or create internal OS-specific events."
+    ),
+    HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: "The AQL packet is malformed.",
+    HSA_STATUS_ERROR_RESOURCE_FREE: "An error has been detected while releasing a resource.",
+    HSA_STATUS_ERROR_NOT_INITIALIZED: (
+        "An API other than hsa_init has been invoked while the reference count of the HSA runtime"
+        " is 0."
+    ),
+    HSA_STATUS_ERROR_REFCOUNT_OVERFLOW: (
+        "The maximum reference count for the object has been reached."
+    ),
+    HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS: (
+        "The arguments passed to a functions are not compatible."
+    ),
+    HSA_STATUS_ERROR_INVALID_INDEX: "The index is invalid.",
+    HSA_STATUS_ERROR_INVALID_ISA: "The instruction set architecture is invalid.",
+    HSA_STATUS_ERROR_INVALID_ISA_NAME: "The instruction set architecture name is invalid.",
+    HSA_STATUS_ERROR_INVALID_CODE_OBJECT: "The code object is invalid.",
+    HSA_STATUS_ERROR_INVALID_EXECUTABLE: "The executable is invalid.",
+    HSA_STATUS_ERROR_FROZEN_EXECUTABLE: "The executable is frozen.",
+    HSA_STATUS_ERROR_INVALID_SYMBOL_NAME: "There is no symbol with the given name.",
+    HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: "The variable is already defined.",
+    HSA_STATUS_ERROR_VARIABLE_UNDEFINED: "The variable is undefined.",
+    HSA_STATUS_ERROR_EXCEPTION: "An HSAIL operation resulted in a hardware exception.",
+    HSA_STATUS_ERROR_INVALID_CODE_SYMBOL: "The code object symbol is invalid.",
+    HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL: "The executable symbol is invalid.",
+    HSA_STATUS_ERROR_INVALID_FILE: "The file descriptor is invalid.",
+    HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER: "The code object reader is invalid.",
+    HSA_STATUS_ERROR_INVALID_CACHE: "The cache is invalid.",
+    HSA_STATUS_ERROR_INVALID_WAVEFRONT: "The wavefront is invalid.",
+    HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP: "The signal group is invalid.",
+    HSA_STATUS_ERROR_INVALID_RUNTIME_STATE: "The HSA runtime is not in the configuration state.",
+    HSA_STATUS_ERROR_FATAL: "The queue received an error that may require process termination.",
+    HSA_STATUS_ERROR_INVALID_MEMORY_POOL: "The memory pool is invalid.",
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: (
+        "Agent accessed memory beyond the maximum legal address."
+    ),
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: "Agent executed an invalid shader instruction.",
+    HSA_STATUS_ERROR_MEMORY_FAULT: (
+        "Agent attempted to access an inaccessible address. See "
+        "hsa_amd_register_system_event_handler and HSA_AMD_GPU_MEMORY_FAULT_EVENT for more "
+        "information on illegal accesses."
+    ),
+    HSA_STATUS_CU_MASK_REDUCED: (
+        "The CU mask was successfully set but the mask attempted to enable a CU which was "
+        "disabled for the process. CUs disabled for the process remain disabled."
+    ),
+}

@@ -17,6 +17,8 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 WANTED_TYPES = """
 hsa_status_t hsa_dim3_t hsa_access_permission_t hsa_endianness_t hsa_machine_model_t hsa_profile_t
@@ -130,7 +132,18 @@ def enumerators(decl: str) -> list[tuple[str, str]]:
     return pairs  # type: ignore[return-value]
 
 
-def print_enums(found: dict[str, str], amd_statuses: str) -> None:
+def status_docs(include: str) -> dict[str, str]:
+    """Status name -> the doc comment the header puts above it, as one line of text."""
+    docs: dict[str, str] = {}
+    for header in ("hsa.h", "hsa_ext_amd.h"):
+        text = Path(include, header).read_text()
+        for match in re.finditer(r"/\*\*((?:(?!\*/).)*?)\*/\s*(HSA_STATUS_\w+)\s*=", text, re.S):
+            lines = (line.strip().lstrip("*").strip() for line in match.group(1).splitlines())
+            docs[match.group(2)] = " ".join(" ".join(lines).replace("::", "").split())
+    return docs
+
+
+def print_enums(found: dict[str, str], amd_statuses: str, docs: dict[str, str]) -> None:
     print('"""The HSA enumerators hsapy uses, as Python constants: every enum of hsapy\'s cdef')
     print("(hsapy/_hsa/_cdef.py) and the AMD status codes of hsa_ext_amd.h.")
     print()
@@ -159,6 +172,22 @@ def print_enums(found: dict[str, str], amd_statuses: str) -> None:
     for enumerator in statuses:
         print(f'    {enumerator}: "{enumerator}",')
     print("}")
+    print()
+    print("# hsa_status_t value -> what the header's doc comment says it means")
+    print("STATUS_TEXT: Final[dict[int, str]] = {")
+    for enumerator in statuses:
+        if enumerator not in docs:
+            sys.exit(f"gen_cdef: {enumerator} has no doc comment in the headers")
+        text = docs[enumerator]
+        if len(f'    {enumerator}: "{text}",') <= 100:
+            print(f'    {enumerator}: "{text}",')
+            continue
+        chunks = textwrap.wrap(text, 88, drop_whitespace=False, break_on_hyphens=False)
+        print(f"    {enumerator}: (")
+        for chunk in chunks:
+            print(f'        "{chunk}"')
+        print("    ),")
+    print("}")
 
 
 def main() -> None:
@@ -183,7 +212,7 @@ def main() -> None:
     if not amd_statuses:
         sys.exit(f"gen_cdef: hsa_ext_amd.h has no enum with {AMD_STATUS_MARK}")
     if args.enums:
-        print_enums(found, amd_statuses)
+        print_enums(found, amd_statuses, status_docs(args.include))
         return
     version = VERSION
     print('"""cffi declarations for the subset of hsa.h + hsa_ext_amd.h that hsapy uses.')

@@ -45,7 +45,10 @@ from hsapy.hsa_enums import (
     HSA_AMD_SEGMENT_GROUP,
     HSA_EXT_POINTER_TYPE_HSA,
     HSA_EXT_POINTER_TYPE_UNKNOWN,
+    HSA_STATUS_CU_MASK_REDUCED,
     HSA_STATUS_ERROR_EXCEPTION,
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+    HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS,
     HSA_STATUS_ERROR_INVALID_AGENT,
     HSA_STATUS_ERROR_INVALID_ALLOCATION,
     HSA_STATUS_ERROR_INVALID_ARGUMENT,
@@ -56,10 +59,12 @@ from hsapy.hsa_enums import (
     HSA_STATUS_ERROR_INVALID_QUEUE,
     HSA_STATUS_ERROR_INVALID_QUEUE_CREATION,
     HSA_STATUS_ERROR_INVALID_SIGNAL,
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
     HSA_STATUS_ERROR_MEMORY_FAULT,
     HSA_STATUS_ERROR_NOT_INITIALIZED,
     HSA_STATUS_ERROR_OUT_OF_RESOURCES,
     HSA_STATUS_SUCCESS,
+    STATUS_TEXT,
 )
 from hsapy.sim import info as _info
 from hsapy.sim.clock import SimClock
@@ -1209,7 +1214,8 @@ class SimLib(LoaderMixin):
     def _queue_failed(self, sim_queue: SimQueue, status: int, message: str,
                       address: int | None) -> None:
         """Called on the processor thread when a queue stops with an error."""
-        if address is not None and status in (41, 43):
+        if address is not None and status in (HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                                              HSA_STATUS_ERROR_MEMORY_FAULT):
             self._memory_fault_event(sim_queue.agent, address)
         name = STATUS_NAMES.get(status, hex(status))
         callback = sim_queue.callback
@@ -1327,52 +1333,29 @@ _SYSTEM_INFO: dict[int, tuple[str, Callable[[SimLib], Any]]] = {
     0x202: ("bool", lambda lib: False),                          # AMD SVM_ACCESSIBLE_BY_DEFAULT
 }
 
-# Descriptions for hsa_status_string, after the documentation of each status in hsa.h and
-# hsa_ext_amd.h.
+# Descriptions for hsa_status_string: the headers' doc comments (hsa_enums.STATUS_TEXT), and
+# the simulator's shorter wording where it has its own (no HSAIL, no event-handler pointers).
 _STATUS_TEXT: dict[int, str] = {
-    0x0: "The function has been executed successfully.",
-    0x1: "A traversal over a list of elements has been interrupted by the application before "
-         "completing.",
-    0x1000: "A generic error has occurred.",
-    0x1001: "One of the actual arguments does not meet a precondition stated in the "
-            "documentation of the corresponding formal argument.",
-    0x1002: "The requested queue creation is not valid.",
-    0x1003: "The requested allocation is not valid.",
-    0x1004: "The agent is invalid.",
-    0x1005: "The memory region is invalid.",
-    0x1006: "The signal is invalid.",
-    0x1007: "The queue is invalid.",
-    0x1008: "The runtime failed to allocate the necessary resources.",
-    0x1009: "The AQL packet is malformed.",
-    0x100A: "An error has been detected while releasing a resource.",
-    0x100B: "An API other than hsa_init has been invoked while the reference count of the HSA "
-            "runtime is zero.",
-    0x100C: "The maximum reference count for the object has been reached.",
-    0x100D: "The arguments passed to a function are not compatible.",
-    0x100E: "The index is invalid.",
-    0x100F: "The instruction set architecture is invalid.",
-    0x1010: "The code object is invalid.",
-    0x1011: "The executable is invalid.",
-    0x1012: "The executable is frozen.",
-    0x1013: "There is no symbol with the given name.",
-    0x1014: "The variable is already defined.",
-    0x1015: "The variable is undefined.",
-    0x1016: "An operation resulted in a hardware exception.",
-    0x1017: "The instruction set architecture name is invalid.",
-    0x1018: "The code object symbol is invalid.",
-    0x1019: "The executable symbol is invalid.",
-    0x1020: "The file descriptor is invalid.",
-    0x1021: "The code object reader is invalid.",
-    0x1022: "The cache is invalid.",
-    0x1023: "The wavefront is invalid.",
-    0x1024: "The signal group is invalid.",
-    0x1025: "The HSA runtime is not in the configuration state.",
-    0x1026: "The queue received an error that may require process termination.",
-    40: "The memory pool is invalid.",
-    41: "The agent attempted to access memory beyond the largest legal address.",
-    42: "The agent attempted to execute an illegal shader instruction.",
-    43: "The agent attempted to access an inaccessible address.",
-    44: "The CU mask was set but it tried to enable a CU that is disabled for the process.",
+    **STATUS_TEXT,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES: "The runtime failed to allocate the necessary resources.",
+    HSA_STATUS_ERROR_NOT_INITIALIZED: (
+        "An API other than hsa_init has been invoked while the reference count of the HSA runtime"
+        " is zero."
+    ),
+    HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS: (
+        "The arguments passed to a function are not compatible."
+    ),
+    HSA_STATUS_ERROR_EXCEPTION: "An operation resulted in a hardware exception.",
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: (
+        "The agent attempted to access memory beyond the largest legal address."
+    ),
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: (
+        "The agent attempted to execute an illegal shader instruction."
+    ),
+    HSA_STATUS_ERROR_MEMORY_FAULT: "The agent attempted to access an inaccessible address.",
+    HSA_STATUS_CU_MASK_REDUCED: (
+        "The CU mask was set but it tried to enable a CU that is disabled for the process."
+    ),
 }
 
 
