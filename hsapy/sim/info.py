@@ -90,7 +90,7 @@ from hsapy.hsa_enums import (
 )
 
 if TYPE_CHECKING:
-    from hsapy.sim.simlib import SimAgent
+    from hsapy.sim.objects import SimAgent
 
 Getter = Callable[[Any], Any]
 
