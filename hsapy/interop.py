@@ -190,8 +190,8 @@ def _freeing(name: bytes) -> _Freeing:
                       int(ffi.cast("uintptr_t", _capsule_destructor)), numpy_layout=False)
     sample = np.zeros((2, 3), np.float32)
     try:
-        capsule = sample.__dlpack__(**({"max_version": DLPACK_VERSION}
-                                       if name == _NAME_VERSIONED else {}))
+        capsule = (sample.__dlpack__(max_version=DLPACK_VERSION) if name == _NAME_VERSIONED
+                   else sample.__dlpack__())
     except TypeError:                       # numpy 2.0 makes no versioned capsules
         return python
     if not _is_valid(capsule, name):

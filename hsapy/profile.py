@@ -219,8 +219,10 @@ class Profiler:
         fields = aql.parse(data)
         kernel_object = int(fields["kernel_object"])
         kernel = self._kernels.get(kernel_object)
-        grid = tuple(int(fields[f"grid_size_{a}"]) for a in "xyz")
-        workgroup = tuple(int(fields[f"workgroup_size_{a}"]) for a in "xyz")
+        grid = (int(fields["grid_size_x"]), int(fields["grid_size_y"]),
+                int(fields["grid_size_z"]))
+        workgroup = (int(fields["workgroup_size_x"]), int(fields["workgroup_size_y"]),
+                     int(fields["workgroup_size_z"]))
         lds = int(fields["group_segment_size"])
         name = kernel.name if kernel is not None else f"kernel {kernel_object:#x}"
         target = str(queue.agent.name)

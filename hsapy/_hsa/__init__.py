@@ -50,7 +50,7 @@ def rocr_candidates() -> list[str]:
     return tried
 
 
-def load_rocr():
+def load_rocr() -> Any:
     """dlopen the real libhsa-runtime64 and return it as ``lib``.
 
     Raises LibraryNotFoundError when no candidate exists, LibraryLoadError when one exists but
@@ -93,7 +93,7 @@ def load_rocr():
     )
 
 
-def check(status: int, function: str, lib=None) -> None:
+def check(status: int, function: str, lib: Any = None) -> None:
     """Raise the HSAError of the right family when ``status`` is an error.
 
     With ``lib`` given, the runtime's own ``hsa_status_string`` is added to the message.
