@@ -105,10 +105,8 @@ def _extract_code_object(data: bytes, target: BuildTarget) -> bytes:
     try:
         from hsapy.codeobject import extract_for_target
     except ImportError:
-        extract_for_target = None
-    if extract_for_target is not None:
-        return extract_for_target(data, str(target))
-    return _unbundle(data, target)
+        return _unbundle(data, target)
+    return extract_for_target(data, str(target))
 
 
 def _unbundle(data: bytes, target: BuildTarget) -> bytes:
@@ -135,7 +133,7 @@ def _unbundle(data: bytes, target: BuildTarget) -> bytes:
     raise BuildError(f"the offload bundle has no code object for {target} (entries: {names})", "")
 
 
-def _hip_source(source) -> tuple[str, Path | None]:
+def _hip_source(source: str | Path) -> tuple[str, Path | None]:
     """(text, path or None) from a path or from source text."""
     if isinstance(source, Path):
         return source.read_text(), source
@@ -190,7 +188,8 @@ def find_device_libs(target: BuildTarget | str) -> Path:
     )
 
 
-def build_hip(source, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
+def build_hip(source: str | Path, target: str | BuildTarget = "gfx942", *,
+              code_object_version: int = 5,
               include_dirs: Sequence[str | Path] = (), defines: dict[str, str] | None = None,
               extra_args: Sequence[str] = (), compiler: str = "auto", opt_level: int = 3,
               device_libs: bool | str | Path = False, cache: bool = True) -> bytes:

@@ -10,6 +10,7 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from hsapy.errors import HsapyValueError
 from hsapy.toolchain import tools
@@ -30,7 +31,7 @@ from hsapy.toolchain.tools import (
 )
 
 
-def _llvm():
+def _llvm() -> Any:
     """llvmlite.binding with the AMDGPU target registered (imported lazily: it is heavy)."""
     import llvmlite.binding as llvm
 
@@ -39,7 +40,7 @@ def _llvm():
     return llvm
 
 
-def _ir_text(ir) -> str:
+def _ir_text(ir: Any) -> str:
     if isinstance(ir, bytes):
         return ir.decode()
     if isinstance(ir, str):
@@ -88,7 +89,7 @@ def _check_processor(target: BuildTarget) -> None:
 
 
 def _prepare_module(ir_text: str, target: BuildTarget, code_object_version: int,
-                    wavefront_size: int | None, opt_level: int):
+                    wavefront_size: int | None, opt_level: int) -> Any:
     """Parse into a fresh module, pin the code object version, run the pass pipeline.
 
     A fresh module every time: llvmlite 0.50 (LLVM 22) codegen mutates the module it emits, so
@@ -129,7 +130,7 @@ def _prepare_module(ir_text: str, target: BuildTarget, code_object_version: int,
     return machine, module
 
 
-def emit_assembly(ir, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
+def emit_assembly(ir: Any, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
                   wavefront_size: int | None = None, opt_level: int = 2) -> str:
     """LLVM IR (text or ``llvmlite.ir.Module``) -> AMDGPU assembly text through llvmlite."""
     target = BuildTarget.parse(target)
@@ -144,7 +145,7 @@ def emit_assembly(ir, target: str | BuildTarget = "gfx942", *, code_object_versi
         raise BuildError(f"LLVM could not generate code for {target}", str(exc)) from None
 
 
-def compile_ir(ir, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
+def compile_ir(ir: Any, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
                wavefront_size: int | None = None, opt_level: int = 2) -> bytes:
     """LLVM IR -> relocatable AMDGPU object (ELF ``ET_REL``) through llvmlite."""
     target = BuildTarget.parse(target)
@@ -201,7 +202,7 @@ def _llvmlite_versions() -> dict[str, str]:
     return {"llvmlite": llvmlite.__version__, "llvm": _llvm_version()}
 
 
-def build_ir(ir, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
+def build_ir(ir: Any, target: str | BuildTarget = "gfx942", *, code_object_version: int = 5,
              wavefront_size: int | None = None, opt_level: int = 2,
              linker: ToolInfo | None = None, cache: bool = True) -> bytes:
     """LLVM IR (text or ``llvmlite.ir.Module``) -> loadable code object bytes (``.hsaco``).
@@ -249,7 +250,7 @@ def prebuilt_dir() -> Path | None:
     return None
 
 
-def prebuilt_code_object(ir, target: str | BuildTarget, code_object_version: int = 5,
+def prebuilt_code_object(ir: Any, target: str | BuildTarget, code_object_version: int = 5,
                          wavefront_size: int | None = None, opt_level: int = 2) -> bytes | None:
     """The code object shipped in hsapy.asm's ``prebuilt/`` for exactly this IR and these
     options, or None.

@@ -56,7 +56,10 @@ class BuildTarget:
     @property
     def major(self) -> int:
         """The generation: 9 for gfx9xx, 10/11/12 for gfx10xx/11xx/12xx (and their generics)."""
-        return int(_PROCESSOR_RE.match(self.processor).group("major"))
+        match = _PROCESSOR_RE.match(self.processor)
+        if match is None:   # only a BuildTarget made by hand, not by parse(), gets here
+            raise HsapyValueError(f"unknown processor {self.processor!r}")
+        return int(match.group("major"))
 
     @property
     def is_generic(self) -> bool:

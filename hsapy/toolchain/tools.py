@@ -285,7 +285,7 @@ def find_tool(name: str, *, min_major: int | None = None,
             return False
         return accept is None or accept(tool)
 
-    override_var = _OVERRIDE_VARS.get(name)
+    override_var = _OVERRIDE_VARS.get(name, "")
     override = os.environ.get(override_var, "") if override_var else ""
     if override:
         if name == "ld.lld" and override == "ziglang":
@@ -322,9 +322,9 @@ def run_tool(tool: ToolInfo, args: Sequence[str], what: str,
         proc = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=timeout, env=tool_env(tool.name), errors="replace")
     except subprocess.TimeoutExpired as exc:
-        output = (exc.stdout or "") + (exc.stderr or "")
-        if isinstance(output, bytes):
-            output = output.decode(errors="replace")
+        # TimeoutExpired may carry bytes even for a text-mode run
+        parts = [exc.stdout or "", exc.stderr or ""]
+        output = "".join(p.decode(errors="replace") if isinstance(p, bytes) else p for p in parts)
         raise BuildError(f"{what}: {tool.name} did not finish within {timeout:.0f} s", output,
                          command) from None
     except OSError as exc:
