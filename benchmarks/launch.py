@@ -2,13 +2,16 @@
 
     python benchmarks/launch.py [--backend sim|rocr] [--target gfx942] [--repeats 20]
 
-Each line: mode (plain, prepared, prepared_result, batch256, python_call, c_floor), doorbell
+Each line: mode (plain, prepared, prepared_result, batch256, python_call, c_timed_each,
+c_floor), doorbell
 (whether the timed cost includes ringing the doorbell), api (the call timed), median_us, p5_us,
 p95_us, min_us, ratio_to_floor, n, simulated. ``prepared`` times ``prepared.publish()`` (without
 the doorbell) and ``prepared.submit()`` (with it), the prepared fast path (take a kernarg slot,
 pack, publish; it returns the packet index);
-``prepared_result`` times ``prepared()``, the same plus building the DispatchResult a caller
-waits on. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
+``prepared_result`` times ``prepared(doorbell=False)`` and ``prepared()``, the same plus
+building the DispatchResult a caller waits on; ``plain`` (``kernel.launch(..., wait=False)``,
+which rings the doorbell, called through a lambda) does the work of ``prepared()`` once the
+launch cache holds its preparation. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
 timed the same way, so numbers from machines (or moments) of different speed can be compared.
 The modes take turns, five bursts at a time (``--turn``), so a change of machine speed during
 the run affects all of them alike while each mode still runs mostly after its own kind.
@@ -29,7 +32,11 @@ announced by the timed batch's doorbell (hsapy.bench.time_batches(warm=True)), o
 its own that holds both. On the simulator the executor is the null executor (packets are
 consumed, kernels are not run). ``c_floor`` is a C loop doing the same ring writes (reserve an
 index, copy the 60-byte body, release-store header|setup) compiled at run time with the system
-C compiler through cffi: the cost of the protocol itself with no Python in the way.
+C compiler through cffi, timed as a whole loop of a burst (one sample per burst, divided by the
+burst): the cost of the protocol itself with no Python in the way, and the floor
+``ratio_to_floor`` divides by. ``c_timed_each`` is the same loop with two clock reads around
+every packet, as the Python rows are timed: it shows what a per-call clock adds to a few
+nanoseconds of work (mostly the clock itself), so it is no floor.
 """
 from __future__ import annotations
 
@@ -62,6 +69,20 @@ double publish_loop(uint8_t *ring, uint32_t size, const uint8_t *body, uint32_t 
     }
     return 0.0;
 }
+/* The same loop timed as a whole: two clock reads per `count` packets, so the figure is the
+   protocol's cost and not the clock's. Returns nanoseconds for the whole loop. */
+uint64_t monotonic_ns(void);
+uint64_t publish_loop_whole(uint8_t *ring, uint32_t size, const uint8_t *body, uint32_t word,
+                            uint64_t *write_index, uint32_t count) {
+    uint64_t t0 = monotonic_ns();
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t index = __atomic_fetch_add(write_index, 1, __ATOMIC_ACQ_REL);
+        uint8_t *slot = ring + (index & (size - 1)) * 64;
+        memcpy(slot + 4, body, 60);
+        __atomic_store_n((uint32_t *)slot, word, __ATOMIC_RELEASE);
+    }
+    return monotonic_ns() - t0;
+}
 #include <time.h>
 uint64_t monotonic_ns(void) {
     struct timespec ts;
@@ -91,6 +112,8 @@ def _compile_helpers() -> object:
     builder = cffi.FFI()
     builder.cdef("double publish_loop(uint8_t *, uint32_t, const uint8_t *, uint32_t, uint64_t *,"
                  " uint32_t, double *, uint64_t (*)(void)); uint64_t monotonic_ns(void);"
+                 "uint64_t publish_loop_whole(uint8_t *, uint32_t, const uint8_t *, uint32_t,"
+                 " uint64_t *, uint32_t);"
                  "int active_wait_below(const int64_t *, int64_t, uint64_t);")
     builder.set_source("_hsapy_launch_floor", C_FLOOR_SOURCE, extra_compile_args=["-O2"])
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,8 +125,9 @@ def _compile_helpers() -> object:
             sys.path.pop(0)
 
 
-def c_floor_sampler(module: object) -> Callable[[], list[float]]:
-    """One burst of the same ring writes in C (``_compile_helpers``): per-packet seconds."""
+def c_timed_each_sampler(module: object) -> Callable[[], list[float]]:
+    """One burst of the same ring writes in C (``_compile_helpers``), each packet timed with
+    two clock reads: per-packet seconds, the clock's cost included (row ``c_timed_each``)."""
     ffi, lib = module.ffi, module.lib
     ring = ffi.new("uint8_t[]", BURST * 64)
     body = ffi.new("uint8_t[]", bytes(range(60)))
@@ -114,6 +138,21 @@ def c_floor_sampler(module: object) -> Callable[[], list[float]]:
         lib.publish_loop(ring, BURST, body, 0x00031402, index, BURST, times, lib.monotonic_ns)
         # The timer's own cost is inside each sample; report it as measured.
         return [times[i] * 1e-9 for i in range(BURST)]
+
+    return burst
+
+
+def c_floor_sampler(module: object) -> Callable[[], list[float]]:
+    """One burst of the same ring writes in C timed as a whole loop (no clock read per
+    packet): seconds per packet, one sample per burst (row ``c_floor``, the floor)."""
+    ffi, lib = module.ffi, module.lib
+    ring = ffi.new("uint8_t[]", BURST * 64)
+    body = ffi.new("uint8_t[]", bytes(range(60)))
+    index = ffi.new("uint64_t *")
+
+    def burst() -> list[float]:
+        return [lib.publish_loop_whole(ring, BURST, body, 0x00031402, index, BURST)
+                * 1e-9 / BURST]
 
     return burst
 
@@ -157,7 +196,7 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
     from hsapy.runtime import Runtime
 
     helpers = _compile_helpers()
-    floor = c_floor_sampler(helpers)
+    floor, timed_each = c_floor_sampler(helpers), c_timed_each_sampler(helpers)
     with contextlib.ExitStack() as stack:
         rt = stack.enter_context(
             Runtime(backend=backend, executor="null" if backend == "sim" else None))
@@ -187,9 +226,12 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
              lambda n: time_bursts(queue, publish, n, settle=settle)),
             ({"mode": "prepared", "doorbell": True, "api": "prepared.submit()"},
              lambda n: time_bursts(queue, submit, n, settle=settle)),
-            # the same plus building the DispatchResult a caller waits on
-            ({"mode": "prepared_result", "doorbell": False, "api": "prepared()"},
+            # the same plus building the DispatchResult a caller waits on, without and with
+            # the doorbell (plain launches always ring it: compare them with the second)
+            ({"mode": "prepared_result", "doorbell": False, "api": "prepared(doorbell=False)"},
              lambda n: time_bursts(queue, prepared, n, doorbell=False, settle=settle)),
+            ({"mode": "prepared_result", "doorbell": True, "api": "prepared()"},
+             lambda n: time_bursts(queue, prepared, n, settle=settle)),
             # one sample per batch, each timed right after an untimed batch published just
             # before it (its doorbell announces both): batches back to back, as a prepared
             # burst's median is its calls after the first ones, not straight after a wait
@@ -198,7 +240,13 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
             # what this interpreter costs right now: an empty function call, timed alike
             ({"mode": "python_call", "doorbell": False, "api": "an empty Python function"},
              lambda n: _time_each(_nothing, n, BURST, lambda: None)),
-            ({"mode": "c_floor", "doorbell": False, "api": "C loop (cffi)"},
+            # the C loop with two clock reads around each packet: what a per-call timing
+            # of a few nanoseconds of work reports (mostly the clock)
+            ({"mode": "c_timed_each", "doorbell": False,
+              "api": "C loop (cffi), each packet timed"},
+             lambda n: [t for _ in range(n) for t in timed_each()]),
+            # the floor: the same C loop timed as a whole, per packet
+            ({"mode": "c_floor", "doorbell": False, "api": "C loop (cffi), timed whole"},
              lambda n: [t for _ in range(n) for t in floor()]),
         ]
         samples: list[list[float]] = [[] for _ in modes]
@@ -208,8 +256,8 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
     rows = []
     for (row, _sampler), taken in zip(modes, samples):
         rows.append({**row, **_stats(taken),
-                     "simulated": backend == "sim" and row["mode"] not in ("c_floor",
-                                                                           "python_call")})
+                     "simulated": backend == "sim" and row["mode"] not in (
+                         "c_floor", "c_timed_each", "python_call")})
     return rows
 
 

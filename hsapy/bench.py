@@ -36,7 +36,8 @@ from hsapy.errors import HsapyValueError
 
 __all__ = ["BURST", "LaunchPlan", "LaunchSetup", "ModeResult", "Progress", "run_launch",
            "summarize", "drain", "time_bursts", "time_batches", "warm_batch_queue_size",
-           "time_roundtrips", "time_back_to_back", "hip_available", "HipLaunch"]
+           "time_roundtrips", "time_back_to_back", "hip_available", "HipLaunch", "PeerLaunch",
+           "CudaCoreLaunch", "CupyLaunch", "TorchLaunch", "PEERS", "READING"]
 
 BURST = 256            # dispatches per timed burst: half the queue, never waiting for space
 WAIT_TIMEOUT = 60.0    # seconds for any completion wait (the simulator interprets the kernel)
@@ -349,6 +350,138 @@ class HipLaunch:
         self._call("hipModuleUnload", self.hip.hipModuleUnload(self.module))
 
 
+# -- NVIDIA peers, side by side ------------------------------------------------------------------
+
+# The empty kernel in CUDA C++ (compiled at run time by NVRTC through the peer's own API),
+# launched as one block of PEER_BLOCK threads (hsapy's rows: one workgroup of a wavefront).
+EMPTY_CUDA = 'extern "C" __global__ void empty() {}'
+PEER_BLOCK = 64
+
+
+class PeerLaunch:
+    """One launch API a launch-overhead user compares hsapy with, launching an empty kernel of
+    one block of ``block`` threads: ``launch()`` publishes one, ``synchronize()`` waits for all.
+    ``mode`` names its row, ``what`` says what a sample is."""
+
+    mode = ""
+    what = ""
+
+    def launch(self) -> None:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def time_launches(self, repeats: int, burst: int = BURST, tick: Tick = _no_tick) -> list[float]:
+        """Seconds per ``launch()`` call, timed one by one in bursts of ``burst``; each burst is
+        synchronized untimed (time_bursts' loop, HipLaunch.time_launches')."""
+        clock = time.perf_counter
+        launch = self.launch
+        samples = []
+        append = samples.append
+        for _ in range(repeats):
+            with _no_gc():
+                for _ in range(burst):
+                    t0 = clock()
+                    launch()
+                    append(clock() - t0)
+            self.synchronize()
+            tick()
+        return samples
+
+
+class CudaCoreLaunch(PeerLaunch):
+    """cuda.core (NVIDIA's pythonic CUDA): ``launch(stream, config, kernel)`` of the empty kernel
+    compiled with ``Program`` on the current device's own stream."""
+
+    mode = "cuda_core_launch"
+    what = ("cuda.core launch(stream, config, kernel): host time of the call (NVIDIA GPU, "
+            "real hardware)")
+
+    def __init__(self, block: int) -> None:
+        try:
+            import cuda.core as core
+            core.Device  # noqa: B018  (older releases keep the API in cuda.core.experimental)
+        except (ImportError, AttributeError):
+            import cuda.core.experimental as core
+        device = core.Device()
+        device.set_current()
+        self.stream = device.create_stream()
+        options = core.ProgramOptions(arch=f"sm_{device.arch}")
+        module = core.Program(EMPTY_CUDA, code_type="c++", options=options).compile("cubin")
+        self.kernel = module.get_kernel("empty")
+        self.config = core.LaunchConfig(grid=1, block=block)
+        self._launch = core.launch
+
+    def launch(self) -> None:
+        self._launch(self.stream, self.config, self.kernel)
+
+    def synchronize(self) -> None:
+        self.stream.sync()
+
+
+class CupyLaunch(PeerLaunch):
+    """CuPy: a ``RawKernel`` of the empty kernel called with grid, block and no arguments."""
+
+    mode = "cupy_launch"
+    what = "CuPy RawKernel((1,), (block,), ()): host time of the call (NVIDIA GPU, real hardware)"
+
+    def __init__(self, block: int) -> None:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise HsapyValueError("CuPy sees no CUDA device")
+        self.cupy = cupy
+        self.kernel = cupy.RawKernel(EMPTY_CUDA, "empty")
+        self.grid, self.block = (1,), (block,)
+
+    def launch(self) -> None:
+        self.kernel(self.grid, self.block, ())
+
+    def synchronize(self) -> None:
+        self.cupy.cuda.get_current_stream().synchronize()
+
+
+class TorchLaunch(PeerLaunch):
+    """torch: ``torch.cuda._sleep(0)``, a kernel that spins for 0 cycles -- the emptiest kernel
+    torch launches by itself (a user kernel needs an extension built with nvcc)."""
+
+    mode = "torch_launch"
+    what = ("torch.cuda._sleep(0), torch's own near-empty kernel: host time of the call "
+            "(NVIDIA GPU, real hardware)")
+
+    def __init__(self, block: int) -> None:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise HsapyValueError("torch sees no CUDA device")
+        self.torch = torch
+        self._sleep = torch.cuda._sleep
+
+    def launch(self) -> None:
+        self._sleep(0)
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+
+# (row, module that must import, the class) in the order their rows appear
+PEERS = (("cuda_core_launch", "cuda.core", CudaCoreLaunch), ("cupy_launch", "cupy", CupyLaunch),
+         ("torch_launch", "torch", TorchLaunch))
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):       # a parent package that is missing or broken
+        return False
+
+
 # -- results and progress ------------------------------------------------------------------------
 
 @dataclass
@@ -441,23 +574,28 @@ class LaunchPlan:
         """A run of a few seconds on the simulator (tests, a first look)."""
         return cls(repeats=repeats or 3, warmup=1, burst=64, per_roundtrip=16, back_to_back=64)
 
-    def steps(self, hip: bool) -> int:
+    def steps(self, hip: bool, peers: int = 0) -> int:
         """Progress ticks of a whole run: six hsapy modes (throughput also gives gpu_duration),
-        two HIP modes."""
-        return (self.warmup + self.repeats) * (6 + (2 if hip else 0))
+        two HIP modes, one per NVIDIA peer."""
+        return (self.warmup + self.repeats) * (6 + (2 if hip else 0) + peers)
 
 
 SUBMIT_NOTE = "host time on the publishing thread"
 MODE_DESCRIPTIONS = {
-    "submit_plain": "kernel.launch(..., wait=False): validate, pack, publish, doorbell",
-    "submit_publish": "prepared.publish(): kernarg slot, patched body, publish (no doorbell)",
-    "submit_prepared": "prepared.submit(): kernarg slot, patched body, publish, doorbell",
-    "submit_batch": "prepared.batch(): per dispatch, one doorbell per batch (each timed batch "
-                    "right after an untimed one)",
+    "submit_plain": "kernel.launch(..., wait=False) as first written: finds its preparation in "
+                    "the queue's launch cache, then does what prepared() does (kernarg slot, "
+                    "pack, publish, doorbell, a DispatchResult)",
+    "submit_publish": "prepared.publish(): kernarg slot, pack, ready packet body, header store; "
+                      "no doorbell (one per burst, untimed) and no result object",
+    "submit_prepared": "prepared.submit(): publish plus the doorbell on every call -- the "
+                       "difference to submit_publish is what one doorbell costs",
+    "submit_batch": "prepared.batch() of a burst, per dispatch: one reservation, vectorised "
+                    "packet writes, one doorbell (each timed batch right after an untimed one)",
     "roundtrip": "prepared() + wait(): wall time of one dispatch end to end",
     "throughput": "back-to-back dispatches: first start to last end / count (GPU timestamps)",
     "gpu_duration": "end - start of each dispatch (GPU timestamps)",
-    "hip_launch": "hipModuleLaunchKernel: host time of the call",
+    "hip_launch": "hipModuleLaunchKernel of the same empty kernel through hip-python: host "
+                  "time of the call (AMD GPU)",
     "hip_roundtrip": "hipModuleLaunchKernel + hipDeviceSynchronize: wall time",
 }
 
@@ -498,8 +636,21 @@ def run_launch(backend: str | None, target: str | None, plan: LaunchPlan,
     elif not use_hip:
         notes.append("hip_launch: not measured (hip-python is not importable: "
                      "pip install hip-python matching your ROCm version)")
+    results += _peer_modes(plan, progress, notes)
     progress.finish()
     return results, notes
+
+
+# How to read the submit rows (``hsapy bench launch`` prints it under its table).
+READING = (
+    "submit rows and the peers' rows time each call on its own, two clock reads around it (an "
+    "empty Python function timed so shows what that adds: benchmarks/launch.py's python_call "
+    "row), in bursts, the wait between bursts untimed; each kernarg ring first takes one "
+    "untimed lap, as a running program's has. Rows run one after another: on a shared or "
+    "throttling machine compare rows of one run, and read p5-p95 as the noise. "
+    "submit_publish does less than submit_prepared (no doorbell), so it costs less; the "
+    "difference is the doorbell: on the simulator a Python call that takes the doorbell "
+    "signal's lock, on ROCr a runtime call that writes the doorbell.")
 
 
 def _phase(progress: Progress, label: str, plan: LaunchPlan,
@@ -522,13 +673,31 @@ def _result(setup: LaunchSetup, mode: str, samples: list[float], clock: str,
                       setup.agent.target, clock, MODE_DESCRIPTIONS[mode], extra)
 
 
+def _first_lap(queue: Any, call: Callable[[], Any], slots: int) -> None:
+    """``call()`` once per kernarg ring slot, untimed, then wait for them all: the ring's first
+    lap with a prepared launch takes the checked way per slot (hsapy.publishing: the slot
+    does not hold this launch's hidden arguments yet), which is no steady-state cost."""
+    for _ in range(slots):
+        call()
+    queue.flush()
+    drain(queue)
+
+
 def _submit_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress) -> list[ModeResult]:
     kernel, queue, wg, prepared = setup.kernel, setup.queue, setup.workgroup, setup.prepared
     burst = plan.burst
-    plain = _phase(progress, "submit_plain", plan, lambda n, tick: time_bursts(
-        queue, lambda: kernel.launch(queue, [], wg, wg, wait=False), n, burst, tick))
+    # Plain launches get their own queue, hence their own kernarg ring: the launch cache's
+    # preparation is another prepared launch than ``prepared``, and on a shared ring each
+    # would find every slot holding the other's hidden arguments.
+    with setup.agent.create_queue(size=queue.size) as plain_queue:
+        def plain_call() -> Any:
+            return kernel.launch(plain_queue, [], wg, wg, wait=False)
+        _first_lap(plain_queue, plain_call, prepared.ring.slots)
+        plain = _phase(progress, "submit_plain", plan, lambda n, tick: time_bursts(
+            plain_queue, plain_call, n, burst, tick))
     # the prepared fast path (returns only the packet index), without and with the doorbell
     publish, submit = prepared.publish, prepared.submit
+    _first_lap(queue, publish, prepared.ring.slots)
     published = _phase(progress, "submit_publish", plan, lambda n, tick: time_bursts(
         queue, publish, n, burst, tick))
     fast = _phase(progress, "submit_prepared", plan, lambda n, tick: time_bursts(
@@ -557,6 +726,35 @@ def _gpu_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress) -> list
     return [_result(setup, "roundtrip", roundtrip, "host"),
             _result(setup, "throughput", per_kernel, gpu_clock, count=plan.back_to_back),
             _result(setup, "gpu_duration", durations, gpu_clock)]
+
+
+def _peer_modes(plan: LaunchPlan, progress: Progress, notes: list[str]) -> list[ModeResult]:
+    """The NVIDIA peers (PEERS) that import, each its own row measured as HIP's; what goes
+    wrong in one (no device, no NVRTC, another API version) becomes a note."""
+    available = [(mode, module, peer) for mode, module, peer in PEERS if _importable(module)]
+    missing = [module for _mode, module, _peer in PEERS if not _importable(module)]
+    if missing:
+        notes.append(f"{', '.join(missing)}: not measured (not importable here; each is an "
+                     "NVIDIA GPU peer, timed like hip_launch when installed)")
+    progress.total += (plan.warmup + plan.repeats) * len(available)
+    results = []
+    for mode, _module, peer_type in available:
+        try:
+            peer = peer_type(PEER_BLOCK)
+        except Exception as exc:
+            notes.append(f"{mode}: not measured ({type(exc).__name__}: {exc})")
+            continue
+        try:
+            samples = _phase(progress, mode, plan, lambda n, tick: peer.time_launches(
+                n, plan.burst, tick))
+        except Exception as exc:
+            notes.append(f"{mode}: stopped ({type(exc).__name__}: {exc})")
+            continue
+        finally:
+            peer.close()
+        results.append(ModeResult(mode, samples, False, "cuda", "nvidia", "host", peer.what,
+                                  {"burst": plan.burst}))
+    return results
 
 
 def _hip_modes(setup: LaunchSetup, plan: LaunchPlan, progress: Progress,

@@ -4,10 +4,11 @@ Data flow (docs/architecture.md, "Data flow"): the kernel's KernargLayout packs 
 and hidden arguments into a kernarg slot; a 64-byte dispatch packet is patched from a template;
 ``Queue`` publishes it (body, then header|setup with one release store, then the doorbell).
 
-Kernarg memory comes from a per-queue :class:`KernargRing`. A slot may only be reused once the
-kernel that read it has *completed* (the read index advances when a packet is launched, not when
-it finishes), so every ring slot owns one signal, created once with the ring and used as the
-completion signal of the packet that uses the slot: no signal is ever created per dispatch.
+Kernarg memory comes from a per-queue :class:`~hsapy.publishing.KernargRing`. A slot may only be
+reused once the kernel that read it has *completed* (the read index advances when a packet is
+launched, not when it finishes), so every ring slot owns one signal, created once with the ring
+and used as the completion signal of the packet that uses the slot: no signal is ever created per
+dispatch. What a dispatch does per call lives in hsapy.publishing, twice: plainly, and fast.
 
 Everything the user can get wrong is checked when a dispatch is prepared, before any byte
 reaches a ring: argument count and types, workgroup and grid limits, LDS, target, and that the
@@ -18,39 +19,39 @@ completion is observed. Each kernarg slot records the packet index of the dispat
 used it -- the slot's generation -- so a DispatchResult whose slot was taken again knows its
 dispatch completed (a slot is only taken again after that), instead of reading the signal of a
 later one. Closing the queue, the executable or the runtime makes every slot nobody's, so the
-next prepared call takes the checked way and raises ClosedError; freeing memory or code waits
-for the dispatches in flight (``KernargRing.in_flight``, ``Runtime._after_dispatches``).
+next prepared call takes the reference way, which raises ClosedError; freeing memory or code
+waits for the dispatches in flight (``KernargRing.in_flight``, ``Runtime._after_dispatches``).
+
+A plain ``launch`` prepares once per queue and shape (:class:`LaunchCache`) and then publishes
+as a prepared call does.
 """
 from __future__ import annotations
 
 import functools
-import itertools
-import keyword
-import linecache
-import re
-import struct
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from hsapy import aql
-from hsapy._hsa import check
 from hsapy.codeobject import max_scratch_per_wave
-from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError, WaitTimeoutError
+from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
 from hsapy.kernarg import normalize_dims
-from hsapy.executable import Kernel
-from hsapy.queue import INVALID_WORD, OBSERVERS, Queue, notify_signal_reused, watch_observers
-from hsapy.signal import Condition, check_timeout, value_words
+from hsapy.publishing import (BATCH_ARENA_SLOTS, RING_SLOTS, BatchArena, DispatchTemplate,
+                              KernargRing, arena_for, batcher, dispatcher, named_dispatcher,
+                              parameter_names, ring_for, slot_body)
+from hsapy.queue import Queue
+from hsapy.signal import Condition, check_timeout
 
-__all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing", "Graph",
-           "DispatchConfigError", "validate", "parameter_names"]
+__all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing",
+           "Graph", "LaunchCache", "DispatchConfigError", "validate", "parameter_names",
+           "BATCH_ARENA_SLOTS", "RING_SLOTS", "LAUNCH_CACHE_SIZE"]
 
-KERNARG_ALIGN = 64          # kernarg segments are 16-byte aligned at least; slots are 64-aligned
-RING_SLOTS = 256
-_BODY_PATCH = struct.Struct("<QQQ")  # kernarg_address, reserved2, completion_signal at body 36..59
-_BODY_PATCH_OFFSET = 40 - 4
+# The dispatch layer's per-queue objects under their older names (tests and tools use them).
+_ring_for, _arena_for = ring_for, arena_for
+_MAX_TIMEOUT = float(1 << 31)   # a timeout the fast check in launch() passes as it is
 
 
 class DispatchConfigError(HsapyValueError):
@@ -70,13 +71,15 @@ def _open_states(kernel: Any, queue: Any) -> tuple[Any, ...]:
     """The lifetime states a dispatch of ``kernel`` on ``queue`` depends on, outermost first:
     the runtime, the queue, the kernel's executable. Raises ClosedError if one is closed, or a
     typed error when ``kernel``/``queue`` are not what they should be."""
+    from hsapy.executable import Kernel      # (which imports this module)
+
     if not isinstance(queue, Queue):
         raise HsapyTypeError(f"a dispatch needs a Queue (agent.create_queue), not "
                              f"{type(queue).__name__}")
     if not isinstance(kernel, Kernel):
         raise HsapyTypeError(f"a dispatch needs a Kernel (executable.kernel(name)), not "
                              f"{type(kernel).__name__}")
-    states = (queue.runtime._state, queue._state.handle_state, kernel.executable._state)
+    states = (queue.runtime._state, queue.handle_state, kernel.executable._state)
     for state in states:
         state.check()
     return states
@@ -147,288 +150,6 @@ def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: in
     return Geometry(grid3, workgroup3, max(grid_dims, wg_dims), dynamic_lds)
 
 
-class KernargRing:
-    """Kernarg slots of one size for one queue, each with its own completion signal.
-
-    A slot's signal follows the HSA convention (armed to 1, the packet processor decrements it
-    to 0 on completion), so a DispatchResult's signal can serve as a barrier dependency.
-    ``take()`` returns the next slot once its previous dispatch completed, re-armed.
-
-    Taking a slot reads the signal's value and re-arms it with a silent store. Where the runtime
-    lays signals out as amd_signal_t (ROCr and the simulator; probed by
-    ``hsapy.signal.value_words``) both are one C load/store on the value word, as ROCr's own
-    hsa_signal_load_relaxed / hsa_signal_silent_store_relaxed do; elsewhere they are the API
-    calls.
-
-    ``state[slot]`` is ``(owner, value words, body)``: ``owner`` the Packer whose hidden-argument
-    template the slot's kernarg segment holds (None: nobody's), ``value words`` the slot
-    signal's ``value_words`` (None where signals are not amd_signal_t), ``body`` the packet body
-    that owner's prepared launch publishes with this slot (its kernarg address and completion
-    signal patched in). One tuple, so a prepared call finds all three with one lookup.
-
-    ``indices[slot]`` is the packet index of the dispatch that last used the slot: its
-    generation. A DispatchResult holds (slot, index); once ``indices[slot]`` differs, the slot
-    was taken again, which happens only after its dispatch completed. ``in_flight()`` lists
-    the slots whose dispatch has not completed, for releases that must wait for them. When the
-    queue closes (``queue_closing``, then ``close``) every slot becomes nobody's and
-    ``final_values`` keeps the slot signals' last values, so results still answer."""
-
-    def __init__(self, queue: Any, slot_size: int, slots: int = RING_SLOTS) -> None:
-        runtime = queue.runtime
-        if slots & (slots - 1):
-            raise HsapyValueError(f"kernarg ring: {slots} slots is not a power of two")
-        self.queue = queue
-        self.slot_size = slot_size
-        self.slots = slots
-        self.buffer = queue.agent.kernarg_pool.allocate(slot_size * slots)
-        if runtime.runs_rocr:
-            self.buffer.allow_access([queue.agent])
-        self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address),
-                                       slot_size * slots)
-        self.signals = [runtime.create_signal(0) for _ in range(slots)]
-        self.cdatas = [s.cdata for s in self.signals]
-        self.handles = [s.handle for s in self.signals]
-        self.addresses = [self.buffer.address + i * slot_size for i in range(slots)]
-        # Slots are handed out in turn by an itertools.cycle: next() is one atomic step, so
-        # threads sharing a ring never take the same slot. (next(it) costs less than calling a
-        # bound it.__next__, a method-wrapper without vectorcall.)
-        self.slot_order = itertools.cycle(range(slots))
-        values = [value_words(runtime, s) for s in self.signals]
-        self.values = values if all(v is not None for v in values) else None
-        self.state: list[tuple[Any, Any, bytes | None]] = [
-            (None, value, None) for value in (self.values or [None] * slots)]
-        self.indices = [-1] * slots
-        self.closed = False
-        self.closed_by = ""
-        self.final_values: list[int] | None = None
-        watch_observers(self)
-        runtime._dispatch_trackers.add(self)
-        self._load = runtime.lib.hsa_signal_load_relaxed
-        # Arming needs no wake-up: nobody waits for a value of 1 (hsa.h: silent store).
-        self._store = runtime.lib.hsa_signal_silent_store_relaxed
-
-    def take(self, timeout: float = 10.0) -> int:
-        """Index of the next slot whose previous dispatch has completed; its signal re-armed."""
-        if self.closed:
-            self.queue._check_open()
-        i = next(self.slot_order)
-        self.arm(i, timeout)
-        return i
-
-    def arm(self, i: int, timeout: float = 10.0) -> None:
-        """Re-arm slot ``i``'s signal (telling observers first) once its previous dispatch has
-        completed: through the value word where there is one, else through the API."""
-        if OBSERVERS:
-            notify_signal_reused(self.handles[i])
-        values = self.values
-        if values is not None:
-            value = values[i]
-            if value[1] > 0:
-                self.wait_free(i, timeout)
-            value[1] = 1                                   # silent store: armed
-        else:
-            self.take_at(i, timeout)
-
-    def observers_attached(self) -> None:
-        """An observer was attached (hsapy.queue.add_observer): make every slot nobody's, so
-        the prepared path's calls go the general way, which tells observers (see _FAST_PATH)."""
-        self.forget_all()
-
-    def forget_all(self) -> None:
-        """Make every slot nobody's: the next prepared call with each takes the general way
-        (which checks that the queue, the executable and the runtime are open)."""
-        for i in range(self.slots):
-            self.forget(i)
-
-    def value(self, i: int) -> int:
-        """Slot ``i``'s signal value (> 0: its dispatch has not completed)."""
-        if self.closed:
-            return self.final_values[i] if self.final_values is not None else 1
-        values = self.values
-        return values[i][1] if values is not None else self._load(self.cdatas[i])
-
-    def in_flight(self) -> list[Any]:
-        """A mark (a callable: "has it completed?") per slot whose dispatch has not completed.
-        Nothing is in flight on a closed queue or one stopped by an error (its packets never
-        run again)."""
-        queue = self.queue
-        if self.closed or queue.error is not None:
-            return []
-        return [self._mark(i) for i in range(self.slots) if self.value(i) > 0]
-
-    def _mark(self, i: int) -> Any:
-        generation, indices = self.indices[i], self.indices
-
-        def completed() -> bool:
-            return (self.closed or self.queue.error is not None or indices[i] != generation
-                    or self.value(i) <= 0)
-        return completed
-
-    def queue_closing(self) -> None:
-        """The queue is being closed: no prepared call may take a slot from now on."""
-        self.closed = True
-        self.forget_all()
-
-    def forget(self, i: int) -> None:
-        """Slot ``i``'s kernarg segment is about to hold other bytes than its owner's template."""
-        self.state[i] = (None, self.state[i][1], None)
-
-    def take_at(self, i: int, timeout: float = 10.0) -> None:
-        """Arm slot ``i`` through the API (wait for its previous dispatch first)."""
-        cdata = self.cdatas[i]
-        if self._load(cdata) > 0:
-            self.wait_free(i, timeout)
-        self._store(cdata, 1)
-
-    def wait_free(self, i: int, timeout: float = 10.0) -> None:
-        """Slot ``i`` is still in flight: wait (with a timeout) until its dispatch completes."""
-        queue = self.queue
-        queue.flush()  # packets published without a doorbell must be announced first
-        try:
-            self.signals[i].wait(2, 1, timeout=timeout, abort=queue.check)
-        except WaitTimeoutError:
-            raise WaitTimeoutError(
-                f"kernarg ring of queue {queue.id}: slot {i} of {self.slots} is still in use "
-                f"after {timeout:g} s -- the dispatch that took it a lap ago has not completed, "
-                "so every slot is in flight. The queue is not making progress: an earlier "
-                "packet may wait on a signal that never changes (a barrier dependency, a "
-                "barrier-value packet), or a kernel does not end") from None
-
-    def give_back(self, i: int) -> None:
-        """Slot ``i`` was taken but its packet never published: mark it free again."""
-        self._store(self.cdatas[i], 0)
-
-    def close(self, by: str = "") -> None:
-        """Release the slots' signals and memory, once the queue runs no packet any more;
-        ``final_values`` keeps what the signals said last (see DispatchResult)."""
-        if self.final_values is not None:
-            return
-        self.closed = True
-        self.closed_by = by or "Queue.close()"
-        self.forget_all()
-        self.final_values = [
-            (self.values[i][1] if self.values is not None else self._load(self.cdatas[i]))
-            if not self.signals[i].is_closed else 1 for i in range(self.slots)]
-        for signal in self.signals:
-            signal._state.close(self.closed_by)
-        self.buffer._state.close(self.closed_by)
-
-
-BATCH_ARENA_SLOTS = 512
-
-
-class _BatchArena:
-    """Kernarg space for batches: two halves used alternately, each guarded by the completion
-    signal of the barrier-AND packet that ends the batch which used it."""
-
-    def __init__(self, queue: Any, slot_size: int) -> None:
-        runtime = queue.runtime
-        self.queue = queue
-        self.slot_size = slot_size
-        half = slot_size * BATCH_ARENA_SLOTS
-        self.buffer = queue.agent.kernarg_pool.allocate(2 * half)
-        if runtime.runs_rocr:
-            self.buffer.allow_access([queue.agent])
-        self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address), 2 * half)
-        self.signals = [runtime.create_signal(0), runtime.create_signal(0)]
-        values = [value_words(runtime, s) for s in self.signals]
-        self.values = values if all(v is not None for v in values) else None
-        self.next = 0
-        # half -> first packet index of the batch that last used it (its generation; see
-        # KernargRing.indices)
-        self.indices = [-1, -1]
-        self.closed = False
-        self.closed_by = ""
-        self.final_values: list[int] | None = None
-        runtime._dispatch_trackers.add(self)
-
-    def take(self, timeout: float = 10.0) -> tuple[int, Any]:
-        """The next half, once the batch that used it last has completed; its signal armed."""
-        half = self.next
-        self.next ^= 1
-        signal = self.signals[half]
-        if OBSERVERS:
-            notify_signal_reused(signal.handle)
-        value = self.values[half] if self.values is not None else None
-        if (value[1] if value is not None else signal.load()) > 0:
-            self.queue.flush()
-            try:
-                signal.wait(2, 1, timeout=timeout, abort=self.queue.check)
-            except WaitTimeoutError:
-                raise WaitTimeoutError(
-                    f"batch kernarg arena of queue {self.queue.id}: the batch that used half "
-                    f"{half} two batches ago has not completed after {timeout:g} s, so no "
-                    "half is free. The queue is not making progress: an earlier packet may "
-                    "wait on a signal that never changes, or a kernel does not end") from None
-        if value is not None:
-            value[1] = 1            # silent store, as KernargRing.take
-        else:
-            signal.store(1, relaxed=True, silent=True)
-        return half, signal
-
-    def offset_of(self, half: int) -> int:
-        return half * self.slot_size * BATCH_ARENA_SLOTS
-
-    def address_of(self, half: int) -> int:
-        return self.buffer.address + self.offset_of(half)
-
-    def value(self, half: int) -> int:
-        """The half's guard signal value (> 0: its batch has not completed)."""
-        if self.closed:
-            return self.final_values[half] if self.final_values is not None else 1
-        value = self.values[half] if self.values is not None else None
-        return value[1] if value is not None else self.signals[half].load()
-
-    def in_flight(self) -> list[Any]:
-        """A mark per half whose batch has not completed (see KernargRing.in_flight)."""
-        if self.closed or self.queue.error is not None:
-            return []
-        return [self._mark(half) for half in (0, 1) if self.value(half) > 0]
-
-    def _mark(self, half: int) -> Any:
-        generation, indices = self.indices[half], self.indices
-
-        def completed() -> bool:
-            return (self.closed or self.queue.error is not None
-                    or indices[half] != generation or self.value(half) <= 0)
-        return completed
-
-    def queue_closing(self) -> None:
-        """The queue is being closed: no batch may take a half from now on."""
-        self.closed = True
-
-    def close(self, by: str = "") -> None:
-        """Release the halves' signals and memory (see KernargRing.close)."""
-        if self.final_values is not None:
-            return
-        self.closed = True
-        self.closed_by = by or "Queue.close()"
-        self.final_values = [
-            (self.values[h][1] if self.values is not None else self.signals[h].load())
-            if not self.signals[h].is_closed else 1 for h in (0, 1)]
-        for signal in self.signals:
-            signal._state.close(self.closed_by)
-        self.buffer._state.close(self.closed_by)
-
-
-def _arena_for(queue: Any, slot_size: int) -> _BatchArena:
-    arenas = queue._kernarg_rings
-    key = ("batch", slot_size)
-    arena = arenas.get(key)
-    if arena is None:
-        arena = arenas[key] = _BatchArena(queue, slot_size)
-    return arena
-
-
-def _ring_for(queue: Any, size: int) -> KernargRing:
-    slot_size = max(256, 1 << (max(size, 1) - 1).bit_length())
-    rings = queue._kernarg_rings
-    ring = rings.get(slot_size)
-    if ring is None:
-        ring = rings[slot_size] = KernargRing(queue, slot_size, slots=min(RING_SLOTS, queue.size))
-    return ring
-
-
 class _SlotTakenAgain(Exception):
     """A result's kernarg slot (or arena half) was taken by a later dispatch: its own dispatch
     completed before that (how DispatchResult.wait leaves a signal wait early)."""
@@ -442,7 +163,7 @@ def _completed(tracker: Any, where: int, generation: int, what: str, queue: Any)
     if tracker.closed:
         if tracker.final_values is not None and tracker.final_values[where] <= 0:
             return True
-        raise queue._state.handle_state.error(
+        raise queue.handle_state.error(
             f"it was closed before {what} completed, which therefore never will")
     return tracker.value(where) <= 0
 
@@ -588,215 +309,21 @@ class DispatchResult:
             return None
         return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
 
-
-def _take_general(ring: KernargRing, packer: Any, template: bytes, states: tuple) -> Any:
-    """``take_general(slot, args)`` for one prepared launch (see _FAST_PATH): check that the
-    runtime, the queue and the kernel's executable (``states``) are open, arm slot ``slot``
-    (telling observers), pack ``args``; the slot's packet body. While nobody observes it records
-    the body in ``ring.state``, so that the next call with the slot takes the short branch."""
-    state, view, slot_size = ring.state, ring.view, ring.slot_size
-    addresses, handles = ring.addresses, ring.handles
-    explicit = packer.explicit_count
-    pack_explicit, pack = packer.pack_explicit_into, packer.pack_into
-
-    def take_general(slot: int, args: tuple) -> bytes:
-        for lifetime in states:
-            if lifetime.closed:
-                raise lifetime.error()
-        ring.arm(slot)
-        owner, value, body = state[slot]
-        try:
-            if owner is packer and body is not None:       # hidden arguments already in place
-                if args or explicit:
-                    pack_explicit(view, slot * slot_size, *args)
-                return body
-            ring.forget(slot)
-            pack(view, slot * slot_size, *args)
-        except BaseException:
-            ring.give_back(slot)
-            raise
-        patched = bytearray(template)
-        _BODY_PATCH.pack_into(patched, _BODY_PATCH_OFFSET, addresses[slot], 0, handles[slot])
-        body = bytes(patched)
-        state[slot] = (packer, value, body)
-        # Looked at after the store: an observer attached meanwhile has either been seen here
-        # or has had add_observer forget this slot after the store (observers_attached).
-        if OBSERVERS:
-            ring.forget(slot)
-        return body
-
-    return take_general
-
-
-# The per-dispatch path of a PreparedDispatch, as source compiled once per flavour and
-# parameter list (``_fast_path``): ``make(...)`` returns the call, a closure over everything
-# that does not change between calls, so a call does no attribute lookups. Its short branch is
-# KernargRing.take (KernargRing.arm is the reference for its arming), Packer.pack_into and
-# Queue.reserve/write/ring_doorbell inlined. Why source: a Python call is cheapest when it has
-# a fixed list of positional parameters and is called without keywords (CPython 3.11 then runs
-# it without a C-level call and without parsing arguments); here those are the kernel's own
-# explicit parameters, so ``publish``/``submit`` take exactly what the kernel takes -- and
-# inspect.signature and a wrong argument count say so by name.
-#
-# The short branch is the common case: the slot already holds this launch's hidden arguments
-# and its packet body, and its signal is an amd_signal_t. Anything else -- first use of a
-# slot, another launch used it since, signals armed through the API, observers attached
-# (add_observer makes every slot nobody's, and take_general leaves them so while anyone
-# observes) -- goes through ``general``: take_general, then Queue.reserve and Queue.write,
-# which tell the observers. So the short branch never looks at OBSERVERS; a call already past
-# its first line when an observer is attached goes unobserved. The call references only what
-# it is given, never the PreparedDispatch: one is made per plain launch, and a reference cycle
-# would leave garbage for the cyclic collector. Every call records its packet index as the
-# slot's generation (``indices``; see KernargRing). Closing the queue, the executable or the
-# runtime makes every slot nobody's, so a call after that takes the general way, whose
-# take_general raises ClosedError.
-_FAST_PATH = """\
-def make(ring, queue, packer, word, take_general, kernel):
-    state, view, slot_size, indices = ring.state, ring.view, ring.slot_size, ring.indices
-    slot_order, explicit = ring.slot_order, packer.explicit_count
-    add, queue_ptr, free_end, queue_mask = (queue._add_write_index, queue._ptr, queue._free_end,
-                                            queue._mask)
-    body_views, header_words, everything = queue._body_views, queue._words, slice(None)
-    pack_explicit, ring_doorbell = packer.pack_explicit_into, queue.ring_doorbell
-    # where signals are not amd_signal_t, the short branch looks for an owner no slot ever
-    # has: every call goes the general way, arming through the API
-    fast_owner = packer if ring.values is not None else object()
-
-    def general(slot, args{general_doorbell}):
-        body = take_general(slot, args)
-        try:
-            index = queue.reserve(1)
-        except BaseException:
-            ring.give_back(slot)
-            raise
-        queue.write(index, word, body)
-        indices[slot] = index
-{doorbell}
-        return {result}
-
-    def {name}({params}):
-        slot = next(slot_order)
-        owner, value, body = state[slot]
-        if owner is not fast_owner:
-            return general(slot, {args}{general_doorbell})
-        if value[1] > 0:
-            ring.wait_free(slot)
-        value[1] = 1                                       # silent store: armed
-{pack}
-        try:
-            index = add(queue_ptr, 1)
-            if index >= free_end[0]:
-                queue._make_space(index, index, 10.0)   # abandons the index if it fails
-        except BaseException:
-            ring.give_back(slot)
-            raise
-        at = index & queue_mask
-        body_views[at][everything] = body
-        header_words[at << 4] = word                       # the release store (see Queue.write)
-        indices[slot] = index
-{doorbell}
-        return {result}
-
-    return {name}
-"""
-
-_PACK_NAMED = """\
-        try:
-            pack_explicit(view, slot * slot_size, {args})
-        except BaseException:
-            ring.give_back(slot)
-            raise"""
-_PACK_TUPLE = """\
-        if args or explicit:
-            try:
-                pack_explicit(view, slot * slot_size, *args)
-            except BaseException:
-                ring.give_back(slot)
-                raise"""
-
-# flavour -> (rings the doorbell: "always" / "never" / "if asked", what the call returns)
-_FLAVOURS = {
-    "publish": ("never", "index"),
-    "submit": ("always", "index"),
-    "result": ("if asked", "DispatchResult(queue, kernel, index, ring, slot)"),
-    "pair": ("if asked", "index, slot"),
-}
-
-
-def _fast_path_source(flavour: str, params: tuple[str, ...]) -> str:
-    """The source of ``make`` for one flavour (see _FLAVOURS): "publish" and "submit" take
-    ``params`` (the kernel's explicit parameters); "result" and "pair" take (args, doorbell)."""
-    doorbell, result = _FLAVOURS[flavour]
-    if doorbell == "if asked":
-        signature, args, pack = "args, doorbell", "args", _PACK_TUPLE
-    else:
-        signature = ", ".join(params)
-        args = f"({signature}{',' if len(params) == 1 else ''})"
-        pack = (_PACK_NAMED.format(args=signature) if params
-                else "        # no explicit arguments to pack")
-    ring = {"never": "        # no doorbell: the caller announces the packet",
-            "always": "        ring_doorbell(index)",
-            "if asked": "        if doorbell:\n            ring_doorbell(index)"}[doorbell]
-    return _FAST_PATH.format(name=flavour, params=signature, args=args, pack=pack,
-                             doorbell=ring, result=result,
-                             general_doorbell=", doorbell" if doorbell == "if asked" else "")
-
-
-@functools.lru_cache(maxsize=512)
-def _fast_path(flavour: str, params: tuple[str, ...] = ()) -> Any:
-    """``make`` (see _FAST_PATH) compiled for one flavour and parameter list. Its source is
-    registered with linecache, so a traceback through a dispatch shows the lines."""
-    source = _fast_path_source(flavour, params)
-    filename = f"<hsapy fast path: {flavour}({', '.join(params)})>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict[str, Any] = {}
-    exec(compile(source, filename, "exec"), globals(), namespace)
-    return namespace["make"]
-
-
-@functools.lru_cache(maxsize=1)
-def _reserved_names() -> frozenset[str]:
-    """Every name the fast path's source uses (comments aside): a kernel parameter may not
-    shadow one. Read from the text, not compiled: this runs on a process's first prepare."""
-    text = "\n".join((_FAST_PATH, _PACK_NAMED, _PACK_TUPLE, *(r for _d, r in _FLAVOURS.values()),
-                      "ring_doorbell doorbell args"))
-    return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"#[^\n]*", "", text)))
-
-
-def parameter_names(names: Sequence[str]) -> tuple[str, ...]:
-    """Python parameter names for a kernel's explicit arguments: each argument's own name where
-    it is an identifier that no other argument, Python keyword or fast-path name uses, else
-    ``arg<i>`` (with underscores appended while another parameter has that name)."""
-    reserved = _reserved_names()
-    usable = [name.isidentifier() and not keyword.iskeyword(name) and name not in reserved
-              and names.count(name) == 1 for name in names]
-    taken = {name for name, ok in zip(names, usable) if ok}
-    out = []
-    for i, (name, ok) in enumerate(zip(names, usable)):
-        if not ok:
-            name = f"arg{i}"
-            while name in taken or name in reserved:
-                name += "_"
-            taken.add(name)
-        out.append(name)
-    return tuple(out)
-
-
 class PreparedDispatch:
     """A launch prepared once: header|setup word, body template and kernarg packer.
 
     Calling it (``prepared(*args)``) takes a kernarg slot, packs the arguments, patches the
     kernarg address and completion signal into the body, and publishes: nothing else is
-    computed per call. ``batch([args, ...])`` publishes many with one doorbell."""
+    computed per call (hsapy.publishing). ``batch([args, ...])`` publishes many with one
+    doorbell."""
 
     def __init__(self, kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
                  barrier: bool = False, acquire: Any = "system", release: Any = "system") -> None:
         geometry = validate(kernel, queue, grid, workgroup, dynamic_lds)
         if barrier.__class__ is not bool and barrier not in (0, 1):
             raise DispatchConfigError(f"kernel {kernel.name}: barrier is a bool, not {barrier!r}")
-        # what the checked way looks at on every call (validate checked them just now)
-        self._states = (queue.runtime._state, queue._state.handle_state,
-                        kernel.executable._state)
+        # what the reference way looks at on every call (validate checked them just now)
+        self._states = _open_states(kernel, queue)
         self.kernel = kernel
         self.queue = queue
         self.geometry = geometry
@@ -811,35 +338,30 @@ class PreparedDispatch:
             barrier=barrier, acquire=acquire, release=release)
         self.word = template.word
         self._body = bytearray(template.body)
-        self.ring = _ring_for(queue, max(kernel.kernarg_size, self.packer.size, 1))
+        self.ring = ring_for(queue, max(kernel.kernarg_size, self.packer.size, 1))
         self._slot_size = self.ring.slot_size
-        self._chunks: dict[tuple[int, int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._template = DispatchTemplate(queue, self.ring, self.packer, self.word,
+                                          bytes(template.body), self._states)
+        # (arena half, count, shared segment) -> a batch chunk's rows and header|setup words
+        self._chunks: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
 
-    def _compile(self, flavour: str) -> Any:
-        """This launch's per-dispatch path of one flavour (see _FAST_PATH and _FLAVOURS)."""
-        doorbell, _result = _FLAVOURS[flavour]
-        params = (parameter_names([slot.name for slot in self.kernel.layout.slots])
-                  if doorbell != "if asked" else ())
-        make = _fast_path(flavour, params)
-        take_general = _take_general(self.ring, self.packer, bytes(self._body), self._states)
-        call = make(self.ring, self.queue, self.packer, self.word, take_general, self.kernel)
-        call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{flavour}"
+    # The per-dispatch paths (hsapy.publishing), each built on first use.
+    @functools.cached_property
+    def _dispatch(self) -> Any:
+        """``dispatch(args, doorbell, kernel)`` -> DispatchResult (publishing.dispatcher)."""
+        call = dispatcher(self._template, DispatchResult)
+        call.__qualname__ = f"PreparedDispatch({self.kernel.name}).__call__"
         return call
-
-    # The compiled paths, each built on first use: ``_call(args, doorbell)`` returns a
-    # DispatchResult (for __call__), ``_submit(args, doorbell)`` (index, kernarg slot) (for
-    # launch()); ``publish`` and ``submit`` are public.
-    @functools.cached_property
-    def _call(self) -> Any:
-        return self._compile("result")
-
-    @functools.cached_property
-    def _submit(self) -> Any:
-        return self._compile("pair")
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
-        return self._call(args, doorbell)
+        return self._dispatch(args, doorbell, self.kernel)
+
+    def _named(self, doorbell: bool) -> Any:
+        params = parameter_names([slot.name for slot in self.kernel.layout.slots])
+        call = named_dispatcher(self._template, params, doorbell)
+        call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{call.__name__}"
+        return call
 
     @functools.cached_property
     def publish(self) -> Any:
@@ -849,16 +371,25 @@ class PreparedDispatch:
         (``submit``, ``queue.flush()``, ``queue.ring_doorbell(index)``), so many can be
         published and announced with one doorbell.
 
-        It is the compiled call itself (see _FAST_PATH), built on first access and then found
-        in the instance's ``__dict__``: calling it runs no method frame of its own, and a
-        reference taken once (``publish = prepared.publish``) is just as fast."""
-        return self._compile("publish")
+        It is the call itself (hsapy.publishing.named_dispatcher), built on first access and
+        then found in the instance's ``__dict__``: calling it runs no method frame of its own,
+        and a reference taken once (``publish = prepared.publish``) is just as fast."""
+        return self._named(False)
 
     @functools.cached_property
     def submit(self) -> Any:
         """``prepared.submit(a, b, ...)``: ``publish``, then the doorbell with the packet's
         index. Returns the packet index (no result object)."""
-        return self._compile("submit")
+        return self._named(True)
+
+    @functools.cached_property
+    def _arena(self) -> BatchArena:
+        return arena_for(self.queue, self._slot_size)
+
+    @functools.cached_property
+    def _batch_chunk(self) -> Any:
+        """``chunk(arg_lists, doorbell)`` for one chunk (publishing.batcher)."""
+        return batcher(self._template, self._arena, self._chunks)
 
     def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
         """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
@@ -866,100 +397,161 @@ class PreparedDispatch:
 
         Each chunk ends with a barrier-AND packet (barrier bit set, so it completes only after
         every dispatch before it) whose completion signal guards the chunk's kernarg arena; the
-        dispatch packets themselves carry no completion signal. Identical argument lists share
-        one kernarg segment (kernels only read it)."""
+        dispatch packets themselves carry no completion signal. Argument lists equal to the
+        first share its kernarg segment (kernels only read it)."""
+        if arg_lists.__class__ is list and 0 < len(arg_lists) <= self._chunk_limit:
+            first, count, signal, half = self._batch_chunk(arg_lists, doorbell)
+            return BatchResult(self.queue, self.kernel, [(first, count, signal)], self._arena,
+                               [half])
         _raise_if_closed(self._states)
         if arg_lists.__class__ is not list:
             if isinstance(arg_lists, (str, bytes)) or not hasattr(arg_lists, "__iter__"):
                 raise HsapyTypeError(f"PreparedDispatch.batch takes a list of argument lists, "
                                      f"not {type(arg_lists).__name__}")
             arg_lists = list(arg_lists)
-        limit = min(self.queue.size - 1, BATCH_ARENA_SLOTS)
+        chunk, limit = self._batch_chunk, self._chunk_limit
         halves: list[int] = []
-        if len(arg_lists) <= limit:
-            chunks = [self._batch_chunk(arg_lists, doorbell, halves)] if arg_lists else []
-        else:
-            chunks = [self._batch_chunk(arg_lists[start:start + limit], doorbell, halves)
-                      for start in range(0, len(arg_lists), limit)]
-        return BatchResult(self.queue, self.kernel, chunks,
-                           _arena_for(self.queue, self._slot_size), halves)
+        chunks = []
+        for start in range(0, len(arg_lists), limit):
+            first, count, signal, half = chunk(arg_lists[start:start + limit], doorbell)
+            chunks.append((first, count, signal))
+            halves.append(half)
+        return BatchResult(self.queue, self.kernel, chunks, self._arena, halves)
 
-    def _batch_chunk(self, arg_lists: list[Sequence[Any]], doorbell: bool,
-                     halves: list[int]) -> tuple[int, int, Any]:
-        queue = self.queue
-        arena = _arena_for(queue, self._slot_size)
-        half, signal = arena.take()
-        count = len(arg_lists)
-        try:
-            # list.count compares by identity first: ``[args] * n`` is checked at C speed.
-            shared = arg_lists.count(arg_lists[0]) == count
-            packer, view, size, base = self.packer, arena.view, self._slot_size, arena.offset_of(half)
-            try:
-                if shared:
-                    packer.pack_into(view, base, *arg_lists[0])
-                else:
-                    for k, args in enumerate(arg_lists):
-                        packer.pack_into(view, base + k * size, *args)
-            except TypeError as exc:
-                if isinstance(exc, HsapyTypeError):
-                    raise
-                # ``*args`` of something that is not a list of arguments
-                raise HsapyTypeError(f"PreparedDispatch.batch takes a list of argument lists "
-                                     f"(one per dispatch): {exc}") from None
-            packets, words = self._chunk_packets(arena, half, signal, count, shared)
-            first = queue.reserve(count + 1)
-        except BaseException:
-            if arena.values is not None:
-                arena.values[half][1] = 0
-            else:
-                signal.store(0, relaxed=True)
-            raise
-        queue.write_many(first, packets, words)
-        arena.indices[half] = first
-        halves.append(half)
-        if doorbell:
-            queue.ring_doorbell(first + count)
-        return first, count, signal
-
-    def _chunk_packets(self, arena: _BatchArena, half: int, signal: Any, count: int,
-                       shared: bool) -> tuple[np.ndarray, np.ndarray]:
-        """The packets of a chunk (dispatches + closing barrier-AND) and their header words.
-        They depend only on the arena half, the count and whether the kernarg segment is
-        shared, so they are built once per such combination and reused."""
-        key = (id(arena), half, count, shared)
-        cached = self._chunks.get(key)
-        if cached is not None:
-            return cached
-        if shared:
-            addresses = np.full(count, arena.address_of(half), np.uint64)
-        else:
-            addresses = arena.address_of(half) + np.arange(count, dtype=np.uint64) * self._slot_size
-        packets = np.empty((count + 1, 64), np.uint8)
-        packets.view(np.uint32)[:, 0] = INVALID_WORD     # Queue.write_many copies whole rows
-        packets[:count, 4:] = np.frombuffer(bytes(self._body), np.uint8)
-        packets[:count].view(np.uint64)[:, 5] = addresses            # kernarg_address (byte 40)
-        packets[:count].view(np.uint64)[:, 7] = 0                    # completion_signal (byte 56)
-        fence = aql.barrier_and([], completion_signal=signal.handle)
-        packets[count, 4:] = np.frombuffer(fence.body, np.uint8)
-        words = np.full(count + 1, self.word, np.uint32)
-        words[count] = fence.word
-        if len(self._chunks) >= 8:
-            self._chunks.clear()
-        self._chunks[key] = (packets, words)
-        return packets, words
+    @functools.cached_property
+    def _chunk_limit(self) -> int:
+        return min(self.queue.size - 1, BATCH_ARENA_SLOTS)
 
     def packet(self) -> aql.Packet:
         """The packet template every call publishes, for study: ``kernarg_address`` and
         ``completion_signal`` are 0 here because each call patches in its own slot's."""
-        body = bytearray(self._body)
-        _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, 0, 0, 0)
-        return aql.Packet(self.word, bytes(body))
+        return aql.Packet(self.word, self._template.body)
 
 
 def prepare(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
             barrier: bool = False, acquire: Any = "system", release: Any = "system") -> PreparedDispatch:
     """Prepare a launch of ``kernel`` on ``queue`` (see :class:`PreparedDispatch`)."""
     return PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire, release)
+
+
+LAUNCH_CACHE_SIZE = 64     # prepared plain launches kept per queue
+_LAUNCHES = "launches"     # the LaunchCache's key in Queue.attachments
+
+
+class LaunchCache(dict):
+    """The plain launches prepared on one queue, so that ``kernel.launch`` costs what a
+    prepared call costs from its second call with a shape on: key -> entry.
+
+    The key is everything that makes the packet and the kernarg template: the kernel's argument
+    layout (``Kernel.layout``; ``with_types`` makes a new one), grid, workgroup, dynamic LDS,
+    barrier bit and fence scopes, each as given where it has the one type the key compares
+    exactly (int, a tuple of ints, bool, str), else normalized (``_launch_key``): ``64.0`` or
+    ``True`` never find the entry of ``64`` or ``1``. The kernel's executable, agent and the
+    queue fix the rest. An entry is ``[kernel (weakly), dispatch closure, used since the last
+    sweep, lifetime states]``: a hit needs the very kernel the entry was made for.
+
+    Bounded (LAUNCH_CACHE_SIZE), least recently used first out, by the CLOCK approximation: a
+    hit sets its entry's use bit; making room sweeps the entries in order, clearing set bits,
+    and drops the first entry found clear (one not used since the last sweep). ``last_key`` /
+    ``last_entry`` are the entry found or added last, compared before the dict is asked. It
+    lives in the queue's attachments, so closing the queue drops it, and among the runtime's dispatch trackers, so
+    closing an executable (or the runtime) drops the entries that use it (``forget_all``).
+    It holds kernels only weakly, so it keeps no executable alive."""
+
+    __slots__ = ("__weakref__", "last_key", "last_entry")
+    # one cache is one object (the runtime's WeakSet of trackers holds it), not its contents
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
+    def __init__(self) -> None:
+        super().__init__()
+        # The entry found last and its key: a loop launching one shape compares its key with
+        # this one (a tuple comparison, each item first by identity) instead of hashing it
+        # for the dict. Only ever an entry the dict holds (every removal forgets it).
+        self.last_key: tuple | None = None
+        self.last_entry: list | None = None
+
+    def add(self, key: tuple, kernel: Any, dispatch: Any, states: tuple) -> list:
+        """Remember a prepared launch, making room first; returns its entry."""
+        while len(self) >= LAUNCH_CACHE_SIZE:
+            for old, entry in list(self.items()):
+                if entry[2]:
+                    entry[2] = False       # a second chance: used since the last sweep
+                else:
+                    self.drop(old)
+                    break
+        entry = self[key] = [weakref.ref(kernel), dispatch, False, states]
+        self.last_key, self.last_entry = key, entry
+        return entry
+
+    def drop(self, key: tuple) -> None:
+        """Forget one entry (and the last-found one, if it is that)."""
+        self.last_key = self.last_entry = None
+        self.pop(key, None)
+
+    def clear(self) -> None:
+        self.last_key = self.last_entry = None
+        super().clear()
+
+    def forget_all(self) -> None:
+        """An executable or the runtime is closing: drop the entries that use a closed one."""
+        for key, entry in list(self.items()):
+            if any(state.closed for state in entry[3]):
+                self.drop(key)
+
+    def in_flight(self) -> list[Any]:
+        """Nothing: the entries' dispatches are the kernarg rings' (KernargRing.in_flight)."""
+        return []
+
+    def queue_closing(self) -> None:
+        self.clear()
+
+    def close(self, by: str = "") -> None:
+        self.clear()
+
+
+def _launch_key(layout: Any, grid: Any, workgroup: Any, dynamic_lds: Any, barrier: Any,
+                acquire: Any, release: Any) -> tuple | None:
+    """The LaunchCache key of a launch whose options are not all of the key's exact types:
+    each normalized as the preparation reads it, or None when one is not valid (the
+    preparation then raises the typed error)."""
+    try:
+        grid_key = _dims_key(grid, "grid")
+        workgroup_key = _dims_key(workgroup, "workgroup")
+        if (not isinstance(dynamic_lds, int) or isinstance(dynamic_lds, bool)
+                or dynamic_lds < 0):
+            return None
+        if barrier.__class__ is not bool:
+            if barrier not in (0, 1):
+                return None
+            barrier = barrier == 1
+        acquire = aql.FenceScope(aql._scope(acquire)).name.lower()
+        release = aql.FenceScope(aql._scope(release)).name.lower()
+    except Exception:
+        return None
+    return (layout, grid_key, workgroup_key, int(dynamic_lds), bool(barrier), acquire, release)
+
+
+def _dims_key(value: Any, what: str) -> int | tuple[int, ...]:
+    if value.__class__ is int:
+        return value
+    sizes, dims = normalize_dims(value, what)
+    return sizes[:dims]
+
+
+def _prepare_launch(kernel: Any, queue: Any, key: tuple | None, grid: Any, workgroup: Any,
+                    dynamic_lds: Any, barrier: Any, acquire: Any, release: Any) -> Any:
+    """A launch's dispatch closure on a cache miss: prepared (every check), then cached."""
+    prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
+                                release)
+    dispatch = prepared._dispatch
+    if key is not None:
+        cache = queue.attachments.get(_LAUNCHES)
+        if cache is None:
+            cache = queue.attachments[_LAUNCHES] = LaunchCache()
+            queue.runtime._dispatch_trackers.add(cache)
+        cache.add(key, kernel, dispatch, prepared._states)
+    return dispatch
 
 
 def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: Any,
@@ -969,19 +561,46 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
 
     With ``wait`` (default) this waits for completion with ``timeout`` seconds and re-raises the
     queue's error if the dispatch failed; the result carries GPU timestamps when the queue has
-    profiling enabled."""
-    timeout = check_timeout(timeout, "launch")
+    profiling enabled. The preparation is kept per queue (LaunchCache): a later launch of the
+    same kernel with the same grid, workgroup and options publishes as a prepared call does."""
+    if timeout.__class__ is not float or not 0.0 <= timeout < _MAX_TIMEOUT:
+        timeout = check_timeout(timeout, "launch")
     if wait is not True and wait is not False:
         raise HsapyTypeError(f"launch: wait is a bool, not {wait!r}")
-    if args.__class__ is not list and args.__class__ is not tuple and (
-            isinstance(args, (str, bytes)) or not hasattr(args, "__iter__")):
-        raise HsapyTypeError(f"launch: args is the list of the kernel's arguments, not "
-                             f"{type(args).__name__}")
-    prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
-                                release)
-    index, slot = prepared._submit(tuple(args), True)
-    result = DispatchResult(queue, kernel, index, prepared.ring, slot)
+    if args.__class__ is not tuple and args.__class__ is not list:
+        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+            raise HsapyTypeError(f"launch: args is the list of the kernel's arguments, not "
+                                 f"{type(args).__name__}")
+        args = tuple(args)
+    try:
+        cache = queue.attachments[_LAUNCHES]
+        layout = kernel.layout
+    except (AttributeError, KeyError):  # no launch on this queue yet, or not a Queue / Kernel
+        cache = None
+        layout = getattr(kernel, "layout", None)
+    if (grid.__class__ is int and workgroup.__class__ is int and dynamic_lds.__class__ is int
+            and barrier.__class__ is bool and acquire.__class__ is str
+            and release.__class__ is str):
+        key: tuple | None = (layout, grid, workgroup, dynamic_lds, barrier, acquire, release)
+    else:
+        key = _launch_key(layout, grid, workgroup, dynamic_lds, barrier, acquire, release)
+    if cache is None:
+        entry = None
+    elif key == cache.last_key:
+        entry = cache.last_entry
+    else:
+        entry = cache.get(key)
+        if entry is not None:
+            cache.last_key, cache.last_entry = key, entry
+    if entry is not None and entry[0]() is kernel:
+        entry[2] = True
+        dispatch = entry[1]
+    else:
+        dispatch = _prepare_launch(kernel, queue, key if layout is not None else None, grid,
+                                   workgroup, dynamic_lds, barrier, acquire, release)
+    result = dispatch(args, True, kernel)
     return result.wait(timeout) if wait else result
+
 
 
 class Graph:
@@ -1004,14 +623,13 @@ class Graph:
             raise HsapyTypeError(f"Graph.add_dispatch: args is the list of the kernel's "
                                  f"arguments, not {type(args).__name__}")
         kernarg = prepared.packer.pack(*args)
-        self._nodes.append(("dispatch", prepared, aql.Packet(prepared.word, bytes(prepared._body)),
-                            kernarg))
+        self._nodes.append(("dispatch", prepared, prepared.packet(), kernarg))
 
     def add_packet(self, packet: aql.Packet) -> None:
         """Record any other packet (barrier-AND/OR, barrier-value) verbatim."""
         from hsapy.queue import _packet
 
-        self.queue._check_open()
+        self.queue.handle_state.check()
         self._nodes.append(("packet", None, _packet(packet), b""))
 
     def __len__(self) -> int:
@@ -1022,7 +640,7 @@ class Graph:
         """Replay the recorded packets as one batch; returns the dispatch results."""
         queue = self.queue
         timeout = check_timeout(timeout, "Graph.launch")
-        queue._check_open()
+        queue.handle_state.check()
         for kind, prepared, _packet_, _kernarg in self._nodes:
             if kind == "dispatch":
                 _raise_if_closed(prepared._states)
@@ -1040,10 +658,8 @@ class Graph:
                 results.append((position, prepared.kernel, ring, slot))
                 ring.forget(slot)
                 ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
-                body = bytearray(packet.body)
-                _BODY_PATCH.pack_into(body, _BODY_PATCH_OFFSET, ring.addresses[slot], 0,
-                                      ring.handles[slot])
-                packets.append(aql.Packet(packet.word, bytes(body)))
+                packets.append(aql.Packet(packet.word, slot_body(
+                    prepared._template, ring.addresses[slot], ring.handles[slot])))
             first = queue.publish_batch(packets, doorbell=doorbell)
         except BaseException:
             for _position, _kernel, ring, slot in results:

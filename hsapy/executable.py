@@ -32,6 +32,8 @@ from hsapy.codeobject import (
     extract_for_target,
     read_code_object_file,
 )
+from hsapy.dispatch import launch as dispatch_launch
+from hsapy.dispatch import prepare as dispatch_prepare
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.hsa_enums import (
     HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
@@ -371,19 +373,11 @@ class Kernel:
         self.layout = self.layout.with_types(*types)
         return self
 
-    def prepare(self, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
-                **options: Any) -> Any:
-        """Prepare launches on ``queue`` (see hsapy.dispatch.PreparedDispatch)."""
-        from hsapy.dispatch import prepare
-
-        return prepare(self, queue, grid, workgroup, dynamic_lds, **options)
-
-    def launch(self, queue: Any, args: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
-               **options: Any) -> Any:
-        """Launch and (by default) wait: see hsapy.dispatch.launch."""
-        from hsapy.dispatch import launch
-
-        return launch(self, queue, args, grid, workgroup, dynamic_lds, **options)
+    # ``kernel.prepare(queue, grid, workgroup, ...)`` and ``kernel.launch(queue, args, grid,
+    # workgroup, ...)`` are the functions of hsapy.dispatch themselves (their first parameter
+    # is the kernel), so a launch runs no forwarding frame.
+    prepare = dispatch_prepare
+    launch = dispatch_launch
 
     def __repr__(self) -> str:
         return (f"<Kernel {self.signature} kernel_object={self.kernel_object:#x} "

@@ -10,7 +10,7 @@ import platform
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.aql import Packet, split
 from hsapy.errors import ClosedError, HsapyError, HsapyTypeError, HsapyValueError, error_for
 
-__all__ = ["Queue", "QueueFullError", "QUEUE_TYPES", "INVALID_WORD", "add_observer", "remove_observer"]
+__all__ = ["Queue", "QueueFullError", "QueueProducer", "QueueAttachments", "QUEUE_TYPES",
+           "INVALID_WORD", "add_observer", "remove_observer"]
 
 # hsa_queue_type_t (hsa.h)
 QUEUE_TYPES = {"multi": 0, "single": 1, "cooperative": 2}
@@ -85,12 +86,48 @@ def _require_tso() -> None:
             "the header word, which hsapy implements only for x86-64 so far")
 
 
-class KernargRings(dict):
-    """The kernarg rings and batch arenas hsapy.dispatch made for one queue (key -> ring). The
-    queue's release tells each one first (``queue_closing``: the prepared paths step aside),
-    and closes them once the queue no longer runs packets (``close``)."""
+class QueueAttachments(dict):
+    """What the dispatch layer keeps for one queue (key -> object): kernarg rings, batch arenas,
+    prepared launches (``Queue.attachments``). The queue's release tells each one first
+    (``queue_closing()``: the prepared paths step aside) and closes it once the queue no longer
+    runs packets (``close(by)``)."""
 
     __slots__ = ("__weakref__",)
+
+
+class QueueProducer(NamedTuple):
+    """One queue's ring as seen by a producer that writes packets itself, with no method call
+    per packet (``Queue.producer()``; hsapy.publishing's fast path). The AQL publishing
+    protocol with it (docs/hsa-abi.md "Publishing a packet"; ``Queue.reserve``/``write``/
+    ``ring_doorbell`` are the same steps with their checks):
+
+    1. ``first = add_write_index(queue_ptr, n)`` reserves n slots
+       (hsa_queue_add_write_index_scacq_screl); if ``first + n - 1 >= free_end[0]`` the slots
+       may still hold packets of the last lap: ``make_space(first, first + n - 1, timeout)``
+       re-reads the read index and waits (and abandons the slots if that fails).
+    2. Per packet, bytes 4..63 first -- ``bodies[index & mask][:] = body``, or whole rows
+       through ``rows`` whose header|setup words hold INVALID_WORD -- then header|setup with one
+       32-bit store, ``words[(index & mask) << 4] = word`` (a release store: see Queue.write);
+       after whole rows, ``word_array[first << 4:(last + 1) << 4:16] = their words`` (numpy
+       stores them one by one, in order).
+    3. ``store_doorbell(doorbell_signal, index)`` (hsa_signal_store_screlease).
+
+    Observers (OBSERVERS) are the producer's business: Queue's methods tell them, this does
+    not. Valid while the queue is open: a producer stops using it once ``Queue.handle_state``
+    is closed (the dispatch layer's kernarg rings step aside on ``queue_closing``, so its
+    calls take the checked way)."""
+
+    add_write_index: Callable[[Any, int], int]
+    queue_ptr: Any
+    free_end: list
+    mask: int
+    bodies: list
+    words: memoryview
+    rows: memoryview
+    word_array: np.ndarray
+    make_space: Callable[[int, int, float], None]
+    store_doorbell: Callable[[Any, int], None]
+    doorbell_signal: Any
 
 
 class _QueueState:
@@ -117,7 +154,7 @@ class _QueueState:
 def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any,
                    rings_ref: Any, handle_state: HandleState):
     """The queue's release. The Queue's index and doorbell calls start raising ClosedError and
-    its kernarg rings step aside (a prepared call then takes the checked way, which raises
+    its attachments (kernarg rings, batch arenas, prepared launches) step aside (a prepared call then takes the checked way, which raises
     too); the queue is destroyed at once, or, while numpy views of its ring (``Queue.ring``)
     are alive, stopped (hsa_queue_inactivate: no packet runs any more) and destroyed once the
     last view is collected; then the rings' signals and memory are released. Holds the Queue
@@ -248,10 +285,10 @@ class Queue:
         self._ring_memory = ViewedMemory(ffi, self.base_address, ReleaseOnce(
             _queue_destroy(lib, self._ptr, runtime._outstanding)))
         self._ring: np.ndarray | None = None
-        self._kernarg_rings = KernargRings()
+        self.attachments = QueueAttachments()
         handle_state = HandleState("Queue", lambda: None, what=f"queue {self.id} on {agent.name}")
         handle_state.release = _queue_release(lib, self._ptr, self._ring_memory,
-                                              weakref.ref(self), weakref.ref(self._kernarg_rings),
+                                              weakref.ref(self), weakref.ref(self.attachments),
                                               handle_state)
         state.handle_state = handle_state
         runtime._outstanding.add()           # given back by hsa_queue_destroy
@@ -282,12 +319,26 @@ class Queue:
             notify("queue_closing", self)
         handle_state.close()
 
+    @property
+    def handle_state(self) -> HandleState:
+        """The queue's lifetime state (hsapy._lifetime.HandleState): ``closed``, ``closed_by``,
+        ``check()``. What a dispatch on this queue depends on (see hsapy.dispatch)."""
+        return self._state.handle_state
+
     def _check_open(self) -> None:
         handle_state = self._state.handle_state
         if handle_state.closed:
             raise handle_state.error()
 
-    def _consumed_mark(self) -> Any:
+    def producer(self) -> QueueProducer:
+        """The ring for a producer that writes packets itself (see QueueProducer)."""
+        self._check_open()
+        return QueueProducer(self._add_write_index, self._ptr, self._free_end, self._mask,
+                             self._body_views, self._words, self._ring_bytes, self._ring_words,
+                             self._make_space,
+                             self._store_doorbell, self._doorbell_cdata)
+
+    def consumed_mark(self) -> Any:
         """None when the packet processor has consumed every packet published so far; else a
         mark (a callable) that answers True once it has -- or once the queue is closed, stopped
         by an error or collected, when those packets never run. (On the simulator a packet is

@@ -189,7 +189,7 @@ class Runtime:
         may point at memory, code or signals too)."""
         marks: list[Any] = []
         for queue in list(self._queues):
-            mark = queue._consumed_mark()
+            mark = queue.consumed_mark()
             if mark is not None:
                 marks.append(mark)
         for tracker in list(self._dispatch_trackers):

@@ -1,8 +1,10 @@
 """``hsapy bench launch``: what a kernel launch costs, measured with the empty kernel.
 
 Modes: host submit cost (plain launch, prepared launch, batch of 256 per dispatch), round trip
-(dispatch + wait), throughput and per-dispatch duration from GPU timestamps, and HIP's
-hipModuleLaunchKernel side by side when hip-python is installed. Each mode is warmed up, then
+(dispatch + wait), throughput and per-dispatch duration from GPU timestamps; side by side, the
+peers a launch-overhead user compares with, when they import: HIP's hipModuleLaunchKernel
+through hip-python on an AMD GPU, and cuda.core, CuPy and torch on an NVIDIA GPU (an empty
+kernel each, timed in the same loop). Each mode is warmed up, then
 repeated; the table (or one JSON object per mode with ``--json``) gives median, p5, p95 and min
 in microseconds. ``--plot FILE`` draws the distributions with matplotlib (the ``plot`` extra) as
 PNG, SVG or PDF by the file's extension.
@@ -86,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(results: list, notes: list[str], plan) -> None:
+    from hsapy.bench import READING
+
     first = results[0]
     where = f"{first.target} via {first.backend}"
     print(f"hsapy bench launch: the empty kernel on {where}"
@@ -105,6 +109,8 @@ def _print_table(results: list, notes: list[str], plan) -> None:
     print()
     for result in results:
         print(f"{result.mode:<{widths[0]}}  {result.what}")
+    print()
+    print(textwrap.fill(READING, width=100))
     for note in notes:
         print(textwrap.fill(note, width=100, initial_indent="note: ", subsequent_indent="      "))
 

@@ -112,18 +112,22 @@ def test_benchmarks_launch_script_keeps_its_rows(capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(row["mode"], row["doorbell"]) for row in rows] == [
         ("plain", True), ("prepared", False), ("prepared", True), ("prepared_result", False),
-        ("batch256", True), ("python_call", False), ("c_floor", False)]
+        ("prepared_result", True), ("batch256", True), ("python_call", False), ("c_timed_each", False),
+        ("c_floor", False)]
     keys = ["mode", "doorbell", "api", "median_us", "p5_us", "p95_us", "min_us", "n",
             "simulated", "ratio_to_floor"]
     for row in rows:
         assert list(row) == keys
-        assert row["simulated"] is (row["mode"] not in ("python_call", "c_floor"))
+        assert row["simulated"] is (row["mode"] not in ("python_call", "c_timed_each",
+                                                        "c_floor"))
         assert row["p5_us"] <= row["median_us"] <= row["p95_us"]
         assert row["ratio_to_floor"] == pytest.approx(row["median_us"] / rows[-1]["median_us"])
     assert [row["api"] for row in rows] == [
-        "kernel.launch(wait=False)", "prepared.publish()", "prepared.submit()", "prepared()",
-        "prepared.batch()", "an empty Python function", "C loop (cffi)"]
-    assert [row["n"] for row in rows] == [256, 256, 256, 256, 1, 256, 256]
+        "kernel.launch(wait=False)", "prepared.publish()", "prepared.submit()",
+        "prepared(doorbell=False)", "prepared()", "prepared.batch()", "an empty Python function", "C loop (cffi), each packet timed",
+        "C loop (cffi), timed whole"]
+    # one sample per batch and per whole C loop
+    assert [row["n"] for row in rows] == [256, 256, 256, 256, 256, 1, 256, 256, 1]
 
 
 class _FakeHip:
@@ -297,3 +301,107 @@ def test_plot_without_matplotlib_is_one_line_naming_the_extra(monkeypatch, capsy
     err = capsys.readouterr().err.strip()
     assert err == "hsapy bench: --plot: charts need matplotlib: pip install 'hsapy[plot]'"
     assert not (tmp_path / "chart.png").exists()
+
+
+# -- the NVIDIA peers, through stand-ins for their modules -------------------------------------
+
+def _module(name, **attributes):
+    import importlib.machinery
+    import types
+
+    module = types.ModuleType(name)
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+    module.__dict__.update(attributes)
+    return module
+
+
+@pytest.fixture()
+def fake_peers(monkeypatch):
+    """cuda.core, cupy and torch stand-ins recording what the benchmark calls."""
+    import types
+
+    calls = []
+
+    class Stream:
+        def sync(self):
+            calls.append(("cuda.core", "sync"))
+
+    class Device:
+        arch = "90"
+
+        def set_current(self):
+            calls.append(("cuda.core", "set_current"))
+
+        def create_stream(self):
+            return Stream()
+
+    class Program:
+        def __init__(self, code, code_type, options):
+            calls.append(("cuda.core", "Program", code, code_type, options))
+
+        def compile(self, target):
+            calls.append(("cuda.core", "compile", target))
+            return types.SimpleNamespace(get_kernel=lambda name: ("kernel", name))
+
+    def launch(stream, config, kernel, *args):
+        calls.append(("cuda.core", "launch", config, kernel, args))
+
+    core = _module("cuda.core", Device=Device, Program=Program, launch=launch,
+                   ProgramOptions=lambda arch: ("options", arch),
+                   LaunchConfig=lambda grid, block: ("config", grid, block))
+    monkeypatch.setitem(sys.modules, "cuda", _module("cuda", core=core))
+    monkeypatch.setitem(sys.modules, "cuda.core", core)
+
+    class RawKernel:
+        def __init__(self, code, name):
+            calls.append(("cupy", "RawKernel", code, name))
+
+        def __call__(self, grid, block, args):
+            calls.append(("cupy", "launch", grid, block, args))
+
+    stream = types.SimpleNamespace(synchronize=lambda: calls.append(("cupy", "sync")))
+    cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 1),
+                                 get_current_stream=lambda: stream)
+    monkeypatch.setitem(sys.modules, "cupy", _module("cupy", RawKernel=RawKernel, cuda=cuda))
+
+    torch_cuda = types.SimpleNamespace(
+        is_available=lambda: True, _sleep=lambda cycles: calls.append(("torch", "_sleep", cycles)),
+        synchronize=lambda: calls.append(("torch", "sync")))
+    monkeypatch.setitem(sys.modules, "torch", _module("torch", cuda=torch_cuda))
+    return calls
+
+
+def test_peers_that_import_get_a_labelled_row_each_timed_like_hip(fake_peers):
+    from hsapy.bench import EMPTY_CUDA, LaunchPlan, Progress, _peer_modes
+
+    plan = LaunchPlan(repeats=2, warmup=1, burst=3)
+    notes = []
+    results = _peer_modes(plan, Progress(1, enabled=False), notes)
+    assert notes == []
+    assert [r.mode for r in results] == ["cuda_core_launch", "cupy_launch", "torch_launch"]
+    for result in results:
+        row = result.as_json()
+        assert row["simulated"] is False and row["backend"] == "cuda" and row["clock"] == "host"
+        assert "NVIDIA GPU" in row["what"] and row["n"] == 2 * 3
+    launches = {peer: [c for c in fake_peers if c[0] == peer and c[1] in ("launch", "_sleep")]
+                for peer in ("cuda.core", "cupy", "torch")}
+    # warm-up and timed repetitions: 3 bursts of 3, each synchronized
+    assert all(len(calls) == 9 for calls in launches.values())
+    assert launches["cuda.core"][0][2:] == (("config", 1, 64), ("kernel", "empty"), ())
+    assert launches["cupy"][0][2:] == ((1,), (64,), ())
+    assert launches["torch"][0][2] == 0
+    assert sum(c[1] == "sync" for c in fake_peers) == 3 * 3
+    assert ("cupy", "RawKernel", EMPTY_CUDA, "empty") in fake_peers
+    assert ("cuda.core", "Program", EMPTY_CUDA, "c++", ("options", "sm_90")) in fake_peers
+
+
+def test_a_peer_without_a_device_is_a_note_and_missing_ones_are_named(fake_peers, monkeypatch):
+    from hsapy.bench import LaunchPlan, Progress, _peer_modes
+
+    sys.modules["torch"].cuda.is_available = lambda: False
+    monkeypatch.setitem(sys.modules, "cupy", None)            # not importable
+    notes = []
+    results = _peer_modes(LaunchPlan(repeats=1, warmup=0, burst=2), Progress(1, False), notes)
+    assert [r.mode for r in results] == ["cuda_core_launch"]
+    assert notes[0].startswith("cupy: not measured (not importable")
+    assert notes[1] == "torch_launch: not measured (HsapyValueError: torch sees no CUDA device)"

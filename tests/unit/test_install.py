@@ -21,6 +21,10 @@ REPO = Path(hsapy.__file__).resolve().parent.parent
 PACKAGE_DIRS = ("hsapy", "asm", "kernels")
 # import name -> distribution name, where they differ
 DISTRIBUTIONS = {"hip": "hip-python"}
+# Other projects' launch APIs that ``hsapy bench launch`` times side by side when the user has
+# them (NVIDIA GPU peers): imported lazily in hsapy/bench.py only, never needed by hsapy, so no
+# extra installs them (CuPy's wheel is named per CUDA version, torch is a choice of its own).
+MEASURED_PEERS = {"cuda", "cupy", "torch"}
 
 tomllib = pytest.importorskip("tomllib")
 
@@ -71,8 +75,9 @@ def test_every_lazy_import_is_declared_in_core_or_an_extra():
     declared = requirement_names(project()["dependencies"])
     for requirements in project()["optional-dependencies"].values():
         declared |= requirement_names(requirements)
-    undeclared = {(name, where) for name, where, _ in third_party_imports()
-                  if name not in declared}
+    undeclared = {(name, where) for name, where, lazy in third_party_imports()
+                  if name not in declared
+                  and not (name in MEASURED_PEERS and where == "hsapy/bench.py" and lazy)}
     assert not undeclared
 
 
