@@ -745,7 +745,7 @@ def _peer_modes(plan: LaunchPlan, progress: Progress, notes: list[str]) -> list[
             notes.append(f"{mode}: not measured ({type(exc).__name__}: {exc})")
             continue
         try:
-            samples = _phase(progress, mode, plan, lambda n, tick: peer.time_launches(
+            samples = _phase(progress, mode, plan, lambda n, tick, peer=peer: peer.time_launches(
                 n, plan.burst, tick))
         except Exception as exc:
             notes.append(f"{mode}: stopped ({type(exc).__name__}: {exc})")

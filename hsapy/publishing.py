@@ -37,8 +37,9 @@ import keyword
 import linecache
 import re
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -731,7 +732,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                                            arena.indices)
     signals, view, slot_size, half_size = (arena.signals, arena.view, arena.slot_size,
                                            arena.half_size)
-    pack, pack_explicit, explicit = packer.pack_into, packer.pack_explicit_into, packer.explicit_count
+    pack, pack_explicit, explicit = (packer.pack_into, packer.pack_explicit_into,
+                                     packer.explicit_count)
     # The rows as flat bytes, per entry of ``chunks``: memoryviews copy holding the GIL (numpy
     # lets it go for a copy this size, and the simulator's packet processor taking it then
     # makes the publishing thread wait to get it back).
