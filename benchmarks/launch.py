@@ -11,8 +11,9 @@ pack, publish; it returns the packet index);
 ``prepared_result`` times ``prepared(doorbell=False)`` and ``prepared()``, the same plus
 building the DispatchResult a caller waits on; ``plain`` (``kernel.launch(..., wait=False)``,
 which rings the doorbell, called through a lambda) does the work of ``prepared()`` once the
-launch cache holds its preparation. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
-timed the same way, so numbers from machines (or moments) of different speed can be compared.
+launch cache holds its preparation. ``python_call`` is a yardstick for the interpreter itself:
+an empty Python function timed the same way, so numbers from machines (or moments) of different
+speed can be compared.
 The modes take turns, five bursts at a time (``--turn``), so a change of machine speed during
 the run affects all of them alike while each mode still runs mostly after its own kind.
 
@@ -45,8 +46,8 @@ import contextlib
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hsapy.bench import BURST
 from hsapy.bench import summarize as _stats
@@ -191,8 +192,13 @@ def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[d
     """Every mode's row, from ``repeats`` bursts each. The modes take turns, ``turn`` bursts
     at a time, so a machine that changes speed while this runs (shared or throttled CPUs do,
     by 2x here) slows them alike, while each mode still runs mostly after its own kind."""
-    from hsapy.bench import (LaunchSetup, _time_each, time_batches, time_bursts,
-                             warm_batch_queue_size)
+    from hsapy.bench import (
+        LaunchSetup,
+        _time_each,
+        time_batches,
+        time_bursts,
+        warm_batch_queue_size,
+    )
     from hsapy.runtime import Runtime
 
     helpers = _compile_helpers()

@@ -30,8 +30,9 @@ from __future__ import annotations
 import functools
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,9 +40,20 @@ from hsapy import aql
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
 from hsapy.kernarg import normalize_dims
-from hsapy.publishing import (BATCH_ARENA_SLOTS, RING_SLOTS, BatchArena, DispatchTemplate,
-                              KernargRing, arena_for, batcher, dispatcher, named_dispatcher,
-                              parameter_names, ring_for, slot_body)
+from hsapy.publishing import (
+    BATCH_ARENA_SLOTS,
+    RING_SLOTS,
+    BatchArena,
+    DispatchTemplate,
+    KernargRing,
+    arena_for,
+    batcher,
+    dispatcher,
+    named_dispatcher,
+    parameter_names,
+    ring_for,
+    slot_body,
+)
 from hsapy.queue import Queue
 from hsapy.signal import Condition, check_timeout
 
@@ -71,7 +83,7 @@ def _open_states(kernel: Any, queue: Any) -> tuple[Any, ...]:
     """The lifetime states a dispatch of ``kernel`` on ``queue`` depends on, outermost first:
     the runtime, the queue, the kernel's executable. Raises ClosedError if one is closed, or a
     typed error when ``kernel``/``queue`` are not what they should be."""
-    from hsapy.executable import Kernel      # (which imports this module)
+    from hsapy.executable import Kernel  # (which imports this module)
 
     if not isinstance(queue, Queue):
         raise HsapyTypeError(f"a dispatch needs a Queue (agent.create_queue), not "
@@ -429,7 +441,8 @@ class PreparedDispatch:
 
 
 def prepare(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
-            barrier: bool = False, acquire: Any = "system", release: Any = "system") -> PreparedDispatch:
+            barrier: bool = False, acquire: Any = "system",
+            release: Any = "system") -> PreparedDispatch:
     """Prepare a launch of ``kernel`` on ``queue`` (see :class:`PreparedDispatch`)."""
     return PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire, release)
 
@@ -454,9 +467,9 @@ class LaunchCache(dict):
     hit sets its entry's use bit; making room sweeps the entries in order, clearing set bits,
     and drops the first entry found clear (one not used since the last sweep). ``last_key`` /
     ``last_entry`` are the entry found or added last, compared before the dict is asked. It
-    lives in the queue's attachments, so closing the queue drops it, and among the runtime's dispatch trackers, so
-    closing an executable (or the runtime) drops the entries that use it (``forget_all``).
-    It holds kernels only weakly, so it keeps no executable alive."""
+    lives in the queue's attachments, so closing the queue drops it, and among the runtime's
+    dispatch trackers, so closing an executable (or the runtime) drops the entries that use it
+    (``forget_all``). It holds kernels only weakly, so it keeps no executable alive."""
 
     __slots__ = ("__weakref__", "last_key", "last_entry")
     # one cache is one object (the runtime's WeakSet of trackers holds it), not its contents
@@ -641,7 +654,7 @@ class Graph:
         queue = self.queue
         timeout = check_timeout(timeout, "Graph.launch")
         queue.handle_state.check()
-        for kind, prepared, _packet_, _kernarg in self._nodes:
+        for kind, prepared, _node_packet, _kernarg in self._nodes:
             if kind == "dispatch":
                 _raise_if_closed(prepared._states)
         if not self._nodes:

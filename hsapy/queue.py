@@ -10,7 +10,8 @@ import platform
 import threading
 import time
 import weakref
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from hsapy import aql
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.aql import Packet, split
-from hsapy.errors import ClosedError, HsapyError, HsapyTypeError, HsapyValueError, error_for
+from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError, error_for
 
 __all__ = ["Queue", "QueueFullError", "QueueProducer", "QueueAttachments", "QUEUE_TYPES",
            "INVALID_WORD", "add_observer", "remove_observer"]
@@ -154,11 +155,11 @@ class _QueueState:
 def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any,
                    rings_ref: Any, handle_state: HandleState):
     """The queue's release. The Queue's index and doorbell calls start raising ClosedError and
-    its attachments (kernarg rings, batch arenas, prepared launches) step aside (a prepared call then takes the checked way, which raises
-    too); the queue is destroyed at once, or, while numpy views of its ring (``Queue.ring``)
-    are alive, stopped (hsa_queue_inactivate: no packet runs any more) and destroyed once the
-    last view is collected; then the rings' signals and memory are released. Holds the Queue
-    only weakly."""
+    its attachments (kernarg rings, batch arenas, prepared launches) step aside (a prepared call
+    then takes the checked way, which raises too); the queue is destroyed at once, or, while
+    numpy views of its ring (``Queue.ring``) are alive, stopped (hsa_queue_inactivate: no packet
+    runs any more) and destroyed once the last view is collected; then the rings' signals and
+    memory are released. Holds the Queue only weakly."""
     def release() -> None:
         queue = queue_ref()
         if queue is not None:
@@ -216,7 +217,8 @@ class Queue:
     """
 
     def __init__(self, agent: Any, size: int = 256, type: str = "multi",
-                 private_segment_size: int = UINT32_MAX, group_segment_size: int = UINT32_MAX) -> None:
+                 private_segment_size: int = UINT32_MAX,
+                 group_segment_size: int = UINT32_MAX) -> None:
         runtime = agent.runtime
         self.agent = agent  # children hold their parents
         self.runtime = runtime
@@ -420,14 +422,16 @@ class Queue:
         """The read index (hsa_queue_load_read_index_scacquire, or _relaxed)."""
         self._check_open()
         lib = self._lib
-        fn = lib.hsa_queue_load_read_index_relaxed if relaxed else lib.hsa_queue_load_read_index_scacquire
+        fn = (lib.hsa_queue_load_read_index_relaxed if relaxed
+              else lib.hsa_queue_load_read_index_scacquire)
         return fn(self._ptr)
 
     def load_write_index(self, relaxed: bool = False) -> int:
         """The write index (hsa_queue_load_write_index_scacquire, or _relaxed)."""
         self._check_open()
         lib = self._lib
-        fn = lib.hsa_queue_load_write_index_relaxed if relaxed else lib.hsa_queue_load_write_index_scacquire
+        fn = (lib.hsa_queue_load_write_index_relaxed if relaxed
+              else lib.hsa_queue_load_write_index_scacquire)
         return fn(self._ptr)
 
     def add_write_index(self, count: int = 1, relaxed: bool = False) -> int:
@@ -436,7 +440,8 @@ class Queue:
         self._check_open()
         count = _check_int(count, "Queue.add_write_index: count", 0, self.size)
         lib = self._lib
-        fn = lib.hsa_queue_add_write_index_relaxed if relaxed else lib.hsa_queue_add_write_index_scacq_screl
+        fn = (lib.hsa_queue_add_write_index_relaxed if relaxed
+              else lib.hsa_queue_add_write_index_scacq_screl)
         return fn(self._ptr, count)
 
     def cas_write_index(self, expected: int, value: int, relaxed: bool = False) -> int:
@@ -445,7 +450,8 @@ class Queue:
         expected = _check_int(expected, "Queue.cas_write_index: expected", 0, 0xFFFFFFFFFFFFFFFF)
         value = _check_int(value, "Queue.cas_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
         lib = self._lib
-        fn = lib.hsa_queue_cas_write_index_relaxed if relaxed else lib.hsa_queue_cas_write_index_scacq_screl
+        fn = (lib.hsa_queue_cas_write_index_relaxed if relaxed
+              else lib.hsa_queue_cas_write_index_scacq_screl)
         return fn(self._ptr, expected, value)
 
     def store_write_index(self, value: int, relaxed: bool = False) -> None:
@@ -453,7 +459,8 @@ class Queue:
         self._check_open()
         value = _check_int(value, "Queue.store_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
         lib = self._lib
-        fn = lib.hsa_queue_store_write_index_relaxed if relaxed else lib.hsa_queue_store_write_index_screlease
+        fn = (lib.hsa_queue_store_write_index_relaxed if relaxed
+              else lib.hsa_queue_store_write_index_screlease)
         fn(self._ptr, value)
 
     def ring_doorbell(self, index: int) -> None:
