@@ -50,7 +50,7 @@ from hsapy.hsa_enums import (
     HSA_STATUS_SUCCESS,
 )
 from hsapy.kernarg import KernargLayout
-from hsapy.queue import OBSERVERS, notify
+from hsapy.observers import OBSERVERS, notify
 
 __all__ = ["Executable", "Kernel", "load", "agent_target", "DYNAMIC_STACK_SIZE"]
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from hsapy.errors import HsapyError
 from hsapy.hsa_enums import HSA_PACKET_TYPE_KERNEL_DISPATCH
+from hsapy.observers import add_observer, remove_observer
 
 __all__ = ["Profiler", "DispatchProfile", "profile"]
 
@@ -149,24 +150,22 @@ class Profiler:
 
     def start(self) -> None:
         """Start observing publishing and counting simulated dispatches."""
-        from hsapy import queue as queue_module
         from hsapy.sim.isa import counters
 
         if self.is_active:
             raise HsapyError("Profiler.start: this profiler is already active")
         self.is_active = True
-        queue_module.add_observer(self)
+        add_observer(self)
         counters.add_listener(self)
 
     def stop(self) -> None:
         """Stop observing; the dispatches collected so far stay in :attr:`dispatches`."""
-        from hsapy import queue as queue_module
         from hsapy.sim.isa import counters
 
         if not self.is_active:
             return
         counters.remove_listener(self)
-        queue_module.remove_observer(self)
+        remove_observer(self)
         self.is_active = False
 
     # -- what the profiler hears -----------------------------------------------------------------

@@ -45,7 +45,8 @@ import numpy as np
 
 from hsapy import aql
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
-from hsapy.queue import INVALID_WORD, OBSERVERS, notify_signal_reused, watch_observers
+from hsapy.observers import OBSERVERS, notify_signal_reused, watch_observers
+from hsapy.queue import INVALID_WORD
 from hsapy.signal import Condition, value_words
 
 __all__ = ["KernargRing", "BatchArena", "DispatchTemplate", "reference_dispatch",
@@ -148,7 +149,7 @@ class KernargRing:
             self._store(cdata, 1)
 
     def observers_attached(self) -> None:
-        """An observer was attached (hsapy.queue.add_observer): make every slot nobody's, so
+        """An observer was attached (hsapy.observers.add_observer): make every slot nobody's, so
         the fast path's calls take the reference way, which tells observers."""
         self.forget_all()
 

@@ -16,11 +16,22 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from hsapy import aql
+from hsapy._checks import check_timeout
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.aql import Packet, split
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError, error_for
+from hsapy.observers import (
+    OBSERVERS,
+    add_observer,
+    notify,
+    notify_doorbell,
+    notify_written,
+    remove_observer,
+)
 
+# OBSERVERS, add_observer and remove_observer are hsapy.observers' (imported above), and stay
+# importable from here.
 __all__ = ["Queue", "QueueFullError", "QueueProducer", "QueueAttachments", "QUEUE_TYPES",
            "INVALID_WORD", "add_observer", "remove_observer"]
 
@@ -30,41 +41,6 @@ PACKET_SIZE = 64
 AMD_QUEUE_APERTURES_OFFSET = 64   # amd_queue_t.group_segment_aperture_base_hi
 UINT32_MAX = 0xFFFFFFFF
 
-
-# Observers of publishing on every queue (hsapy.trace installs one). An observer has
-#   packets_written(queue, first, count)  after the header stores: the ring holds the packets
-#   doorbell(queue, index)                before the doorbell store
-#   signal_reused(handle)                 before the dispatch path re-arms a completion signal,
-#                                         and before any hsapy Signal is destroyed
-# and, optionally (called only when present), lifecycle events through ``notify``:
-#   queue_created(queue), queue_closing(queue), runtime_closing(runtime), kernel_loaded(kernel)
-# Empty in normal use, where the cost is one truthiness check per call. Attach and detach with
-# add_observer / remove_observer.
-OBSERVERS: list[Any] = []
-# Objects whose short path does not look at OBSERVERS on every call (KernargRing, for the
-# prepared dispatch path), registered through watch_observers: add_observer calls their
-# ``observers_attached()`` so that path steps aside.
-_WATCHERS: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def watch_observers(holder: Any) -> None:
-    """Call ``holder.observers_attached()`` whenever an observer is attached (weakly held)."""
-    _WATCHERS.add(holder)
-
-
-def add_observer(observer: Any) -> None:
-    """Attach ``observer`` (see OBSERVERS) to publishing on every queue."""
-    OBSERVERS.append(observer)
-    for holder in list(_WATCHERS):
-        holder.observers_attached()
-
-
-def remove_observer(observer: Any) -> None:
-    """Detach ``observer``; nothing happens if it is not attached."""
-    try:
-        OBSERVERS.remove(observer)
-    except ValueError:
-        pass
 
 # A free slot's header|setup word: header type INVALID, setup 0 (see write_many).
 INVALID_WORD = aql.encode_header(aql.PacketType.INVALID, False, 0, 0)
@@ -470,7 +446,7 @@ class Queue:
         a doorbell address: queues may be emulated or intercepted by profilers. (A closed
         queue's doorbell call raises ClosedError: see _closed_call.)"""
         if OBSERVERS:
-            _notify_doorbell(self, index)
+            notify_doorbell(self, index)
         self._store_doorbell(self._doorbell_cdata, index)
 
     def flush(self) -> None:
@@ -669,8 +645,6 @@ _MAX_TIMEOUT = float(1 << 31)
 
 
 def _timeout(timeout: Any, what: str) -> float:
-    from hsapy.signal import check_timeout
-
     return check_timeout(timeout, what)
 
 
@@ -683,27 +657,3 @@ def _packet(packet: Any) -> Packet:
         return split(packet)
     except ValueError as exc:
         raise HsapyValueError(str(exc)) from None
-
-
-def notify_written(queue: Queue, first: int, count: int) -> None:
-    for observer in tuple(OBSERVERS):
-        observer.packets_written(queue, first, count)
-
-
-def _notify_doorbell(queue: Queue, index: int) -> None:
-    for observer in tuple(OBSERVERS):
-        observer.doorbell(queue, index)
-
-
-def notify(event: str, *args: Any) -> None:
-    """Call ``event(*args)`` on every observer that defines it (lifecycle events)."""
-    for observer in tuple(OBSERVERS):
-        method = getattr(observer, event, None)
-        if method is not None:
-            method(*args)
-
-
-def notify_signal_reused(handle: int) -> None:
-    """Tell observers a completion signal is about to be re-armed (its timestamps go stale)."""
-    for observer in tuple(OBSERVERS):
-        observer.signal_reused(handle)

@@ -260,7 +260,7 @@ class Runtime:
         view is collected."""
         if self._state.closed:
             return
-        from hsapy.queue import OBSERVERS, notify
+        from hsapy.observers import OBSERVERS, notify
 
         if OBSERVERS:
             notify("runtime_closing", self)

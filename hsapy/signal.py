@@ -18,7 +18,7 @@ from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
-from hsapy.queue import OBSERVERS, notify_signal_reused
+from hsapy.observers import OBSERVERS, notify_signal_reused
 
 if TYPE_CHECKING:
     from hsapy.runtime import Runtime

@@ -11,8 +11,8 @@ Usage::
 or, for a whole Python program, ``hsapy trace -o trace.json -- python script.py args``. Open the
 file at https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.
 
-What is recorded (through ``hsapy.queue.OBSERVERS``): every packet written to any queue (queue,
-index, type, decoded fields, host time), every doorbell (host time, index), and, read with
+What is recorded (through ``hsapy.observers.OBSERVERS``): every packet written to any queue
+(queue, index, type, decoded fields, host time), every doorbell (host time, index), and, read with
 ``hsa_amd_profiling_get_dispatch_time`` from each packet's completion signal, the GPU start/end
 timestamps of dispatches and barriers. The file is in the Trace Event Format:
 
@@ -65,6 +65,7 @@ from hsapy.hsa_enums import (
     HSA_STATUS_SUCCESS,
     HSA_WAIT_STATE_BLOCKED,
 )
+from hsapy.observers import add_observer, remove_observer
 
 __all__ = ["Trace", "record", "PacketRecord"]
 
@@ -213,23 +214,19 @@ class Trace:
 
     def start(self) -> None:
         """Start observing (what ``with`` does on entry)."""
-        from hsapy import queue as queue_module
-
         if self.is_active:
             raise HsapyValueError("Trace.start: this trace is already recording")
         self._origin_ns = time.perf_counter_ns()
         self.is_active = True
-        queue_module.add_observer(self)
+        add_observer(self)
         if self.profiler is not None:
             self.profiler.start()
 
     def stop(self) -> None:
         """Stop observing and harvest the remaining timestamps (bounded wait)."""
-        from hsapy import queue as queue_module
-
         if not self.is_active:
             return
-        queue_module.remove_observer(self)
+        remove_observer(self)
         if self.profiler is not None:
             self.profiler.stop()
         self.is_active = False
@@ -250,7 +247,7 @@ class Trace:
             self._pending.clear()
             self._events = None
 
-    # -- the observer interface (hsapy.queue.OBSERVERS) ----------------------------------------
+    # -- the observer interface (hsapy.observers.OBSERVERS) ----------------------------------------
     def queue_created(self, queue: Any) -> None:
         """A queue was created while tracing: profile it from its first packet."""
         if self.is_active:
