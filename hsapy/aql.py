@@ -15,7 +15,7 @@ import enum
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import construct as cs
 
@@ -45,6 +45,9 @@ from hsapy.hsa_enums import (
     HSA_SIGNAL_CONDITION_NE,
 )
 from hsapy.kernarg import _all_ints, _exact_int
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "PacketType", "FenceScope", "SignalCondition", "PACKET_SIZE",
@@ -326,7 +329,7 @@ def _packet_bytes(packet: Any) -> bytes:
     return data
 
 
-def split(packet: bytes | Packet) -> Packet:
+def split(packet: bytes | bytearray | memoryview | np.ndarray | Packet) -> Packet:
     """A 64-byte packet as (word, body)."""
     if isinstance(packet, Packet):
         return packet

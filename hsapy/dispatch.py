@@ -473,7 +473,7 @@ class LaunchCache(dict):
 
     __slots__ = ("__weakref__", "last_key", "last_entry")
     # one cache is one object (the runtime's WeakSet of trackers holds it), not its contents
-    __hash__ = object.__hash__
+    __hash__ = object.__hash__  # type: ignore[assignment]  # (dict declares it None)
     __eq__ = object.__eq__
 
     def __init__(self) -> None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState
@@ -64,7 +64,7 @@ def _handle_of(agent: Any) -> int:
     """The int handle of an Agent object, a cdata hsa_agent_t, a dict or an int."""
     if isinstance(agent, int):
         return agent
-    handle = getattr(agent, "handle", None)
+    handle: Any = getattr(agent, "handle", None)
     if handle is None and isinstance(agent, dict):
         handle = agent.get("handle")
     if not isinstance(handle, int):
@@ -159,7 +159,7 @@ class _ExecutableState:
         self.buffer = None
 
 
-def _destroy_when_idle(runtime: Any, handles: _ExecutableState):
+def _destroy_when_idle(runtime: Any, handles: _ExecutableState) -> Callable[[], None]:
     """The executable's release. Prepared launches of its kernels step aside first (every
     kernarg slot becomes nobody's, so their next call takes the checked way and raises
     ClosedError); the code is destroyed at once, or, while dispatches are in flight (one may run
@@ -194,7 +194,8 @@ class Executable:
         self.target = agent_target(lib, ffi, agent)
         raw, parsed, description = _read_input(code_object)
         if parsed is None:
-            data = extract_for_target(raw, self.target)    # refuses another target, names both
+            # (raw is the bytes when nothing was parsed; see _read_input)
+            data = extract_for_target(cast(bytes, raw), self.target)  # refuses another target
             parsed = CodeObject.from_bytes(data)
         else:
             data = parsed.data

@@ -47,7 +47,7 @@ from hsapy import aql
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
 from hsapy.observers import OBSERVERS, notify_signal_reused, watch_observers
 from hsapy.queue import INVALID_WORD
-from hsapy.signal import Condition, value_words
+from hsapy.signal import Condition, Signal, value_words
 
 __all__ = ["KernargRing", "BatchArena", "DispatchTemplate", "reference_dispatch",
            "reference_batch", "dispatcher", "named_dispatcher", "batcher", "ring_for",
@@ -62,6 +62,14 @@ _BODY_PATCH_OFFSET = 40 - 4
 _TIMEOUT = 10.0
 # Chunk layouts a batcher keeps (chunk_packets): a batch size or two, on either arena half.
 _CHUNK_LAYOUTS = 8
+
+
+def _all_value_words(runtime: Any, signals: list[Signal]) -> list[memoryview] | None:
+    """Every signal's value words (hsapy.signal.value_words), or None where this runtime's
+    signals are not laid out as amd_signal_t."""
+    values = [value_words(runtime, s) for s in signals]
+    present = [v for v in values if v is not None]
+    return present if len(present) == len(values) else None
 
 
 class KernargRing:
@@ -109,10 +117,11 @@ class KernargRing:
         # Slots are handed out in turn by an itertools.cycle: next() is one atomic step, so
         # threads sharing a ring never take the same slot.
         self.slot_order = itertools.cycle(range(slots))
-        values = [value_words(runtime, s) for s in self.signals]
-        self.values = values if all(v is not None for v in values) else None
+        self.values = _all_value_words(runtime, self.signals)
+        slot_values: list[memoryview | None] = [None] * slots if self.values is None else [
+            *self.values]
         self.state: list[tuple[Any, Any, bytes | None]] = [
-            (None, value, None) for value in (self.values or [None] * slots)]
+            (None, value, None) for value in slot_values]
         self.indices = [-1] * slots
         self.closed = False
         self.closed_by = ""
@@ -246,8 +255,7 @@ class BatchArena:
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address),
                                        2 * self.half_size)
         self.signals = [runtime.create_signal(0), runtime.create_signal(0)]
-        values = [value_words(runtime, s) for s in self.signals]
-        self.values = values if all(v is not None for v in values) else None
+        self.values = _all_value_words(runtime, self.signals)
         # halves in turn, one atomic next() per batch (as KernargRing.slot_order)
         self.half_order = itertools.cycle((0, 1))
         self.owners: list[Any] = [None, None]
@@ -778,7 +786,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                     chunks.clear()
                     flat.clear()
                 chunks[key] = made = chunk_packets(template, arena, half, count, shared)
-                packets = flat[key] = memoryview(made[0]).cast("B")
+                # (numpy's stubs give ndarray the buffer protocol only from Python 3.12)
+                packets = flat[key] = memoryview(made[0]).cast("B")  # type: ignore[arg-type]
             hwords = chunks[key][1]
             first = add(queue_ptr, count + 1)
             last = first + count

@@ -11,7 +11,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -116,7 +116,8 @@ class _QueueState:
         self.error: tuple[int, str] | None = None
         self.error_lock = threading.Lock()
         self.callback: Any = None
-        self.handle_state: HandleState | None = None
+        # Set by Queue.__init__ once hsa_queue_create has succeeded; nothing reads it before.
+        self.handle_state: HandleState = cast(HandleState, None)
 
     def on_error(self, status: int, queue: Any, _data: Any) -> None:
         # Runs on a runtime thread: never raise, only record (docs/architecture.md "Errors").
@@ -129,7 +130,7 @@ class _QueueState:
 
 
 def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any,
-                   rings_ref: Any, handle_state: HandleState):
+                   rings_ref: Any, handle_state: HandleState) -> Callable[[], None]:
     """The queue's release. The Queue's index and doorbell calls start raising ClosedError and
     its attachments (kernarg rings, batch arenas, prepared launches) step aside (a prepared call
     then takes the checked way, which raises too); the queue is destroyed at once, or, while
@@ -154,7 +155,7 @@ def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any
     return release
 
 
-def _queue_destroy(lib: Any, ptr: Any, outstanding: Any):
+def _queue_destroy(lib: Any, ptr: Any, outstanding: Any) -> Callable[[], None]:
     def destroy() -> None:
         try:
             status = lib.hsa_queue_destroy(ptr)
@@ -165,7 +166,7 @@ def _queue_destroy(lib: Any, ptr: Any, outstanding: Any):
     return destroy
 
 
-def _closed_call(state: HandleState):
+def _closed_call(state: HandleState) -> Callable[..., Any]:
     """What a closed queue's index and doorbell calls become: they raise ClosedError (so a
     method that reaches one never touches a destroyed queue)."""
     def closed(*_args: Any) -> Any:
@@ -590,7 +591,8 @@ class Queue:
                 "n header|setup words, n at most the queue size")
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around
-        rows, ring_bytes = memoryview(packets).cast("B"), self._ring_bytes
+        # (numpy's stubs give ndarray the buffer protocol only for Python 3.12 and later)
+        rows, ring_bytes = memoryview(packets).cast("B"), self._ring_bytes  # type: ignore[arg-type]
         ring_bytes[start * PACKET_SIZE:(start + head) * PACKET_SIZE] = rows[:head * PACKET_SIZE]
         if head < count:
             ring_bytes[:(count - head) * PACKET_SIZE] = rows[head * PACKET_SIZE:]

@@ -317,8 +317,7 @@ _AMD_SIGNAL_KIND_USER = 1
 _LAYOUT_PROBE = 0x0123456789ABCDEF
 
 
-# runtime: Any until Runtime declares _amd_signal_layout (the probe's answer, which tests set)
-def value_words(runtime: Any, signal: Signal) -> Any:
+def value_words(runtime: Runtime, signal: Signal) -> memoryview | None:
     """The signal's amd_signal_t words (``[0]`` kind, ``[1]`` value) for loads and silent stores
     of the value without a runtime call (how ROCr itself reads a default signal), or None when
     this runtime does not lay signals out as amd_signal_t. The layout is probed once per runtime
@@ -328,7 +327,7 @@ def value_words(runtime: Any, signal: Signal) -> Any:
     The words are a memoryview of int64: indexing one is a single aligned 8-byte load or store
     (CPython's memoryview packs an item with a fixed-size memcpy, one ``mov`` on x86-64, so
     neither can tear), and costs less than half of a cffi ``int64_t *`` access from Python."""
-    ok = getattr(runtime, "_amd_signal_layout", None)
+    ok = runtime._amd_signal_layout
     ffi = runtime.ffi
     words = memoryview(ffi.buffer(ffi.cast("int64_t *", signal.handle), 16)).cast("q")
     if ok is None:
