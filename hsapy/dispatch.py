@@ -32,14 +32,14 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hsapy import aql
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
-from hsapy.kernarg import normalize_dims
+from hsapy.kernarg import KernargLayout, normalize_dims
 from hsapy.publishing import (
     BATCH_ARENA_SLOTS,
     RING_SLOTS,
@@ -57,6 +57,9 @@ from hsapy.publishing import (
 from hsapy.queue import Queue
 from hsapy.signal import Condition, check_timeout
 
+if TYPE_CHECKING:
+    from hsapy.executable import Executable
+
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing",
            "Graph", "LaunchCache", "DispatchConfigError", "validate", "parameter_names",
            "BATCH_ARENA_SLOTS", "RING_SLOTS", "LAUNCH_CACHE_SIZE"]
@@ -64,6 +67,25 @@ __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResu
 # The dispatch layer's per-queue objects under their older names (tests and tools use them).
 _ring_for, _arena_for = ring_for, arena_for
 _MAX_TIMEOUT = float(1 << 31)   # a timeout the fast check in launch() passes as it is
+
+
+class Launchable:
+    """The kernels this module launches: :class:`hsapy.executable.Kernel` is the one subclass.
+    A dispatch checks its kernel against this class, so this module does not import
+    hsapy.executable (which imports it: ``Kernel.launch`` and ``Kernel.prepare`` are
+    :func:`launch` and :func:`prepare` themselves). What a dispatch reads of a kernel:"""
+
+    __slots__ = ()
+    executable: Executable
+    name: str
+    kernel_object: int
+    kernarg_size: int
+    kernarg_align: int
+    group_segment_size: int
+    private_segment_size: int
+    wavefront_size: int
+    max_flat_workgroup_size: int
+    layout: KernargLayout
 
 
 class DispatchConfigError(HsapyValueError):
@@ -83,12 +105,10 @@ def _open_states(kernel: Any, queue: Any) -> tuple[Any, ...]:
     """The lifetime states a dispatch of ``kernel`` on ``queue`` depends on, outermost first:
     the runtime, the queue, the kernel's executable. Raises ClosedError if one is closed, or a
     typed error when ``kernel``/``queue`` are not what they should be."""
-    from hsapy.executable import Kernel  # (which imports this module)
-
     if not isinstance(queue, Queue):
         raise HsapyTypeError(f"a dispatch needs a Queue (agent.create_queue), not "
                              f"{type(queue).__name__}")
-    if not isinstance(kernel, Kernel):
+    if not isinstance(kernel, Launchable):
         raise HsapyTypeError(f"a dispatch needs a Kernel (executable.kernel(name)), not "
                              f"{type(kernel).__name__}")
     states = (queue.runtime._state, queue.handle_state, kernel.executable._state)

@@ -32,6 +32,7 @@ from hsapy.codeobject import (
     extract_for_target,
     read_code_object_file,
 )
+from hsapy.dispatch import Launchable
 from hsapy.dispatch import launch as dispatch_launch
 from hsapy.dispatch import prepare as dispatch_prepare
 from hsapy.errors import HsapyTypeError, HsapyValueError
@@ -319,7 +320,7 @@ class Executable:
         return self._symbol_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, "uint64_t")
 
 
-class Kernel:
+class Kernel(Launchable):
     """A loaded kernel: what a dispatch packet needs, and how to lay out its arguments.
 
     ``kernel_object`` (descriptor address), ``kernarg_size`` / ``kernarg_align`` (runtime's
