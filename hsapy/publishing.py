@@ -573,12 +573,10 @@ def dispatcher(template: DispatchTemplate, result_type: Any) -> Callable[[Any, b
 # name and position, so this one call is made from source per parameter list: CPython runs a
 # call to a function with a fixed list of positional parameters without building an argument
 # tuple and without parsing arguments, checks the count itself, and names a missing parameter;
-# a kernel without explicit arguments calls no packer at all. What it pays, measured on the
-# simulator with benchmarks/launch.py's timing loop against this very source made with the one
-# parameter ``*args`` (``named_dispatcher(template, ("*args",), False)``): publish costs 0.76x
-# of that for the empty kernel and 0.92x for vector_add's four arguments. The steps are
-# dispatcher's, line for line; the source is registered with linecache, so a traceback through
-# a dispatch shows it.
+# a kernel without explicit arguments calls no packer at all. (To see what that saves, time
+# this very source made with the one parameter ``*args``, ``named_dispatcher(template,
+# ("*args",), False)``, with benchmarks/launch.py's loop.) The steps are dispatcher's, line for
+# line; the source is registered with linecache, so a traceback through a dispatch shows it.
 _NAMED_SOURCE = """\
 def make(ring, queue, producer, packer, word, general):
     state, view, slot_size, indices = ring.state, ring.view, ring.slot_size, ring.indices

@@ -580,8 +580,7 @@ class Queue:
         60 bytes), and until its own header store every slot still reads as INVALID. The rows
         go through memoryviews, which copy holding the GIL: numpy lets it go for a copy this
         size, and another thread that takes it then (the simulator's packet processor, waking
-        to look at its queue) makes this thread wait to get it back -- 17% of a batch of 256,
-        measured here."""
+        to look at its queue) makes this thread wait to get it back."""
         self._check_open()
         count = len(packets)
         if (packets.__class__ is not np.ndarray or packets.ndim != 2 or packets.itemsize != 1
