@@ -235,7 +235,7 @@ class BatchResult:
 
     __slots__ = ("queue", "kernel", "chunks", "_arena", "_halves")
 
-    def __init__(self, queue: Any, kernel: Any, chunks: list[tuple[int, int, Any]],
+    def __init__(self, queue: Queue, kernel: Launchable, chunks: list[tuple[int, int, Any]],
                  arena: Any = None, halves: list[int] | None = None) -> None:
         self.queue = queue
         self.kernel = kernel
@@ -284,7 +284,7 @@ class DispatchResult:
     start: int | None = None
     end: int | None = None
 
-    def __init__(self, queue: Any, kernel: Any, index: int, ring: Any, slot: int) -> None:
+    def __init__(self, queue: Queue, kernel: Launchable, index: int, ring: Any, slot: int) -> None:
         self.queue = queue
         self.kernel = kernel
         self.index = index
@@ -349,8 +349,9 @@ class PreparedDispatch:
     computed per call (hsapy.publishing). ``batch([args, ...])`` publishes many with one
     doorbell."""
 
-    def __init__(self, kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
-                 barrier: bool = False, acquire: Any = "system", release: Any = "system") -> None:
+    def __init__(self, kernel: Launchable, queue: Queue, grid: Any, workgroup: Any,
+                 dynamic_lds: int = 0, barrier: bool = False, acquire: Any = "system",
+                 release: Any = "system") -> None:
         geometry = validate(kernel, queue, grid, workgroup, dynamic_lds)
         if barrier.__class__ is not bool and barrier not in (0, 1):
             raise DispatchConfigError(f"kernel {kernel.name}: barrier is a bool, not {barrier!r}")
@@ -460,7 +461,7 @@ class PreparedDispatch:
         return aql.Packet(self.word, self._template.body)
 
 
-def prepare(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
+def prepare(kernel: Launchable, queue: Queue, grid: Any, workgroup: Any, dynamic_lds: int = 0,
             barrier: bool = False, acquire: Any = "system",
             release: Any = "system") -> PreparedDispatch:
     """Prepare a launch of ``kernel`` on ``queue`` (see :class:`PreparedDispatch`)."""
@@ -572,7 +573,7 @@ def _dims_key(value: Any, what: str) -> int | tuple[int, ...]:
     return sizes[:dims]
 
 
-def _prepare_launch(kernel: Any, queue: Any, key: tuple | None, grid: Any, workgroup: Any,
+def _prepare_launch(kernel: Launchable, queue: Queue, key: tuple | None, grid: Any, workgroup: Any,
                     dynamic_lds: Any, barrier: Any, acquire: Any, release: Any) -> Any:
     """A launch's dispatch closure on a cache miss: prepared (every check), then cached."""
     prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
@@ -587,7 +588,7 @@ def _prepare_launch(kernel: Any, queue: Any, key: tuple | None, grid: Any, workg
     return dispatch
 
 
-def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: Any,
+def launch(kernel: Launchable, queue: Queue, args: Sequence[Any], grid: Any, workgroup: Any,
            dynamic_lds: int = 0, barrier: bool = False, acquire: Any = "system",
            release: Any = "system", wait: bool = True, timeout: float = 10.0) -> DispatchResult:
     """Launch ``kernel(*args)`` over ``grid`` work-items in ``workgroup``-sized groups.
@@ -607,7 +608,7 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
         args = tuple(args)
     try:
         cache = queue.attachments[_LAUNCHES]
-        layout = kernel.layout
+        layout: KernargLayout | None = kernel.layout
     except (AttributeError, KeyError):  # no launch on this queue yet, or not a Queue / Kernel
         cache = None
         layout = getattr(kernel, "layout", None)
@@ -644,11 +645,11 @@ class Graph:
     slots and patches only the kernarg address and completion signal of each dispatch packet,
     then publishes the whole batch with one doorbell."""
 
-    def __init__(self, queue: Any) -> None:
+    def __init__(self, queue: Queue) -> None:
         self.queue = queue
         self._nodes: list[tuple[str, Any, Any, bytes]] = []
 
-    def add_dispatch(self, kernel: Any, args: Sequence[Any], grid: Any, workgroup: Any,
+    def add_dispatch(self, kernel: Launchable, args: Sequence[Any], grid: Any, workgroup: Any,
                      dynamic_lds: int = 0, barrier: bool = True) -> None:
         """Record a dispatch (barrier bit set by default: graph nodes run in order)."""
         prepared = PreparedDispatch(kernel, self.queue, grid, workgroup, dynamic_lds, barrier)
@@ -709,6 +710,6 @@ class Graph:
         return out
 
 
-def enable_profiling(queue: Any) -> None:
+def enable_profiling(queue: Queue) -> None:
     """Record dispatch timestamps for ``queue`` (hsa_amd_profiling_set_profiler_enabled)."""
     queue.enable_profiling()
