@@ -697,7 +697,7 @@ _register(
         # The edges of operators.md, then the float4 tails.
         edge_sizes=((1,), (31,), (32,), (33,), (255,), (256,), (257,), (1027,), (16_777_219,),
                     (2,), (6,), (1026,)),
-        sim_sizes=((65_536,),),
+        sim_sizes=((524_288,),),
         inputs_kinds=("random",),
         make_buffers=_vadd_buffers, outputs=_vadd_outputs, reference=_vadd_reference,
         tolerance=Tolerance(atol=1e-6),
@@ -725,7 +725,7 @@ _register(
         name="reduction", source="reduction.hip", title="sum of fp32",
         size_names=("N",), main_size=(16_777_216,), extra_sizes=(),
         edge_sizes=((1,), (255,), (256,), (257,), (1027,), (65_537,)),
-        sim_sizes=((65_536,),),
+        sim_sizes=((524_288,),),
         inputs_kinds=("random", "weighted", "ones"),
         make_buffers=_reduction_buffers, outputs=_reduction_outputs,
         reference=_reduction_reference,
@@ -735,10 +735,11 @@ _register(
     ),
     [
         # Where atomicAdd(float) is a compare-and-swap loop (gfx1201), all work-items contend
-        # for one address and the serial simulator pays ~N^2 / wave size steps: 65536 took ~100 s.
+        # for one address and the simulator pays ~N^2 / wave size steps: it stays below the
+        # operator's reduced size.
         Variant("reduction", "element_atomic", ("reduce_element_atomic",), _red_element_atomic,
                 Published(34_650.0), zero_init=("out",),
-                description="atomicAdd per element", sim_sizes=((8_192,), (8_193,))),
+                description="atomicAdd per element", sim_sizes=((65_536,), (65_537,))),
         Variant("reduction", "block_atomic", ("reduce_block_atomic",), _red_block_atomic,
                 Published(4_350.0), zero_init=("out",),
                 description="LDS tree, one atomicAdd per block"),
@@ -764,7 +765,7 @@ _register(
         size_names=("rows", "cols"), main_size=(4096, 1024),
         extra_sizes=((128, 1024),),
         edge_sizes=((4096, 1023), (4096, 1025)),
-        sim_sizes=((128, 1024),),
+        sim_sizes=((1024, 1024),),
         inputs_kinds=("shifted",),
         make_buffers=_softmax_buffers, outputs=_softmax_outputs, reference=_softmax_reference,
         tolerance=Tolerance(atol=2e-5, row_sum_atol=2e-5),
@@ -789,7 +790,7 @@ _register(
         size_names=("M", "N", "K"), main_size=(1024, 1024, 1024),
         extra_sizes=((256, 1024, 512), (1024, 256, 512)),
         edge_sizes=((129, 128, 128), (128, 129, 128), (128, 128, 129)),
-        sim_sizes=((64, 64, 64),),
+        sim_sizes=((128, 128, 128),),
         inputs_kinds=("random",),
         make_buffers=_gemm_buffers, outputs=_gemm_outputs, reference=_gemm_reference,
         tolerance=Tolerance(atol=1e-4, rtol=1e-4),
@@ -836,7 +837,7 @@ _register(
         size_names=("rows", "cols"), main_size=(4096, 1024),
         extra_sizes=((128, 1024), (4096, 1025)),
         edge_sizes=((33, 1), (33, 129), (33, 257), (33, 4097)),
-        sim_sizes=((128, 1024),),
+        sim_sizes=((1024, 1024),),
         inputs_kinds=("random",),
         make_buffers=_rmsnorm_buffers, outputs=_rmsnorm_outputs, reference=_rmsnorm_reference,
         tolerance=Tolerance(atol=2e-5, rtol=2e-5),

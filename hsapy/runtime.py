@@ -64,18 +64,19 @@ def _open_rocr() -> Any:
     return lib
 
 
-def _open_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
+def _open_sim(targets: Any, executor: Any, watchdog_s: Any = None, engine: Any = None) -> Any:
     from hsapy.sim import SimLib
 
-    lib = SimLib(ffi, targets=targets, executor=executor, watchdog_s=watchdog_s)
+    lib = SimLib(ffi, targets=targets, executor=executor, watchdog_s=watchdog_s, engine=engine)
     call(lib, "hsa_init")
     return lib
 
 
-def _open_rocr_sim(targets: Any, executor: Any, watchdog_s: Any = None) -> Any:
+def _open_rocr_sim(targets: Any, executor: Any, watchdog_s: Any = None,
+                   engine: Any = None) -> Any:
     from hsapy.sim.thunk import open_rocr_sim
 
-    return open_rocr_sim(targets, executor, watchdog_s)
+    return open_rocr_sim(targets, executor, watchdog_s, engine)
 
 
 def _close_at_exit(runtime: weakref.ref[Runtime]) -> Callable[[], None]:
@@ -123,7 +124,9 @@ class Runtime:
     ``HSAPY_SIM_TARGETS``); ``executor`` selects the simulator's executor ("null" consumes
     dispatches without running them); ``watchdog_s`` is how many host seconds one simulated
     dispatch may run before it is stopped with an error (default 60, ``HSAPY_SIM_WATCHDOG``;
-    0 disables it; the simulator only).
+    0 disables it; the simulator only); ``engine`` is who runs simulated kernel code: "interp"
+    (the ISA interpreter), "jit" (compiled with llvmlite) or "auto" (default, or
+    ``HSAPY_SIM_ENGINE``: compiled for large dispatches).
     """
 
     # Whether the library's signals have the AMD layout that the dispatch path reads directly
@@ -131,7 +134,8 @@ class Runtime:
     _amd_signal_layout: bool | None = None
 
     def __init__(self, backend: str | None = None, targets: Any = None,
-                 executor: Any = None, watchdog_s: float | None = None) -> None:
+                 executor: Any = None, watchdog_s: float | None = None,
+                 engine: str | None = None) -> None:
         backend = backend or os.environ.get("HSAPY_BACKEND") or "auto"
         if backend not in BACKENDS:
             raise HsapyValueError(f"unknown backend {backend!r}: choose one of "
@@ -140,11 +144,11 @@ class Runtime:
         if backend == "rocr":
             lib, reason = _open_rocr(), "requested"
         elif backend == "sim":
-            lib, reason = _open_sim(targets, executor, watchdog_s), "requested"
+            lib, reason = _open_sim(targets, executor, watchdog_s, engine), "requested"
         elif backend == "rocr-sim":
-            lib, reason = _open_rocr_sim(targets, executor, watchdog_s), "requested"
+            lib, reason = _open_rocr_sim(targets, executor, watchdog_s, engine), "requested"
         else:
-            lib, backend, reason = self._auto(targets, executor, watchdog_s)
+            lib, backend, reason = self._auto(targets, executor, watchdog_s, engine)
         self.lib = lib
         self.backend = backend
         self.backend_reason = reason
@@ -231,15 +235,18 @@ class Runtime:
         park(lambda: _all_done(marks), release_then_let_go)
 
     @staticmethod
-    def _auto(targets: Any, executor: Any, watchdog_s: Any = None) -> tuple[Any, str, str]:
+    def _auto(targets: Any, executor: Any, watchdog_s: Any = None,
+              engine: Any = None) -> tuple[Any, str, str]:
         try:
             lib = _open_rocr()
         except BackendUnavailableError as exc:
-            return _open_sim(targets, executor, watchdog_s), "sim", f"ROCr unavailable: {exc}"
+            return (_open_sim(targets, executor, watchdog_s, engine), "sim",
+                    f"ROCr unavailable: {exc}")
         if any(_is_gpu(lib, h) for h in _iterate_agents(lib)):
             return lib, "rocr", "ROCr reports a GPU agent"
         lib.hsa_shut_down()
-        return _open_sim(targets, executor, watchdog_s), "sim", "ROCr reports no GPU agent"
+        return (_open_sim(targets, executor, watchdog_s, engine), "sim",
+                "ROCr reports no GPU agent")
 
     def _read_system_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {}

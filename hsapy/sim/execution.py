@@ -38,6 +38,8 @@ __all__ = [
     "DispatchCancelled",
     "DEFAULT_WATCHDOG_S",
     "resolve_watchdog",
+    "resolve_engine",
+    "ENGINES",
     "register_executor",
     "unregister_executor",
     "registered_factory",
@@ -47,6 +49,12 @@ __all__ = [
 # operator tests run a few seconds per dispatch; an endless loop is stopped within a minute.
 DEFAULT_WATCHDOG_S = 60.0
 WATCHDOG_ENV = "HSAPY_SIM_WATCHDOG"
+# Who runs kernel code: the ISA interpreter, the compiled engine (hsapy/sim/isa/jit), "auto"
+# (compiled for large dispatches when llvmlite loads, interpreted otherwise), or "compare"
+# (both, one after the other from the same memory: the queue stops when they disagree; tests).
+ENGINE_ENV = "HSAPY_SIM_ENGINE"
+ENGINES = ("auto", "interp", "jit", "compare")
+
 
 class SimFault(Exception):
     """A dispatch failed: ``status`` is the hsa_status_t the queue's error callback receives."""
@@ -85,6 +93,26 @@ def resolve_watchdog(value: Any = None) -> float | None:
     return seconds or None
 
 
+def resolve_engine(value: Any = None) -> str:
+    """The simulator's execution engine from ``value``, else ``HSAPY_SIM_ENGINE``, else
+    "auto"; one of :data:`ENGINES`."""
+    source = "engine"
+    if value is None:
+        value = os.environ.get(ENGINE_ENV) or None
+        source = ENGINE_ENV
+    if value is None:
+        return "auto"
+    engine = str(value).strip().lower()
+    if engine not in ENGINES:
+        from hsapy.errors import HsapyValueError
+
+        raise HsapyValueError(f"{source}={value!r}: the simulator's execution engine is one of "
+                              f"{', '.join(ENGINES)} (interp: the ISA interpreter; jit: kernels "
+                              "compiled with llvmlite; auto: compiled for large dispatches; "
+                              "compare: both, checking that they agree)")
+    return engine
+
+
 @dataclass
 class DispatchContext:
     """Everything an executor needs to run one kernel dispatch (see docs/internals.md)."""
@@ -107,6 +135,7 @@ class DispatchContext:
     watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds it may run (None: no limit)
     should_stop: Callable[[], bool] | None = None  # True once the queue is being destroyed
     started: float = field(default_factory=time.monotonic)
+    engine: str = field(default_factory=resolve_engine)   # "interp", "jit" or "auto"
 
     def kernel_name(self) -> str:
         """The kernel's name from the loader's record, else its descriptor address."""

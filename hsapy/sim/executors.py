@@ -22,6 +22,7 @@ from hsapy.sim.execution import (
     Executor,
     SimFault,
     registered_factory,
+    resolve_engine,
     resolve_watchdog,
 )
 from hsapy.sim.memory import SimMemoryFault
@@ -106,8 +107,9 @@ class ExecutorCache:
     puts into every DispatchContext (see :func:`resolve_watchdog`).
     """
 
-    def __init__(self, mode: Any = None, watchdog_s: Any = None) -> None:
+    def __init__(self, mode: Any = None, watchdog_s: Any = None, engine: Any = None) -> None:
         self.watchdog_s = resolve_watchdog(watchdog_s)
+        self.engine = resolve_engine(engine)
         if mode is None:
             mode = os.environ.get("HSAPY_SIM_EXECUTOR") or None
         if isinstance(mode, str) and mode not in ("null", "builtin", "default"):

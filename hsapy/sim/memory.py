@@ -202,6 +202,15 @@ class SimMemory:
         """All live allocations, sorted by address."""
         return list(self._table[1])
 
+    def table(self, agent: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+        """The allocation table for generated code: sorted starts and ends (uint64), per
+        allocation 1 when ``agent`` may access it (uint8; every allocation without an agent),
+        and the allocations themselves (holding them keeps their backing memory alive)."""
+        _, allocations, starts, ends = self._table
+        allowed = np.array([1 if agent is None or self.may_access(a, agent) else 0
+                            for a in allocations], np.uint8)
+        return starts, ends, allowed, list(allocations)
+
     # -- byte access ---------------------------------------------------------------------------
 
     def view(self, address: int, nbytes: int, kind: str = "view", *,

@@ -578,6 +578,7 @@ class SimQueue:
             clock=lib.clock,
             agent_handle=self.agent.handle,
             watchdog_s=lib.executors.watchdog_s,
+            engine=lib.executors.engine,
             should_stop=self._should_stop,
         )
         lib.executors.get(profile).execute(ctx)

@@ -218,11 +218,11 @@ class SimLib(SignalsMixin, MemoryMixin, LoaderMixin):
     """
 
     def __init__(self, ffi: Any, targets: Any = None, executor: Any = None,
-                 watchdog_s: Any = None) -> None:
+                 watchdog_s: Any = None, engine: Any = None) -> None:
         self.ffi = ffi
         self.clock = SimClock()
         self.memory = SimMemory()
-        self.executors = ExecutorCache(executor, watchdog_s)
+        self.executors = ExecutorCache(executor, watchdog_s, engine)
         self.kernel_objects: dict[int, Any] = {}
         self.agents: dict[int, SimAgent] = {}
         self.pools: dict[int, SimPool] = {}
@@ -747,6 +747,13 @@ class SimLib(SignalsMixin, MemoryMixin, LoaderMixin):
         if sim_queue is None or not sim_queue.error_status:
             return None
         return sim_queue.error_status, sim_queue.error_message
+
+    def sim_set_engine(self, engine: str) -> None:
+        """Simulator only: who runs the kernel code of later dispatches ("interp", "jit" or
+        "auto"; see ``Runtime(engine=...)``)."""
+        from hsapy.sim.execution import resolve_engine
+
+        self.executors.engine = resolve_engine(engine)
 
     # ------------------------------------------------------------------------------------------
     # profiling

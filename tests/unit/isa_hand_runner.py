@@ -199,8 +199,10 @@ def machine(private_size: int = 64) -> SimpleNamespace:
                            private_base=2 << 48, pending=[])
 
 
-def run_case(target: str, c: Case) -> None:
-    """Run ``c`` on ``target`` and assert every expectation (message names the case)."""
+def run_case(target: str, c: Case, runner: Any = None) -> None:
+    """Run ``c`` on ``target`` and assert every expectation (message names the case).
+    ``runner(inst, info, batch, machine) -> result`` runs the instruction (default: the
+    interpreter's closure)."""
     lanes = c.wave or WAVE[target]
     inst = decoded(target, c.line, lanes)
     if "mode" in c.inputs:   # compiled for that MODE value, as the executor's programs are
@@ -209,6 +211,25 @@ def run_case(target: str, c: Case) -> None:
         info = ProgramInfo(FAMILY[target], lanes, c.ftz, c.ftz)
     fn = compile_instruction(inst, info)
     assert getattr(fn, "unimplemented", None) is None, f"{c.line}: {fn.unimplemented}"
+    batch, m, buffer = setup_case(target, c, lanes)
+    where = f"{target} {c.line!r} ({c.why})"
+    if runner is None:
+        def runner(inst, info, batch, m):
+            return fn(batch, m)
+    if "raises" in c.expect:
+        kind, text = c.expect["raises"]
+        with pytest.raises(kind) as info_, np.errstate(all="ignore"):
+            runner(inst, info, batch, m)
+        assert text in str(info_.value), f"{where}: {info_.value}"
+        return
+    with np.errstate(all="ignore"):
+        result = runner(inst, info, batch, m)
+    assert result == c.result, f"{where}: returned {result}, expected {c.result}"
+    check_case(target, c, lanes, batch, m, buffer, where)
+
+
+def setup_case(target: str, c: Case, lanes: int) -> tuple[Batch, Any, Any]:
+    """(batch of one wave, machine, "mem" buffer address or None) holding ``c``'s inputs."""
     m = machine()
     V = np.full((NVGPR, 1, lanes), KEEP, np.uint32)
     A = np.full((NVGPR, 1, lanes), KEEP, np.uint32) if FAMILY[target] == "gfx9" else None
@@ -256,16 +277,12 @@ def run_case(target: str, c: Case) -> None:
         batch.scratch = np.zeros((lanes, m.private_size), np.uint8)
         raw = bytes(c.inputs["scratch"])
         batch.scratch[:, :len(raw)] = np.frombuffer(raw, np.uint8)
-    where = f"{target} {c.line!r} ({c.why})"
-    if "raises" in c.expect:
-        kind, text = c.expect["raises"]
-        with pytest.raises(kind) as info, np.errstate(all="ignore"):
-            fn(batch, m)
-        assert text in str(info.value), f"{where}: {info.value}"
-        return
-    with np.errstate(all="ignore"):
-        result = fn(batch, m)
-    assert result == c.result, f"{where}: returned {result}, expected {c.result}"
+    return batch, m, buffer
+
+
+def check_case(target: str, c: Case, lanes: int, batch: Batch, m: Any, buffer: Any,
+               where: str) -> None:
+    """Assert ``c``'s expectations on the state the instruction left."""
     for key, value in c.expect.items():
         if key == "scc":
             assert bool(batch.scc[0]) == bool(value), f"{where}: scc {bool(batch.scc[0])}"

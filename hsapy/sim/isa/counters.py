@@ -444,6 +444,11 @@ def remove_listener(listener: Listener) -> None:
             _listeners.remove(listener)
 
 
+def is_profiling() -> bool:
+    """Whether a profiler is listening (dispatches then run with a recorder)."""
+    return bool(_listeners)
+
+
 def recorder_for(ctx: Any, wave_size: int) -> DispatchRecorder | None:
     """A recorder for the dispatch ``ctx`` (hsapy.sim.execution.DispatchContext), or None when
     nobody profiles (then the engine runs unprofiled)."""

@@ -273,7 +273,11 @@ class Program:
                         agprs = max(agprs, op.index + op.count)
             self._decoded.append((start, end))
             self.usage[start] = (vgprs, agprs)
+            self.on_decoded(first, len(insts) + 1)
             return vgprs, agprs
+
+    def on_decoded(self, first: int, count: int) -> None:
+        """Entries [first, first + count) were just decoded (a compiling engine's hook)."""
 
     def entry(self, pc: int) -> tuple[int, int]:
         """Decode the function a kernel enters at ``pc``; returns the (VGPRs, AGPRs) it
@@ -365,16 +369,45 @@ _program_lock = threading.Lock()
 
 
 class InterpreterExecutor:
-    """Executes dispatches for one GPU profile (gfx9 or gfx12 family)."""
+    """Executes dispatches for one GPU profile (gfx9 or gfx12 family).
+
+    ``ctx.engine`` chooses who runs a dispatch: this interpreter, or the compiled engine
+    (hsapy/sim/isa/jit), which shares its programs' scheduling and hands back to it whatever it
+    does not compile."""
+
+    program_class = Program
+    engine_tag = "interp"
 
     def __init__(self, profile: GpuProfile) -> None:
         self.profile = profile
         self.stats = ExecutionStats()
+        self._compiled: Any = None
 
     # --- the seam ---------------------------------------------------------------------------
+    def jit_executor(self) -> Any:
+        """The compiled engine's executor for this profile (created on first use)."""
+        if self._compiled is None:
+            from hsapy.sim.isa import jit
+
+            self._compiled = jit.JitExecutor(self.profile)
+        return self._compiled
+
     def execute(self, ctx: DispatchContext) -> None:
         """Run every wave of the dispatch; raises SimFault on a fault."""
         global last_stats
+        if self.engine_tag == "interp" and getattr(ctx, "engine", "interp") != "interp":
+            from hsapy.sim.isa import jit
+
+            if ctx.engine == "compare":
+                self.stats = jit.compare_engines(self, ctx)
+                return
+            if jit.chooses_jit(ctx) and not counters.is_profiling():
+                # profiled dispatches stay on the interpreter: its closures are the counters'
+                # one definition, so a profile reads the same whichever engine was chosen
+                compiled = self.jit_executor()
+                compiled.execute(ctx)
+                self.stats = compiled.stats
+                return
         self.stats = ExecutionStats()
         try:
             raw = ctx.memory.read(ctx.kernel_object, 64)
@@ -416,13 +449,20 @@ class InterpreterExecutor:
         lds = max(int(ctx.group_segment_size), kd.group_segment_fixed_size)
         shape = (vgprs, agprs, mode)
         with np.errstate(all="ignore"):
-            for chunk in self._chunks(ctx, wave_size, shape, lds, private):
-                ctx.poll()
-                self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
-                                recorder)
+            self._run_chunks(ctx, kd, programs, shape, wave_size, entry, lds, private,
+                             recorder)
         last_stats = self.stats
         if recorder is not None:
             recorder.finish(self.stats.waves)
+
+    def _run_chunks(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
+                    wave_size: int, entry: int, lds: int, private: int,
+                    recorder: counters.DispatchRecorder | None = None) -> None:
+        """Every chunk of workgroups, one after another."""
+        for chunk in self._chunks(ctx, wave_size, shape, lds, private):
+            ctx.poll()
+            self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
+                            recorder)
 
     def _wave_size(self, ctx: DispatchContext, kd: KernelDescriptor) -> int:
         """The wave size the hardware launches the kernel with: the descriptor's
@@ -475,7 +515,7 @@ class InterpreterExecutor:
                            f"kernel entry {entry:#x} is outside every allocation", entry)
         with _program_lock:
             per_alloc = _program_cache.setdefault(alloc, {})
-        key = ("plan", entry, wave_size, mode, kd.rsrc3, profiled)
+        key = ("plan", self.engine_tag, entry, wave_size, mode, kd.rsrc3, profiled)
         plan = per_alloc.get(key)
         if plan is None:
             programs = self._programs(ctx, alloc, per_alloc, entry, wave_size, profiled)
@@ -497,15 +537,18 @@ class InterpreterExecutor:
         target = self.profile.name
         memory = ctx.memory
 
+        tag = self.engine_tag
+        program_class = self.program_class
+
         def get(mode: int) -> Program:
-            key = (target, wave_size, mode, text, profiled)
+            key = (tag, target, wave_size, mode, text, profiled)
             program = per_alloc.get(key)
             if program is None:
                 with _program_lock:
                     program = per_alloc.get(key)
                     if program is None:
                         info = ProgramInfo.for_mode(family, wave_size, mode)
-                        program = Program(target, info, text, memory, profiled)
+                        program = program_class(target, info, text, memory, profiled)
                         per_alloc[key] = program
             return program
         return get
@@ -558,8 +601,8 @@ class InterpreterExecutor:
         W = wg_of_wave.size
         L = wave_size
         nvgprs, nagprs, mode = shape
-        V = np.zeros((nvgprs, W, L), np.uint32)
-        A = np.zeros((nagprs, W, L), np.uint32) if nagprs else None
+        V = self._state_zeros((nvgprs, W, L), np.uint32)
+        A = self._state_zeros((nagprs, W, L), np.uint32) if nagprs else None
         # Work-item ids per distinct workgroup shape (full, or partial at the grid's edges),
         # computed once per shape and gathered into the waves: lanes are numbered x fastest.
         vgpr_ids = (kd.rsrc2 >> 11) & 3
@@ -573,24 +616,28 @@ class InterpreterExecutor:
             shape_list = [tuple(row) for row in shapes.tolist()]
             shape_of_wg = shape_of_wg.reshape(-1)
         tables = [_id_table(shape, L, vgpr_ids, packed_ids) for shape in shape_list]
-        most = max(t[1].shape[0] for t in tables)
+        id_rows = [0] if packed_ids else range(min(vgpr_ids + 1, nvgprs))
         if len(tables) == 1:
-            id_table = tables[0][0][None]
-            live_table = tables[0][1][None]
+            # every workgroup of the chunk has the one shape: its table repeated, copied by
+            # broadcasting instead of gathered wave by wave
+            ids, live_k = tables[0]
+            per_wg = (stop - start, live_k.shape[0], L)
+            live = np.empty((W, L), bool)
+            live.reshape(per_wg)[...] = live_k
+            for axis in id_rows:
+                V[axis].reshape(per_wg)[...] = ids[axis]
         else:
+            most = max(t[1].shape[0] for t in tables)
             id_table = np.zeros((len(tables), 3, most, L), np.uint32)
             live_table = np.zeros((len(tables), most, L), bool)
             for k, (ids, live_k) in enumerate(tables):
                 id_table[k, :, : ids.shape[1]] = ids
                 live_table[k, : live_k.shape[0]] = live_k
-        wave_shape = shape_of_wg[wg_of_wave]
-        live = live_table[wave_shape, wave_in_wg]
-        if packed_ids:
-            V[0] = id_table[wave_shape, 0, wave_in_wg]
-        else:
-            for axis in range(min(vgpr_ids + 1, nvgprs)):
+            wave_shape = shape_of_wg[wg_of_wave]
+            live = live_table[wave_shape, wave_in_wg]
+            for axis in id_rows:
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
-        S = np.zeros((W, NSREG), np.uint32)
+        S = self._state_zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)
         gx = wg_x[wg_of_wave].astype(np.uint32)
         gy = wg_y[wg_of_wave].astype(np.uint32)
@@ -615,6 +662,11 @@ class InterpreterExecutor:
                       wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64), mode=mode)
         alive = np.bincount(wg_of_wave, minlength=stop - start).astype(np.int64)
         return batch, alive
+
+    def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
+        """Zeroed register state of a chunk's initial batch (the compiled engine reuses the
+        memory of the previous chunk's)."""
+        return np.zeros(shape, dtype)
 
     def _user_sgprs(self, ctx: DispatchContext, kd: KernelDescriptor, S: np.ndarray) -> None:
         """User SGPRs from s0 in LLVM's order, each only when enabled (AMDGPUUsage, "Initial
@@ -684,6 +736,7 @@ class InterpreterExecutor:
             # run until the lowest PC of the others: there the batches merge again (batches
             # under another MODE run another program and never merge with this one)
             stop_at = min((x.pc for x in runnable if x.mode == mode), default=1 << 64)
+            machine.stop_at = stop_at
             program = programs(mode)
             fns = program.fns
             index = program.index

@@ -548,7 +548,6 @@ for _key in ("add", "add_u32", "add_u64", "add_f32", "add_f64"):
 def _vmem(inst: Instruction, info: Any):
     name = inst.name
     enc = inst.encoding
-    family = inst.family
     srcs = list(inst.srcs)
     offset = int(srcs[-1].value) if srcs and srcs[-1].kind == "imm" else 0
     regs = [op for op in srcs if op.kind != "imm"]
@@ -556,11 +555,7 @@ def _vmem(inst: Instruction, info: Any):
         return _global_addtid(inst, regs, offset)
     # address parts
     if enc == "SCRATCH":
-        vaddr = regs[0] if regs and inst.fields.get("sve", 0 if family != "gfx9" else 1) \
-            and regs[0].kind == "vgpr" and _has_vaddr(inst) else None
-        saddr_op = next((op for op in regs if op.kind in ("sgpr", "special", "ttmp")), None)
-        data_regs = [op for op in regs if op is not vaddr and op is not saddr_op]
-        return _scratch(inst, info, vaddr, saddr_op, data_regs, offset)
+        return _scratch(inst, info, *scratch_operands(inst))
     addr_op = regs[0]
     saddr_op = next((op for op in regs[1:] if op.kind in ("sgpr", "special", "ttmp")), None)
     data_regs = [op for op in regs[1:] if op is not saddr_op]
@@ -586,6 +581,20 @@ def _vmem(inst: Instruction, info: Any):
     if "_store_" in name:
         return _global_store(inst, address, data_regs[0], flat)
     raise NotImplementedOperand(name)
+
+
+def scratch_operands(inst: Instruction) -> tuple:
+    """(VGPR offset operand or None, SGPR offset operand or None, data operands, instruction
+    offset) of a SCRATCH instruction: the private offset is their sum."""
+    srcs = list(inst.srcs)
+    offset = int(srcs[-1].value) if srcs and srcs[-1].kind == "imm" else 0
+    regs = [op for op in srcs if op.kind != "imm"]
+    family = inst.family
+    vaddr = regs[0] if regs and inst.fields.get("sve", 0 if family != "gfx9" else 1) \
+        and regs[0].kind == "vgpr" and _has_vaddr(inst) else None
+    saddr_op = next((op for op in regs if op.kind in ("sgpr", "special", "ttmp")), None)
+    data_regs = [op for op in regs if op is not vaddr and op is not saddr_op]
+    return vaddr, saddr_op, data_regs, offset
 
 
 def _global_addtid(inst: Instruction, regs: list, offset: int):

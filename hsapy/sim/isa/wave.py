@@ -58,7 +58,7 @@ class Batch:
     """The state of a set of waves that execute in lock-step (see the module docstring)."""
 
     __slots__ = ("pc", "S", "S64", "V", "A", "exec", "scc", "wg", "wave_id", "lanes",
-                 "exec_all", "_active", "scratch", "status", "mode")
+                 "exec_all", "_active", "scratch", "status", "mode", "jit_arrays")
 
     def __init__(self, pc: int, S: np.ndarray, V: np.ndarray, A: np.ndarray | None,
                  exec_mask: np.ndarray, scc: np.ndarray, wg: np.ndarray, wave_id: np.ndarray,
@@ -76,6 +76,7 @@ class Batch:
         self.scratch = scratch
         self.status = 0
         self.mode = mode
+        self.jit_arrays = None      # the compiled engine's cache of the arrays' addresses
         self.exec_changed()
 
     @property

@@ -98,7 +98,8 @@ def _start_embedded_python(path: Path) -> None:
     ctypes.CDLL(str(path)).hsaKmtGetVersion(version)   # answered by the real thunk, or refused
 
 
-def open_rocr_sim(targets: Any = None, executor: Any = None, watchdog_s: Any = None) -> Any:
+def open_rocr_sim(targets: Any = None, executor: Any = None, watchdog_s: Any = None,
+                  engine: Any = None) -> Any:
     """Load the simulated thunk, attach a simulated device and initialize the real ROCr over it;
     return ROCr as ``lib`` (the binding layer's seam).
 
@@ -134,7 +135,7 @@ def open_rocr_sim(targets: Any = None, executor: Any = None, watchdog_s: Any = N
                 f"(an open Runtime(backend='rocr-sim')); close it to simulate a {names[0]}")
         call(load_rocr(), "hsa_init")
         return load_rocr()
-    device = kfd.SimKfd(names[0], executor=executor, watchdog_s=watchdog_s)
+    device = kfd.SimKfd(names[0], executor=executor, watchdog_s=watchdog_s, engine=engine)
     try:
         kfd.attach(device)
     except RuntimeError as exc:

@@ -152,13 +152,13 @@ class SimKfd:
     """One simulated KFD device: topology, memory, queues and events for the thunk's calls."""
 
     def __init__(self, target: str = "gfx90a", executor: Any = None,
-                 watchdog_s: float | None = None) -> None:
+                 watchdog_s: float | None = None, engine: Any = None) -> None:
         if target not in GPU_PROFILES:
             raise ValueError(f"unknown target {target!r}")
         self.profile: GpuProfile = GPU_PROFILES[target]
         self.memory = SimMemory()
         self.clock = SimClock()
-        self.executors = ExecutorCache(executor, watchdog_s)
+        self.executors = ExecutorCache(executor, watchdog_s, engine)
         self.is_open = False
         self.ffi: Any = None
         self.lib: Any = None

@@ -346,6 +346,7 @@ class DeviceQueue:
             kernel=None,
             clock=kfd.clock,
             watchdog_s=kfd.executors.watchdog_s,
+            engine=kfd.executors.engine,
             should_stop=self._should_stop,
         )
         kfd.executors.get(kfd.profile).execute(ctx)

@@ -1,0 +1,244 @@
+"""The compiled engine's executor: the interpreter's, with compiled programs and threads.
+
+:class:`JitExecutor` runs a dispatch exactly as
+:class:`~hsapy.sim.isa.executor.InterpreterExecutor` does -- the same chunks of workgroups, the
+same batches, the same scheduling -- with programs whose decoded functions are compiled
+(:mod:`hsapy.sim.isa.jit.runtime`). When no workgroup of the kernel can observe another one's
+order of execution (no atomic on global memory, no scalar store: see :func:`parallel_safe`),
+chunks of workgroups run on several threads (``HSAPY_SIM_THREADS``, default every core the
+process may use); the compiled code releases the GIL. Otherwise the chunks run one after
+another in the interpreter's order, so atomics and their returned values come out as the
+interpreter's.
+"""
+from __future__ import annotations
+
+import copy
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
+                                    Program, _Machine)
+from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, address, attach
+
+__all__ = ["JitExecutor", "thread_count", "parallel_safe"]
+
+
+# register state of one chunk of a parallel-safe dispatch (the interpreter's CHUNK_BYTES keeps
+# its numpy passes in cache; compiled code runs wave by wave and gains more from fewer chunks)
+JIT_CHUNK_BYTES = 2 * CHUNK_BYTES
+
+
+class CompiledProgram(JitProgram, Program):
+    """A program whose decoded functions are compiled as they are decoded."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        Program.__init__(self, *args, **kwargs)
+        self._jit_init()
+
+
+def thread_count() -> int:
+    """Threads for the chunks of a parallel-safe dispatch: ``HSAPY_SIM_THREADS``, else the
+    cores this process may run on."""
+    value = os.environ.get("HSAPY_SIM_THREADS")
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
+
+
+def parallel_safe(program: Program) -> bool:
+    """True when the whole code object decodes and no instruction of it is an atomic on
+    global (flat, buffer, scalar) memory or a scalar store: then workgroups see each other
+    only through plain loads and stores, whose results do not depend on the order workgroups
+    run in (unless they race, which is undefined on hardware too)."""
+    cached = getattr(program, "_parallel_safe", None)
+    if cached is not None:
+        return cached
+    safe = True
+    try:
+        for start, end, _ in program.text.functions or ():
+            program.lookup(start)
+        for start, end in program.text.segments:
+            if not program.text.functions:
+                program.lookup(start)
+    except Exception:  # noqa: BLE001 - code that does not decode: keep the serial order
+        safe = False
+    if program.errors:
+        safe = False
+    for inst in list(program.insts):
+        if inst is None:
+            continue
+        if inst.encoding == "DS":
+            continue
+        if any(key in inst.name for key in _WRITE_SHARED):
+            safe = False
+            break
+    program._parallel_safe = safe
+    return safe
+
+
+class JitExecutor(InterpreterExecutor):
+    """The interpreter with compiled programs (see the module docstring)."""
+
+    program_class = CompiledProgram
+    engine_tag = "jit"
+
+    def __init__(self, profile: Any) -> None:
+        super().__init__(profile)
+        self.counters = EngineCounters()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_size = 0
+        self._zero_pools: dict | None = None
+        self._lock = threading.Lock()
+
+    def execute(self, ctx: Any) -> None:
+        from hsapy.sim.isa import jit
+
+        self.counters = EngineCounters()
+        CURRENT.dispatch = ctx
+        try:
+            super().execute(ctx)
+        finally:
+            CURRENT.dispatch = None
+            jit.last_counters = self.counters
+
+    # --- chunks ---------------------------------------------------------------------------------
+    def _run_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                    entry: int, lds: int, private: int, recorder: Any = None) -> None:
+        # recorder is always None here: profiled dispatches run on the interpreter
+        self._zero_pools = {}
+        try:
+            self._run_chunks_pooled(ctx, kd, programs, shape, wave_size, entry, lds, private)
+        finally:
+            self._zero_pools = None
+
+    def _run_chunks_pooled(self, ctx: Any, kd: Any, programs: Any, shape: tuple,
+                           wave_size: int, entry: int, lds: int, private: int) -> None:
+        threads = getattr(ctx, "threads", None) or thread_count()
+        program = programs(shape[2])
+        table = ctx.memory.table(ctx.agent_handle or None)
+        if not parallel_safe(program):
+            # workgroups see each other's order (atomics, scalar stores): the interpreter's
+            # chunks in the interpreter's order, whatever the thread count, so that atomics
+            # apply and return as the interpreter's do
+            self.counters.threads = 1
+            for chunk in super()._chunks(ctx, wave_size, shape, lds, private):
+                ctx.poll()
+                self.counters.chunks += 1
+                self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
+                                table)
+            return
+        chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
+        if threads <= 1 or len(chunks) <= 1:
+            self.counters.threads = 1
+            for chunk in chunks:
+                ctx.poll()
+                self.counters.chunks += 1
+                self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
+                                table)
+            return
+        pool = self._thread_pool(threads)
+        workers = []
+
+        def run(chunk: tuple) -> tuple:
+            CURRENT.dispatch = ctx
+            worker = copy.copy(self)
+            worker.stats = ExecutionStats()
+            worker.counters = EngineCounters()
+            worker.counters.chunks = 1
+            with np.errstate(all="ignore"):
+                worker._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds,
+                                  private, table)
+            return worker.stats, worker.counters, threading.get_ident()
+
+        futures = [pool.submit(run, chunk) for chunk in chunks]
+        error: BaseException | None = None
+        for future in futures:
+            try:
+                workers.append(future.result())
+            except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
+                if error is None:
+                    error = exc
+        for stats, counters, _ in workers:
+            for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
+                setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
+            self.counters.add(counters)
+        self.counters.threads = len({ident for _, _, ident in workers})
+        if error is not None:
+            raise error
+
+    def _thread_pool(self, threads: int) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None or self._pool_size != threads:
+                if self._pool is not None:
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(threads, thread_name_prefix="hsapy-sim-jit")
+                self._pool_size = threads
+            return self._pool
+
+    def _chunks(self, ctx: Any, wave_size: int, shape: tuple, lds: int, private: int,
+                threads: int = 1):
+        """Chunks of a parallel-safe dispatch: larger than the interpreter's (each costs a
+        fixed amount of Python around the compiled code: the initial batch, the scheduler),
+        cut smaller for several threads so that each thread gets a few of them."""
+        grid = [max(1, int(g)) for g in ctx.grid_size]
+        block = [max(1, int(w)) for w in ctx.workgroup_size]
+        counts = [(g + w - 1) // w for g, w in zip(grid, block)]
+        total = counts[0] * counts[1] * counts[2]
+        items = block[0] * block[1] * block[2]
+        waves_per_wg = (items + wave_size - 1) // wave_size
+        per_wg = waves_per_wg * wave_size * 4 * (shape[0] + shape[1]) + lds \
+            + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
+        per_chunk = max(1, JIT_CHUNK_BYTES // max(1, per_wg))
+        if threads > 1:
+            per_chunk = max(1, min(per_chunk, -(-total // (4 * threads))))
+        for start in range(0, total, per_chunk):
+            yield start, min(total, start + per_chunk), counts, grid, block
+
+    def _run_chunk(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                   chunk: tuple, entry: int, lds: int, private: int, table: Any = None) -> None:
+        start, stop, counts, grid, block = chunk
+        batch, alive = self._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
+                                           grid, block, entry)
+        machine = _Machine(ctx, stop - start, lds, private, wave_size)
+        self._prepare_machine(ctx, machine, table)
+        self._schedule(ctx, programs, machine, batch, alive)
+
+    def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
+        """Register arrays of a chunk's initial batch in the memory of the previous chunk's,
+        zeroed again: fresh arrays of a few MiB come from fresh pages, whose first touches
+        (page faults) cost more than the zeroing. A chunk's batch is gone once the chunk is
+        done (the next one of the same thread starts after), and the pool lives for one
+        dispatch."""
+        pools = self._zero_pools
+        if pools is None:
+            return np.zeros(shape, dtype)
+        pool = pools.setdefault(threading.get_ident(), {})
+        key = (shape, np.dtype(dtype).str)
+        array = pool.get(key)
+        if array is None:
+            if len(pool) >= 8:
+                pool.clear()
+            array = pool[key] = np.zeros(shape, dtype)
+        else:
+            # libc's memset: numpy's fill broadcasts the scalar element by element
+            ctypes.memset(address(array), 0, array.nbytes)
+        return array
+
+    def _prepare_machine(self, ctx: Any, machine: Any, table: Any) -> None:
+        if table is None:
+            table = ctx.memory.table(ctx.agent_handle or None)
+        attach(machine, table, self.stats, self.counters, ctx.poll)

@@ -1,0 +1,303 @@
+"""Compiled units inside the interpreter's programs, and how a batch runs through them.
+
+A :class:`JitProgram` is the interpreter's :class:`~hsapy.sim.isa.executor.Program` whose
+decoded functions are also compiled: when a function is decoded, its instructions are planned
+into segments (:mod:`~hsapy.sim.isa.jit.codegen`), the unit is compiled, and the program entry
+of every segment start becomes an *entry closure*. The interpreter's scheduler calls entry
+closures like any instruction closure, so splitting, merging, barriers, MODE changes and every
+instruction the engine does not compile stay the interpreter's: an entry runs the batch
+through compiled code for as long as it can and answers with the closure protocol (the next
+address, or SPLIT with the parts in ``machine.pending``).
+
+A wave the compiled code hands back (a path that raises, an access the fast path does not take)
+makes the batch split by where each wave stands; the entry it is handed back at runs its first
+instruction in the interpreter (``machine._jit_force``).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import cffi
+import numpy as np
+
+from hsapy.sim.isa.jit import context as C
+from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
+from hsapy.sim.isa.jit.trace import NEXT
+
+__all__ = ["Unit", "JitProgram", "EngineCounters", "compile_program_range", "attach"]
+
+BUDGET = 1 << 15           # batch-instructions between polls of the dispatch (watchdog, cancel)
+STOP_NEVER = (1 << 63) - 1
+SPLIT = -3                 # hsapy.sim.isa.semantics.SPLIT
+
+
+_FFI = cffi.FFI()
+_CHARS = _FFI.typeof("char[]")
+_UINTPTR = _FFI.typeof("uintptr_t")
+_from_buffer = _FFI._backend.from_buffer
+_cast = _FFI._backend.cast
+
+
+def address(array: np.ndarray) -> int:
+    """The address of a C-contiguous array's first element, through cffi's buffer view (a
+    few times faster than ``array.ctypes.data``, which builds ctypes objects on every call;
+    a few such lookups per call of compiled code and per chunk add up)."""
+    return int(_cast(_UINTPTR, _from_buffer(_CHARS, array, False)))
+
+
+class EngineCounters:
+    """Per-dispatch counts of what ran compiled and what the interpreter ran, for tests and
+    benchmarks (``hsapy.sim.isa.jit.last_counters``)."""
+
+    __slots__ = ("compiled_lane_instructions", "compiled_wave_instructions", "calls",
+                 "bails", "splits", "interpreted_forced", "chunks", "threads")
+
+    def __init__(self) -> None:
+        self.compiled_lane_instructions = 0
+        self.compiled_wave_instructions = 0
+        self.calls = 0
+        self.bails = 0
+        self.splits = 0
+        self.interpreted_forced = 0
+        self.chunks = 0           # chunks of workgroups the dispatch ran in
+        self.threads = 0          # host threads that ran them
+
+    def add(self, other: "EngineCounters") -> None:
+        for name in self.__slots__:
+            if name != "threads":
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class Unit:
+    """One compiled function of a program (see the module docstring)."""
+
+    def __init__(self, plan: Any, address: int, keep: Any, lanes: int) -> None:
+        self.plan = plan
+        self.fn = RUN_TYPE(address)
+        self.keep = keep
+        self.lanes = lanes
+
+    def run(self, b: Any, m: Any, number: int, start: int) -> int | None:
+        """Run batch ``b`` from segment ``number`` (at byte address ``start``)."""
+        ctx = m._jit_ctx
+        waves = b.S.shape[0]
+        ex = b.exec
+        if ex.base is not None or not ex.flags.c_contiguous or ex.dtype != np.bool_:
+            b.exec = ex = np.ascontiguousarray(ex, dtype=np.bool_).copy()
+        scc = b.scc
+        if scc.base is not None or scc.dtype != np.bool_ or not scc.flags.c_contiguous:
+            b.scc = scc = np.ascontiguousarray(np.broadcast_to(scc, (waves,)),
+                                               dtype=np.bool_).copy()
+        wg = b.wg
+        if wg.dtype != np.int64 or not wg.flags.c_contiguous:
+            b.wg = wg = np.ascontiguousarray(wg, dtype=np.int64)
+        ctl = m._jit_ctl
+        if ctl.size < waves:
+            m._jit_ctl = ctl = np.zeros(max(waves, 2 * ctl.size), np.int64)
+            ctx[C.CTL] = address(ctl)
+        A = b.A
+        if self.plan.scratch:
+            if b.scratch is None:
+                b.scratch = np.zeros((waves * b.lanes, max(4, m.private_size)), np.uint8)
+            ctx[C.SCRATCH] = address(b.scratch)
+            ctx[C.SCRATCH_ROW] = b.scratch.shape[1]
+        # the arrays' addresses, kept with the batch while its arrays stay the same objects
+        # (a loop runs the same batch through its segments many times)
+        cached = b.jit_arrays
+        S, V = b.S, b.V
+        if cached is None or cached[0] is not S or cached[1] is not V or cached[2] is not A \
+                or cached[3] is not ex or cached[4] is not scc or cached[5] is not wg:
+            cached = b.jit_arrays = (S, V, A, ex, scc, wg, address(S), address(V),
+                                     0 if A is None else address(A), address(ex), address(scc),
+                                     address(wg))
+        ctx[C.S] = cached[6]
+        ctx[C.V] = cached[7]
+        ctx[C.A] = cached[8]
+        ctx[C.NVGPRS] = V.shape[0]
+        ctx[C.NAGPRS] = 0 if A is None else A.shape[0]
+        ctx[C.EXEC] = cached[9]
+        ctx[C.SCC] = cached[10]
+        ctx[C.WAVES] = waves
+        ctx[C.WG] = cached[11]
+        ctx[C.ENTRY] = number
+        ctx[C.STOP_AT] = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
+        ctx[C.BUDGET] = getattr(m, "_jit_budget", BUDGET)
+        status = self.fn(m._jit_ctx_address)
+        b.exec_changed()
+        lanes = int(ctx[C.LANES])
+        winsts = int(ctx[C.WAVE_INSTS])
+        stats = m._jit_stats
+        counters = m._jit_counters
+        counters.calls += 1
+        counters.compiled_lane_instructions += lanes
+        counters.compiled_wave_instructions += winsts
+        # the scheduler counts one instruction of the batch after this call returns
+        stats.lane_instructions += lanes - b.active_lanes
+        stats.wave_instructions += winsts - waves
+        stats.batch_steps += int(ctx[C.STEPS]) - 1
+        m._jit_poll()
+        if status == C.CONTINUE:
+            return int(ctx[C.OUT_PC])
+        if status == C.INTERPRET:
+            pc = int(ctx[C.OUT_PC])
+            m._jit_force.add(pc)
+            return pc
+        if status == C.SPLIT:
+            counters.splits += 1
+            return self._split(b, m, self._next_pcs(ctl[:waves], int(ctx[C.SEG_END])))
+        # BAIL: the waves before BAIL_WAVE finished the segment, BAIL_WAVE stands at BAIL_PC,
+        # the others at the segment's start
+        counters.bails += 1
+        k = int(ctx[C.BAIL_WAVE])
+        bail_pc = int(ctx[C.BAIL_PC])
+        pcs = np.empty(waves, np.int64)
+        if k:
+            if ctx[C.BAIL_CTL]:
+                pcs[:k] = self._next_pcs(ctl[:k], int(ctx[C.SEG_END]))
+            else:
+                pcs[:k] = int(ctx[C.SEG_END])
+        pcs[k] = bail_pc
+        pcs[k + 1:] = int(ctx[C.SEG_START])
+        m._jit_force.add(bail_pc)
+        return self._split(b, m, pcs)
+
+    def _next_pcs(self, codes: np.ndarray, fallthrough: int) -> np.ndarray:
+        return np.where(codes == NEXT, fallthrough, codes)
+
+    @staticmethod
+    def _split(b: Any, m: Any, pcs: np.ndarray) -> int:
+        first = int(pcs[0])
+        if (pcs == first).all():
+            return first
+        for pc in np.unique(pcs):
+            m.pending.append(b.take(pcs == pc, int(pc)))
+        return SPLIT
+
+
+def _entry(program: "JitProgram", unit: Unit, seg: Any) -> Any:
+    number = seg.number
+    start = seg.start
+    index = seg.steps[0].index
+    interp: list = []
+
+    def entry(b: Any, m: Any) -> int | None:
+        force = m._jit_force
+        if force and start in force:
+            force.discard(start)
+            m._jit_counters.interpreted_forced += 1
+            if not interp:
+                from hsapy.sim.isa.semantics import compile_instruction
+
+                interp.append(compile_instruction(program.insts[index], program.info))
+            return interp[0](b, m)
+        return unit.run(b, m, number, start)
+    entry.jit_segment = seg     # type: ignore[attr-defined]
+    return entry
+
+
+def attach(machine: Any, table: tuple, stats: Any, counters: EngineCounters,
+           poll: Any) -> None:
+    """Give an interpreter machine (one chunk of a dispatch) what entry closures use: the
+    context words with its LDS and the allocation table (``SimMemory.table``), counters, the
+    dispatch's poll."""
+    from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+
+    starts, ends, allowed, allocations = table
+    words = np.zeros(C.SIZE, np.int64)
+    machine._jit_table = table          # keeps the arrays and the allocations alive
+    words[C.ALLOC_STARTS] = address(starts) if starts.size else 0
+    words[C.ALLOC_ENDS] = address(ends) if ends.size else 0
+    words[C.ALLOC_AGENT] = address(allowed) if allowed.size else 0
+    words[C.ALLOC_COUNT] = len(allocations)
+    words[C.LDS] = address(machine.lds)
+    words[C.LDS_STRIDE] = machine.lds_stride
+    words[C.LDS_SIZE] = machine.lds_size
+    words[C.SHARED_HI] = SHARED_APERTURE_BASE >> 32
+    words[C.PRIVATE_HI] = PRIVATE_APERTURE_BASE >> 32
+    machine._jit_ctx = words
+    machine._jit_ctx_address = address(words)
+    machine._jit_ctl = ctl = np.zeros(64, np.int64)
+    words[C.CTL] = address(ctl)
+    machine._jit_force = set()
+    machine._jit_stats = stats
+    machine._jit_counters = counters
+    machine._jit_poll = poll
+
+
+class CompileRecord:
+    """What one program's compilation did (for tests, benchmarks and ``hsapy`` reports)."""
+
+    def __init__(self) -> None:
+        self.units = 0
+        self.segments = 0
+        self.compiled = 0            # instructions in segments
+        self.fallback: dict[str, int] = {}   # reason -> instructions left to the interpreter
+        self.seconds = 0.0
+
+
+class JitProgram:
+    """Mixin of :class:`~hsapy.sim.isa.executor.Program` that compiles each decoded range
+    (the executor makes the concrete class)."""
+
+    def _jit_init(self) -> None:
+        self.units: list[Unit] = []
+        self.record = CompileRecord()
+
+    def on_decoded(self, first: int, count: int) -> None:
+        """Compile entries [first, first + count) (called with the program's lock held)."""
+        start = time.perf_counter()
+        unit = compile_program_range(self, first, count)
+        spent = time.perf_counter() - start
+        record = self.record
+        record.seconds += spent
+        dispatch = CURRENT.dispatch
+        if dispatch is not None and hasattr(dispatch, "started"):
+            dispatch.started += spent
+        if unit is None:
+            return
+        record.units += 1
+        record.segments += len(unit.plan.segments)
+        for seg in unit.plan.segments:
+            record.compiled += len(seg.steps)
+            self.fns[seg.steps[0].index] = _entry(self, unit, seg)
+        for why in unit.plan.fallback.values():
+            key = why.split(":")[0]
+            record.fallback[key] = record.fallback.get(key, 0) + 1
+        self.units.append(unit)
+
+
+class _Current(threading.local):
+    dispatch: Any = None
+
+
+CURRENT = _Current()    # the dispatch this thread runs (compile time does not count against
+                        # its watchdog)
+
+
+def compile_program_range(program: Any, first: int, count: int) -> Unit | None:
+    """Plan, generate and compile program entries [first, first + count); None when no
+    segment results."""
+    from hsapy.sim.isa.jit.codegen import generate, plan_unit
+
+    info = program.info
+    lanes = info.wave_size
+    plan = plan_unit(program.insts, first, count, info, lanes)
+    if not plan.segments:
+        return None
+    name = f"unit_{program.offsets[first]:x}"
+    try:
+        module = generate(plan, lanes, name, info)
+        address, keep = compiler().compile(module)
+    except Exception as exc:  # noqa: BLE001 - a unit that does not compile is interpreted
+        failures = getattr(program, "record", None)
+        if failures is not None:
+            key = f"unit not compiled: {type(exc).__name__}: {exc}"[:200]
+            failures.fallback[key] = failures.fallback.get(key, 0) + count
+        return None
+    return Unit(plan, address, keep, lanes)
+
