@@ -22,7 +22,7 @@ import pytest
 from hsapy.codeobject import CodeObject
 from hsapy.sim.clock import SimClock
 from hsapy.sim.execution import DispatchContext
-from hsapy.sim.isa.executor import InterpreterExecutor
+from hsapy.sim.isa.interpreter import InterpreterExecutor
 from hsapy.sim.memory import SimMemory
 from hsapy.sim.targets import GPU_PROFILES
 

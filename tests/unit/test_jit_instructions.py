@@ -30,7 +30,7 @@ from isa_hand_runner import (  # noqa: E402
 )
 
 from hsapy.sim.isa import decode  # noqa: E402
-from hsapy.sim.isa.executor import ExecutionStats, ProgramInfo  # noqa: E402
+from hsapy.sim.isa.interpreter import ExecutionStats, ProgramInfo  # noqa: E402
 from hsapy.sim.isa.jit import codegen  # noqa: E402
 from hsapy.sim.isa.jit.compiler import compiler  # noqa: E402
 from hsapy.sim.isa.jit.runtime import EngineCounters, Unit, attach  # noqa: E402

@@ -22,7 +22,7 @@ def __getattr__(name: str):
 def _register_interpreter() -> None:
     # The simulator imports this package once so that interpreters can register at import
     # (docs/internals.md, "The executor seam"); the executor module imports only numpy.
-    from .executor import register
+    from .interpreter import register
 
     register()
 

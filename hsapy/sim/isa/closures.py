@@ -1,7 +1,7 @@
 """What a compiled instruction is: the closure type, its results and the not-implemented stub.
 
 Every instruction family (``semantics.py`` and the ``semantics_*`` modules, ``gpr_index.py``)
-compiles an instruction into a :data:`Closure`; the interpreter (``executor.py``) reads the
+compiles an instruction into a :data:`Closure`; the interpreter (``interpreter.py``) reads the
 closure's result. This module sits below all of them so that none imports another for these.
 
 A closure returns None ("next instruction"), a non-negative byte address to continue at, or one

@@ -57,7 +57,7 @@ HWREG_MODE_ALL = 1 | 31 << 11      # hwreg(HW_REG_MODE, 0, 32)
 
 
 def _program_info(target: str, wave_size: int | None):
-    from .executor import ProgramInfo
+    from .interpreter import ProgramInfo
 
     family, _ = _resolve(target)
     wave = wave_size or (64 if family == "gfx9" else 32)

@@ -1,7 +1,7 @@
 """The compiled engine's executor: the interpreter's, with compiled programs and threads.
 
 :class:`JitExecutor` runs a dispatch exactly as
-:class:`~hsapy.sim.isa.executor.InterpreterExecutor` does -- the same chunks of workgroups, the
+:class:`~hsapy.sim.isa.interpreter.InterpreterExecutor` does -- the same chunks of workgroups, the
 same batches, the same scheduling -- with programs whose decoded functions are compiled
 (:mod:`hsapy.sim.isa.jit.runtime`). When no workgroup of the kernel can observe another one's
 order of execution (no atomic on global memory, no scalar store: see :func:`parallel_safe`),
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
+from hsapy.sim.isa.interpreter import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
                                     Program, _Machine)
 from hsapy.sim.isa.jit.runtime import CURRENT, EngineCounters, JitProgram, address, attach
 

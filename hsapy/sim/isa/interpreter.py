@@ -48,21 +48,21 @@ from hsapy.sim.isa.wave import NSREG, TTMP0, Batch, merge
 from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.targets import GpuProfile
 
-__all__ = ["InterpreterExecutor", "KernelDescriptor", "register", "Program", "ExecutionStats"]
+__all__ = ["InterpreterExecutor", "DescriptorFields", "register", "Program", "ExecutionStats"]
 
 # Waves run in chunks of whole workgroups whose state is about this many bytes: small enough
-# that a register of the chunk stays in the CPU caches between instructions (measured: 2 MiB
-# runs vector add 3-5x faster than one batch of the whole grid).
+# that a register of the chunk stays in the CPU caches between instructions, where one batch
+# of a whole large grid would stream every register through memory on each instruction.
 CHUNK_BYTES = 2 << 20
 # Hang protection: every this many batch-instructions (and between chunks) the scheduler calls
 # DispatchContext.poll, which stops the dispatch when the queue is being destroyed or when the
 # watchdog's host-time limit has passed (hsapy/sim/execution.py). One integer compare per taken
-# branch; the poll itself costs about a microsecond every few milliseconds of interpretation.
+# branch; the poll itself is rare next to the interpretation between two polls.
 POLL_STEPS = 2048
 
 
 @dataclass(frozen=True)
-class KernelDescriptor:
+class DescriptorFields:
     """The fields of the 64-byte kernel descriptor the interpreter uses (docs/hsa-abi.md)."""
 
     group_segment_fixed_size: int
@@ -76,7 +76,7 @@ class KernelDescriptor:
     kernarg_preload: int
 
     @classmethod
-    def from_bytes(cls, raw: bytes) -> "KernelDescriptor":
+    def from_bytes(cls, raw: bytes) -> "DescriptorFields":
         """Parse the 64 descriptor bytes."""
         group, private, kernarg = struct.unpack_from("<III", raw, 0)
         (entry,) = struct.unpack_from("<q", raw, 16)
@@ -414,7 +414,7 @@ class InterpreterExecutor:
         except SimMemoryFault as fault:
             raise SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
                            f"kernel descriptor unreadable: {fault}", fault.address) from None
-        kd = KernelDescriptor.from_bytes(raw)
+        kd = DescriptorFields.from_bytes(raw)
         entry = ctx.kernel_object + kd.entry_offset
         wave_size = self._wave_size(ctx, kd)
         private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
@@ -455,7 +455,7 @@ class InterpreterExecutor:
         if recorder is not None:
             recorder.finish(self.stats.waves)
 
-    def _run_chunks(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
+    def _run_chunks(self, ctx: DispatchContext, kd: DescriptorFields, programs, shape: tuple,
                     wave_size: int, entry: int, lds: int, private: int,
                     recorder: counters.DispatchRecorder | None = None) -> None:
         """Every chunk of workgroups, one after another."""
@@ -464,7 +464,7 @@ class InterpreterExecutor:
             self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
                             recorder)
 
-    def _wave_size(self, ctx: DispatchContext, kd: KernelDescriptor) -> int:
+    def _wave_size(self, ctx: DispatchContext, kd: DescriptorFields) -> int:
         """The wave size the hardware launches the kernel with: the descriptor's
         wavefront_size32 bit (gfx10+); a descriptor or metadata the target cannot run is a
         mismatch that stops the queue."""
@@ -488,7 +488,7 @@ class InterpreterExecutor:
                            "inconsistent", None)
         return wave_size
 
-    def _check_accum_offset(self, kd: KernelDescriptor, vgprs: int, agprs: int) -> None:
+    def _check_accum_offset(self, kd: DescriptorFields, vgprs: int, agprs: int) -> None:
         """gfx90a/gfx940-942 have one register file: AGPR n is VGPR accum_offset + n
         (rsrc3[5:0] = accum_offset / 4 - 1; AMDGPUUsage, "compute_pgm_rsrc3"). The interpreter
         keeps AGPRs apart, so code that names a VGPR at or past accum_offset while it uses AGPRs
@@ -504,7 +504,7 @@ class InterpreterExecutor:
                            "registers alias, which the interpreter does not model", None)
 
     # --- code ---------------------------------------------------------------------------------
-    def _plan(self, ctx: DispatchContext, kd: KernelDescriptor, entry: int, wave_size: int,
+    def _plan(self, ctx: DispatchContext, kd: DescriptorFields, entry: int, wave_size: int,
               mode: int, profiled: bool = False) -> tuple:
         """(programs, VGPRs, AGPRs, whether the first instruction is s_endpgm) of a kernel,
         worked out at its first dispatch and kept with the loaded code; ``profiled`` programs
@@ -570,7 +570,7 @@ class InterpreterExecutor:
         for start in range(0, total, per_chunk):
             yield start, min(total, start + per_chunk), counts, grid, block
 
-    def _run_chunk(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
+    def _run_chunk(self, ctx: DispatchContext, kd: DescriptorFields, programs, shape: tuple,
                    wave_size: int, chunk: tuple, entry: int, lds: int, private: int,
                    recorder: counters.DispatchRecorder | None = None) -> None:
         start, stop, counts, grid, block = chunk
@@ -668,7 +668,7 @@ class InterpreterExecutor:
         memory of the previous chunk's)."""
         return np.zeros(shape, dtype)
 
-    def _user_sgprs(self, ctx: DispatchContext, kd: KernelDescriptor, S: np.ndarray) -> None:
+    def _user_sgprs(self, ctx: DispatchContext, kd: DescriptorFields, S: np.ndarray) -> None:
         """User SGPRs from s0 in LLVM's order, each only when enabled (AMDGPUUsage, "Initial
         Kernel Execution State")."""
         props = kd.code_properties
