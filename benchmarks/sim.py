@@ -39,7 +39,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 

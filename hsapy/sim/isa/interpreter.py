@@ -36,13 +36,22 @@ from typing import Any
 import numpy as np
 
 from hsapy.codeobject import max_scratch_per_wave
-from hsapy.sim.isa import counters
-from hsapy.hsa_enums import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, HSA_STATUS_ERROR_MEMORY_FAULT,
-                              HSA_STATUS_ERROR_OUT_OF_RESOURCES)
+from hsapy.hsa_enums import (
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+    HSA_STATUS_ERROR_MEMORY_FAULT,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+)
 from hsapy.sim.execution import DispatchContext, SimFault, register_executor, registered_factory
+from hsapy.sim.isa import counters
 from hsapy.sim.isa.float_mode import FloatMode, initial_mode
-from hsapy.sim.isa.semantics import (BARRIER, END, MODE_CHANGED, NotImplementedInstruction,
-                                     WaveSizeMismatch, compile_instruction)
+from hsapy.sim.isa.semantics import (
+    BARRIER,
+    END,
+    MODE_CHANGED,
+    NotImplementedInstruction,
+    WaveSizeMismatch,
+    compile_instruction,
+)
 from hsapy.sim.isa.semantics_buffer import private_segment_buffer
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch, merge
 from hsapy.sim.memory import SimMemoryFault
@@ -76,7 +85,7 @@ class DescriptorFields:
     kernarg_preload: int
 
     @classmethod
-    def from_bytes(cls, raw: bytes) -> "DescriptorFields":
+    def from_bytes(cls, raw: bytes) -> DescriptorFields:
         """Parse the 64 descriptor bytes."""
         group, private, kernarg = struct.unpack_from("<III", raw, 0)
         (entry,) = struct.unpack_from("<q", raw, 16)
@@ -127,7 +136,7 @@ class ProgramInfo:
         return self.mode.ieee
 
     @classmethod
-    def for_mode(cls, family: str, wave_size: int, mode: int) -> "ProgramInfo":
+    def for_mode(cls, family: str, wave_size: int, mode: int) -> ProgramInfo:
         """The information for a program compiled for MODE register value ``mode``."""
         float_mode = FloatMode(mode)
         return cls(family, wave_size, float_mode.ftz32, float_mode.ftz64, float_mode)
@@ -163,7 +172,7 @@ class CodeText:
         return ""
 
     @classmethod
-    def of_kernel(cls, kernel: Any, entry: int, alloc: Any) -> "CodeText":
+    def of_kernel(cls, kernel: Any, entry: int, alloc: Any) -> CodeText:
         """From the loader's record (its code object and load base); a record without them
         gives one range from the entry to the end of the allocation."""
         co = getattr(kernel, "code_object", None)
@@ -364,7 +373,7 @@ class _Machine:
 # Counters of the most recent dispatch on any agent (benchmarks/sim.py reads them).
 last_stats = ExecutionStats()
 
-_program_cache: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_program_cache: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 _program_lock = threading.Lock()
 
 
@@ -887,7 +896,8 @@ def _register_hint(program: Program, i: int, b: Batch) -> str:
 _ID_TABLES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _id_table(shape: tuple, lanes: int, vgpr_ids: int, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+def _id_table(shape: tuple, lanes: int, vgpr_ids: int,
+              packed: bool) -> tuple[np.ndarray, np.ndarray]:
     """(ids uint32[3, waves, lanes], live bool[waves, lanes]) of one workgroup shape; with
     ``packed`` row 0 holds x | y << 10 | z << 20 (as many components as rsrc2 enables)."""
     key = (shape, lanes, vgpr_ids, packed)
