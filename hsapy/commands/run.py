@@ -438,7 +438,7 @@ class HsapySession:
         return data.reshape(like.shape)
 
     def launch(self, kernel: Any, dispatch: Any, args: list[Any]) -> float | None:
-        """One dispatch through Kernel.launch (issue #5); GPU seconds when it reports them."""
+        """One dispatch through Kernel.launch; GPU seconds when it reports them."""
         target = next((a.hsapy_target for a in args if hasattr(a, "hsapy_target")), None)
         queue = self.queue(target or kernel.executable.agent.target)
         result = kernel.launch(queue, args, grid=dispatch.grid, workgroup=dispatch.block,
@@ -469,10 +469,10 @@ def _check_dispatch_path() -> str | None:
         from hsapy.executable import Kernel
         from hsapy.runtime import Runtime  # noqa: F401
     except ImportError as exc:
-        return (f"hsapy run needs the runtime objects and the dispatch path (issues #2, #4, #5), "
-                f"which this build does not have yet ({exc})")
+        return (f"hsapy run needs the runtime objects and the dispatch path, which this build "
+                f"does not have yet ({exc})")
     if not hasattr(Kernel, "launch"):
-        return "hsapy run needs Kernel.launch (the dispatch path, issue #5), missing in this build"
+        return "hsapy run needs Kernel.launch (the dispatch path), missing in this build"
     return None
 
 

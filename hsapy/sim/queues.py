@@ -390,9 +390,9 @@ class SimQueue:
         Before blocking, the processor keeps looking for _PROCESSOR_LINGER_S in naps of
         _PROCESSOR_NAP_S, as a command processor polls its queues: a producer that rings the
         doorbell while it lingers finds no waiter to wake. Waking a blocked thread costs the
-        producer's thread 10-80 us here (a futex wake across CPUs, then the GIL hand-over), which
-        a doorbell on a GPU -- one store -- does not cost, and it would dominate what
-        benchmarks/launch.py measures for a batch.
+        producer's thread a futex wake across CPUs and then the GIL hand-over, which a doorbell
+        on a GPU -- one store -- does not cost, and it would dominate what benchmarks/launch.py
+        measures for a batch.
         """
         index = self.read_index
         if self._is_ready(index):

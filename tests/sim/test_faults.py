@@ -1,4 +1,4 @@
-"""Faults end as errors, never as hangs or crashes (issue #11, item 2).
+"""Faults end as errors, never as hangs or crashes.
 
 Every case ends with a typed hsapy exception on the Python side and, when a queue failed, the
 queue reported as errored (``queue.error`` set, ``queue.check()`` raising); the process stays

@@ -26,7 +26,7 @@ from hsapy.codeobject import (
 )
 from hsapy.errors import HsapyValueError
 
-# variant id -> (builder, args); the acceptance matrix of issue #4.
+# variant id -> (builder, args): the code objects every reader is checked on.
 VARIANTS = {
     "hip-gfx942-v5": (build.build_hip, ("gfx942", 5)),
     "hip-gfx1201-v5": (build.build_hip, ("gfx1201", 5)),

@@ -1,4 +1,4 @@
-"""``hsapy inspect`` against LLVM's tools on the acceptance matrix of issue #4.
+"""``hsapy inspect`` against LLVM's tools on a matrix of code objects (ACCEPTANCE below).
 
 For code objects built by clang-19 from HIP (gfx942 and gfx1201 as v5, gfx942 as v4) and by
 llvmlite (v5 and v6), ``hsapy inspect --json`` must agree with the metadata llvm-readelf-19
