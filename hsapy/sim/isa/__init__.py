@@ -21,10 +21,13 @@ def __getattr__(name: str):
 
 def _register_interpreter() -> None:
     # The simulator imports this package once so that interpreters can register at import
-    # (docs/internals.md, "The executor seam"); the executor module imports only numpy.
-    from .interpreter import register
+    # (docs/internals.md, "The executor seam"); the interpreter module imports only numpy. The
+    # compiled engine's package imports nothing heavy until a dispatch uses it.
+    from . import jit
+    from .interpreter import register, set_compiled_engine
 
     register()
+    set_compiled_engine(jit)
 
 
 _register_interpreter()

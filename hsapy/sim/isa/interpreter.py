@@ -376,6 +376,18 @@ last_stats = ExecutionStats()
 _program_cache: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 _program_lock = threading.Lock()
 
+# The compiled engine (the hsapy.sim.isa.jit package), installed by hsapy/sim/isa/__init__.py
+# through set_compiled_engine. The interpreter hands it the dispatches ``ctx.engine`` gives it
+# without importing it: the engine's executor extends this module's.
+_compiled_engine: Any = None
+
+
+def set_compiled_engine(engine: Any) -> None:
+    """Install the compiled engine: a namespace with ``chooses_jit(ctx)``,
+    ``compare_engines(interpreter, ctx)`` and ``JitExecutor(profile)``."""
+    global _compiled_engine
+    _compiled_engine = engine
+
 
 class InterpreterExecutor:
     """Executes dispatches for one GPU profile (gfx9 or gfx12 family).
@@ -396,17 +408,14 @@ class InterpreterExecutor:
     def jit_executor(self) -> Any:
         """The compiled engine's executor for this profile (created on first use)."""
         if self._compiled is None:
-            from hsapy.sim.isa import jit
-
-            self._compiled = jit.JitExecutor(self.profile)
+            self._compiled = _compiled_engine.JitExecutor(self.profile)
         return self._compiled
 
     def execute(self, ctx: DispatchContext) -> None:
         """Run every wave of the dispatch; raises SimFault on a fault."""
         global last_stats
         if self.engine_tag == "interp" and getattr(ctx, "engine", "interp") != "interp":
-            from hsapy.sim.isa import jit
-
+            jit = _compiled_engine
             if ctx.engine == "compare":
                 self.stats = jit.compare_engines(self, ctx)
                 return
