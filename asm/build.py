@@ -26,8 +26,8 @@ import argparse
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 PREBUILT = HERE / "prebuilt"
@@ -81,7 +81,7 @@ def build_all(stems: tuple[str, ...], targets: tuple[str, ...], check: bool) -> 
     for stem in stems:
         for target in targets:
             text = table[stem](target)
-            wave = toolchain.Target.parse(target).default_wavefront_size
+            wave = toolchain.BuildTarget.parse(target).default_wavefront_size
             data = toolchain.build_ir(text, target, code_object_version=CODE_OBJECT_VERSION,
                                       opt_level=OPT_LEVEL, linker=linker, cache=False)
             path = PREBUILT / file_name(stem, target)

@@ -19,13 +19,13 @@ Example::
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from llvmlite import ir
 from llvmlite.ir import instructions as _instructions
 
 from hsapy.errors import HsapyValueError
-from hsapy.toolchain import AMDGPU_TRIPLE, Target
+from hsapy.toolchain import AMDGPU_TRIPLE, BuildTarget
 
 __all__ = [
     "ADDRSPACE_CONSTANT",
@@ -124,11 +124,11 @@ class KernelBuilder:
     """
 
     def __init__(self, name: str, params: Sequence[tuple[str, ir.Type]], *,
-                 target: str | Target = "gfx942", code_object_version: int = 5,
+                 target: str | BuildTarget = "gfx942", code_object_version: int = 5,
                  wavefront_size: int | None = None,
                  workgroup_size: tuple[int, int, int] | None = None,
                  max_workgroup_size: int = 1024) -> None:
-        self.target = Target.parse(target)
+        self.target = BuildTarget.parse(target)
         self.wavefront_size = self.target.check_wavefront_size(wavefront_size)
         self.code_object_version = code_object_version
         if workgroup_size is not None:

@@ -10,7 +10,7 @@ Every kernel is wave-size generic: the same builder function gives the wave64 (g
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from hsapy import toolchain
 from hsapy.errors import HsapyValueError

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from llvmlite import ir
 
@@ -433,7 +433,7 @@ def operator_ir(operator: str, target: str) -> str:
     return str(merged)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build(operator: str, target: str) -> bytes:
     """One code object holding every llvmlite kernel of ``operator`` for ``target``."""
     return toolchain.build_ir(operator_ir(operator, target), target)

@@ -11,8 +11,9 @@ pack, publish; it returns the packet index);
 ``prepared_result`` times ``prepared(doorbell=False)`` and ``prepared()``, the same plus
 building the DispatchResult a caller waits on; ``plain`` (``kernel.launch(..., wait=False)``,
 which rings the doorbell, called through a lambda) does the work of ``prepared()`` once the
-launch cache holds its preparation. ``python_call`` is a yardstick for the interpreter itself: an empty Python function
-timed the same way, so numbers from machines (or moments) of different speed can be compared.
+launch cache holds its preparation. ``python_call`` is a yardstick for the interpreter itself:
+an empty Python function timed the same way, so numbers from machines (or moments) of different
+speed can be compared.
 The modes take turns, five bursts at a time (``--turn``), so a change of machine speed during
 the run affects all of them alike while each mode still runs mostly after its own kind.
 
@@ -21,13 +22,13 @@ doorbell is rung and completion awaited (untimed), so a slow consumer never show
 cost. That wait is active (hsa.h's HSA_WAIT_STATE_ACTIVE: the thread stays on its CPU), a C
 loop polling the signal's value word with the GIL released so the simulator's packet processor
 runs meanwhile; see ``active_wait_below``. A thread that sleeps through the wait instead comes
-back to a cold CPU: on this project's 2-vCPU KVM machine ten microseconds of Python took 43-49
-us right after a 4-20 ms sleep, 14 us after 0.2 ms, 10 us after an equal busy spin. Where
+back to a cold CPU, where its first microseconds of Python run several times slower than after
+an equal busy spin, the more so the longer it slept (small virtual machines show it most). Where
 signals are not amd_signal_t (no value word to poll) the wait sleeps in short naps instead.
 Even an active wait leaves the first microseconds after it slow on the simulator, whose packet
-processor is host CPU work (each step of a batch ran 5-10x its steady cost straight after one):
-a prepared burst's median is its steady state regardless, but a batch is one sample, so
-``batch256`` times each batch right after an untimed one published just before it, both
+processor is host CPU work (each step of a batch costs several times its steady cost straight
+after one): a prepared burst's median is its steady state regardless, but a batch is one sample,
+so ``batch256`` times each batch right after an untimed one published just before it, both
 announced by the timed batch's doorbell (hsapy.bench.time_batches(warm=True)), on a queue of
 its own that holds both. On the simulator the executor is the null executor (packets are
 consumed, kernels are not run). ``c_floor`` is a C loop doing the same ring writes (reserve an
@@ -45,8 +46,8 @@ import contextlib
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hsapy.bench import BURST
 from hsapy.bench import summarize as _stats
@@ -189,10 +190,15 @@ def _nothing() -> None:
 
 def measure(backend: str, target: str, repeats: int, turn: int = TURN) -> list[dict]:
     """Every mode's row, from ``repeats`` bursts each. The modes take turns, ``turn`` bursts
-    at a time, so a machine that changes speed while this runs (shared or throttled CPUs do,
-    by 2x here) slows them alike, while each mode still runs mostly after its own kind."""
-    from hsapy.bench import (LaunchSetup, _time_each, time_batches, time_bursts,
-                             warm_batch_queue_size)
+    at a time, so a machine that changes speed while this runs (shared or throttled CPUs do)
+    slows them alike, while each mode still runs mostly after its own kind."""
+    from hsapy.bench import (
+        LaunchSetup,
+        _time_each,
+        time_batches,
+        time_bursts,
+        warm_batch_queue_size,
+    )
     from hsapy.runtime import Runtime
 
     helpers = _compile_helpers()

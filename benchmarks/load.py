@@ -164,7 +164,7 @@ def run_load(dispatches: int, threads: int = 4, executor: str = "null",
              target: str = "gfx942") -> dict[str, Any]:
     """One measured run; see the module docstring for what it checks and returns."""
     from hsapy.asm import kernels
-    from hsapy.sim.executor import NullExecutor, create_executor
+    from hsapy.sim.executors import NullExecutor, create_executor
     from hsapy.sim.targets import resolve_targets
 
     profile = resolve_targets([target])[0]
@@ -194,8 +194,8 @@ def run_load(dispatches: int, threads: int = 4, executor: str = "null",
         executed = sum(counting.counts.get(w.queue.address, 0) for w in workers) - warm_published
         unfinished = sum(w.unfinished() for w in workers) if ok else -1
         awaited = sum(w.awaited for w in workers) - warm_awaited
-        lost = (sum(w.published for w in workers)
-                - sum(counting.counts.get(w.queue.address, 0) for w in workers)) + max(unfinished, 0)
+        processed = sum(counting.counts.get(w.queue.address, 0) for w in workers)
+        lost = (sum(w.published for w in workers) - processed) + max(unfinished, 0)
         for worker in workers:
             worker.close()
         exe.close()

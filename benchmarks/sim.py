@@ -39,7 +39,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -76,9 +76,9 @@ def _threads(count: int) -> Iterator[None]:
 
 
 def _stats():
-    from hsapy.sim.isa import executor
+    from hsapy.sim.isa import interpreter
 
-    return executor.last_stats
+    return interpreter.last_stats
 
 
 def _compile_seconds() -> float:

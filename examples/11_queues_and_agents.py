@@ -48,7 +48,7 @@ def main(backend: str | None) -> None:
                   f"{[q.id for q in queues]} (agent allows up to {gpu.queues_max} queues)")
 
         problems = []
-        for gpu, queues, (a, b, out), results, seed in jobs:
+        for gpu, queues, (_a, _b, out), results, seed in jobs:
             for result in results:
                 result.wait(timeout=60.0)
             got = out.copy_to(dtype=np.float32)

@@ -5,13 +5,18 @@ memory pools, queues, signals and executables from the agent or the runtime.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hsapy.errors import BackendUnavailableError, HSAError
+
+if TYPE_CHECKING:   # for type checkers; at run time Runtime is imported on first use
+    from hsapy.runtime import Runtime
 
 __all__ = ["BackendUnavailableError", "HSAError", "Runtime", "__version__"]
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[Runtime]:
     # Lazy so that `import hsapy` stays cheap and side-effect free (no library loading).
     if name == "Runtime":
         from hsapy.runtime import Runtime

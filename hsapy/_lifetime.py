@@ -33,7 +33,8 @@ import sys
 import threading
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hsapy.errors import ClosedError
 
@@ -170,7 +171,7 @@ class HandleState:
 
     def __init__(self, kind: str, release: Callable[[], None], what: str = "") -> None:
         self.kind = kind
-        self.release = release
+        self.release: Callable[[], None] | None = release
         self.closed = False
         self.what = what or kind
         self.closed_by = ""
@@ -201,7 +202,8 @@ class HandleState:
         # a queue or signal this release is destroying.
         with _DRAIN_LOCK:
             try:
-                release()
+                if release is not None:  # set until the one close that takes it
+                    release()
             except Exception as exc:  # docs/architecture.md: cleanup failures warn, never raise
                 warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
                               stacklevel=2)
@@ -303,7 +305,7 @@ class ReleaseOnce:
     __slots__ = ("release",)
 
     def __init__(self, release: Callable[[], None]) -> None:
-        self.release = release
+        self.release: Callable[[], None] | None = release
 
     def __call__(self, _cdata: Any) -> None:
         if self.release is not None:

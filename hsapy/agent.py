@@ -1,15 +1,21 @@
 """Agents: the CPUs and GPUs the runtime reports, with their properties read from a table."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hsapy._hsa import cache_info, call, constant, iterate
 from hsapy.errors import HsapyValueError, OutOfResourcesError
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
+from hsapy.memory import MemoryPool
+
+if TYPE_CHECKING:
+    from hsapy.queue import Queue
+    from hsapy.runtime import Runtime
 
 __all__ = ["Agent", "AGENT_INFO", "InfoField"]
 
-HSA_STATUS_SUCCESS = 0
 # hsa_device_type_t (hsa.h)
 DEVICE_TYPE_NAMES = {
     constant("HSA_DEVICE_TYPE_CPU"): "CPU",
@@ -108,7 +114,7 @@ class Agent:
     :meth:`as_dict` returns them with the memory pools, as ``hsapy info`` prints them.
     """
 
-    def __init__(self, runtime: Any, handle: int) -> None:
+    def __init__(self, runtime: Runtime, handle: int) -> None:
         self.runtime = runtime
         self.handle = int(handle)
         lib, ffi = runtime.lib, runtime.ffi
@@ -120,7 +126,7 @@ class Agent:
                 continue
             self.info[key] = _read(lib, ffi, self.handle, field)
         self.isa_names = self._isa_names() if self.is_gpu else []
-        self._pools: list[Any] | None = None
+        self._pools: list[MemoryPool] | None = None
         self._caches: list[dict[str, Any]] | None = None
 
     # Properties named as a reader of hsa.h expects, each backed by info[<its name>] (AGENT_INFO).
@@ -194,25 +200,23 @@ class Agent:
         return {"handle": handle, "name": name, "level": level, "size": size}
 
     @property
-    def memory_pools(self) -> list[Any]:
+    def memory_pools(self) -> list[MemoryPool]:
         """The agent's memory pools (hsa_amd_agent_iterate_memory_pools), in runtime order."""
         if self._pools is None:
-            from hsapy.memory import MemoryPool
-
             self.runtime._state.check()
             handles = iterate(self.runtime.lib, "hsa_amd_agent_iterate_memory_pools",
                               "hsa_amd_memory_pool_t", {"handle": self.handle})
             self._pools = [MemoryPool(self, h) for h in handles]
         return self._pools
 
-    def _first_pool(self, predicate: Any, what: str) -> Any:
+    def _first_pool(self, predicate: Callable[[MemoryPool], bool], what: str) -> MemoryPool:
         for pool in self.memory_pools:
             if predicate(pool):
                 return pool
         raise HsapyValueError(f"agent {self.name} has no {what} memory pool")
 
     @property
-    def kernarg_pool(self) -> Any:
+    def kernarg_pool(self) -> MemoryPool:
         """A pool for kernarg segments: this agent's, else the system (CPU) kernarg pool."""
         for pool in self.memory_pools:
             if pool.is_kernarg and pool.is_allocation_allowed:
@@ -220,18 +224,18 @@ class Agent:
         return self.runtime.kernarg_pool
 
     @property
-    def device_pool(self) -> Any:
+    def device_pool(self) -> MemoryPool:
         """The agent's coarse-grained global pool (VRAM on a GPU)."""
         return self._first_pool(lambda p: p.segment == "global" and p.is_coarse_grained
                                 and p.is_allocation_allowed, "coarse-grained global")
 
     @property
-    def fine_grained_pool(self) -> Any:
+    def fine_grained_pool(self) -> MemoryPool:
         """A fine-grained global pool of this agent (host-visible)."""
         return self._first_pool(lambda p: p.segment == "global" and p.is_fine_grained
                                 and p.is_allocation_allowed, "fine-grained global")
 
-    def create_queue(self, size: int = 256, type: str = "multi", **options: Any) -> Any:
+    def create_queue(self, size: int = 256, type: str = "multi", **options: Any) -> Queue:
         """Create an AQL queue on this agent (see :class:`hsapy.queue.Queue`)."""
         from hsapy.queue import Queue
 

@@ -13,13 +13,41 @@ from __future__ import annotations
 
 import enum
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import construct as cs
 
 from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.hsa_enums import (
+    HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
+    HSA_FENCE_SCOPE_AGENT,
+    HSA_FENCE_SCOPE_NONE,
+    HSA_FENCE_SCOPE_SYSTEM,
+    HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+    HSA_KERNEL_DISPATCH_PACKET_SETUP_WIDTH_DIMENSIONS,
+    HSA_PACKET_HEADER_BARRIER,
+    HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE,
+    HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE,
+    HSA_PACKET_HEADER_TYPE,
+    HSA_PACKET_HEADER_WIDTH_SCACQUIRE_FENCE_SCOPE,
+    HSA_PACKET_HEADER_WIDTH_TYPE,
+    HSA_PACKET_TYPE_AGENT_DISPATCH,
+    HSA_PACKET_TYPE_BARRIER_AND,
+    HSA_PACKET_TYPE_BARRIER_OR,
+    HSA_PACKET_TYPE_INVALID,
+    HSA_PACKET_TYPE_KERNEL_DISPATCH,
+    HSA_PACKET_TYPE_VENDOR_SPECIFIC,
+    HSA_SIGNAL_CONDITION_EQ,
+    HSA_SIGNAL_CONDITION_GTE,
+    HSA_SIGNAL_CONDITION_LT,
+    HSA_SIGNAL_CONDITION_NE,
+)
 from hsapy.kernarg import _all_ints, _exact_int
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "PacketType", "FenceScope", "SignalCondition", "PACKET_SIZE",
@@ -34,38 +62,41 @@ PACKET_SIZE = 64
 class PacketType(enum.IntEnum):
     """hsa_packet_type_t (hsa.h). 0 is vendor-specific, NOT invalid: never zero a header."""
 
-    VENDOR_SPECIFIC = 0
-    INVALID = 1
-    KERNEL_DISPATCH = 2
-    BARRIER_AND = 3
-    AGENT_DISPATCH = 4
-    BARRIER_OR = 5
+    VENDOR_SPECIFIC = HSA_PACKET_TYPE_VENDOR_SPECIFIC
+    INVALID = HSA_PACKET_TYPE_INVALID
+    KERNEL_DISPATCH = HSA_PACKET_TYPE_KERNEL_DISPATCH
+    BARRIER_AND = HSA_PACKET_TYPE_BARRIER_AND
+    AGENT_DISPATCH = HSA_PACKET_TYPE_AGENT_DISPATCH
+    BARRIER_OR = HSA_PACKET_TYPE_BARRIER_OR
 
 
 class FenceScope(enum.IntEnum):
     """hsa_fence_scope_t (hsa.h)."""
 
-    NONE = 0
-    AGENT = 1
-    SYSTEM = 2
+    NONE = HSA_FENCE_SCOPE_NONE
+    AGENT = HSA_FENCE_SCOPE_AGENT
+    SYSTEM = HSA_FENCE_SCOPE_SYSTEM
 
 
 class SignalCondition(enum.IntEnum):
     """hsa_signal_condition_t (hsa.h), as used by the AMD barrier-value packet."""
 
-    EQ = 0
-    NE = 1
-    LT = 2
-    GTE = 3
+    EQ = HSA_SIGNAL_CONDITION_EQ
+    NE = HSA_SIGNAL_CONDITION_NE
+    LT = HSA_SIGNAL_CONDITION_LT
+    GTE = HSA_SIGNAL_CONDITION_GTE
 
 
 # hsa_packet_header_t bit positions and widths (hsa.h).
-HEADER_TYPE_SHIFT, HEADER_TYPE_WIDTH = 0, 8
-HEADER_BARRIER_SHIFT = 8
-HEADER_ACQUIRE_SHIFT, HEADER_RELEASE_SHIFT, HEADER_SCOPE_WIDTH = 9, 11, 2
-SETUP_DIMENSIONS_SHIFT, SETUP_DIMENSIONS_WIDTH = 0, 2
+HEADER_TYPE_SHIFT, HEADER_TYPE_WIDTH = HSA_PACKET_HEADER_TYPE, HSA_PACKET_HEADER_WIDTH_TYPE
+HEADER_BARRIER_SHIFT = HSA_PACKET_HEADER_BARRIER
+HEADER_ACQUIRE_SHIFT = HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE
+HEADER_RELEASE_SHIFT = HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE
+HEADER_SCOPE_WIDTH = HSA_PACKET_HEADER_WIDTH_SCACQUIRE_FENCE_SCOPE
+SETUP_DIMENSIONS_SHIFT = HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS
+SETUP_DIMENSIONS_WIDTH = HSA_KERNEL_DISPATCH_PACKET_SETUP_WIDTH_DIMENSIONS
 # hsa_amd_packet_type_t (hsa_ext_amd.h): the AmdFormat byte of a vendor-specific packet.
-AMD_PACKET_TYPE_BARRIER_VALUE = 2
+AMD_PACKET_TYPE_BARRIER_VALUE = HSA_AMD_PACKET_TYPE_BARRIER_VALUE
 
 
 @dataclass(frozen=True)
@@ -145,7 +176,7 @@ _BARRIER_VALUE = cs.Struct(
     "mask" / cs.Int64sl, "cond" / cs.Int32ul, "reserved1" / cs.Int32ul,
     "reserved2" / cs.Int64ul, "reserved3" / cs.Int64ul, "completion_signal" / cs.Int64ul,
 )
-LAYOUTS = {
+LAYOUTS: dict[int, cs.Struct] = {
     PacketType.KERNEL_DISPATCH: _KERNEL_DISPATCH,
     PacketType.AGENT_DISPATCH: _AGENT_DISPATCH,
     PacketType.BARRIER_AND: _BARRIER,
@@ -153,7 +184,8 @@ LAYOUTS = {
 }
 
 # Hot-path formats (struct): bytes 4..63 of each packet.
-_DISPATCH_BODY = struct.Struct("<4H5IQQQQ")     # workgroup xyz, reserved, grid xyz, private, group, ...
+# dispatch: workgroup xyz, reserved, grid xyz, private, group, kernel object, kernarg, ...
+_DISPATCH_BODY = struct.Struct("<4H5IQQQQ")
 _BARRIER_BODY = struct.Struct("<I5QQQ")
 _AGENT_BODY = struct.Struct("<IQ4QQQ")
 _BARRIER_VALUE_BODY = struct.Struct("<I Q q q I I Q Q Q".replace(" ", ""))
@@ -297,7 +329,7 @@ def _packet_bytes(packet: Any) -> bytes:
     return data
 
 
-def split(packet: bytes | Packet) -> Packet:
+def split(packet: bytes | bytearray | memoryview | np.ndarray | Packet) -> Packet:
     """A 64-byte packet as (word, body)."""
     if isinstance(packet, Packet):
         return packet

@@ -25,8 +25,9 @@ import contextlib
 import gc
 import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def time_bursts(queue: Any, one_call: Callable[..., Any], repeats: int, burst: i
     With ``doorbell`` given, each call is ``one_call(doorbell=doorbell)``, written out in the
     timed loop as a caller writes it. (Not a functools.partial with that keyword: CPython 3.11
     calls a partial holding keywords through its slow path, building an argument tuple and a
-    keyword dict per call -- about 0.1 us here, more than a lambda's frame.)
+    keyword dict per call, which costs more than a lambda's frame.)
 
     ``settle(queue, signal)`` is how the untimed wait between bursts waits for a signal to drop
     below 1 (default ``_settle``)."""
@@ -744,7 +745,7 @@ def _peer_modes(plan: LaunchPlan, progress: Progress, notes: list[str]) -> list[
             notes.append(f"{mode}: not measured ({type(exc).__name__}: {exc})")
             continue
         try:
-            samples = _phase(progress, mode, plan, lambda n, tick: peer.time_launches(
+            samples = _phase(progress, mode, plan, lambda n, tick, peer=peer: peer.time_launches(
                 n, plan.burst, tick))
         except Exception as exc:
             notes.append(f"{mode}: stopped ({type(exc).__name__}: {exc})")

@@ -30,20 +30,35 @@ from __future__ import annotations
 import functools
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hsapy import aql
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
-from hsapy.kernarg import normalize_dims
-from hsapy.publishing import (BATCH_ARENA_SLOTS, RING_SLOTS, BatchArena, DispatchTemplate,
-                              KernargRing, arena_for, batcher, dispatcher, named_dispatcher,
-                              parameter_names, ring_for, slot_body)
+from hsapy.kernarg import KernargLayout, normalize_dims
+from hsapy.publishing import (
+    BATCH_ARENA_SLOTS,
+    RING_SLOTS,
+    BatchArena,
+    DispatchTemplate,
+    KernargRing,
+    arena_for,
+    batcher,
+    dispatcher,
+    named_dispatcher,
+    parameter_names,
+    ring_for,
+    slot_body,
+)
 from hsapy.queue import Queue
 from hsapy.signal import Condition, check_timeout
+
+if TYPE_CHECKING:
+    from hsapy.executable import Executable
 
 __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResult", "KernargRing",
            "Graph", "LaunchCache", "DispatchConfigError", "validate", "parameter_names",
@@ -52,6 +67,25 @@ __all__ = ["launch", "prepare", "PreparedDispatch", "DispatchResult", "BatchResu
 # The dispatch layer's per-queue objects under their older names (tests and tools use them).
 _ring_for, _arena_for = ring_for, arena_for
 _MAX_TIMEOUT = float(1 << 31)   # a timeout the fast check in launch() passes as it is
+
+
+class Launchable:
+    """The kernels this module launches: :class:`hsapy.executable.Kernel` is the one subclass.
+    A dispatch checks its kernel against this class, so this module does not import
+    hsapy.executable (which imports it: ``Kernel.launch`` and ``Kernel.prepare`` are
+    :func:`launch` and :func:`prepare` themselves). What a dispatch reads of a kernel:"""
+
+    __slots__ = ()
+    executable: Executable
+    name: str
+    kernel_object: int
+    kernarg_size: int
+    kernarg_align: int
+    group_segment_size: int
+    private_segment_size: int
+    wavefront_size: int
+    max_flat_workgroup_size: int
+    layout: KernargLayout
 
 
 class DispatchConfigError(HsapyValueError):
@@ -71,12 +105,10 @@ def _open_states(kernel: Any, queue: Any) -> tuple[Any, ...]:
     """The lifetime states a dispatch of ``kernel`` on ``queue`` depends on, outermost first:
     the runtime, the queue, the kernel's executable. Raises ClosedError if one is closed, or a
     typed error when ``kernel``/``queue`` are not what they should be."""
-    from hsapy.executable import Kernel      # (which imports this module)
-
     if not isinstance(queue, Queue):
         raise HsapyTypeError(f"a dispatch needs a Queue (agent.create_queue), not "
                              f"{type(queue).__name__}")
-    if not isinstance(kernel, Kernel):
+    if not isinstance(kernel, Launchable):
         raise HsapyTypeError(f"a dispatch needs a Kernel (executable.kernel(name)), not "
                              f"{type(kernel).__name__}")
     states = (queue.runtime._state, queue.handle_state, kernel.executable._state)
@@ -203,7 +235,7 @@ class BatchResult:
 
     __slots__ = ("queue", "kernel", "chunks", "_arena", "_halves")
 
-    def __init__(self, queue: Any, kernel: Any, chunks: list[tuple[int, int, Any]],
+    def __init__(self, queue: Queue, kernel: Launchable, chunks: list[tuple[int, int, Any]],
                  arena: Any = None, halves: list[int] | None = None) -> None:
         self.queue = queue
         self.kernel = kernel
@@ -252,7 +284,7 @@ class DispatchResult:
     start: int | None = None
     end: int | None = None
 
-    def __init__(self, queue: Any, kernel: Any, index: int, ring: Any, slot: int) -> None:
+    def __init__(self, queue: Queue, kernel: Launchable, index: int, ring: Any, slot: int) -> None:
         self.queue = queue
         self.kernel = kernel
         self.index = index
@@ -317,8 +349,9 @@ class PreparedDispatch:
     computed per call (hsapy.publishing). ``batch([args, ...])`` publishes many with one
     doorbell."""
 
-    def __init__(self, kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
-                 barrier: bool = False, acquire: Any = "system", release: Any = "system") -> None:
+    def __init__(self, kernel: Launchable, queue: Queue, grid: Any, workgroup: Any,
+                 dynamic_lds: int = 0, barrier: bool = False, acquire: Any = "system",
+                 release: Any = "system") -> None:
         geometry = validate(kernel, queue, grid, workgroup, dynamic_lds)
         if barrier.__class__ is not bool and barrier not in (0, 1):
             raise DispatchConfigError(f"kernel {kernel.name}: barrier is a bool, not {barrier!r}")
@@ -428,8 +461,9 @@ class PreparedDispatch:
         return aql.Packet(self.word, self._template.body)
 
 
-def prepare(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: int = 0,
-            barrier: bool = False, acquire: Any = "system", release: Any = "system") -> PreparedDispatch:
+def prepare(kernel: Launchable, queue: Queue, grid: Any, workgroup: Any, dynamic_lds: int = 0,
+            barrier: bool = False, acquire: Any = "system",
+            release: Any = "system") -> PreparedDispatch:
     """Prepare a launch of ``kernel`` on ``queue`` (see :class:`PreparedDispatch`)."""
     return PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire, release)
 
@@ -454,13 +488,13 @@ class LaunchCache(dict):
     hit sets its entry's use bit; making room sweeps the entries in order, clearing set bits,
     and drops the first entry found clear (one not used since the last sweep). ``last_key`` /
     ``last_entry`` are the entry found or added last, compared before the dict is asked. It
-    lives in the queue's attachments, so closing the queue drops it, and among the runtime's dispatch trackers, so
-    closing an executable (or the runtime) drops the entries that use it (``forget_all``).
-    It holds kernels only weakly, so it keeps no executable alive."""
+    lives in the queue's attachments, so closing the queue drops it, and among the runtime's
+    dispatch trackers, so closing an executable (or the runtime) drops the entries that use it
+    (``forget_all``). It holds kernels only weakly, so it keeps no executable alive."""
 
     __slots__ = ("__weakref__", "last_key", "last_entry")
     # one cache is one object (the runtime's WeakSet of trackers holds it), not its contents
-    __hash__ = object.__hash__
+    __hash__ = object.__hash__  # type: ignore[assignment]  # (dict declares it None)
     __eq__ = object.__eq__
 
     def __init__(self) -> None:
@@ -539,7 +573,7 @@ def _dims_key(value: Any, what: str) -> int | tuple[int, ...]:
     return sizes[:dims]
 
 
-def _prepare_launch(kernel: Any, queue: Any, key: tuple | None, grid: Any, workgroup: Any,
+def _prepare_launch(kernel: Launchable, queue: Queue, key: tuple | None, grid: Any, workgroup: Any,
                     dynamic_lds: Any, barrier: Any, acquire: Any, release: Any) -> Any:
     """A launch's dispatch closure on a cache miss: prepared (every check), then cached."""
     prepared = PreparedDispatch(kernel, queue, grid, workgroup, dynamic_lds, barrier, acquire,
@@ -554,7 +588,7 @@ def _prepare_launch(kernel: Any, queue: Any, key: tuple | None, grid: Any, workg
     return dispatch
 
 
-def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: Any,
+def launch(kernel: Launchable, queue: Queue, args: Sequence[Any], grid: Any, workgroup: Any,
            dynamic_lds: int = 0, barrier: bool = False, acquire: Any = "system",
            release: Any = "system", wait: bool = True, timeout: float = 10.0) -> DispatchResult:
     """Launch ``kernel(*args)`` over ``grid`` work-items in ``workgroup``-sized groups.
@@ -574,7 +608,7 @@ def launch(kernel: Any, queue: Any, args: Sequence[Any], grid: Any, workgroup: A
         args = tuple(args)
     try:
         cache = queue.attachments[_LAUNCHES]
-        layout = kernel.layout
+        layout: KernargLayout | None = kernel.layout
     except (AttributeError, KeyError):  # no launch on this queue yet, or not a Queue / Kernel
         cache = None
         layout = getattr(kernel, "layout", None)
@@ -611,11 +645,11 @@ class Graph:
     slots and patches only the kernarg address and completion signal of each dispatch packet,
     then publishes the whole batch with one doorbell."""
 
-    def __init__(self, queue: Any) -> None:
+    def __init__(self, queue: Queue) -> None:
         self.queue = queue
         self._nodes: list[tuple[str, Any, Any, bytes]] = []
 
-    def add_dispatch(self, kernel: Any, args: Sequence[Any], grid: Any, workgroup: Any,
+    def add_dispatch(self, kernel: Launchable, args: Sequence[Any], grid: Any, workgroup: Any,
                      dynamic_lds: int = 0, barrier: bool = True) -> None:
         """Record a dispatch (barrier bit set by default: graph nodes run in order)."""
         prepared = PreparedDispatch(kernel, self.queue, grid, workgroup, dynamic_lds, barrier)
@@ -641,7 +675,7 @@ class Graph:
         queue = self.queue
         timeout = check_timeout(timeout, "Graph.launch")
         queue.handle_state.check()
-        for kind, prepared, _packet_, _kernarg in self._nodes:
+        for kind, prepared, _node_packet, _kernarg in self._nodes:
             if kind == "dispatch":
                 _raise_if_closed(prepared._states)
         if not self._nodes:
@@ -676,6 +710,6 @@ class Graph:
         return out
 
 
-def enable_profiling(queue: Any) -> None:
+def enable_profiling(queue: Queue) -> None:
     """Record dispatch timestamps for ``queue`` (hsa_amd_profiling_set_profiler_enabled)."""
     queue.enable_profiling()

@@ -9,79 +9,50 @@ collector) raises :class:`ClosedError`, which names the object and what closed i
 """
 from __future__ import annotations
 
-# Status values and names follow hsa.h (ROCm 5.2.3); tests/abi checks them against the header.
-STATUS_NAMES: dict[int, str] = {
-    0x0: "HSA_STATUS_SUCCESS",
-    0x1: "HSA_STATUS_INFO_BREAK",
-    0x1000: "HSA_STATUS_ERROR",
-    0x1001: "HSA_STATUS_ERROR_INVALID_ARGUMENT",
-    0x1002: "HSA_STATUS_ERROR_INVALID_QUEUE_CREATION",
-    0x1003: "HSA_STATUS_ERROR_INVALID_ALLOCATION",
-    0x1004: "HSA_STATUS_ERROR_INVALID_AGENT",
-    0x1005: "HSA_STATUS_ERROR_INVALID_REGION",
-    0x1006: "HSA_STATUS_ERROR_INVALID_SIGNAL",
-    0x1007: "HSA_STATUS_ERROR_INVALID_QUEUE",
-    0x1008: "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
-    0x1009: "HSA_STATUS_ERROR_INVALID_PACKET_FORMAT",
-    0x100A: "HSA_STATUS_ERROR_RESOURCE_FREE",
-    0x100B: "HSA_STATUS_ERROR_NOT_INITIALIZED",
-    0x100C: "HSA_STATUS_ERROR_REFCOUNT_OVERFLOW",
-    0x100D: "HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS",
-    0x100E: "HSA_STATUS_ERROR_INVALID_INDEX",
-    0x100F: "HSA_STATUS_ERROR_INVALID_ISA",
-    0x1017: "HSA_STATUS_ERROR_INVALID_ISA_NAME",
-    0x1010: "HSA_STATUS_ERROR_INVALID_CODE_OBJECT",
-    0x1011: "HSA_STATUS_ERROR_INVALID_EXECUTABLE",
-    0x1012: "HSA_STATUS_ERROR_FROZEN_EXECUTABLE",
-    0x1013: "HSA_STATUS_ERROR_INVALID_SYMBOL_NAME",
-    0x1014: "HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED",
-    0x1015: "HSA_STATUS_ERROR_VARIABLE_UNDEFINED",
-    0x1016: "HSA_STATUS_ERROR_EXCEPTION",
-    0x1018: "HSA_STATUS_ERROR_INVALID_CODE_SYMBOL",
-    0x1019: "HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL",
-    0x1020: "HSA_STATUS_ERROR_INVALID_FILE",
-    0x1021: "HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER",
-    0x1022: "HSA_STATUS_ERROR_INVALID_CACHE",
-    0x1023: "HSA_STATUS_ERROR_INVALID_WAVEFRONT",
-    0x1024: "HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP",
-    0x1025: "HSA_STATUS_ERROR_INVALID_RUNTIME_STATE",
-    0x1026: "HSA_STATUS_ERROR_FATAL",
-    # hsa_ext_amd.h
-    40: "HSA_STATUS_ERROR_INVALID_MEMORY_POOL",
-    41: "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION",
-    42: "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION",
-    43: "HSA_STATUS_ERROR_MEMORY_FAULT",
-    44: "HSA_STATUS_CU_MASK_REDUCED",
-}
-
-HSA_STATUS_SUCCESS = 0x0
-HSA_STATUS_INFO_BREAK = 0x1
+from hsapy import hsa_enums as S
+from hsapy.hsa_enums import STATUS_NAMES as STATUS_NAMES
 
 _HINTS: dict[int, str] = {
-    0x1001: "an argument was out of range or null; check the values passed to this call",
-    0x1002: "the queue could not be created; check its size (a power of two within the agent's "
-            "queue min/max size) and type",
-    0x1003: "the allocation failed; check the size against the pool's size and granule, and that "
-            "the pool allows allocation",
-    0x1004: "the agent handle is not valid; take agents from Runtime.agents",
-    0x1006: "the signal handle is not valid or was destroyed",
-    0x1007: "the queue is invalid or has stopped after an error; create a new queue",
-    0x1008: "the runtime is out of resources. Without /dev/kfd (no AMD GPU, amdgpu driver not "
-            "loaded, or the user not in the render/video groups) hsa_init fails this way; "
-            "use --backend sim / HSAPY_BACKEND=sim to run on the simulator",
-    0x1009: "a packet in the queue was malformed; hsapy.aql.explain() shows what it contains",
-    0x100B: "the runtime is not initialized; use hsapy.Runtime() as a context manager",
-    0x100D: "the arguments are incompatible with each other or with the agent",
-    0x100F: "the ISA is not valid for this agent",
-    0x1010: "the code object is invalid or built for another target; rebuild it for the agent's "
-            "ISA (hsapy inspect shows its target)",
-    0x1011: "the executable is invalid or not frozen",
-    0x1013: "no symbol by that name; kernels are looked up as '<name>.kd'",
-    0x1016: "the queue hit an exception while executing a packet (see the queue error callback)",
-    40: "the memory pool handle is not valid; take pools from agent.memory_pools",
-    41: "a kernel accessed memory outside the apertures it may touch",
-    42: "a kernel executed an illegal or unimplemented instruction",
-    43: "a kernel accessed an address that is not mapped for the agent",
+    S.HSA_STATUS_ERROR_INVALID_ARGUMENT:
+        "an argument was out of range or null; check the values passed to this call",
+    S.HSA_STATUS_ERROR_INVALID_QUEUE_CREATION:
+        "the queue could not be created; check its size (a power of two within the agent's "
+        "queue min/max size) and type",
+    S.HSA_STATUS_ERROR_INVALID_ALLOCATION:
+        "the allocation failed; check the size against the pool's size and granule, and that "
+        "the pool allows allocation",
+    S.HSA_STATUS_ERROR_INVALID_AGENT:
+        "the agent handle is not valid; take agents from Runtime.agents",
+    S.HSA_STATUS_ERROR_INVALID_SIGNAL: "the signal handle is not valid or was destroyed",
+    S.HSA_STATUS_ERROR_INVALID_QUEUE:
+        "the queue is invalid or has stopped after an error; create a new queue",
+    S.HSA_STATUS_ERROR_OUT_OF_RESOURCES:
+        "the runtime is out of resources. Without /dev/kfd (no AMD GPU, amdgpu driver not "
+        "loaded, or the user not in the render/video groups) hsa_init fails this way; "
+        "use --backend sim / HSAPY_BACKEND=sim to run on the simulator",
+    S.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT:
+        "a packet in the queue was malformed; hsapy.aql.explain() shows what it contains",
+    S.HSA_STATUS_ERROR_NOT_INITIALIZED:
+        "the runtime is not initialized; use hsapy.Runtime() as a context manager",
+    S.HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS:
+        "the arguments are incompatible with each other or with the agent",
+    S.HSA_STATUS_ERROR_INVALID_ISA: "the ISA is not valid for this agent",
+    S.HSA_STATUS_ERROR_INVALID_CODE_OBJECT:
+        "the code object is invalid or built for another target; rebuild it for the agent's "
+        "ISA (hsapy inspect shows its target)",
+    S.HSA_STATUS_ERROR_INVALID_EXECUTABLE: "the executable is invalid or not frozen",
+    S.HSA_STATUS_ERROR_INVALID_SYMBOL_NAME:
+        "no symbol by that name; kernels are looked up as '<name>.kd'",
+    S.HSA_STATUS_ERROR_EXCEPTION:
+        "the queue hit an exception while executing a packet (see the queue error callback)",
+    S.HSA_STATUS_ERROR_INVALID_MEMORY_POOL:
+        "the memory pool handle is not valid; take pools from agent.memory_pools",
+    S.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION:
+        "a kernel accessed memory outside the apertures it may touch",
+    S.HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION:
+        "a kernel executed an illegal or unimplemented instruction",
+    S.HSA_STATUS_ERROR_MEMORY_FAULT:
+        "a kernel accessed an address that is not mapped for the agent",
 }
 
 
@@ -104,7 +75,7 @@ class HSAError(HsapyError):
         if message:
             text += f" ({message})"
         hint = _HINTS.get(self.status)
-        if self.status == 0x1008 and function != "hsa_init":
+        if self.status == S.HSA_STATUS_ERROR_OUT_OF_RESOURCES and function != "hsa_init":
             # Only hsa_init fails this way for want of /dev/kfd; elsewhere it is exhaustion.
             hint = ("the runtime is out of resources (memory, queues or signals); free what is "
                     "no longer needed or ask for less")
@@ -145,23 +116,32 @@ class QueueError(HSAError):
     """A queue stopped with an exception or illegal instruction, or is no longer usable."""
 
 
-_FAMILY: dict[int, type[HSAError]] = {}
-for _status, _cls in [
-    (0x1001, InvalidArgumentError), (0x1004, InvalidArgumentError), (0x1005, InvalidArgumentError),
-    (0x1006, InvalidArgumentError), (0x100E, InvalidArgumentError), (0x100D, InvalidArgumentError),
-    (0x1024, InvalidArgumentError),
-    (0x1008, OutOfResourcesError), (0x1003, OutOfResourcesError), (0x1002, OutOfResourcesError),
-    (0x100B, NotInitializedError),
-    (0x100F, CodeObjectStatusError), (0x1017, CodeObjectStatusError), (0x1010, CodeObjectStatusError),
-    (0x1011, CodeObjectStatusError), (0x1012, CodeObjectStatusError), (0x1013, CodeObjectStatusError),
-    (0x1014, CodeObjectStatusError), (0x1015, CodeObjectStatusError), (0x1018, CodeObjectStatusError),
-    (0x1019, CodeObjectStatusError), (0x1020, CodeObjectStatusError), (0x1021, CodeObjectStatusError),
-    (0x1009, InvalidPacketError),
-    (40, InvalidArgumentError),
-    (41, MemoryFaultError), (43, MemoryFaultError),
-    (0x1007, QueueError), (0x1016, QueueError), (42, QueueError),
-]:
-    _FAMILY[_status] = _cls
+_FAMILIES: dict[type[HSAError], tuple[int, ...]] = {
+    InvalidArgumentError: (
+        S.HSA_STATUS_ERROR_INVALID_ARGUMENT, S.HSA_STATUS_ERROR_INVALID_AGENT,
+        S.HSA_STATUS_ERROR_INVALID_REGION, S.HSA_STATUS_ERROR_INVALID_SIGNAL,
+        S.HSA_STATUS_ERROR_INVALID_INDEX, S.HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS,
+        S.HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP, S.HSA_STATUS_ERROR_INVALID_MEMORY_POOL),
+    OutOfResourcesError: (
+        S.HSA_STATUS_ERROR_OUT_OF_RESOURCES, S.HSA_STATUS_ERROR_INVALID_ALLOCATION,
+        S.HSA_STATUS_ERROR_INVALID_QUEUE_CREATION),
+    NotInitializedError: (S.HSA_STATUS_ERROR_NOT_INITIALIZED,),
+    CodeObjectStatusError: (
+        S.HSA_STATUS_ERROR_INVALID_ISA, S.HSA_STATUS_ERROR_INVALID_ISA_NAME,
+        S.HSA_STATUS_ERROR_INVALID_CODE_OBJECT, S.HSA_STATUS_ERROR_INVALID_EXECUTABLE,
+        S.HSA_STATUS_ERROR_FROZEN_EXECUTABLE, S.HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
+        S.HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED, S.HSA_STATUS_ERROR_VARIABLE_UNDEFINED,
+        S.HSA_STATUS_ERROR_INVALID_CODE_SYMBOL, S.HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL,
+        S.HSA_STATUS_ERROR_INVALID_FILE, S.HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER),
+    InvalidPacketError: (S.HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,),
+    MemoryFaultError: (
+        S.HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, S.HSA_STATUS_ERROR_MEMORY_FAULT),
+    QueueError: (
+        S.HSA_STATUS_ERROR_INVALID_QUEUE, S.HSA_STATUS_ERROR_EXCEPTION,
+        S.HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION),
+}
+_FAMILY: dict[int, type[HSAError]] = {
+    status: family for family, statuses in _FAMILIES.items() for status in statuses}
 
 
 def error_for(status: int, function: str, message: str = "") -> HSAError:
@@ -169,9 +149,12 @@ def error_for(status: int, function: str, message: str = "") -> HSAError:
     return _FAMILY.get(int(status), HSAError)(status, function, message)
 
 
+_RESULTS = (S.HSA_STATUS_SUCCESS, S.HSA_STATUS_INFO_BREAK, S.HSA_STATUS_CU_MASK_REDUCED)
+
+
 def is_error(status: int) -> bool:
     """True for a failing status; SUCCESS and the HSA_STATUS_INFO_* results are not errors."""
-    return int(status) not in (HSA_STATUS_SUCCESS, HSA_STATUS_INFO_BREAK, 44)
+    return int(status) not in _RESULTS
 
 
 class HsapyValueError(HsapyError, ValueError):

@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, cast
 
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState
@@ -31,11 +32,26 @@ from hsapy.codeobject import (
     extract_for_target,
     read_code_object_file,
 )
+from hsapy.dispatch import Launchable
 from hsapy.dispatch import launch as dispatch_launch
 from hsapy.dispatch import prepare as dispatch_prepare
 from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.hsa_enums import (
+    HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
+    HSA_ISA_INFO_NAME,
+    HSA_ISA_INFO_NAME_LENGTH,
+    HSA_PROFILE_FULL,
+    HSA_STATUS_INFO_BREAK,
+    HSA_STATUS_SUCCESS,
+)
 from hsapy.kernarg import KernargLayout
-from hsapy.queue import OBSERVERS, notify
+from hsapy.observers import OBSERVERS, notify
 
 __all__ = ["Executable", "Kernel", "load", "agent_target", "DYNAMIC_STACK_SIZE"]
 
@@ -44,26 +60,12 @@ __all__ = ["Executable", "Kernel", "load", "agent_target", "DYNAMIC_STACK_SIZE"]
 # HIP's launcher puts in the packet's private_segment_size for such kernels.
 DYNAMIC_STACK_SIZE = 1024
 
-# hsa.h enum values used here (the cdef has them too; spelled once, with their names).
-HSA_PROFILE_FULL = 1
-HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT = 0
-HSA_ISA_INFO_NAME_LENGTH = 0
-HSA_ISA_INFO_NAME = 1
-HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS = 21
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT = 22
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE = 11
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT = 12
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE = 13
-HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE = 14
-HSA_STATUS_SUCCESS = 0
-HSA_STATUS_INFO_BREAK = 1
-
 
 def _handle_of(agent: Any) -> int:
     """The int handle of an Agent object, a cdata hsa_agent_t, a dict or an int."""
     if isinstance(agent, int):
         return agent
-    handle = getattr(agent, "handle", None)
+    handle: Any = getattr(agent, "handle", None)
     if handle is None and isinstance(agent, dict):
         handle = agent.get("handle")
     if not isinstance(handle, int):
@@ -86,10 +88,11 @@ def agent_target(lib: Any, ffi: Any, agent: Any) -> Target:
     def on_isa(isa: Any, data: Any) -> int:
         try:
             length = ffi.new("uint32_t *")
-            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length) != 0:
+            status = lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, length)
+            if status != HSA_STATUS_SUCCESS:
                 return HSA_STATUS_SUCCESS
             name = ffi.new("char[]", length[0] + 1)
-            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name) == 0:
+            if lib.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name) == HSA_STATUS_SUCCESS:
                 found.append(ffi.string(name).decode(errors="replace"))
         except BaseException as exc:  # never raise through C
             errors.append(exc)
@@ -157,7 +160,7 @@ class _ExecutableState:
         self.buffer = None
 
 
-def _destroy_when_idle(runtime: Any, handles: _ExecutableState):
+def _destroy_when_idle(runtime: Any, handles: _ExecutableState) -> Callable[[], None]:
     """The executable's release. Prepared launches of its kernels step aside first (every
     kernarg slot becomes nobody's, so their next call takes the checked way and raises
     ClosedError); the code is destroyed at once, or, while dispatches are in flight (one may run
@@ -192,7 +195,8 @@ class Executable:
         self.target = agent_target(lib, ffi, agent)
         raw, parsed, description = _read_input(code_object)
         if parsed is None:
-            data = extract_for_target(raw, self.target)    # refuses another target, names both
+            # (raw is the bytes when nothing was parsed; see _read_input)
+            data = extract_for_target(cast(bytes, raw), self.target)  # refuses another target
             parsed = CodeObject.from_bytes(data)
         else:
             data = parsed.data
@@ -251,7 +255,7 @@ class Executable:
         """True after close()."""
         return self._state.closed
 
-    def __enter__(self) -> "Executable":
+    def __enter__(self) -> Executable:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -272,7 +276,7 @@ class Executable:
         """The kernels of the code object, in metadata order."""
         return list(self.code_object.kernels)
 
-    def __iter__(self) -> Iterator["Kernel"]:
+    def __iter__(self) -> Iterator[Kernel]:
         return (self.kernel(name) for name in self.kernel_names)
 
     def _require_open(self) -> _ExecutableState:
@@ -296,7 +300,7 @@ class Executable:
         check(status, "hsa_executable_symbol_get_info", state.lib)
         return int(out[0])
 
-    def kernel(self, name: str) -> "Kernel":
+    def kernel(self, name: str) -> Kernel:
         """The kernel ``name`` (``name.kd`` accepted); unknown names list the kernels."""
         if not isinstance(name, str):
             raise HsapyTypeError(f"a kernel name is a str, not {type(name).__name__}")
@@ -316,14 +320,14 @@ class Executable:
         return self._symbol_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, "uint64_t")
 
 
-class Kernel:
+class Kernel(Launchable):
     """A loaded kernel: what a dispatch packet needs, and how to lay out its arguments.
 
     ``kernel_object`` (descriptor address), ``kernarg_size`` / ``kernarg_align`` (runtime's
     answers; the alignment is at least the metadata's), ``group_segment_size`` and
     ``private_segment_size`` (static bytes), ``wavefront_size``, ``max_flat_workgroup_size``,
     ``layout`` (:class:`~hsapy.kernarg.KernargLayout`), ``info`` (metadata), ``descriptor``.
-    Launching is in hsapy.dispatch (issue #5).
+    Launching is in hsapy.dispatch.
     """
 
     def __init__(self, executable: Executable, info: KernelInfo) -> None:
@@ -366,7 +370,7 @@ class Kernel:
         """The explicit arguments with their offsets, e.g. ``dims(out: ptr @0, scale: ...)``."""
         return self.layout.signature
 
-    def with_types(self, *types: Any) -> "Kernel":
+    def with_types(self, *types: Any) -> Kernel:
         """Declare the explicit argument types (see KernargLayout.with_types); returns self."""
         self.layout = self.layout.with_types(*types)
         return self

@@ -38,14 +38,36 @@ from __future__ import annotations
 import enum
 import functools
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hsapy import aql
 from hsapy._lifetime import HandleState
-from hsapy.errors import ClosedError, HSAError, HsapyError, HsapyTypeError, HsapyValueError
+from hsapy.errors import (
+    HSAError,
+    HsapyError,
+    HsapyTypeError,
+    HsapyValueError,
+)
+from hsapy.hsa_enums import (
+    HSA_STATUS_ERROR_EXCEPTION,
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+    HSA_STATUS_ERROR_INVALID_AGENT,
+    HSA_STATUS_ERROR_INVALID_ALLOCATION,
+    HSA_STATUS_ERROR_INVALID_ARGUMENT,
+    HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+    HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+    HSA_STATUS_ERROR_INVALID_QUEUE,
+    HSA_STATUS_ERROR_INVALID_SIGNAL,
+    HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+    HSA_STATUS_ERROR_MEMORY_FAULT,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+    HSA_STATUS_SUCCESS,
+)
 
 __all__ = ["HipRuntime", "HipError", "hipError_t", "hipMemcpyKind", "DeviceProp", "Stream",
            "Event", "Module", "HipGraph", "GraphExec", "MemPool", "TraceEntry", "MEMSET_SOURCE"]
@@ -91,19 +113,19 @@ STICKY_ERRORS = frozenset({hipError_t.hipErrorIllegalAddress, hipError_t.hipErro
 
 # hsa_status_t -> hipError_t for failures that come from the HSA runtime (errors.py STATUS_NAMES).
 HSA_STATUS_TO_HIP: dict[int, hipError_t] = {
-    0x1001: hipError_t.hipErrorInvalidValue,        # INVALID_ARGUMENT
-    0x1003: hipError_t.hipErrorOutOfMemory,         # INVALID_ALLOCATION
-    0x1008: hipError_t.hipErrorOutOfMemory,         # OUT_OF_RESOURCES
-    0x1004: hipError_t.hipErrorInvalidDevice,       # INVALID_AGENT
-    0x1006: hipError_t.hipErrorInvalidHandle,       # INVALID_SIGNAL
-    0x1007: hipError_t.hipErrorInvalidHandle,       # INVALID_QUEUE
-    0x1010: hipError_t.hipErrorInvalidImage,        # INVALID_CODE_OBJECT
-    0x1013: hipError_t.hipErrorNotFound,            # INVALID_SYMBOL_NAME
-    0x1016: hipError_t.hipErrorLaunchFailure,       # EXCEPTION (a packet failed)
-    0x1009: hipError_t.hipErrorLaunchFailure,       # INVALID_PACKET_FORMAT
-    41: hipError_t.hipErrorIllegalAddress,          # MEMORY_APERTURE_VIOLATION
-    42: hipError_t.hipErrorIllegalInstruction,      # ILLEGAL_INSTRUCTION
-    43: hipError_t.hipErrorIllegalAddress,          # MEMORY_FAULT
+    HSA_STATUS_ERROR_INVALID_ARGUMENT: hipError_t.hipErrorInvalidValue,
+    HSA_STATUS_ERROR_INVALID_ALLOCATION: hipError_t.hipErrorOutOfMemory,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES: hipError_t.hipErrorOutOfMemory,
+    HSA_STATUS_ERROR_INVALID_AGENT: hipError_t.hipErrorInvalidDevice,
+    HSA_STATUS_ERROR_INVALID_SIGNAL: hipError_t.hipErrorInvalidHandle,
+    HSA_STATUS_ERROR_INVALID_QUEUE: hipError_t.hipErrorInvalidHandle,
+    HSA_STATUS_ERROR_INVALID_CODE_OBJECT: hipError_t.hipErrorInvalidImage,
+    HSA_STATUS_ERROR_INVALID_SYMBOL_NAME: hipError_t.hipErrorNotFound,
+    HSA_STATUS_ERROR_EXCEPTION: hipError_t.hipErrorLaunchFailure,  # a packet failed
+    HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: hipError_t.hipErrorLaunchFailure,
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: hipError_t.hipErrorIllegalAddress,
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: hipError_t.hipErrorIllegalInstruction,
+    HSA_STATUS_ERROR_MEMORY_FAULT: hipError_t.hipErrorIllegalAddress,
 }
 
 
@@ -355,7 +377,7 @@ class Event:
         agent = self.stream.agent  # type: ignore[union-attr]
         status = lib.hsa_amd_profiling_get_dispatch_time({"handle": agent.handle},
                                                          self.signal.cdata, times)
-        if status != 0 or times.end == 0:
+        if status != HSA_STATUS_SUCCESS or times.end == 0:
             raise HipError(hipError_t.hipErrorInvalidHandle, "hipEventElapsedTime",
                            "the runtime recorded no timestamp for this event's packet")
         return int(times.start), int(times.end)

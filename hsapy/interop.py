@@ -180,7 +180,7 @@ def _shape_offset(struct: str) -> int:
     return size + (-size) % ffi.sizeof("int64_t")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _freeing(name: bytes) -> _Freeing:
     """numpy's deleter and destructor for capsules called ``name`` when numpy's own tensors are
     laid out as :func:`_capsule` lays out hsapy's, else the Python callbacks."""
@@ -190,8 +190,8 @@ def _freeing(name: bytes) -> _Freeing:
                       int(ffi.cast("uintptr_t", _capsule_destructor)), numpy_layout=False)
     sample = np.zeros((2, 3), np.float32)
     try:
-        capsule = sample.__dlpack__(**({"max_version": DLPACK_VERSION}
-                                       if name == _NAME_VERSIONED else {}))
+        capsule = (sample.__dlpack__(max_version=DLPACK_VERSION) if name == _NAME_VERSIONED
+                   else sample.__dlpack__())
     except TypeError:                       # numpy 2.0 makes no versioned capsules
         return python
     if not _is_valid(capsule, name):
@@ -348,8 +348,8 @@ class BufferView:
                             versioned, copied=True)
         if wanted == ours:
             raise DLPackExportError(
-                f"a copy of this device memory on the device was asked for (copy=True): hsapy "
-                f"exports it in place, or to the host with dl_device=(kDLCPU, 0)")
+                "a copy of this device memory on the device was asked for (copy=True): hsapy "
+                "exports it in place, or to the host with dl_device=(kDLCPU, 0)")
         raise DLPackExportError(
             f"this memory is on DLPack device {ours} and can be exported there"
             f"{' or copied to the host (kDLCPU, 0)' if ours != host else ''}, not to {wanted}"

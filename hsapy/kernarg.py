@@ -27,8 +27,9 @@ an exact-size numpy scalar / bytes) and refuses a Python float rather than guess
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ __all__ = [
     "KernelArgumentValueError",
     "HIDDEN_KINDS",
     "SCALAR_TYPES",
-    "Dispatch",
+    "DispatchGeometry",
     "normalize_dims",
 ]
 
@@ -92,7 +93,7 @@ POINTER_KINDS = ("global_buffer", "image", "sampler", "pipe", "queue")
 
 
 @dataclass(frozen=True)
-class Dispatch:
+class DispatchGeometry:
     """The dispatch geometry hidden arguments are computed from (3-tuples)."""
 
     grid: tuple[int, int, int]
@@ -113,7 +114,7 @@ def _axis(values: Sequence[int], axis: int) -> int:
 # hidden_* kind -> value from the dispatch. Kinds not listed are 0 (AMDGPUUsage lists what each
 # one is for; the runtime-service ones -- printf, hostcall, heap, default queue, completion
 # action, multigrid sync -- stay 0: hsapy provides none of those services).
-HIDDEN_KINDS: dict[str, Callable[[Dispatch], int]] = {
+HIDDEN_KINDS: dict[str, Callable[[DispatchGeometry], int]] = {
     "hidden_block_count_x": lambda d: d.grid[0] // d.workgroup[0],
     "hidden_block_count_y": lambda d: d.grid[1] // d.workgroup[1],
     "hidden_block_count_z": lambda d: d.grid[2] // d.workgroup[2],
@@ -165,19 +166,23 @@ def normalize_dims(value: int | Sequence[int], what: str) -> tuple[tuple[int, in
 
     Sizes are ints (or numpy integers): a bool, a float or a string is refused, never read as
     a size ("256" is not three sizes, 256.7 is not 256)."""
+    # exact class tests first: they are the dispatch path's common cases (mypy narrows only
+    # through isinstance, hence the ignores)
     cls = value.__class__
+    items: tuple[int, ...]
     if cls is int:
-        items: tuple[int, ...] = (value,)
-    elif cls is tuple and _all_ints(value):
-        items = value
+        items = (value,)  # type: ignore[assignment]
+    elif cls is tuple and _all_ints(value):  # type: ignore[arg-type]
+        items = value  # type: ignore[assignment]
     elif (single := _exact_int(value)) is not None:
         items = (single,)
     elif isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__"):
         raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not "
                              f"{type(value).__name__} {value!r:.40}")
     else:
-        items = tuple(_exact_int(v) for v in value)
-        if any(v is None for v in items):
+        given = tuple(_exact_int(v) for v in value)
+        items = tuple(v for v in given if v is not None)
+        if len(items) != len(given):
             raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not {value!r:.60}")
     if not 1 <= len(items) <= 3:
         raise HsapyValueError(f"{what} must have 1 to 3 dimensions, not {len(items)}: {value!r}")
@@ -214,6 +219,13 @@ class ArgSlot:
     is_bool: bool = False
 
     @property
+    def scalar(self) -> tuple[int, str, bool]:
+        """SCALAR_TYPES' (size, struct format, is float) of a "scalar" slot's type."""
+        if self.type is None:
+            raise KeyError(f"argument {self.name!r} is not a scalar")
+        return SCALAR_TYPES[self.type]
+
+    @property
     def label(self) -> str:
         """How the signature shows this argument's type."""
         if self.category == "pointer":
@@ -233,7 +245,7 @@ class HiddenSlot:
     offset: int
     size: int
 
-    def value(self, dispatch: Dispatch) -> int:
+    def value(self, dispatch: DispatchGeometry) -> int:
         """The value this slot gets for ``dispatch`` (0 for kinds hsapy leaves empty)."""
         compute = HIDDEN_KINDS.get(self.kind)
         return compute(dispatch) if compute is not None else 0
@@ -335,7 +347,7 @@ class KernargLayout:
 
     @classmethod
     def from_kernel(cls, info: KernelInfo, types: Iterable[Any] | None = None,
-                    runtime: Any = None) -> "KernargLayout":
+                    runtime: Any = None) -> KernargLayout:
         """The layout of ``info``'s kernarg segment; ``types`` optionally declares each explicit
         argument's type ("ptr", "f32", "int", numpy.float32, "bytes", None = from metadata).
         With ``runtime``, a pointer argument also takes another library's array whose memory
@@ -361,7 +373,7 @@ class KernargLayout:
         return cls(info.name, size, max(info.kernarg_segment_align, 1), slots, hidden,
                    info.code_object_version, info, runtime)
 
-    def with_types(self, *types: Any) -> "KernargLayout":
+    def with_types(self, *types: Any) -> KernargLayout:
         """The same layout with declared explicit argument types (see :meth:`from_kernel`)."""
         if self.info is None:
             raise HsapyValueError("this layout was not built from kernel metadata")
@@ -401,21 +413,21 @@ class KernargLayout:
 
     def dispatch(self, grid: int | Sequence[int], workgroup: int | Sequence[int],
                  dynamic_lds: int = 0, queue_ptr: int = 0,
-                 apertures: tuple[int, int] = (0, 0)) -> Dispatch:
+                 apertures: tuple[int, int] = (0, 0)) -> DispatchGeometry:
         """Normalize and check the geometry hidden arguments are computed from."""
         grid3, dims = normalize_dims(grid, "grid")
         workgroup3, wg_dims = normalize_dims(workgroup, "workgroup")
         dims = max(dims, wg_dims)
         if dynamic_lds < 0:
             raise KernelArgumentValueError(f"dynamic LDS size must be >= 0, not {dynamic_lds}")
-        return Dispatch(grid3, workgroup3, dims, int(dynamic_lds), int(queue_ptr),
+        return DispatchGeometry(grid3, workgroup3, dims, int(dynamic_lds), int(queue_ptr),
                         (int(apertures[0]), int(apertures[1])))
 
-    def hidden_values(self, dispatch: Dispatch) -> dict[str, int]:
+    def hidden_values(self, dispatch: DispatchGeometry) -> dict[str, int]:
         """kind -> value for every hidden argument of this kernel."""
         return {h.kind: h.value(dispatch) for h in self.hidden}
 
-    def template(self, dispatch: Dispatch) -> bytes:
+    def template(self, dispatch: DispatchGeometry) -> bytes:
         """The kernarg segment with every hidden argument filled and the explicit ones zero."""
         out = bytearray(self.size)
         for h in self.hidden:
@@ -430,7 +442,7 @@ class KernargLayout:
 
     def packer(self, grid: int | Sequence[int], workgroup: int | Sequence[int],
                dynamic_lds: int = 0, queue_ptr: int = 0,
-               apertures: tuple[int, int] = (0, 0)) -> "Packer":
+               apertures: tuple[int, int] = (0, 0)) -> Packer:
         """A :class:`Packer` for this geometry: ``packer(buffer, offset, *args)``. The dispatch
         path passes the queue's ``queue_ptr`` and ``apertures`` (``Queue.apertures``)."""
         return Packer(self, self.dispatch(grid, workgroup, dynamic_lds, queue_ptr, apertures))
@@ -483,7 +495,7 @@ class KernargLayout:
                     f"{where}, got {_describe(value)}; signature: {self.signature}")
             return raw
         if slot.category == "scalar":
-            _, fmt, is_float = SCALAR_TYPES[slot.type]
+            _, fmt, is_float = slot.scalar
             if is_float and ((isinstance(value, (int, float)) and not isinstance(value, bool))
                              or _numpy_scalar_kind(value) in ("i", "u", "f")):
                 try:
@@ -630,7 +642,7 @@ class Packer:
                  "_pointer_slots", "_scalar_slots", "_bytes_slots", "_count", "size",
                  "explicit_count")
 
-    def __init__(self, layout: KernargLayout, dispatch: Dispatch) -> None:
+    def __init__(self, layout: KernargLayout, dispatch: DispatchGeometry) -> None:
         self.layout = layout
         self.dispatch = dispatch
         self.template = layout.template(dispatch)
@@ -646,7 +658,7 @@ class Packer:
         # for floats, int for integers (bool and int for a C bool); anything else -- numpy
         # numbers, bools elsewhere -- goes to the checked path.
         self._scalar_slots = tuple(
-            (s.index, _FAST_FLOAT_CLASSES if s.category == "scalar" and SCALAR_TYPES[s.type][2]
+            (s.index, _FAST_FLOAT_CLASSES if s.category == "scalar" and s.scalar[2]
              else _FAST_BOOL_SLOT_CLASSES if s.is_bool else _FAST_INT_CLASSES)
             for s in layout.slots if s.category in ("scalar", "untyped"))
         # struct's "Ns" pads or truncates silently: by-value structs are always size-checked.

@@ -7,18 +7,24 @@ memory is reached with copies through a host staging buffer and ``hsa_amd_memory
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hsapy._checks import check_timeout
 from hsapy._hsa import call, constant
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.interop import BufferView
+
+if TYPE_CHECKING:
+    from hsapy.agent import Agent
+    from hsapy.runtime import Runtime
 
 __all__ = ["MemoryPool", "Buffer", "POOL_INFO"]
 
-HSA_STATUS_SUCCESS = 0
 # hsa_amd_segment_t (hsa_ext_amd.h)
 SEGMENT_NAMES = {
     constant("HSA_AMD_SEGMENT_GLOBAL"): "global",
@@ -55,8 +61,11 @@ class MemoryPool:
     """One memory pool of an agent. Take pools from ``agent.memory_pools`` (or the shortcuts
     ``agent.device_pool`` / ``agent.kernarg_pool`` / ``runtime.system_pool``)."""
 
-    def __init__(self, agent: Any, handle: int) -> None:
+    def __init__(self, agent: Agent, handle: int) -> None:
         self.agent = agent
+        # Agents build their pools (hsapy.agent sits above this module): the owner's class is
+        # what an agent argument must be.
+        self._agent_class = type(agent)
         self.runtime = agent.runtime
         self.handle = int(handle)
         lib, ffi = self.runtime.lib, self.runtime.ffi
@@ -92,14 +101,12 @@ class MemoryPool:
         """Largest single allocation (HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE; else the size)."""
         return self.info["alloc_max_size"] or self.size
 
-    def access(self, agent: Any) -> str:
+    def access(self, agent: Agent) -> str:
         """How ``agent`` may access this pool's memory: "allowed" (by default), "after
         allow_access" (Buffer.allow_access first) or "never"
         (hsa_amd_agent_memory_pool_get_info, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS)."""
-        from hsapy.agent import Agent
-
         self.runtime._state.check()
-        if not isinstance(agent, Agent):
+        if not isinstance(agent, self._agent_class):
             raise HsapyTypeError(f"MemoryPool.access: agent must be an Agent, not "
                                  f"{type(agent).__name__}")
         lib, ffi = self.runtime.lib, self.runtime.ffi
@@ -154,7 +161,8 @@ class MemoryPool:
         if not self.is_allocation_allowed:
             raise HsapyValueError(
                 f"the {self.segment} pool {self.handle:#x} of {self.agent.name} does not allow "
-                "runtime allocation; use agent.device_pool, agent.kernarg_pool or runtime.system_pool")
+                "runtime allocation; use agent.device_pool, agent.kernarg_pool or "
+                "runtime.system_pool")
         if nbytes > self.alloc_max_size:
             raise HsapyValueError(
                 f"MemoryPool.allocate: {nbytes} bytes exceed the largest allocation this "
@@ -186,10 +194,11 @@ class MemoryPool:
     def __repr__(self) -> str:
         kinds = [k for k, v in (("kernarg", self.is_kernarg), ("fine", self.is_fine_grained),
                                 ("coarse", self.is_coarse_grained)) if v]
-        return f"<MemoryPool {self.segment} {'/'.join(kinds)} of {self.agent.name} size={self.size}>"
+        return (f"<MemoryPool {self.segment} {'/'.join(kinds)} of {self.agent.name} "
+                f"size={self.size}>")
 
 
-def _pool_free(runtime: Any, address: int):
+def _pool_free(runtime: Runtime, address: int) -> Callable[[], None]:
     """The free of one allocation. It waits for every dispatch and copy in flight when it is
     asked (Runtime._after_dispatches: one of them may point at this memory), and gives the
     runtime's shut-down its turn once done (Runtime.close waits for the last free)."""
@@ -208,7 +217,7 @@ def _pool_free(runtime: Any, address: int):
     return release
 
 
-def _forget_address(buffer_ref: Any, release: Any):
+def _forget_address(buffer_ref: Any, release: Any) -> Callable[[], None]:
     """The Buffer's release: its ``address`` is taken away first (see _ClosedAddress), then the
     memory freed (or left to the last numpy view). Holds the Buffer only weakly."""
     def close() -> None:
@@ -342,13 +351,12 @@ class Buffer:
 
     def copy_from(self, source: Any, timeout: float = 10.0) -> None:
         """Copy a numpy array (or bytes) into the buffer, from offset 0."""
-        from hsapy.signal import check_timeout
-
         self._check_open()
         timeout = check_timeout(timeout, "Buffer.copy_from")
         data = _source_bytes(source, "Buffer.copy_from")
         if data.size > self.size:
-            raise HsapyValueError(f"copy_from: {data.size} bytes do not fit in a {self.size}-byte buffer")
+            raise HsapyValueError(f"copy_from: {data.size} bytes do not fit in a {self.size}-byte "
+                                  "buffer")
         ffi = self.runtime.ffi
         if self.is_host_accessible:
             if data.size:
@@ -365,8 +373,6 @@ class Buffer:
 
         ``out`` must be a writeable, C-contiguous numpy array; the first ``min(out.nbytes,
         size)`` bytes are copied."""
-        from hsapy.signal import check_timeout
-
         self._check_open()
         timeout = check_timeout(timeout, "Buffer.copy_to")
         if out is None:
@@ -401,17 +407,19 @@ class Buffer:
         The size must be a multiple of 4; ``value`` is taken modulo 2**32."""
         self._check_open()
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not {value!r}")
+            raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not "
+                                 f"{value!r}")
         if self.size % 4:
-            raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple of 4")
+            raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple "
+                                  "of 4")
         call(self.runtime.lib, "hsa_amd_memory_fill",
              self.runtime.ffi.cast("void *", self._address), int(value) & 0xFFFFFFFF,
              self.size // 4)
 
-    def allow_access(self, agents: Iterable[Any]) -> None:
+    def allow_access(self, agents: Iterable[Agent]) -> None:
         """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""
         self._check_open()
-        agents = _agents(agents, "Buffer.allow_access")
+        agents = _agents(agents, self.pool._agent_class, "Buffer.allow_access")
         if not agents:
             raise HsapyValueError("Buffer.allow_access needs at least one agent")
         ffi = self.runtime.ffi
@@ -424,11 +432,9 @@ class Buffer:
         return f"<Buffer {self._address:#x} {state} in {self.pool!r}>"
 
 
-def _agents(agents: Any, what: str) -> list[Any]:
+def _agents(agents: Any, agent_class: type, what: str) -> list[Any]:
     """A list of Agents, or a typed error naming what was given instead."""
-    from hsapy.agent import Agent
-
-    if isinstance(agents, Agent):
+    if isinstance(agents, agent_class):
         agents = [agents]
     try:
         agents = list(agents)
@@ -436,7 +442,7 @@ def _agents(agents: Any, what: str) -> list[Any]:
         raise HsapyTypeError(f"{what}: agents must be a list of Agents (runtime.gpu_agents), "
                              f"not {type(agents).__name__}") from None
     for agent in agents:
-        if not isinstance(agent, Agent):
+        if not isinstance(agent, agent_class):
             raise HsapyTypeError(f"{what}: agents must be Agents (runtime.gpu_agents), not "
                                  f"{type(agent).__name__}")
     return agents

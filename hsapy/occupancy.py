@@ -65,14 +65,16 @@ class ComputeLimits:
         return self.lds_per_cu * (2 if wgp_mode and self.has_wgp else 1)
 
 
-_CDNA = dict(simds_per_cu=4, max_waves_per_simd=8, vgprs_per_simd={64: 512},
-             vgpr_granule={64: 8}, max_vgprs_per_wave=512,
-             sgpr_limits=((100, 7),), lds_per_cu=64 * KIB, lds_granule=512, has_wgp=False,
-             unified_agprs=True)
-_RDNA_1_5X = dict(simds_per_cu=2, max_waves_per_simd=16, vgprs_per_simd={32: 1536, 64: 768},
-                  vgpr_granule={32: 24, 64: 12}, max_vgprs_per_wave=256, sgpr_limits=(),
-                  lds_per_cu=64 * KIB, lds_granule=1024, has_wgp=True)
-_RDNA_1X = dict(_RDNA_1_5X, vgprs_per_simd={32: 1024, 64: 512}, vgpr_granule={32: 16, 64: 8})
+_CDNA: dict[str, Any] = dict(
+    simds_per_cu=4, max_waves_per_simd=8, vgprs_per_simd={64: 512}, vgpr_granule={64: 8},
+    max_vgprs_per_wave=512, sgpr_limits=((100, 7),), lds_per_cu=64 * KIB, lds_granule=512,
+    has_wgp=False, unified_agprs=True)
+_RDNA_1_5X: dict[str, Any] = dict(
+    simds_per_cu=2, max_waves_per_simd=16, vgprs_per_simd={32: 1536, 64: 768},
+    vgpr_granule={32: 24, 64: 12}, max_vgprs_per_wave=256, sgpr_limits=(),
+    lds_per_cu=64 * KIB, lds_granule=1024, has_wgp=True)
+_RDNA_1X: dict[str, Any] = dict(_RDNA_1_5X, vgprs_per_simd={32: 1024, 64: 512},
+                                vgpr_granule={32: 16, 64: 8})
 
 LIMITS: dict[str, ComputeLimits] = {
     "gfx90a": ComputeLimits("gfx90a", **_CDNA),

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Union
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from hsapy.errors import HsapyValueError
 __all__ = [
     "Device",
     "Dispatch",
-    "Buffer",
+    "ProblemBuffer",
     "Problem",
     "Tolerance",
     "CheckResult",
@@ -50,8 +50,8 @@ __all__ = [
 ]
 
 Size = tuple[int, ...]
-Scalar = Union[np.uint32, np.float32]
-Arg = Union[str, np.uint32, np.float32]   # a buffer name or a scalar kernel argument
+Scalar = np.uint32 | np.float32
+Arg = str | np.uint32 | np.float32   # a buffer name or a scalar kernel argument
 
 BLOCK = 256            # the tutorial's block size for 1-D kernels
 RMSNORM_EPS = 1e-5
@@ -96,7 +96,7 @@ class Dispatch:
 
 
 @dataclass(frozen=True)
-class Buffer:
+class ProblemBuffer:
     """A device buffer of a problem: its initial contents and whether it is checked."""
 
     name: str
@@ -111,7 +111,7 @@ class Problem:
     operator: str
     size: Size
     inputs_kind: str
-    buffers: dict[str, Buffer]
+    buffers: dict[str, ProblemBuffer]
     reference: dict[str, np.ndarray]   # FP64 expected values, by output buffer name
 
     @property
@@ -183,7 +183,7 @@ class Variant:
     sim_sizes: tuple[Size, ...] | None = None
 
 
-def sim_sizes_for(op: "Operator", variant: Variant, sizes: tuple[Size, ...]) -> tuple[Size, ...]:
+def sim_sizes_for(op: Operator, variant: Variant, sizes: tuple[Size, ...]) -> tuple[Size, ...]:
     """``sizes`` as the simulator runs them for ``variant`` (unchanged without variant sizes)."""
     if not variant.sim_sizes:
         return sizes
@@ -877,10 +877,10 @@ def make_problem(op: Operator, variant: Variant, size: Size, inputs_kind: str,
                               f"{', '.join(op.inputs_kinds)}")
     rng = np.random.default_rng(_seed(op.name, size, inputs_kind))
     inputs = op.make_buffers(size, inputs_kind, rng)
-    buffers = {name: Buffer(name, data, True) for name, data in inputs.items()}
+    buffers = {name: ProblemBuffer(name, data, True) for name, data in inputs.items()}
     for name, shape in op.outputs(size).items():
         fill = np.zeros(shape, np.float32) if name in variant.zero_init else _nan(shape)
-        buffers[name] = Buffer(name, fill, False)
+        buffers[name] = ProblemBuffer(name, fill, False)
     problem = Problem(op.name, size, inputs_kind, buffers, op.reference(inputs, size))
     if variant.expected is not None:
         problem.reference.update(variant.expected(problem, size, device))

@@ -9,8 +9,9 @@ when a chart is asked for, through its object-oriented API (no pyplot, no global
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def latency_chart(rows: Sequence[tuple[str, Sequence[float]]], path: str | Path,
     positions = np.arange(len(data))[::-1]          # the first row on top
     rng = np.random.default_rng(seed)
     colors = [f"C{i % 10}" for i in range(len(data))]
-    for (label, samples), y, color in zip(data, positions, colors):
+    for (_label, samples), y, color in zip(data, positions, colors):
         shown = samples if samples.size <= 4000 else rng.choice(samples, 4000, replace=False)
         alpha = float(np.clip(6.0 / np.sqrt(shown.size), 0.15, 0.85))
         axes.scatter(shown, y + rng.uniform(-0.25, 0.25, shown.size), s=6, color=color,

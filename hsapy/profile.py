@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsapy.errors import HsapyError
+from hsapy.hsa_enums import HSA_PACKET_TYPE_KERNEL_DISPATCH
+from hsapy.observers import add_observer, remove_observer
 
 __all__ = ["Profiler", "DispatchProfile", "profile"]
 
-_DISPATCH = 2                     # hsa_packet_type_t HSA_PACKET_TYPE_KERNEL_DISPATCH
 
 COUNTER_ORDER = ("SQ_WAVES", "SQ_INSTS", "SQ_INSTS_VALU", "SQ_INSTS_MFMA", "SQ_INSTS_SALU",
                  "SQ_INSTS_SMEM", "SQ_INSTS_LDS", "SQ_INSTS_VMEM_RD", "SQ_INSTS_VMEM_WR",
@@ -149,24 +150,22 @@ class Profiler:
 
     def start(self) -> None:
         """Start observing publishing and counting simulated dispatches."""
-        from hsapy import queue as queue_module
         from hsapy.sim.isa import counters
 
         if self.is_active:
             raise HsapyError("Profiler.start: this profiler is already active")
         self.is_active = True
-        queue_module.add_observer(self)
+        add_observer(self)
         counters.add_listener(self)
 
     def stop(self) -> None:
         """Stop observing; the dispatches collected so far stay in :attr:`dispatches`."""
-        from hsapy import queue as queue_module
         from hsapy.sim.isa import counters
 
         if not self.is_active:
             return
         counters.remove_listener(self)
-        queue_module.remove_observer(self)
+        remove_observer(self)
         self.is_active = False
 
     # -- what the profiler hears -----------------------------------------------------------------
@@ -179,7 +178,7 @@ class Profiler:
         ring, mask = queue.ring, queue.size - 1
         for k in range(count):
             data = ring[(first + k) & mask].tobytes()
-            if data[0] != _DISPATCH:
+            if data[0] != HSA_PACKET_TYPE_KERNEL_DISPATCH:
                 continue
             self._published(queue, first + k, data)
 
@@ -219,8 +218,10 @@ class Profiler:
         fields = aql.parse(data)
         kernel_object = int(fields["kernel_object"])
         kernel = self._kernels.get(kernel_object)
-        grid = tuple(int(fields[f"grid_size_{a}"]) for a in "xyz")
-        workgroup = tuple(int(fields[f"workgroup_size_{a}"]) for a in "xyz")
+        grid = (int(fields["grid_size_x"]), int(fields["grid_size_y"]),
+                int(fields["grid_size_z"]))
+        workgroup = (int(fields["workgroup_size_x"]), int(fields["workgroup_size_y"]),
+                     int(fields["workgroup_size_z"]))
         lds = int(fields["group_segment_size"])
         name = kernel.name if kernel is not None else f"kernel {kernel_object:#x}"
         target = str(queue.agent.name)
@@ -311,7 +312,8 @@ def format_report(p: DispatchProfile, instructions: int = 10) -> str:
     c = p.counters
     if c is not None:
         hw = c.hardware
-        lines.append(f"  counters (rocprof names; exact counts of the simulator, wave{c.wave_size})")
+        lines.append("  counters (rocprof names; exact counts of the simulator, "
+                     f"wave{c.wave_size})")
         width = max(len(k) for k in COUNTER_ORDER)
         for name in COUNTER_ORDER:
             value = hw[name]

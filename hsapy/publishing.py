@@ -37,15 +37,17 @@ import keyword
 import linecache
 import re
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from hsapy import aql
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
-from hsapy.queue import INVALID_WORD, OBSERVERS, notify_signal_reused, watch_observers
-from hsapy.signal import Condition, value_words
+from hsapy.observers import OBSERVERS, notify_signal_reused, watch_observers
+from hsapy.queue import INVALID_WORD
+from hsapy.signal import Condition, Signal, value_words
 
 __all__ = ["KernargRing", "BatchArena", "DispatchTemplate", "reference_dispatch",
            "reference_batch", "dispatcher", "named_dispatcher", "batcher", "ring_for",
@@ -60,6 +62,14 @@ _BODY_PATCH_OFFSET = 40 - 4
 _TIMEOUT = 10.0
 # Chunk layouts a batcher keeps (chunk_packets): a batch size or two, on either arena half.
 _CHUNK_LAYOUTS = 8
+
+
+def _all_value_words(runtime: Any, signals: list[Signal]) -> list[memoryview] | None:
+    """Every signal's value words (hsapy.signal.value_words), or None where this runtime's
+    signals are not laid out as amd_signal_t."""
+    values = [value_words(runtime, s) for s in signals]
+    present = [v for v in values if v is not None]
+    return present if len(present) == len(values) else None
 
 
 class KernargRing:
@@ -107,10 +117,11 @@ class KernargRing:
         # Slots are handed out in turn by an itertools.cycle: next() is one atomic step, so
         # threads sharing a ring never take the same slot.
         self.slot_order = itertools.cycle(range(slots))
-        values = [value_words(runtime, s) for s in self.signals]
-        self.values = values if all(v is not None for v in values) else None
+        self.values = _all_value_words(runtime, self.signals)
+        slot_values: list[memoryview | None] = [None] * slots if self.values is None else [
+            *self.values]
         self.state: list[tuple[Any, Any, bytes | None]] = [
-            (None, value, None) for value in (self.values or [None] * slots)]
+            (None, value, None) for value in slot_values]
         self.indices = [-1] * slots
         self.closed = False
         self.closed_by = ""
@@ -147,7 +158,7 @@ class KernargRing:
             self._store(cdata, 1)
 
     def observers_attached(self) -> None:
-        """An observer was attached (hsapy.queue.add_observer): make every slot nobody's, so
+        """An observer was attached (hsapy.observers.add_observer): make every slot nobody's, so
         the fast path's calls take the reference way, which tells observers."""
         self.forget_all()
 
@@ -244,8 +255,7 @@ class BatchArena:
         self.view = runtime.ffi.buffer(runtime.ffi.cast("uint8_t *", self.buffer.address),
                                        2 * self.half_size)
         self.signals = [runtime.create_signal(0), runtime.create_signal(0)]
-        values = [value_words(runtime, s) for s in self.signals]
-        self.values = values if all(v is not None for v in values) else None
+        self.values = _all_value_words(runtime, self.signals)
         # halves in turn, one atomic next() per batch (as KernargRing.slot_order)
         self.half_order = itertools.cycle((0, 1))
         self.owners: list[Any] = [None, None]
@@ -563,12 +573,10 @@ def dispatcher(template: DispatchTemplate, result_type: Any) -> Callable[[Any, b
 # name and position, so this one call is made from source per parameter list: CPython runs a
 # call to a function with a fixed list of positional parameters without building an argument
 # tuple and without parsing arguments, checks the count itself, and names a missing parameter;
-# a kernel without explicit arguments calls no packer at all. What it pays, measured on the
-# simulator with benchmarks/launch.py's timing loop against this very source made with the one
-# parameter ``*args`` (``named_dispatcher(template, ("*args",), False)``): publish costs 0.76x
-# of that for the empty kernel and 0.92x for vector_add's four arguments. The steps are
-# dispatcher's, line for line; the source is registered with linecache, so a traceback through
-# a dispatch shows it.
+# a kernel without explicit arguments calls no packer at all. (To see what that saves, time
+# this very source made with the one parameter ``*args``, ``named_dispatcher(template,
+# ("*args",), False)``, with benchmarks/launch.py's loop.) The steps are dispatcher's, line for
+# line; the source is registered with linecache, so a traceback through a dispatch shows it.
 _NAMED_SOURCE = """\
 def make(ring, queue, producer, packer, word, general):
     state, view, slot_size, indices = ring.state, ring.view, ring.slot_size, ring.indices
@@ -731,7 +739,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                                            arena.indices)
     signals, view, slot_size, half_size = (arena.signals, arena.view, arena.slot_size,
                                            arena.half_size)
-    pack, pack_explicit, explicit = packer.pack_into, packer.pack_explicit_into, packer.explicit_count
+    pack, pack_explicit, explicit = (packer.pack_into, packer.pack_explicit_into,
+                                     packer.explicit_count)
     # The rows as flat bytes, per entry of ``chunks``: memoryviews copy holding the GIL (numpy
     # lets it go for a copy this size, and the simulator's packet processor taking it then
     # makes the publishing thread wait to get it back).
@@ -775,7 +784,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                     chunks.clear()
                     flat.clear()
                 chunks[key] = made = chunk_packets(template, arena, half, count, shared)
-                packets = flat[key] = memoryview(made[0]).cast("B")
+                # (numpy's stubs give ndarray the buffer protocol only from Python 3.12)
+                packets = flat[key] = memoryview(made[0]).cast("B")  # type: ignore[arg-type]
             hwords = chunks[key][1]
             first = add(queue_ptr, count + 1)
             last = first + count

@@ -10,16 +10,28 @@ import platform
 import threading
 import time
 import weakref
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from hsapy import aql
+from hsapy._checks import check_timeout
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
 from hsapy.aql import Packet, split
-from hsapy.errors import ClosedError, HsapyError, HsapyTypeError, HsapyValueError, error_for
+from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError, error_for
+from hsapy.observers import (
+    OBSERVERS,
+    add_observer,
+    notify,
+    notify_doorbell,
+    notify_written,
+    remove_observer,
+)
 
+# OBSERVERS, add_observer and remove_observer are hsapy.observers' (imported above), and stay
+# importable from here.
 __all__ = ["Queue", "QueueFullError", "QueueProducer", "QueueAttachments", "QUEUE_TYPES",
            "INVALID_WORD", "add_observer", "remove_observer"]
 
@@ -29,41 +41,6 @@ PACKET_SIZE = 64
 AMD_QUEUE_APERTURES_OFFSET = 64   # amd_queue_t.group_segment_aperture_base_hi
 UINT32_MAX = 0xFFFFFFFF
 
-
-# Observers of publishing on every queue (hsapy.trace installs one). An observer has
-#   packets_written(queue, first, count)  after the header stores: the ring holds the packets
-#   doorbell(queue, index)                before the doorbell store
-#   signal_reused(handle)                 before the dispatch path re-arms a completion signal,
-#                                         and before any hsapy Signal is destroyed
-# and, optionally (called only when present), lifecycle events through ``notify``:
-#   queue_created(queue), queue_closing(queue), runtime_closing(runtime), kernel_loaded(kernel)
-# Empty in normal use, where the cost is one truthiness check per call. Attach and detach with
-# add_observer / remove_observer.
-OBSERVERS: list[Any] = []
-# Objects whose short path does not look at OBSERVERS on every call (KernargRing, for the
-# prepared dispatch path), registered through watch_observers: add_observer calls their
-# ``observers_attached()`` so that path steps aside.
-_WATCHERS: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def watch_observers(holder: Any) -> None:
-    """Call ``holder.observers_attached()`` whenever an observer is attached (weakly held)."""
-    _WATCHERS.add(holder)
-
-
-def add_observer(observer: Any) -> None:
-    """Attach ``observer`` (see OBSERVERS) to publishing on every queue."""
-    OBSERVERS.append(observer)
-    for holder in list(_WATCHERS):
-        holder.observers_attached()
-
-
-def remove_observer(observer: Any) -> None:
-    """Detach ``observer``; nothing happens if it is not attached."""
-    try:
-        OBSERVERS.remove(observer)
-    except ValueError:
-        pass
 
 # A free slot's header|setup word: header type INVALID, setup 0 (see write_many).
 INVALID_WORD = aql.encode_header(aql.PacketType.INVALID, False, 0, 0)
@@ -139,7 +116,8 @@ class _QueueState:
         self.error: tuple[int, str] | None = None
         self.error_lock = threading.Lock()
         self.callback: Any = None
-        self.handle_state: HandleState | None = None
+        # Set by Queue.__init__ once hsa_queue_create has succeeded; nothing reads it before.
+        self.handle_state: HandleState = cast(HandleState, None)
 
     def on_error(self, status: int, queue: Any, _data: Any) -> None:
         # Runs on a runtime thread: never raise, only record (docs/architecture.md "Errors").
@@ -152,13 +130,13 @@ class _QueueState:
 
 
 def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any,
-                   rings_ref: Any, handle_state: HandleState):
+                   rings_ref: Any, handle_state: HandleState) -> Callable[[], None]:
     """The queue's release. The Queue's index and doorbell calls start raising ClosedError and
-    its attachments (kernarg rings, batch arenas, prepared launches) step aside (a prepared call then takes the checked way, which raises
-    too); the queue is destroyed at once, or, while numpy views of its ring (``Queue.ring``)
-    are alive, stopped (hsa_queue_inactivate: no packet runs any more) and destroyed once the
-    last view is collected; then the rings' signals and memory are released. Holds the Queue
-    only weakly."""
+    its attachments (kernarg rings, batch arenas, prepared launches) step aside (a prepared call
+    then takes the checked way, which raises too); the queue is destroyed at once, or, while
+    numpy views of its ring (``Queue.ring``) are alive, stopped (hsa_queue_inactivate: no packet
+    runs any more) and destroyed once the last view is collected; then the rings' signals and
+    memory are released. Holds the Queue only weakly."""
     def release() -> None:
         queue = queue_ref()
         if queue is not None:
@@ -177,7 +155,7 @@ def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any
     return release
 
 
-def _queue_destroy(lib: Any, ptr: Any, outstanding: Any):
+def _queue_destroy(lib: Any, ptr: Any, outstanding: Any) -> Callable[[], None]:
     def destroy() -> None:
         try:
             status = lib.hsa_queue_destroy(ptr)
@@ -188,7 +166,7 @@ def _queue_destroy(lib: Any, ptr: Any, outstanding: Any):
     return destroy
 
 
-def _closed_call(state: HandleState):
+def _closed_call(state: HandleState) -> Callable[..., Any]:
     """What a closed queue's index and doorbell calls become: they raise ClosedError (so a
     method that reaches one never touches a destroyed queue)."""
     def closed(*_args: Any) -> Any:
@@ -216,7 +194,8 @@ class Queue:
     """
 
     def __init__(self, agent: Any, size: int = 256, type: str = "multi",
-                 private_segment_size: int = UINT32_MAX, group_segment_size: int = UINT32_MAX) -> None:
+                 private_segment_size: int = UINT32_MAX,
+                 group_segment_size: int = UINT32_MAX) -> None:
         runtime = agent.runtime
         self.agent = agent  # children hold their parents
         self.runtime = runtime
@@ -420,14 +399,16 @@ class Queue:
         """The read index (hsa_queue_load_read_index_scacquire, or _relaxed)."""
         self._check_open()
         lib = self._lib
-        fn = lib.hsa_queue_load_read_index_relaxed if relaxed else lib.hsa_queue_load_read_index_scacquire
+        fn = (lib.hsa_queue_load_read_index_relaxed if relaxed
+              else lib.hsa_queue_load_read_index_scacquire)
         return fn(self._ptr)
 
     def load_write_index(self, relaxed: bool = False) -> int:
         """The write index (hsa_queue_load_write_index_scacquire, or _relaxed)."""
         self._check_open()
         lib = self._lib
-        fn = lib.hsa_queue_load_write_index_relaxed if relaxed else lib.hsa_queue_load_write_index_scacquire
+        fn = (lib.hsa_queue_load_write_index_relaxed if relaxed
+              else lib.hsa_queue_load_write_index_scacquire)
         return fn(self._ptr)
 
     def add_write_index(self, count: int = 1, relaxed: bool = False) -> int:
@@ -436,7 +417,8 @@ class Queue:
         self._check_open()
         count = _check_int(count, "Queue.add_write_index: count", 0, self.size)
         lib = self._lib
-        fn = lib.hsa_queue_add_write_index_relaxed if relaxed else lib.hsa_queue_add_write_index_scacq_screl
+        fn = (lib.hsa_queue_add_write_index_relaxed if relaxed
+              else lib.hsa_queue_add_write_index_scacq_screl)
         return fn(self._ptr, count)
 
     def cas_write_index(self, expected: int, value: int, relaxed: bool = False) -> int:
@@ -445,7 +427,8 @@ class Queue:
         expected = _check_int(expected, "Queue.cas_write_index: expected", 0, 0xFFFFFFFFFFFFFFFF)
         value = _check_int(value, "Queue.cas_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
         lib = self._lib
-        fn = lib.hsa_queue_cas_write_index_relaxed if relaxed else lib.hsa_queue_cas_write_index_scacq_screl
+        fn = (lib.hsa_queue_cas_write_index_relaxed if relaxed
+              else lib.hsa_queue_cas_write_index_scacq_screl)
         return fn(self._ptr, expected, value)
 
     def store_write_index(self, value: int, relaxed: bool = False) -> None:
@@ -453,7 +436,8 @@ class Queue:
         self._check_open()
         value = _check_int(value, "Queue.store_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
         lib = self._lib
-        fn = lib.hsa_queue_store_write_index_relaxed if relaxed else lib.hsa_queue_store_write_index_screlease
+        fn = (lib.hsa_queue_store_write_index_relaxed if relaxed
+              else lib.hsa_queue_store_write_index_screlease)
         fn(self._ptr, value)
 
     def ring_doorbell(self, index: int) -> None:
@@ -463,7 +447,7 @@ class Queue:
         a doorbell address: queues may be emulated or intercepted by profilers. (A closed
         queue's doorbell call raises ClosedError: see _closed_call.)"""
         if OBSERVERS:
-            _notify_doorbell(self, index)
+            notify_doorbell(self, index)
         self._store_doorbell(self._doorbell_cdata, index)
 
     def flush(self) -> None:
@@ -596,8 +580,7 @@ class Queue:
         60 bytes), and until its own header store every slot still reads as INVALID. The rows
         go through memoryviews, which copy holding the GIL: numpy lets it go for a copy this
         size, and another thread that takes it then (the simulator's packet processor, waking
-        to look at its queue) makes this thread wait to get it back -- 17% of a batch of 256,
-        measured here."""
+        to look at its queue) makes this thread wait to get it back."""
         self._check_open()
         count = len(packets)
         if (packets.__class__ is not np.ndarray or packets.ndim != 2 or packets.itemsize != 1
@@ -607,7 +590,8 @@ class Queue:
                 "n header|setup words, n at most the queue size")
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around
-        rows, ring_bytes = memoryview(packets).cast("B"), self._ring_bytes
+        # (numpy's stubs give ndarray the buffer protocol only for Python 3.12 and later)
+        rows, ring_bytes = memoryview(packets).cast("B"), self._ring_bytes  # type: ignore[arg-type]
         ring_bytes[start * PACKET_SIZE:(start + head) * PACKET_SIZE] = rows[:head * PACKET_SIZE]
         if head < count:
             ring_bytes[:(count - head) * PACKET_SIZE] = rows[head * PACKET_SIZE:]
@@ -662,8 +646,6 @@ _MAX_TIMEOUT = float(1 << 31)
 
 
 def _timeout(timeout: Any, what: str) -> float:
-    from hsapy.signal import check_timeout
-
     return check_timeout(timeout, what)
 
 
@@ -676,27 +658,3 @@ def _packet(packet: Any) -> Packet:
         return split(packet)
     except ValueError as exc:
         raise HsapyValueError(str(exc)) from None
-
-
-def notify_written(queue: Queue, first: int, count: int) -> None:
-    for observer in tuple(OBSERVERS):
-        observer.packets_written(queue, first, count)
-
-
-def _notify_doorbell(queue: Queue, index: int) -> None:
-    for observer in tuple(OBSERVERS):
-        observer.doorbell(queue, index)
-
-
-def notify(event: str, *args: Any) -> None:
-    """Call ``event(*args)`` on every observer that defines it (lifecycle events)."""
-    for observer in tuple(OBSERVERS):
-        method = getattr(observer, event, None)
-        if method is not None:
-            method(*args)
-
-
-def notify_signal_reused(handle: int) -> None:
-    """Tell observers a completion signal is about to be re-armed (its timestamps go stale)."""
-    for observer in tuple(OBSERVERS):
-        observer.signal_reused(handle)

@@ -9,18 +9,30 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState, Outstanding, drain, park
 from hsapy.diagnose import explain_rocr_failure
-from hsapy.errors import (BackendUnavailableError, HsapyError, HsapyTypeError, HsapyValueError,
-                          LibraryLoadError)
+from hsapy.errors import (
+    BackendUnavailableError,
+    HsapyError,
+    HsapyTypeError,
+    HsapyValueError,
+    LibraryLoadError,
+)
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
+
+if TYPE_CHECKING:
+    from hsapy.agent import Agent
+    from hsapy.executable import Executable
+    from hsapy.memory import Buffer, MemoryPool
+    from hsapy.signal import Signal, SignalPool
 
 __all__ = ["Runtime", "BACKENDS"]
 
 BACKENDS = ("auto", "rocr", "sim", "rocr-sim")
-HSA_STATUS_SUCCESS = 0
 
 # Runtime.system_info: key -> (hsa_system_info_t enumerator, C type of the value) (hsa.h).
 SYSTEM_INFO: dict[str, tuple[str, str]] = {
@@ -67,7 +79,7 @@ def _open_rocr_sim(targets: Any, executor: Any, watchdog_s: Any = None,
     return open_rocr_sim(targets, executor, watchdog_s, engine)
 
 
-def _close_at_exit(runtime: weakref.ref) -> Any:
+def _close_at_exit(runtime: weakref.ref[Runtime]) -> Callable[[], None]:
     def close() -> None:
         alive = runtime()
         if alive is not None:
@@ -80,7 +92,7 @@ def _iterate_agents(lib: Any) -> list[int]:
     return iterate(lib, "hsa_iterate_agents", "hsa_agent_t")
 
 
-def _shut_down(lib: Any, outstanding: Outstanding):
+def _shut_down(lib: Any, outstanding: Outstanding) -> Callable[[], None]:
     """The runtime's release: hsa_shut_down once nothing holds its memory any more (numpy views
     of buffers or rings keep it mapped until they are collected; see Runtime.close)."""
     def shut_down() -> None:
@@ -93,7 +105,7 @@ def _shut_down(lib: Any, outstanding: Outstanding):
     return release
 
 
-def _all_done(marks: list[Any]) -> bool:
+def _all_done(marks: list[Callable[[], bool]]) -> bool:
     """True once every mark (a callable: has this dispatch or copy completed?) says so; the
     ones that did are dropped, so each is asked until it answers yes, not after."""
     while marks:
@@ -117,13 +129,17 @@ class Runtime:
     ``HSAPY_SIM_ENGINE``: compiled for large dispatches).
     """
 
+    # Whether the library's signals have the AMD layout that the dispatch path reads directly
+    # (hsapy.signal.value_words probes it once per runtime; None until then, and tests set it).
+    _amd_signal_layout: bool | None = None
+
     def __init__(self, backend: str | None = None, targets: Any = None,
                  executor: Any = None, watchdog_s: float | None = None,
                  engine: str | None = None) -> None:
         backend = backend or os.environ.get("HSAPY_BACKEND") or "auto"
         if backend not in BACKENDS:
-            raise HsapyValueError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)} "
-                                  "(or set HSAPY_BACKEND)")
+            raise HsapyValueError(f"unknown backend {backend!r}: choose one of "
+                                  f"{', '.join(BACKENDS)} (or set HSAPY_BACKEND)")
         self.ffi = ffi
         if backend == "rocr":
             lib, reason = _open_rocr(), "requested"
@@ -145,15 +161,15 @@ class Runtime:
         self._state = HandleState("Runtime", _shut_down(lib, self._outstanding),
                                   what=f"the runtime ({backend} backend)")
         weakref.finalize(self, self._state.close_later)
-        self._signal_pool: Any = None
+        self._signal_pool: SignalPool | None = None
         self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
         # Kernarg rings and batch arenas (hsapy.dispatch), each able to list its dispatches
         # in flight, and the completion signals of asynchronous copies not yet seen complete.
         self._dispatch_trackers: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._copies: list[Any] = []
+        self._copies: list[Callable[[], bool]] = []
         # Open queues: a packet published on one may point at anything (raw AQL included).
         self._queues: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._exit_hook: Any = None
+        self._exit_hook: Callable[[], None] | None = None
         if backend == "rocr-sim":
             # ROCr's threads call the simulated thunk, which is Python: ROCr must be shut down
             # (its threads joined, queues destroyed, children first) before the interpreter
@@ -169,9 +185,9 @@ class Runtime:
     def _discover(self) -> None:
         from hsapy.agent import Agent
 
-        self.agents = [Agent(self, h) for h in _iterate_agents(self.lib)]
-        self.gpu_agents = [a for a in self.agents if a.is_gpu]
-        self.cpu_agents = [a for a in self.agents if not a.is_gpu]
+        self.agents: list[Agent] = [Agent(self, h) for h in _iterate_agents(self.lib)]
+        self.gpu_agents: list[Agent] = [a for a in self.agents if a.is_gpu]
+        self.cpu_agents: list[Agent] = [a for a in self.agents if not a.is_gpu]
         self.system_info = self._read_system_info()
         self.timestamp_frequency = self.system_info["timestamp_frequency"] or 1
 
@@ -181,12 +197,12 @@ class Runtime:
         self._children.add(state)
 
     # -- what the GPU may still be using -------------------------------------------------------
-    def _in_flight(self) -> list[Any]:
+    def _in_flight(self) -> list[Callable[[], bool]]:
         """Marks (callables answering "has it completed?") for every dispatch published through
         hsapy.dispatch and every asynchronous copy that has not completed yet, and for every
         queue that has not yet consumed all the packets published on it so far (raw packets
         may point at memory, code or signals too)."""
-        marks: list[Any] = []
+        marks: list[Callable[[], bool]] = []
         for queue in list(self._queues):
             mark = queue.consumed_mark()
             if mark is not None:
@@ -198,7 +214,7 @@ class Runtime:
             marks.extend(self._copies)
         return marks
 
-    def _after_dispatches(self, release: Any) -> None:
+    def _after_dispatches(self, release: Callable[[], None]) -> None:
         """Run ``release`` (which frees memory or code a packet may point at) now when nothing
         is in flight, else once every dispatch and copy in flight now has completed (or its
         queue was closed or stopped with an error: its packets never run again). Meanwhile the
@@ -262,7 +278,7 @@ class Runtime:
         view is collected."""
         if self._state.closed:
             return
-        from hsapy.queue import OBSERVERS, notify
+        from hsapy.observers import OBSERVERS, notify
 
         if OBSERVERS:
             notify("runtime_closing", self)
@@ -296,7 +312,7 @@ class Runtime:
         return f"<Runtime backend={self.backend} ({names})>"
 
     # -- agents and pools --------------------------------------------------------------------
-    def gpu(self, target: str | None = None) -> Any:
+    def gpu(self, target: str | None = None) -> Agent:
         """The first GPU agent (whose target is ``target``, e.g. "gfx942", when given)."""
         for agent in self.gpu_agents:
             if target is None or agent.target == target or agent.name == target:
@@ -306,7 +322,7 @@ class Runtime:
                               "on the simulator choose targets with HSAPY_SIM_TARGETS")
 
     @property
-    def system_pool(self) -> Any:
+    def system_pool(self) -> MemoryPool:
         """The CPU agent's fine-grained global pool (host memory every agent may access)."""
         for agent in self.cpu_agents:
             for pool in agent.memory_pools:
@@ -315,7 +331,7 @@ class Runtime:
         raise HsapyValueError("the runtime reports no fine-grained system memory pool")
 
     @property
-    def kernarg_pool(self) -> Any:
+    def kernarg_pool(self) -> MemoryPool:
         """The system pool flagged KERNARG_INIT (where kernarg segments live)."""
         for agent in self.cpu_agents:
             for pool in agent.memory_pools:
@@ -324,7 +340,7 @@ class Runtime:
         return self.system_pool
 
     # -- signals -----------------------------------------------------------------------------
-    def create_signal(self, initial_value: int = 1) -> Any:
+    def create_signal(self, initial_value: int = 1) -> Signal:
         """A new signal (hsa_signal_create with no consumer restriction)."""
         from hsapy.signal import Signal, signal_value
 
@@ -335,7 +351,7 @@ class Runtime:
         return Signal(self, out.handle)
 
     @property
-    def signal_pool(self) -> Any:
+    def signal_pool(self) -> SignalPool:
         """The runtime's shared SignalPool."""
         self._state.check()
         if self._signal_pool is None:
@@ -345,8 +361,8 @@ class Runtime:
         return self._signal_pool
 
     # -- copies ------------------------------------------------------------------------------
-    def copy(self, dst: Any, src: Any, nbytes: int, deps: Any = (), completion: Any = None,
-             timeout: float = 10.0) -> Any:
+    def copy(self, dst: Buffer, src: Buffer, nbytes: int, deps: Any = (),
+             completion: Signal | None = None, timeout: float = 10.0) -> Signal | None:
         """Copy ``nbytes`` from buffer ``src`` to ``dst`` with hsa_amd_memory_async_copy.
 
         The copy starts once every signal in ``deps`` has reached a value below 1 (the copy
@@ -407,13 +423,13 @@ class Runtime:
         pool.release(signal)
         return None
 
-    def _copy_agent(self, buffer: Any) -> Any:
+    def _copy_agent(self, buffer: Buffer) -> Agent:
         # The copy engine of the GPU side does the work; host buffers are named by a GPU agent
         # that may access them (ROCr wants the agent owning each pointer's pool).
         return buffer.pool.agent
 
     # -- code objects ------------------------------------------------------------------------
-    def load(self, code_object: Any, agent: Any = None) -> Any:
+    def load(self, code_object: Any, agent: Agent | None = None) -> Executable:
         """Load a code object (bytes, path, offload bundle or CodeObject) for ``agent``
         (default: the first GPU agent) through the runtime's loader; returns an Executable."""
         from hsapy.agent import Agent
@@ -426,7 +442,7 @@ class Runtime:
         return Executable(self, code_object, agent if agent is not None else self.gpu())
 
 
-def _copy_mark(completion: Any) -> Any:
+def _copy_mark(completion: Signal) -> Callable[[], bool]:
     """Has the asynchronous copy that decrements ``completion`` completed? (Or can it no longer:
     its signal was destroyed.)"""
     state, load = completion._state, completion._lib.hsa_signal_load_relaxed

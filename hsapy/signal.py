@@ -7,16 +7,21 @@ Signals for dispatches come from a :class:`SignalPool`, never one per dispatch.
 from __future__ import annotations
 
 import enum
-import math
 import time
 import warnings
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from hsapy._checks import check_timeout
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
-from hsapy.queue import OBSERVERS, notify_signal_reused
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
+from hsapy.observers import OBSERVERS, notify_signal_reused
+
+if TYPE_CHECKING:
+    from hsapy.runtime import Runtime
 
 __all__ = ["Signal", "SignalPool", "Condition", "WaitState", "ORDERS", "check_timeout",
            "signal_value"]
@@ -65,30 +70,6 @@ def signal_value(value: Any, what: str) -> int:
     return value
 
 
-_MAX_TIMEOUT_S = float(1 << 40)
-
-
-def check_timeout(timeout: Any, what: str) -> float:
-    """A timeout in seconds: a finite real number >= 0, else a typed error. Every wait has one."""
-    cls = timeout.__class__
-    if (cls is float or cls is int) and 0 <= timeout < _MAX_TIMEOUT_S:
-        return timeout                # (nan and inf fail the comparison)
-    if timeout is None:
-        raise HsapyValueError(f"{what} needs a timeout in seconds (>= 0); every wait has one")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        try:
-            is_number = timeout is not None and not isinstance(timeout, (str, bytes, bool))
-            timeout = float(timeout) if is_number else None
-        except (TypeError, ValueError):
-            timeout = None
-        if timeout is None:
-            raise HsapyTypeError(f"{what}: timeout is a number of seconds; every wait has one")
-    if math.isnan(timeout) or timeout < 0 or math.isinf(timeout):
-        raise HsapyValueError(f"{what}: timeout must be a finite number of seconds >= 0, not "
-                              f"{timeout!r}; every wait has one")
-    return float(timeout)
-
-
 # The memory orders of each signal operation that hsapy's cdef declares, default first
 # (hsa.h: hsa_signal_<operation>_<order>; tests check every pair against the cdef).
 ORDERS: dict[str, tuple[str, ...]] = {
@@ -112,12 +93,12 @@ def _destroy(lib: Any, handle: int) -> Callable[[], None]:
                 warnings.warn(f"hsapy: a publishing observer failed: {exc}", RuntimeWarning,
                               stacklevel=2)
         status = lib.hsa_signal_destroy({"handle": handle})
-        if status != 0:
+        if status != HSA_STATUS_SUCCESS:
             raise RuntimeError(f"hsa_signal_destroy returned {status:#x}")
     return release
 
 
-def _destroy_when_unused(runtime: Any, lib: Any, handle: int) -> Callable[[], None]:
+def _destroy_when_unused(runtime: Runtime, lib: Any, handle: int) -> Callable[[], None]:
     """A signal's release: hsa_signal_destroy once no packet published so far can still name
     it (Runtime._after_dispatches) -- its slot may be given to the next signal created, and a
     packet naming the old one must not reach the new one."""
@@ -137,7 +118,7 @@ class Signal:
     __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "_handle", "_state", "_failed",
                  "__weakref__")
 
-    def __init__(self, runtime: Any, handle: int) -> None:
+    def __init__(self, runtime: Runtime, handle: int) -> None:
         self._runtime = runtime  # children hold their parents
         self._lib = runtime.lib
         self._ffi = runtime.ffi
@@ -336,7 +317,7 @@ _AMD_SIGNAL_KIND_USER = 1
 _LAYOUT_PROBE = 0x0123456789ABCDEF
 
 
-def value_words(runtime: Any, signal: Signal) -> Any:
+def value_words(runtime: Runtime, signal: Signal) -> memoryview | None:
     """The signal's amd_signal_t words (``[0]`` kind, ``[1]`` value) for loads and silent stores
     of the value without a runtime call (how ROCr itself reads a default signal), or None when
     this runtime does not lay signals out as amd_signal_t. The layout is probed once per runtime
@@ -346,7 +327,7 @@ def value_words(runtime: Any, signal: Signal) -> Any:
     The words are a memoryview of int64: indexing one is a single aligned 8-byte load or store
     (CPython's memoryview packs an item with a fixed-size memcpy, one ``mov`` on x86-64, so
     neither can tear), and costs less than half of a cffi ``int64_t *`` access from Python."""
-    ok = getattr(runtime, "_amd_signal_layout", None)
+    ok = runtime._amd_signal_layout
     ffi = runtime.ffi
     words = memoryview(ffi.buffer(ffi.cast("int64_t *", signal.handle), 16)).cast("q")
     if ok is None:
@@ -367,7 +348,7 @@ def value_words(runtime: Any, signal: Signal) -> Any:
 class SignalPool:
     """Reusable signals (docs/architecture.md: never create a signal per dispatch)."""
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self._free: list[Signal] = []
         self.created = 0

@@ -11,8 +11,8 @@ Usage::
 or, for a whole Python program, ``hsapy trace -o trace.json -- python script.py args``. Open the
 file at https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.
 
-What is recorded (through ``hsapy.queue.OBSERVERS``): every packet written to any queue (queue,
-index, type, decoded fields, host time), every doorbell (host time, index), and, read with
+What is recorded (through ``hsapy.observers.OBSERVERS``): every packet written to any queue
+(queue, index, type, decoded fields, host time), every doorbell (host time, index), and, read with
 ``hsa_amd_profiling_get_dispatch_time`` from each packet's completion signal, the GPU start/end
 timestamps of dispatches and barriers. The file is in the Trace Event Format:
 
@@ -60,12 +60,16 @@ from typing import Any
 
 from hsapy import aql
 from hsapy.errors import HsapyValueError
+from hsapy.hsa_enums import (
+    HSA_SIGNAL_CONDITION_LT,
+    HSA_STATUS_SUCCESS,
+    HSA_WAIT_STATE_BLOCKED,
+)
+from hsapy.observers import add_observer, remove_observer
 
 __all__ = ["Trace", "record", "PacketRecord"]
 
 HOST_PID = 1
-_COND_LT = 2            # hsa_signal_condition_t HSA_SIGNAL_CONDITION_LT
-_WAIT_BLOCKED = 0       # hsa_wait_state_t HSA_WAIT_STATE_BLOCKED
 _WAIT_SLICE_S = 0.01
 _HARVEST_PER_CALL = 8   # completed packets read per observer call (keeps publishing cheap)
 _EPSILON_US = 0.002     # timestamps are rounded to ns: closer than this is "at the same time"
@@ -210,23 +214,19 @@ class Trace:
 
     def start(self) -> None:
         """Start observing (what ``with`` does on entry)."""
-        from hsapy import queue as queue_module
-
         if self.is_active:
             raise HsapyValueError("Trace.start: this trace is already recording")
         self._origin_ns = time.perf_counter_ns()
         self.is_active = True
-        queue_module.add_observer(self)
+        add_observer(self)
         if self.profiler is not None:
             self.profiler.start()
 
     def stop(self) -> None:
         """Stop observing and harvest the remaining timestamps (bounded wait)."""
-        from hsapy import queue as queue_module
-
         if not self.is_active:
             return
-        queue_module.remove_observer(self)
+        remove_observer(self)
         if self.profiler is not None:
             self.profiler.stop()
         self.is_active = False
@@ -247,7 +247,7 @@ class Trace:
             self._pending.clear()
             self._events = None
 
-    # -- the observer interface (hsapy.queue.OBSERVERS) ----------------------------------------
+    # -- the observer interface (hsapy.observers.OBSERVERS) ----------------------------------------
     def queue_created(self, queue: Any) -> None:
         """A queue was created while tracing: profile it from its first packet."""
         if self.is_active:
@@ -392,8 +392,9 @@ class Trace:
         while True:
             remaining = deadline - time.monotonic()
             slice_s = min(max(remaining, 0.0), _WAIT_SLICE_S)
-            if lib.hsa_signal_wait_scacquire(cdata, _COND_LT, 1, int(slice_s * ticks_per_s) + 1,
-                                             _WAIT_BLOCKED) < 1:
+            timeout_ticks = int(slice_s * ticks_per_s) + 1
+            if lib.hsa_signal_wait_scacquire(cdata, HSA_SIGNAL_CONDITION_LT, 1, timeout_ticks,
+                                             HSA_WAIT_STATE_BLOCKED) < 1:
                 return True
             if remaining <= 0 or queue.error is not None:
                 return False
@@ -415,7 +416,7 @@ class Trace:
         status = runtime.lib.hsa_amd_profiling_get_dispatch_time(
             {"handle": rec.queue.agent_handle}, rec.signal_ptr[0], times)
         start, end = int(times.start), int(times.end)
-        if status != 0 or end == 0:
+        if status != HSA_STATUS_SUCCESS or end == 0:
             rec.note = ("no GPU timestamps (profiling was not enabled yet when the packet ran, "
                         "or the runtime recorded none)")
             return
@@ -576,7 +577,7 @@ class Trace:
         lanes: list[list[float]] = []          # per lane: ends of the slices still open
         for event in track:
             begin, end = event["ts"], event["ts"] + event["dur"]
-            for lane, open_ends in enumerate(lanes):
+            for lane, open_ends in enumerate(lanes):   # noqa: B007 (read after the break)
                 while open_ends and open_ends[-1] <= begin + _EPSILON_US:
                     open_ends.pop()
                 if not open_ends or end <= open_ends[-1] + _EPSILON_US:

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Rebuild the prebuilt code objects of the operator suite: ``kernels/prebuilt/<op>-<target>.hsaco``.
+"""Rebuild the prebuilt code objects of the operator suite:
+``kernels/prebuilt/<op>-<target>.hsaco``.
 
 One code object per operator and target holds the kernels of every variant of that operator, so
 a user with a GPU and no compiler can run ``hsapy run`` from these files. The build goes through

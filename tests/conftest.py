@@ -28,7 +28,7 @@ def pytest_configure(config) -> None:
         ROCR_SIM_SKIP_REASON = f"backend rocr-sim unavailable: {exc}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rocr_gpu_available() -> bool:
     """True when the real runtime loads, initializes and reports a GPU agent."""
     try:

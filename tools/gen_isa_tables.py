@@ -110,10 +110,12 @@ class LLVMDisassembler:
 
     def __init__(self, cpu: str, features: str = "") -> None:
         if cpu not in CPUS:
-            raise ValueError(f"refusing CPU {cpu!r}: LLVM aborts on unknown names; known: {sorted(CPUS)}")
+            raise ValueError(f"refusing CPU {cpu!r}: LLVM aborts on unknown names; known: "
+                             f"{sorted(CPUS)}")
         ffi, lib = self._load()
         self._dc = lib.LLVMCreateDisasmCPUFeatures(b"amdgcn-amd-amdhsa", cpu.encode(),
-                                                   features.encode(), ffi.NULL, 0, ffi.NULL, ffi.NULL)
+                                                   features.encode(), ffi.NULL, 0, ffi.NULL,
+                                                   ffi.NULL)
         if self._dc == ffi.NULL:
             raise OSError(f"LLVMCreateDisasmCPUFeatures failed for {cpu} {features}")
         self._out = ffi.new("char[1024]")
@@ -708,7 +710,8 @@ def gen_flat(dis, family, fmt) -> dict[str, dict]:
             mnemonic, _, rest = text.partition(" ")
             tokens, mods = split_operands(rest)
             name, suffix = split_suffix(mnemonic)
-            entry = {"name": name, "suffix": suffix, "ops": build_template(tokens, probe, {}, False)}
+            entry = {"name": name, "suffix": suffix,
+                     "ops": build_template(tokens, probe, {}, False)}
             # Atomics print (and write) vdst only in their returning form: glc/sc0 on gfx9,
             # th bit 0 (TH_ATOMIC_RETURN) on gfx12.
             rtn_probe = {**probe, {"gfx9": "sc0", "gfx11": "glc"}.get(family, "th"): 1}
@@ -890,13 +893,16 @@ def main(argv: list[str]) -> int:
         counts = {k: len(v) for k, v in data["tables"].items()}
         unknown = [(k, op, e["const"]) for k, t in data["tables"].items()
                    if k not in ("VOPD", "HWREG", "SENDMSG", "BUFFMT")
-                   for op, e in t.items() if any(c.startswith("?") for c in e.get("const", {}).values())]
-        print(f"{cpu}: {path.relative_to(ROOT)} {counts}; unresolved constant classes: {len(unknown)}")
+                   for op, e in t.items()
+                   if any(c.startswith("?") for c in e.get("const", {}).values())]
+        print(f"{cpu}: {path.relative_to(ROOT)} {counts}; unresolved constant classes: "
+              f"{len(unknown)}")
         seen = {}
         for fmt_name, op, const in unknown:
             for cls in const.values():
                 if cls.startswith("?"):
-                    seen.setdefault(cls, []).append(f"{fmt_name}:{data['tables'][fmt_name][op]['name']}")
+                    name = data["tables"][fmt_name][op]["name"]
+                    seen.setdefault(cls, []).append(f"{fmt_name}:{name}")
         for cls, users in seen.items():
             print("   ", cls, users[:6], len(users))
     return 0

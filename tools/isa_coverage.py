@@ -34,7 +34,7 @@ import re
 import struct
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +164,7 @@ def _llvm_module():
     return module
 
 
-@lru_cache(maxsize=None)
+@cache
 def _disassembler(cpu: str, wave64: bool):
     gen = _llvm_module()
     return gen.LLVMDisassembler(cpu, "+wavefrontsize64" if wave64 else "")
@@ -177,7 +177,7 @@ def _split_target(target: str) -> tuple[str, int | None]:
     return target, None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _table_names(cpu: str, wave_size: int | None) -> frozenset[str]:
     family, table = _resolve(cpu)
     names = set()
@@ -326,7 +326,8 @@ def render_markdown(reports: list[dict]) -> str:
         "     (tests/unit/test_isa_coverage.py fails when this page is stale). -->",
         "",
         "hsapy's simulator runs real code objects instruction by instruction. This page counts,",
-        "per target and encoding family, the opcodes LLVM 19's disassembler decodes, how many of them",
+        "per target and encoding family, the opcodes LLVM 19's disassembler decodes, how many "
+        "of them",
         "hsapy's decoder decodes, and how many have semantics in the interpreter. An instruction",
         "without semantics is never guessed: when a kernel reaches one, the queue stops with",
         "`HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION` and the message names the instruction.",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-
 # The sizes docs/profile.md's tables were made at.
 SIZES = {"vector_add": (65_536,), "reduction": (65_536,), "softmax": (128, 1024),
          "gemm": (64, 64, 64), "attention": (128, 64), "rmsnorm": (128, 1024)}

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import cffi
 
 from hsapy._hsa._cdef import CDEF, HEADER_VERSION
 from hsapy.errors import LibraryLoadError, LibraryNotFoundError, error_for, is_error
+from hsapy.hsa_enums import HSA_STATUS_ERROR, HSA_STATUS_INFO_BREAK, HSA_STATUS_SUCCESS
 
 __all__ = ["ffi", "CDEF", "HEADER_VERSION", "load_rocr", "rocr_candidates", "check", "call",
            "constant", "iterate", "cache_info"]
@@ -48,7 +50,7 @@ def rocr_candidates() -> list[str]:
     return tried
 
 
-def load_rocr():
+def load_rocr() -> Any:
     """dlopen the real libhsa-runtime64 and return it as ``lib``.
 
     Raises LibraryNotFoundError when no candidate exists, LibraryLoadError when one exists but
@@ -60,7 +62,8 @@ def load_rocr():
         raise LibraryNotFoundError(
             f"HSAPY_HSA_LIB names {explicit}, which does not exist. Point HSAPY_HSA_LIB at "
             "libhsa-runtime64.so (e.g. /opt/rocm/lib/libhsa-runtime64.so.1), unset it to search "
-            f"the default paths ({', '.join(tried[1:])}), or use the simulator (HSAPY_BACKEND=sim).")
+            f"the default paths ({', '.join(tried[1:])}), or use the simulator "
+            "(HSAPY_BACKEND=sim).")
     failures: list[str] = []
     if explicit:
         tried = [explicit]  # an explicit choice is never silently replaced by another library
@@ -90,7 +93,7 @@ def load_rocr():
     )
 
 
-def check(status: int, function: str, lib=None) -> None:
+def check(status: int, function: str, lib: Any = None) -> None:
     """Raise the HSAError of the right family when ``status`` is an error.
 
     With ``lib`` given, the runtime's own ``hsa_status_string`` is added to the message.
@@ -101,7 +104,7 @@ def check(status: int, function: str, lib=None) -> None:
     if lib is not None:
         out = ffi.new("const char **")
         try:
-            if lib.hsa_status_string(status, out) == 0 and out[0] != ffi.NULL:
+            if lib.hsa_status_string(status, out) == HSA_STATUS_SUCCESS and out[0] != ffi.NULL:
                 detail = ffi.string(out[0]).decode(errors="replace")
         except Exception:  # the status string is a nicety; never mask the real error
             detail = ""
@@ -140,11 +143,6 @@ def constant(name: str) -> int:
                        "in tools/gen_cdef.py and regenerate hsapy/_hsa/_cdef.py") from None
 
 
-_HSA_STATUS_SUCCESS = 0x0
-_HSA_STATUS_INFO_BREAK = 0x1
-_HSA_STATUS_ERROR = 0x1000
-
-
 def iterate(lib: Any, function: str, handle_type: str, *args: Any,
             visit: Callable[[int], bool | None] | None = None) -> list[int]:
     """Call an ``hsa_*iterate*`` function and return the int handles it reported, in order.
@@ -160,15 +158,15 @@ def iterate(lib: Any, function: str, handle_type: str, *args: Any,
         handle = int(item.handle)
         handles.append(handle)
         if visit is not None and visit(handle):
-            return _HSA_STATUS_INFO_BREAK
-        return _HSA_STATUS_SUCCESS
+            return HSA_STATUS_INFO_BREAK
+        return HSA_STATUS_SUCCESS
 
     def on_error(_type: Any, value: BaseException, _traceback: Any) -> int:
         stashed.append(value)
-        return _HSA_STATUS_ERROR  # stop the iteration; the C function returns this status
+        return HSA_STATUS_ERROR  # stop the iteration; the C function returns this status
 
     callback = ffi.callback(f"hsa_status_t({handle_type}, void *)", on_handle,
-                            error=_HSA_STATUS_ERROR, onerror=on_error)
+                            error=HSA_STATUS_ERROR, onerror=on_error)
     status = getattr(lib, function)(*args, callback, ffi.NULL)
     if stashed:
         raise stashed[0]

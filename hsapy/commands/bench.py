@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import textwrap
+
 from hsapy.runtime import BACKENDS
 
 HELP = "benchmark kernel launches: submit cost, round trip, throughput (HIP side by side)"

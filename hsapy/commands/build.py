@@ -68,7 +68,7 @@ def _build(args: argparse.Namespace) -> tuple[bytes, str]:
     suffix = path.suffix.lower()
     if suffix in (".hip", ".cpp", ".cu", ".cc"):
         extra = []
-        target = toolchain.Target.parse(args.target)
+        target = toolchain.BuildTarget.parse(args.target)
         if args.wavefront_size is not None:
             target.check_wavefront_size(args.wavefront_size)
             if target.major >= 10:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+
 from hsapy.runtime import BACKENDS
 
-HELP = "a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then the operator suite"
+HELP = ("a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then "
+        "the operator suite")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -172,8 +174,8 @@ def suite(runtime, target: str | None, budget: float) -> bool:
         print(f"({skipped} more rows skipped to stay within {budget:g} s; "
               f"run them all with: hsapy run --all --target {target})")
     else:
-        print(f"every operator, variant and route ran once; the full matrix of sizes and targets: "
-              f"hsapy run --all")
+        print("every operator, variant and route ran once; the full matrix of sizes and targets: "
+              "hsapy run --all")
     return all(row.ok for row in results)
 
 

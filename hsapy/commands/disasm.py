@@ -15,10 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hsapy.codeobject import read_code_object_file
     from hsapy.errors import HsapyError
     from hsapy.sim.isa.disasm import disassemble
-
-    from hsapy.codeobject import read_code_object_file
 
     try:
         data = read_code_object_file(args.path)

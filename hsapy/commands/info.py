@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
 from hsapy.runtime import BACKENDS
 
 HELP = "show the runtime's agents, their properties and memory pools (like rocminfo)"

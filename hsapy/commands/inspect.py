@@ -177,10 +177,8 @@ def _disassemble(data: bytes, target_name: str, kernel: str | None = None) -> st
 
 
 def run(args: argparse.Namespace) -> int:
-    from hsapy.codeobject import CodeObject
+    from hsapy.codeobject import CodeObject, read_code_object_file
     from hsapy.errors import HsapyError
-
-    from hsapy.codeobject import read_code_object_file
 
     try:
         data = read_code_object_file(args.path)

@@ -14,11 +14,12 @@ import math
 import os
 import statistics
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
+
 from hsapy.runtime import BACKENDS
 
 HELP = "run the tutorial's operator suite (HIP or llvmlite kernels) against FP64 references"
@@ -437,7 +438,7 @@ class HsapySession:
         return data.reshape(like.shape)
 
     def launch(self, kernel: Any, dispatch: Any, args: list[Any]) -> float | None:
-        """One dispatch through Kernel.launch (issue #5); GPU seconds when it reports them."""
+        """One dispatch through Kernel.launch; GPU seconds when it reports them."""
         target = next((a.hsapy_target for a in args if hasattr(a, "hsapy_target")), None)
         queue = self.queue(target or kernel.executable.agent.target)
         result = kernel.launch(queue, args, grid=dispatch.grid, workgroup=dispatch.block,
@@ -465,13 +466,13 @@ def _gpu_seconds(completion: Any) -> float | None:
 def _check_dispatch_path() -> str | None:
     """Why end-to-end runs cannot work in this build, or None when they can."""
     try:
-        from hsapy.runtime import Runtime  # noqa: F401
         from hsapy.executable import Kernel
+        from hsapy.runtime import Runtime  # noqa: F401
     except ImportError as exc:
-        return (f"hsapy run needs the runtime objects and the dispatch path (issues #2, #4, #5), "
-                f"which this build does not have yet ({exc})")
+        return (f"hsapy run needs the runtime objects and the dispatch path, which this build "
+                f"does not have yet ({exc})")
     if not hasattr(Kernel, "launch"):
-        return "hsapy run needs Kernel.launch (the dispatch path, issue #5), missing in this build"
+        return "hsapy run needs Kernel.launch (the dispatch path), missing in this build"
     return None
 
 

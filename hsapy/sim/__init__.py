@@ -4,7 +4,7 @@
 """
 from __future__ import annotations
 
-from hsapy.sim.executor import (
+from hsapy.sim.execution import (
     DispatchContext,
     Executor,
     SimFault,

@@ -25,65 +25,74 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from hsapy.codeobject import CodeObject, CodeObjectError, KernelDescriptor, KernelInfo, Target
+from hsapy.codeobject import (
+    CodeObject,
+    CodeObjectError,
+    KernelDescriptor,
+    KernelInfo,
+    Target,
+)
+from hsapy.hsa_enums import (
+    HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+    HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR,
+    HSA_DEFAULT_FLOAT_ROUNDING_MODE_ZERO,
+    HSA_EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE,
+    HSA_EXECUTABLE_INFO_PROFILE,
+    HSA_EXECUTABLE_INFO_STATE,
+    HSA_EXECUTABLE_STATE_FROZEN,
+    HSA_EXECUTABLE_STATE_UNFROZEN,
+    HSA_EXECUTABLE_SYMBOL_INFO_AGENT,
+    HSA_EXECUTABLE_SYMBOL_INFO_IS_DEFINITION,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_CALL_CONVENTION,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+    HSA_EXECUTABLE_SYMBOL_INFO_LINKAGE,
+    HSA_EXECUTABLE_SYMBOL_INFO_MODULE_NAME,
+    HSA_EXECUTABLE_SYMBOL_INFO_MODULE_NAME_LENGTH,
+    HSA_EXECUTABLE_SYMBOL_INFO_NAME,
+    HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH,
+    HSA_EXECUTABLE_SYMBOL_INFO_TYPE,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALIGNMENT,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALLOCATION,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_IS_CONST,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SEGMENT,
+    HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE,
+    HSA_PROFILE_BASE,
+    HSA_PROFILE_FULL,
+    HSA_STATUS_ERROR_FROZEN_EXECUTABLE,
+    HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS,
+    HSA_STATUS_ERROR_INVALID_AGENT,
+    HSA_STATUS_ERROR_INVALID_ARGUMENT,
+    HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+    HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER,
+    HSA_STATUS_ERROR_INVALID_EXECUTABLE,
+    HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL,
+    HSA_STATUS_ERROR_INVALID_ISA_NAME,
+    HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
+    HSA_STATUS_ERROR_NOT_INITIALIZED,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+    HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED,
+    HSA_STATUS_ERROR_VARIABLE_UNDEFINED,
+    HSA_STATUS_SUCCESS,
+    HSA_SYMBOL_KIND_KERNEL,
+    HSA_SYMBOL_KIND_VARIABLE,
+    HSA_SYMBOL_LINKAGE_PROGRAM,
+    HSA_VARIABLE_ALLOCATION_AGENT,
+    HSA_VARIABLE_SEGMENT_GLOBAL,
+)
 from hsapy.sim.memory import PAGE_SIZE
 
 __all__ = ["LoaderMixin", "LoadedKernel", "SimExecutable", "SimSymbol"]
 
-# hsa_status_t values (hsa.h)
-_SUCCESS = 0x0
-_ERROR = 0x1000
-_INVALID_ARGUMENT = 0x1001
-_INVALID_AGENT = 0x1004
-_OUT_OF_RESOURCES = 0x1008
-_NOT_INITIALIZED = 0x100B
-_INCOMPATIBLE_ARGUMENTS = 0x100D
-_INVALID_CODE_OBJECT = 0x1010
-_INVALID_EXECUTABLE = 0x1011
-_FROZEN_EXECUTABLE = 0x1012
-_INVALID_SYMBOL_NAME = 0x1013
-_VARIABLE_ALREADY_DEFINED = 0x1014
-_VARIABLE_UNDEFINED = 0x1015
-_INVALID_ISA_NAME = 0x1017
-_INVALID_EXECUTABLE_SYMBOL = 0x1019
-_INVALID_CODE_OBJECT_READER = 0x1021
-
-# hsa_profile_t, hsa_default_float_rounding_mode_t, hsa_executable_state_t, symbol enums
-_PROFILES = (0, 1)
-_ROUNDING_MODES = (0, 1, 2)
-_STATE_UNFROZEN, _STATE_FROZEN = 0, 1
-_KIND_VARIABLE, _KIND_KERNEL = 0, 1
-_LINKAGE_MODULE, _LINKAGE_PROGRAM = 0, 1
-_ALLOCATION_AGENT = 0
-_SEGMENT_GLOBAL = 0
-
-# hsa_executable_info_t
-_EXE_INFO_PROFILE, _EXE_INFO_STATE, _EXE_INFO_ROUNDING = 1, 2, 3
-
-# hsa_executable_symbol_info_t
-_SYM_TYPE = 0
-_SYM_NAME_LENGTH = 1
-_SYM_NAME = 2
-_SYM_MODULE_NAME_LENGTH = 3
-_SYM_MODULE_NAME = 4
-_SYM_LINKAGE = 5
-_SYM_VARIABLE_ALLOCATION = 6
-_SYM_VARIABLE_SEGMENT = 7
-_SYM_VARIABLE_ALIGNMENT = 8
-_SYM_VARIABLE_SIZE = 9
-_SYM_VARIABLE_IS_CONST = 10
-_SYM_KERNARG_SEGMENT_SIZE = 11
-_SYM_KERNARG_SEGMENT_ALIGNMENT = 12
-_SYM_GROUP_SEGMENT_SIZE = 13
-_SYM_PRIVATE_SEGMENT_SIZE = 14
-_SYM_DYNAMIC_CALLSTACK = 15
-_SYM_INDIRECT_FUNCTION_CALL_CONVENTION = 16
-_SYM_IS_DEFINITION = 17
-_SYM_CALL_CONVENTION = 18
-_SYM_AGENT = 20
-_SYM_VARIABLE_ADDRESS = 21
-_SYM_KERNEL_OBJECT = 22
-_SYM_INDIRECT_FUNCTION_OBJECT = 23
+# hsa_profile_t, hsa_default_float_rounding_mode_t values an executable may be created with
+_PROFILES = (HSA_PROFILE_BASE, HSA_PROFILE_FULL)
+_ROUNDING_MODES = (HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, HSA_DEFAULT_FLOAT_ROUNDING_MODE_ZERO,
+                   HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR)
 
 # Host memory backs simulated device memory: refuse absurd spans (a corrupt p_memsz) up front.
 _MAX_LOAD_SIZE = 1 << 30
@@ -135,7 +144,7 @@ class SimSymbol:
     address: int
     size: int
     alignment: int = 1
-    linkage: int = _LINKAGE_PROGRAM
+    linkage: int = HSA_SYMBOL_LINKAGE_PROGRAM
     is_const: bool = False
     kernel: LoadedKernel | None = None
 
@@ -159,7 +168,7 @@ class SimExecutable:
     handle: int
     profile: int
     rounding_mode: int
-    state: int = _STATE_UNFROZEN
+    state: int = HSA_EXECUTABLE_STATE_UNFROZEN
     loaded: list[SimLoadedCodeObject] = field(default_factory=list)
     symbols: dict[tuple[str, int], SimSymbol] = field(default_factory=dict)
 
@@ -233,15 +242,15 @@ class LoaderMixin:
                                                   code_object_reader: Any) -> int:
         """Keep a copy of ``size`` bytes at ``code_object``; the reader owns no device memory."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._loader_null(code_object) or self._loader_null(code_object_reader):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         try:
             size = int(size)
         except (TypeError, ValueError):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if size <= 0:
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if isinstance(code_object, (bytes, bytearray, memoryview)):
             data = bytes(code_object[:size])
         else:
@@ -250,16 +259,16 @@ class LoaderMixin:
             handle = self._new_loader_handle("reader")
             self._loader_readers[handle] = data
         code_object_reader[0].handle = handle
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_code_object_reader_destroy(self, code_object_reader: Any) -> int:
         """Forget a reader (code already loaded from it stays loaded)."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
             if self._loader_readers.pop(self._loader_handle(code_object_reader), None) is None:
-                return _INVALID_CODE_OBJECT_READER
-        return _SUCCESS
+                return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER
+        return HSA_STATUS_SUCCESS
 
     # -- executables ----------------------------------------------------------------------------
 
@@ -267,28 +276,28 @@ class LoaderMixin:
                                   options: Any, executable: Any) -> int:
         """A new, empty, unfrozen executable."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._loader_null(executable):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if int(profile) not in _PROFILES or int(default_float_rounding_mode) not in _ROUNDING_MODES:
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         with self._loader_lock:
             handle = self._new_loader_handle("executable")
             self._loader_executables[handle] = SimExecutable(handle, int(profile),
                                                       int(default_float_rounding_mode))
         executable[0].handle = handle
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_executable_destroy(self, executable: Any) -> int:
         """Unload everything: free the device memory and unregister its kernels."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
             sim_exe = self._loader_executables.pop(self._loader_handle(executable), None)
             if sim_exe is None:
-                return _INVALID_EXECUTABLE
+                return HSA_STATUS_ERROR_INVALID_EXECUTABLE
             self._loader_unload(sim_exe)
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _loader_unload(self, sim_exe: SimExecutable) -> None:
         for symbol in sim_exe.symbols.values():
@@ -305,56 +314,57 @@ class LoaderMixin:
                                               loaded_code_object: Any) -> int:
         """Load the reader's code object for ``agent`` (ROCr's ExecutableImpl::LoadCodeObject)."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
             sim_exe = self._loader_executables.get(self._loader_handle(executable))
             if sim_exe is None:
-                return _INVALID_EXECUTABLE
+                return HSA_STATUS_ERROR_INVALID_EXECUTABLE
             data = self._loader_readers.get(self._loader_handle(code_object_reader))
             if data is None:
-                return _INVALID_CODE_OBJECT_READER
+                return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER
             sim_agent = self.agent_by_handle(agent)
             if sim_agent is None:
-                return _INVALID_AGENT
-            if sim_exe.state == _STATE_FROZEN:
-                return self._loader_fail(_FROZEN_EXECUTABLE, "the executable is frozen")
+                return HSA_STATUS_ERROR_INVALID_AGENT
+            if sim_exe.state == HSA_EXECUTABLE_STATE_FROZEN:
+                return self._loader_fail(HSA_STATUS_ERROR_FROZEN_EXECUTABLE,
+                                         "the executable is frozen")
             try:
                 code_object = CodeObject.from_bytes(data)
             except CodeObjectError as exc:
-                return self._loader_fail(_INVALID_CODE_OBJECT, str(exc))
+                return self._loader_fail(HSA_STATUS_ERROR_INVALID_CODE_OBJECT, str(exc))
             status = self._loader_check_isa(code_object.target, sim_agent)
-            if status != _SUCCESS:
+            if status != HSA_STATUS_SUCCESS:
                 return status
             status, loaded = self._loader_map(sim_exe, code_object, sim_agent)
-            if status != _SUCCESS:
+            if status != HSA_STATUS_SUCCESS:
                 return status
         if not self._loader_null(loaded_code_object):
             loaded_code_object[0].handle = loaded.handle
         self._loader_error = None
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _loader_check_isa(self, target: Target, sim_agent: Any) -> int:
         full_name = f"amdgcn-amd-amdhsa--{target}"
         isa_named = getattr(self, "_isa_named", None)
         # Generic targets are not agent ISAs; ROCr (6.1+) accepts them for member processors.
         if isa_named is not None and not target.is_generic and isa_named(full_name) is None:
-            return self._loader_fail(_INVALID_ISA_NAME,
+            return self._loader_fail(HSA_STATUS_ERROR_INVALID_ISA_NAME,
                               f"the code object's ISA {full_name} is not known to the runtime")
         if sim_agent.isa is None:  # the CPU agent supports no GPU ISA
-            return self._loader_fail(_INCOMPATIBLE_ARGUMENTS,
+            return self._loader_fail(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS,
                               f"the code object is for {target} but the agent is a CPU")
         agent_target = Target.parse(sim_agent.isa.name)
         if not agent_target.accepts(target):
             return self._loader_fail(
-                _INCOMPATIBLE_ARGUMENTS,
+                HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS,
                 f"the code object is for {target} but the agent is {agent_target}",
             )
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _loader_map(self, sim_exe: SimExecutable, co: CodeObject,
               sim_agent: Any) -> tuple[int, SimLoadedCodeObject | None]:
         if not co.segments:
-            status = self._loader_fail(_INVALID_CODE_OBJECT,
+            status = self._loader_fail(HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
                                        "the code object has no PT_LOAD segment")
             return status, None
         first = min(s.vaddr for s in co.segments)
@@ -364,7 +374,7 @@ class LoaderMixin:
         size = -(-(co.load_size - first) // PAGE_SIZE) * PAGE_SIZE
         if size > _MAX_LOAD_SIZE:
             return self._loader_fail(
-                _OUT_OF_RESOURCES,
+                HSA_STATUS_ERROR_OUT_OF_RESOURCES,
                 f"the code object's segments span {size} bytes; the simulator maps at most "
                 f"{_MAX_LOAD_SIZE} bytes per code object"), None
         pool = next((p for p in sim_agent.pools if p.kind == "device"), None)
@@ -374,7 +384,7 @@ class LoaderMixin:
                 accessible={sim_agent.handle}, tag=f"code object {', '.join(co.kernels)}",
             )
         except (MemoryError, ValueError) as exc:
-            status = self._loader_fail(_OUT_OF_RESOURCES,
+            status = self._loader_fail(HSA_STATUS_ERROR_OUT_OF_RESOURCES,
                                        f"cannot map {size} bytes of code: {exc}")
             return status, None
         load_base = allocation - first
@@ -385,13 +395,13 @@ class LoaderMixin:
         loaded = SimLoadedCodeObject(self._new_loader_handle("loaded"), sim_agent.handle, co,
                                      allocation, load_base, size)
         status = self._loader_relocate(co, loaded, sim_exe)
-        if status == _SUCCESS:
+        if status == HSA_STATUS_SUCCESS:
             status = self._loader_define_symbols(sim_exe, co, loaded)
-        if status != _SUCCESS:
+        if status != HSA_STATUS_SUCCESS:
             self.memory.free(allocation)
             return status, None
         sim_exe.loaded.append(loaded)
-        return _SUCCESS, loaded
+        return HSA_STATUS_SUCCESS, loaded
 
     def _loader_relocate(self, co: CodeObject, loaded: SimLoadedCodeObject,
                          sim_exe: SimExecutable) -> int:
@@ -401,7 +411,7 @@ class LoaderMixin:
             if rel.type_name == "R_AMDGPU_NONE":
                 continue
             if not (loaded.allocation <= base + rel.offset < loaded.allocation + loaded.size):
-                return self._loader_fail(_INVALID_CODE_OBJECT,
+                return self._loader_fail(HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
                                   f"relocation at {rel.offset:#x} is outside the loaded segments")
             if rel.type_name == "R_AMDGPU_RELATIVE64":
                 value = base + rel.addend
@@ -416,19 +426,19 @@ class LoaderMixin:
                         external = sim_exe.symbols.get((rel.symbol_name, loaded.agent_handle))
                         symbol_address = external.address if external is not None else 0
                 if not symbol_address:
-                    return self._loader_fail(_VARIABLE_UNDEFINED,
+                    return self._loader_fail(HSA_STATUS_ERROR_VARIABLE_UNDEFINED,
                                       f"symbol {rel.symbol_name!r} is undefined")
                 value = symbol_address + rel.addend
             packed = _RELOCATION_WRITERS.get(rel.type_name)
             if packed is None:
-                return self._loader_fail(_INVALID_CODE_OBJECT,
+                return self._loader_fail(HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
                                   f"unsupported dynamic relocation {rel.type_name}")
             try:
                 self.memory.write(base + rel.offset, packed(value))
             except Exception as exc:  # the write must stay inside the allocation
-                return self._loader_fail(_INVALID_CODE_OBJECT,
+                return self._loader_fail(HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
                                          f"relocation at {rel.offset:#x}: {exc}")
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _loader_define_symbols(self, sim_exe: SimExecutable, co: CodeObject,
                         loaded: SimLoadedCodeObject) -> int:
@@ -453,18 +463,19 @@ class LoaderMixin:
                     agent_handle=agent,
                     executable_handle=sim_exe.handle,
                 )
-                symbol = SimSymbol(0, name, _KIND_KERNEL, agent, address, sym.size, 64,
+                symbol = SimSymbol(0, name, HSA_SYMBOL_KIND_KERNEL, agent, address, sym.size, 64,
                                    kernel=kernel)
             elif sym.type == "OBJECT":
                 section = co.sections[sym.section] if sym.section < len(co.sections) else None
                 writable = bool(section is not None and section.flags & 0x1)  # SHF_WRITE
                 alignment = max(1, section.align) if section is not None else 1
-                symbol = SimSymbol(0, name, _KIND_VARIABLE, agent, loaded.load_base + sym.value,
-                                   sym.size, alignment, is_const=not writable)
+                symbol = SimSymbol(0, name, HSA_SYMBOL_KIND_VARIABLE, agent,
+                                   loaded.load_base + sym.value, sym.size, alignment,
+                                   is_const=not writable)
             else:
                 continue  # functions are not executable symbols (ROCr: kernels and variables)
             if (name, agent) in sim_exe.symbols or (name, agent) in new:
-                return self._loader_fail(_VARIABLE_ALREADY_DEFINED,
+                return self._loader_fail(HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED,
                                   f"symbol {name!r} is already defined for this agent")
             new[(name, agent)] = symbol
         for key, symbol in new.items():
@@ -473,51 +484,51 @@ class LoaderMixin:
             sim_exe.symbols[key] = symbol
             if symbol.kernel is not None:
                 self.kernel_objects[symbol.address] = symbol.kernel
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_executable_freeze(self, executable: Any, options: Any) -> int:
         """Freeze: no more loads. Freezing twice -> FROZEN_EXECUTABLE (ROCr)."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
             sim_exe = self._loader_executables.get(self._loader_handle(executable))
             if sim_exe is None:
-                return _INVALID_EXECUTABLE
-            if sim_exe.state == _STATE_FROZEN:
-                return _FROZEN_EXECUTABLE
-            sim_exe.state = _STATE_FROZEN
-        return _SUCCESS
+                return HSA_STATUS_ERROR_INVALID_EXECUTABLE
+            if sim_exe.state == HSA_EXECUTABLE_STATE_FROZEN:
+                return HSA_STATUS_ERROR_FROZEN_EXECUTABLE
+            sim_exe.state = HSA_EXECUTABLE_STATE_FROZEN
+        return HSA_STATUS_SUCCESS
 
     def hsa_executable_get_info(self, executable: Any, attribute: int, value: Any) -> int:
         """PROFILE, STATE, DEFAULT_FLOAT_ROUNDING_MODE."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_exe = self._loader_executables.get(self._loader_handle(executable))
         if sim_exe is None:
-            return _INVALID_EXECUTABLE
+            return HSA_STATUS_ERROR_INVALID_EXECUTABLE
         if self._loader_null(value):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         values = {
-            _EXE_INFO_PROFILE: sim_exe.profile,
-            _EXE_INFO_STATE: sim_exe.state,
-            _EXE_INFO_ROUNDING: sim_exe.rounding_mode,
+            HSA_EXECUTABLE_INFO_PROFILE: sim_exe.profile,
+            HSA_EXECUTABLE_INFO_STATE: sim_exe.state,
+            HSA_EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE: sim_exe.rounding_mode,
         }
         attribute = int(attribute)
         if attribute not in values:
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         self._loader_write(value, "uint32_t", values[attribute])
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_executable_validate_alt(self, executable: Any, options: Any, result: Any) -> int:
         """Write 0 (valid): everything loaded was checked at load time."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._loader_executables.get(self._loader_handle(executable)) is None:
-            return _INVALID_EXECUTABLE
+            return HSA_STATUS_ERROR_INVALID_EXECUTABLE
         if self._loader_null(result):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         self._loader_write(result, "uint32_t", 0)
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     # -- symbols ---------------------------------------------------------------------------
 
@@ -526,12 +537,12 @@ class LoaderMixin:
         """Find an agent symbol (``name.kd`` for kernels); a NULL agent finds program symbols,
         of which code objects v3+ define none."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_exe = self._loader_executables.get(self._loader_handle(executable))
         if sim_exe is None:
-            return _INVALID_EXECUTABLE
+            return HSA_STATUS_ERROR_INVALID_EXECUTABLE
         if self._loader_null(symbol_name) or self._loader_null(symbol):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if isinstance(symbol_name, (bytes, str)):
             name = symbol_name
         else:
@@ -539,16 +550,17 @@ class LoaderMixin:
         if isinstance(name, bytes):
             name = name.decode("utf-8", errors="replace")
         if self._loader_null(agent):
-            return self._loader_fail(_INVALID_SYMBOL_NAME, f"no program symbol named {name!r}")
+            return self._loader_fail(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
+                                     f"no program symbol named {name!r}")
         agent_handle = self._loader_agent_pointer(agent)
         if self.agent_by_handle(agent_handle) is None:
-            return _INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         found = sim_exe.symbols.get((name, agent_handle))
         if found is None:
-            return self._loader_fail(_INVALID_SYMBOL_NAME,
+            return self._loader_fail(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
                                      f"no symbol named {name!r} for this agent")
         symbol[0].handle = found.handle
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _loader_agent_pointer(self, agent: Any) -> int:
         # `const hsa_agent_t *`: a cdata pointer, or (Python callers) a struct / dict / int.
@@ -564,85 +576,92 @@ class LoaderMixin:
                                              data: Any) -> int:
         """Call ``callback(executable, agent, symbol, data)`` for every symbol of ``agent``."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_exe = self._loader_executables.get(self._loader_handle(executable))
         if sim_exe is None:
-            return _INVALID_EXECUTABLE
+            return HSA_STATUS_ERROR_INVALID_EXECUTABLE
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return _INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._loader_null(callback):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         handles = [s.handle for (_, a), s in list(sim_exe.symbols.items()) if a == sim_agent.handle]
         exe_struct = self.ffi.new("hsa_executable_t *", {"handle": sim_exe.handle})[0]
         agent_struct = self.ffi.new("hsa_agent_t *", {"handle": sim_agent.handle})[0]
         for handle in handles:
             sym_struct = self.ffi.new("hsa_executable_symbol_t *", {"handle": handle})[0]
             status = int(callback(exe_struct, agent_struct, sym_struct, data))
-            if status != _SUCCESS:
+            if status != HSA_STATUS_SUCCESS:
                 return status
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_executable_symbol_get_info(self, executable_symbol: Any, attribute: int,
                                        value: Any) -> int:
         """Symbol attributes as ROCr reports them (kernel attributes from the descriptor)."""
         if not self.is_open:
-            return _NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         symbol = self._loader_symbols.get(self._loader_handle(executable_symbol))
         if symbol is None:
-            return _INVALID_EXECUTABLE_SYMBOL
+            return HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL
         if self._loader_null(value):
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         attribute = int(attribute)
         name = symbol.name.encode()
         common: dict[int, tuple[str, Any]] = {
-            _SYM_TYPE: ("uint32_t", symbol.kind),
-            _SYM_NAME_LENGTH: ("uint32_t", len(name)),
-            _SYM_MODULE_NAME_LENGTH: ("uint32_t", 0),
-            _SYM_LINKAGE: ("uint32_t", symbol.linkage),
-            _SYM_IS_DEFINITION: ("bool", True),
+            HSA_EXECUTABLE_SYMBOL_INFO_TYPE: ("uint32_t", symbol.kind),
+            HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH: ("uint32_t", len(name)),
+            HSA_EXECUTABLE_SYMBOL_INFO_MODULE_NAME_LENGTH: ("uint32_t", 0),
+            HSA_EXECUTABLE_SYMBOL_INFO_LINKAGE: ("uint32_t", symbol.linkage),
+            HSA_EXECUTABLE_SYMBOL_INFO_IS_DEFINITION: ("bool", True),
         }
-        if attribute == _SYM_NAME:
+        if attribute == HSA_EXECUTABLE_SYMBOL_INFO_NAME:
             # Not NUL-terminated (ROCr copies NAME_LENGTH bytes).
             self.ffi.memmove(value, name, len(name))
-            return _SUCCESS
-        if attribute == _SYM_MODULE_NAME:
-            return _SUCCESS
-        if attribute == _SYM_AGENT:
+            return HSA_STATUS_SUCCESS
+        if attribute == HSA_EXECUTABLE_SYMBOL_INFO_MODULE_NAME:
+            return HSA_STATUS_SUCCESS
+        if attribute == HSA_EXECUTABLE_SYMBOL_INFO_AGENT:
             self.ffi.cast("hsa_agent_t *", value)[0].handle = symbol.agent_handle
-            return _SUCCESS
+            return HSA_STATUS_SUCCESS
         entry = common.get(attribute)
         if entry is None:
             entry = self._loader_symbol_info(symbol, attribute)
         if entry is None:
-            return _INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, result = entry
         self._loader_write(value, ctype, result)
-        return _SUCCESS
+        return HSA_STATUS_SUCCESS
 
     @staticmethod
     def _loader_symbol_info(symbol: SimSymbol, attribute: int) -> tuple[str, Any] | None:
-        if symbol.kind == _KIND_KERNEL and symbol.kernel is not None:
+        if symbol.kind == HSA_SYMBOL_KIND_KERNEL and symbol.kernel is not None:
             descriptor = symbol.kernel.descriptor
+            u32 = "uint32_t"
             table = {
-                _SYM_KERNEL_OBJECT: ("uint64_t", symbol.address),
-                _SYM_KERNARG_SEGMENT_SIZE: ("uint32_t", descriptor.kernarg_size),
-                _SYM_KERNARG_SEGMENT_ALIGNMENT: ("uint32_t", _ROCR_KERNARG_ALIGNMENT),
-                _SYM_GROUP_SEGMENT_SIZE: ("uint32_t", descriptor.group_segment_fixed_size),
-                _SYM_PRIVATE_SEGMENT_SIZE: ("uint32_t", descriptor.private_segment_fixed_size),
-                _SYM_DYNAMIC_CALLSTACK: (
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT: ("uint64_t", symbol.address),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE: (
+                    u32, descriptor.kernarg_size),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT: (
+                    u32, _ROCR_KERNARG_ALIGNMENT),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE: (
+                    u32, descriptor.group_segment_fixed_size),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE: (
+                    u32, descriptor.private_segment_fixed_size),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK: (
                     "bool", bool(descriptor.kernel_code_properties["uses_dynamic_stack"])),
-                _SYM_CALL_CONVENTION: ("uint32_t", 0),
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_CALL_CONVENTION: ("uint32_t", 0),
             }
             return table.get(attribute)
-        if symbol.kind == _KIND_VARIABLE:
+        if symbol.kind == HSA_SYMBOL_KIND_VARIABLE:
             table = {
-                _SYM_VARIABLE_ADDRESS: ("uint64_t", symbol.address),
-                _SYM_VARIABLE_ALLOCATION: ("uint32_t", _ALLOCATION_AGENT),
-                _SYM_VARIABLE_SEGMENT: ("uint32_t", _SEGMENT_GLOBAL),
-                _SYM_VARIABLE_ALIGNMENT: ("uint32_t", symbol.alignment),
-                _SYM_VARIABLE_SIZE: ("uint32_t", symbol.size),
-                _SYM_VARIABLE_IS_CONST: ("bool", symbol.is_const),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS: ("uint64_t", symbol.address),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALLOCATION: (
+                    "uint32_t", HSA_VARIABLE_ALLOCATION_AGENT),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SEGMENT: (
+                    "uint32_t", HSA_VARIABLE_SEGMENT_GLOBAL),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALIGNMENT: ("uint32_t", symbol.alignment),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE: ("uint32_t", symbol.size),
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_IS_CONST: ("bool", symbol.is_const),
             }
             return table.get(attribute)
         return None

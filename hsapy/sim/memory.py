@@ -17,9 +17,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Allocation", "SimMemory", "SimMemoryFault"]
+__all__ = ["Allocation", "SimMemory", "SimMemoryFault", "SHARED_APERTURE_BASE",
+           "PRIVATE_APERTURE_BASE", "APERTURE_SIZE"]
 
 PAGE_SIZE = 4096
+
+# Flat-address apertures of LDS and scratch, as the Linux KFD lays them out for gfx9 and later
+# (drivers/gpu/drm/amd/amdkfd/kfd_flat_memory.c: LDS base 1 << 48, scratch base 2 << 48). ROCr
+# copies their upper halves into every amd_queue_t; the simulator does the same, and its
+# interpreter resolves flat addresses in these windows to LDS / scratch. They lie above the
+# 47-bit user address space, so no host-backed allocation can overlap them.
+SHARED_APERTURE_BASE = 1 << 48
+PRIVATE_APERTURE_BASE = 2 << 48
+APERTURE_SIZE = 1 << 32
 
 
 class SimMemoryFault(Exception):

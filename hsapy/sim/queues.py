@@ -17,19 +17,32 @@ import struct
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsapy.sim.executor import (
+from hsapy.hsa_enums import (
+    HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
+    HSA_PACKET_TYPE_AGENT_DISPATCH,
+    HSA_PACKET_TYPE_BARRIER_AND,
+    HSA_PACKET_TYPE_BARRIER_OR,
+    HSA_PACKET_TYPE_INVALID,
+    HSA_PACKET_TYPE_KERNEL_DISPATCH,
+    HSA_PACKET_TYPE_VENDOR_SPECIFIC,
+    HSA_QUEUE_TYPE_MULTI,
+    HSA_SIGNAL_CONDITION_EQ,
+    HSA_STATUS_ERROR_EXCEPTION,
+    HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
     HSA_STATUS_ERROR_MEMORY_FAULT,
+)
+from hsapy.sim.execution import (
     DispatchCancelled,
     DispatchContext,
     SimFault,
 )
-from hsapy.sim.memory import SimMemoryFault
+from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, SimMemoryFault
 from hsapy.sim.signals import (
-    COND_EQ,
     SimSignal,
     condition_holds,
     wait_any,
@@ -49,29 +62,8 @@ OFFSET_APERTURES = 64                 # group_segment_/private_segment_aperture_
                                       # max_cu_id, max_wave_id (4 x u32)
 OFFSET_READ_ID_FIELD_OFFSET = 136     # read_dispatch_id_field_base_byte_offset
 
-# Flat-address apertures of LDS and scratch, as the Linux KFD lays them out for gfx9 and later
-# (drivers/gpu/drm/amd/amdkfd/kfd_flat_memory.c: LDS base 1 << 48, scratch base 2 << 48). ROCr
-# copies their upper halves into every amd_queue_t; the simulator does the same, and its
-# interpreter resolves flat addresses in these windows to LDS / scratch. They lie above the
-# 47-bit user address space, so no host-backed allocation can overlap them.
-SHARED_APERTURE_BASE = 1 << 48
-PRIVATE_APERTURE_BASE = 2 << 48
-APERTURE_SIZE = 1 << 32
 AMD_QUEUE_PROPERTIES_IS_PTR64 = 1 << 1
 AMD_QUEUE_PROPERTIES_ENABLE_PROFILING = 1 << 3
-
-# hsa_packet_type_t and the AMD vendor format (hsa.h, hsa_ext_amd.h)
-PACKET_VENDOR_SPECIFIC = 0
-PACKET_INVALID = 1
-PACKET_KERNEL_DISPATCH = 2
-PACKET_BARRIER_AND = 3
-PACKET_AGENT_DISPATCH = 4
-PACKET_BARRIER_OR = 5
-AMD_PACKET_TYPE_BARRIER_VALUE = 2
-
-HSA_STATUS_ERROR_INVALID_PACKET_FORMAT = 0x1009
-HSA_QUEUE_TYPE_MULTI = 0                # hsa_queue_type_t
-HSA_STATUS_ERROR_EXCEPTION = 0x1016
 
 # hsa_kernel_dispatch_packet_t after the header: setup, workgroup x/y/z, reserved0,
 # grid x/y/z, private_segment_size, group_segment_size, kernel_object, kernarg_address,
@@ -135,7 +127,7 @@ class SimQueue:
         self.ring = memory.view(self.ring_address, size * PACKET_BYTES)
         self.ring.view(np.uint64)[:] = 0
         # every slot's header (one u16 per packet) INVALID (hsa.h)
-        self.ring.view(np.uint16)[:: PACKET_BYTES // 2] = PACKET_INVALID
+        self.ring.view(np.uint16)[:: PACKET_BYTES // 2] = HSA_PACKET_TYPE_INVALID
         # The same ring as memoryviews, for the processor's per-packet reads and stores: an
         # item of a memoryview is a Python int in one C step, where a numpy element is a numpy
         # scalar (and each operation on it another small array operation).
@@ -346,11 +338,11 @@ class SimQueue:
                 slot = index & self.mask
                 kind = self.header_view[slot << 5] & 0xFF
                 base = slot * PACKET_BYTES
-                if kind == PACKET_KERNEL_DISPATCH:
+                if kind == HSA_PACKET_TYPE_KERNEL_DISPATCH:
                     grid_x, grid_y, grid_z = _GRID.unpack_from(self.ring_view, base + 12)
                     if grid_x * grid_y * grid_z > HELP_MAX_WORK_ITEMS:
                         return
-                elif kind in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
+                elif kind in (HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR):
                     if any(_DEP_SIGNALS.unpack_from(self.ring_view, base + 8)):
                         return
                 else:
@@ -381,7 +373,7 @@ class SimQueue:
     def _is_ready(self, index: int) -> bool:
         """Packet ``index`` is published (its header type is not INVALID) and announced (the
         doorbell has been rung with a value >= index)."""
-        return (self.header_view[(index & self.mask) << 5] & 0xFF != PACKET_INVALID
+        return (self.header_view[(index & self.mask) << 5] & 0xFF != HSA_PACKET_TYPE_INVALID
                 and self.doorbell.high_water >= index)
 
     def _wait_for_packet(self) -> int | None:
@@ -398,9 +390,9 @@ class SimQueue:
         Before blocking, the processor keeps looking for _PROCESSOR_LINGER_S in naps of
         _PROCESSOR_NAP_S, as a command processor polls its queues: a producer that rings the
         doorbell while it lingers finds no waiter to wake. Waking a blocked thread costs the
-        producer's thread 10-80 us here (a futex wake across CPUs, then the GIL hand-over), which
-        a doorbell on a GPU -- one store -- does not cost, and it would dominate what
-        benchmarks/launch.py measures for a batch.
+        producer's thread a futex wake across CPUs and then the GIL hand-over, which a doorbell
+        on a GPU -- one store -- does not cost, and it would dominate what benchmarks/launch.py
+        measures for a batch.
         """
         index = self.read_index
         if self._is_ready(index):
@@ -426,7 +418,7 @@ class SimQueue:
     def _retire(self, slot: int, index: int, completion: SimSignal | None) -> None:
         # The slot becomes INVALID before the read index moves past it, so a producer that
         # reuses the slot never has its header overwritten (docs/hsa-abi.md, publishing).
-        self.header_view[slot << 5] = PACKET_INVALID
+        self.header_view[slot << 5] = HSA_PACKET_TYPE_INVALID
         self.store_read_index(index + 1)
         if completion is not None:
             completion.subtract(1)
@@ -435,17 +427,18 @@ class SimQueue:
         """Run one packet; return its completion signal (or None)."""
         packet_type = header & 0xFF
         start = self.lib.clock.now() if self.is_profiling else 0
-        if packet_type == PACKET_KERNEL_DISPATCH:
+        if packet_type == HSA_PACKET_TYPE_KERNEL_DISPATCH:
             completion = self._dispatch(packet, index)
-        elif packet_type in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
-            completion = self._barrier(packet, packet_type == PACKET_BARRIER_AND)
-        elif packet_type == PACKET_VENDOR_SPECIFIC and packet[2] == AMD_PACKET_TYPE_BARRIER_VALUE:
+        elif packet_type in (HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR):
+            completion = self._barrier(packet, packet_type == HSA_PACKET_TYPE_BARRIER_AND)
+        elif (packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC
+              and packet[2] == HSA_AMD_PACKET_TYPE_BARRIER_VALUE):
             completion = self._barrier_value(packet)
-        elif packet_type == PACKET_VENDOR_SPECIFIC:
+        elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC:
             raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
                            f"packet {index}: vendor-specific packet with unknown AMD format "
                            f"{packet[2]} (only barrier-value, format 2, is supported)")
-        elif packet_type == PACKET_AGENT_DISPATCH:
+        elif packet_type == HSA_PACKET_TYPE_AGENT_DISPATCH:
             raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
                            f"packet {index}: agent dispatch packets are not supported on a GPU "
                            "agent's queue")
@@ -473,13 +466,13 @@ class SimQueue:
         if deps:
             if is_and:
                 for dep in deps:
-                    while dep.wait(COND_EQ, 0, _PROCESSOR_POLL_S) != 0:
+                    while dep.wait(HSA_SIGNAL_CONDITION_EQ, 0, _PROCESSOR_POLL_S) != 0:
                         if self._stop:
                             raise _Stopped
             else:
                 n = len(deps)
                 while True:
-                    i, _ = wait_any(deps, [COND_EQ] * n, [0] * n, _PROCESSOR_POLL_S)
+                    i, _ = wait_any(deps, [HSA_SIGNAL_CONDITION_EQ] * n, [0] * n, _PROCESSOR_POLL_S)
                     if i < n:
                         break
                     if self._stop:

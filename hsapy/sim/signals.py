@@ -11,10 +11,16 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
+from hsapy.hsa_enums import (
+    HSA_SIGNAL_CONDITION_EQ,
+    HSA_SIGNAL_CONDITION_GTE,
+    HSA_SIGNAL_CONDITION_LT,
+    HSA_SIGNAL_CONDITION_NE,
+)
 from hsapy.sim.memory import SimMemory
 
 __all__ = ["SimSignal", "SignalTable", "condition_holds", "wait_any"]
@@ -24,9 +30,6 @@ SLOTS_PER_SLAB = 1024
 KIND_USER = 1                   # AMD_SIGNAL_KIND_USER
 KIND_DOORBELL = -1              # AMD_SIGNAL_KIND_DOORBELL
 WORD_KIND, WORD_VALUE, WORD_START_TS, WORD_END_TS = 0, 1, 4, 5
-
-# hsa_signal_condition_t
-COND_EQ, COND_NE, COND_LT, COND_GTE = 0, 1, 2, 3
 
 _MASK64 = (1 << 64) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -40,13 +43,13 @@ def to_int64(value: int) -> int:
 
 def condition_holds(condition: int, value: int, compare: int) -> bool:
     """Evaluate an hsa_signal_condition_t; unknown conditions never hold."""
-    if condition == COND_EQ:
+    if condition == HSA_SIGNAL_CONDITION_EQ:
         return value == compare
-    if condition == COND_NE:
+    if condition == HSA_SIGNAL_CONDITION_NE:
         return value != compare
-    if condition == COND_LT:
+    if condition == HSA_SIGNAL_CONDITION_LT:
         return value < compare
-    if condition == COND_GTE:
+    if condition == HSA_SIGNAL_CONDITION_GTE:
         return value >= compare
     return False
 

@@ -23,18 +23,67 @@ MemoryRegion::GetAccessInfo / AllocateImpl, hsa_amd_memory_async_copy) over hsa.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hsapy.errors import STATUS_NAMES
+from hsapy.hsa_enums import (
+    HSA_AMD_GPU_MEMORY_FAULT_EVENT,
+    HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
+    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT,
+    HSA_AMD_SEGMENT_GLOBAL,
+    HSA_AMD_SEGMENT_GROUP,
+    HSA_STATUS_CU_MASK_REDUCED,
+    HSA_STATUS_ERROR_EXCEPTION,
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+    HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS,
+    HSA_STATUS_ERROR_INVALID_AGENT,
+    HSA_STATUS_ERROR_INVALID_ARGUMENT,
+    HSA_STATUS_ERROR_INVALID_CACHE,
+    HSA_STATUS_ERROR_INVALID_ISA,
+    HSA_STATUS_ERROR_INVALID_ISA_NAME,
+    HSA_STATUS_ERROR_INVALID_QUEUE,
+    HSA_STATUS_ERROR_INVALID_QUEUE_CREATION,
+    HSA_STATUS_ERROR_INVALID_SIGNAL,
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+    HSA_STATUS_ERROR_MEMORY_FAULT,
+    HSA_STATUS_ERROR_NOT_INITIALIZED,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+    HSA_STATUS_SUCCESS,
+    STATUS_TEXT,
+)
 from hsapy.sim import info as _info
+from hsapy.sim.api_memory import MemoryMixin
+from hsapy.sim.api_signals import SignalsMixin
 from hsapy.sim.clock import SimClock
-from hsapy.sim.executor import ExecutorCache
-from hsapy.sim.memory import PAGE_SIZE, SimMemory, SimMemoryFault
-from hsapy.sim.queues import READ_INDEX_WORD, WRITE_INDEX_WORD, SimQueue, uint64_argument
-from hsapy.sim.signals import SignalTable, SimSignal, condition_holds, wait_any
+from hsapy.sim.executors import ExecutorCache
+from hsapy.sim.loader import LoaderMixin  # hsa_code_object_reader_*, hsa_executable_*
+from hsapy.sim.memory import PAGE_SIZE, SimMemory
+from hsapy.sim.objects import (
+    _AGENT_HANDLE_BASE,
+    _CACHE_HANDLE_BASE,
+    _HANDLE_STRIDE,
+    _ISA_HANDLE_BASE,
+    _POOL_HANDLE_BASE,
+    UINT64_MAX,
+    SimAgent,
+    SimCache,
+    SimIsa,
+    SimPool,
+)
+from hsapy.sim.objects import handle_of as _handle
+from hsapy.sim.queues import (
+    READ_INDEX_WORD,
+    WRITE_INDEX_WORD,
+    SimQueue,
+    uint64_argument,
+)
+from hsapy.sim.signals import SignalTable, SimSignal
 from hsapy.sim.targets import (
     CPU_PROFILE,
     GPU_PROFILES,
@@ -43,140 +92,11 @@ from hsapy.sim.targets import (
     resolve_targets,
 )
 
-try:  # the code-object engineer's loader (issue #4) adds hsa_code_object_reader_* / hsa_executable_*
-    from hsapy.sim.loader import LoaderMixin
-except ModuleNotFoundError as _exc:  # pragma: no cover - until hsapy/sim/loader.py lands
-    if _exc.name != "hsapy.sim.loader":
-        raise
-
-    class LoaderMixin:  # type: ignore[no-redef]
-        """Placeholder until hsapy/sim/loader.py exists."""
-
 __all__ = ["SimLib", "SimAgent", "SimPool", "SimIsa", "SimCache"]
 
 _log = logging.getLogger("hsapy.sim")
 
-# hsa_status_t values (hsa.h, hsa_ext_amd.h)
-SUCCESS = 0x0
-INFO_BREAK = 0x1
-ERROR = 0x1000
-INVALID_ARGUMENT = 0x1001
-INVALID_QUEUE_CREATION = 0x1002
-INVALID_ALLOCATION = 0x1003
-INVALID_AGENT = 0x1004
-INVALID_SIGNAL = 0x1006
-INVALID_QUEUE = 0x1007
-OUT_OF_RESOURCES = 0x1008
-NOT_INITIALIZED = 0x100B
-INVALID_ISA = 0x100F
-INVALID_ISA_NAME = 0x1017
-INVALID_CACHE = 0x1022
-INVALID_MEMORY_POOL = 40
-EXCEPTION = 0x1016
-MEMORY_FAULT = 43
-
-# hsa_amd_memory_pool_global_flag_t
-FLAG_KERNARG_INIT = 1
-FLAG_FINE_GRAINED = 2
-FLAG_COARSE_GRAINED = 4
-
-# hsa_amd_memory_pool_access_t
-ACCESS_NEVER_ALLOWED = 0
-ACCESS_ALLOWED_BY_DEFAULT = 1
-ACCESS_DISALLOWED_BY_DEFAULT = 2
-
-HSA_EXT_POINTER_TYPE_UNKNOWN = 0
-HSA_EXT_POINTER_TYPE_HSA = 1
-HSA_AMD_GPU_MEMORY_FAULT_EVENT = 0
-HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT = 1
-
-UINT64_MAX = 0xFFFFFFFFFFFFFFFF
 _BUILD_VERSION = "hsapy-sim 0.1 (HSA 1.1 API of ROCm 5.2.3)"
-
-# Opaque handle bases: nonzero, distinct per kind, so a handle of the wrong kind is rejected.
-_AGENT_HANDLE_BASE = 0x5A0_0000_1000
-_POOL_HANDLE_BASE = 0x5A1_0000_1000
-_ISA_HANDLE_BASE = 0x5A2_0000_1000
-_CACHE_HANDLE_BASE = 0x5A3_0000_1000
-_HANDLE_STRIDE = 0x40
-
-
-@dataclass(eq=False)
-class SimIsa:
-    """An instruction set (one per GPU target)."""
-
-    handle: int
-    name: str
-    profile: GpuProfile
-
-
-@dataclass(eq=False)
-class SimCache:
-    """One cache level of an agent."""
-
-    handle: int
-    name: str
-    level: int
-    size: int
-
-
-@dataclass(eq=False)
-class SimPool:
-    """A memory pool (hsa_amd_memory_pool_t) of an agent."""
-
-    handle: int
-    agent: "SimAgent"
-    segment: int
-    global_flags: int
-    size: int
-    alloc_allowed: bool
-    granule: int
-    alignment: int
-    accessible_by_all: bool
-    alloc_max_size: int
-    kind: str                      # "system-fine", "system-kernarg", "system-coarse", "device", "group"
-
-    @property
-    def is_system(self) -> bool:
-        """True for the CPU agent's system-memory pools."""
-        return self.kind.startswith("system")
-
-
-@dataclass(eq=False)
-class SimAgent:
-    """A CPU or GPU agent. ``profile`` is a GpuProfile (GPU) or CpuProfile (CPU)."""
-
-    handle: int
-    profile: GpuProfile | CpuProfile
-    node: int
-    name: str
-    pools: list[SimPool] = field(default_factory=list)
-    caches: list[SimCache] = field(default_factory=list)
-    isa: SimIsa | None = None
-    uuid: str = ""
-    bdfid: int = 0
-
-    @property
-    def is_gpu(self) -> bool:
-        """True for a GPU (kernel) agent."""
-        return self.profile.is_gpu
-
-
-def _handle(value: Any) -> int:
-    """The 64-bit handle of an hsa_*_t struct argument: a cdata struct, a dict or an int.
-
-    Anything else reads as handle 0, which no object has (so the caller returns its INVALID_*
-    status instead of raising).
-    """
-    if isinstance(value, int):
-        return value
-    try:
-        if isinstance(value, dict):
-            return int(value.get("handle", 0))
-        return int(value.handle)
-    except (AttributeError, TypeError, ValueError):
-        return 0
-
 
 def _compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
                               last_queue: list[tuple[Any, Any, Any]],
@@ -263,7 +183,7 @@ def _compiled_signal_store(live_signals: dict[int, Any],
     return hsa_signal_store_screlease
 
 
-class SimLib(LoaderMixin):
+class SimLib(SignalsMixin, MemoryMixin, LoaderMixin):
     """The simulated HSA runtime: the C API of hsapy's cdef, implemented in Python.
 
     Construction builds the agents (CPU + one GPU per target); ``hsa_init`` opens the runtime
@@ -285,7 +205,7 @@ class SimLib(LoaderMixin):
         ``agent_handle`` attribute naming another agent, and passes the record as
         ``DispatchContext.kernel``.
     ``signals``: :class:`~hsapy.sim.signals.SignalTable`; ``clock``: :class:`SimClock`;
-    ``executors``: per-agent executor choice (:class:`~hsapy.sim.executor.ExecutorCache`).
+    ``executors``: per-agent executor choice (:class:`~hsapy.sim.executors.ExecutorCache`).
     ``is_open``: True between the first ``hsa_init`` and the matching last ``hsa_shut_down``.
 
     Loader hooks: ``LoaderMixin`` may define ``_loader_init(self)`` (called at the end of
@@ -351,10 +271,11 @@ class SimLib(LoaderMixin):
         size = CPU_PROFILE.memory_size
         # ROCr's CPU agent pools (rocminfo): fine-grained, kernarg (fine-grained + KERNARG_INIT),
         # coarse-grained; all runtime-allocatable, 4 KiB granule, accessible by all agents.
-        for kind, flags in (("system-fine", FLAG_FINE_GRAINED),
-                            ("system-kernarg", FLAG_KERNARG_INIT | FLAG_FINE_GRAINED),
-                            ("system-coarse", FLAG_COARSE_GRAINED)):
-            self._add_pool(cpu, kind, _info.HSA_AMD_SEGMENT_GLOBAL, flags, size, True, True)
+        for kind, flags in (("system-fine", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED),
+                            ("system-kernarg", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+                             | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED),
+                            ("system-coarse", HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)):
+            self._add_pool(cpu, kind, HSA_AMD_SEGMENT_GLOBAL, flags, size, True, True)
         self._add_caches(cpu)
         for number, profile in enumerate(profiles):
             gpu = self._add_agent(profile, profile.name)
@@ -364,9 +285,10 @@ class SimLib(LoaderMixin):
                          profile)
             self.isas[isa.handle] = isa
             gpu.isa = isa
-            self._add_pool(gpu, "device", _info.HSA_AMD_SEGMENT_GLOBAL, FLAG_COARSE_GRAINED,
-                           profile.memory_size, True, False)
-            self._add_pool(gpu, "group", _info.HSA_AMD_SEGMENT_GROUP, 0, profile.lds_size,
+            self._add_pool(gpu, "device", HSA_AMD_SEGMENT_GLOBAL,
+                           HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, profile.memory_size,
+                           True, False)
+            self._add_pool(gpu, "group", HSA_AMD_SEGMENT_GROUP, 0, profile.lds_size,
                            False, False)
             self._add_caches(gpu)
 
@@ -459,18 +381,18 @@ class SimLib(LoaderMixin):
             self._refcount += 1
             self.is_open = True
             self._shutting_down = False
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_shut_down(self) -> int:
         """Close one reference; the last one destroys queues, signals and allocations."""
         with self._state_lock:
             if self._refcount == 0:
-                return NOT_INITIALIZED
+                return HSA_STATUS_ERROR_NOT_INITIALIZED
             self._refcount -= 1
             if self._refcount == 0:
                 self._teardown()
                 self.is_open = False
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _teardown(self) -> None:
         self._shutting_down = True
@@ -491,34 +413,34 @@ class SimLib(LoaderMixin):
     def hsa_status_string(self, status: int, status_string: Any) -> int:
         """Point ``*status_string`` at a NUL-terminated description of ``status``."""
         if self._is_null(status_string):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         status = int(status)
         name = STATUS_NAMES.get(status)
         if name is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         text = self._status_strings.get(status)
         if text is None:
             text = self.ffi.new("char[]", f"{name}: {_STATUS_TEXT.get(status, name)}".encode())
             self._status_strings[status] = text
         status_string[0] = text
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_system_get_info(self, attribute: int, value: Any) -> int:
         """System attributes (hsa_system_info_t)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         attribute = int(attribute)
         entry = _SYSTEM_INFO.get(attribute)
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         if ctype == "const char *":
             self.ffi.cast("const char **", value)[0] = self._build_version
         else:
             _info.write_value(self.ffi, value, ctype, getter(self))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     # ------------------------------------------------------------------------------------------
     # agents, ISAs, caches
@@ -526,43 +448,44 @@ class SimLib(LoaderMixin):
     def hsa_iterate_agents(self, callback: Any, data: Any) -> int:
         """Call ``callback(agent, data)`` for every agent (CPU first)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         return self._iterate(callback, "hsa_agent_t", list(self.agents), data)
 
     def _iterate(self, callback: Any, ctype: str, handles: list[int], data: Any) -> int:
         for handle in handles:
             status = self._call(callback, self._struct(ctype, handle), data)
-            if status != SUCCESS:
+            if status != HSA_STATUS_SUCCESS:
                 return status
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_agent_get_info(self, agent: Any, attribute: int, value: Any) -> int:
-        """Agent attributes (hsa_agent_info_t, hsa_amd_agent_info_t); unknown -> INVALID_ARGUMENT."""
+        """Agent attributes (hsa_agent_info_t, hsa_amd_agent_info_t); unknown ->
+        INVALID_ARGUMENT."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         entry = _info.AGENT_INFO.get(int(attribute))
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         _info.write_value(self.ffi, value, ctype, getter(sim_agent))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_agent_iterate_isas(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(isa, data)`` for the agent's ISA (GPU agents have one, the CPU none)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         handles = [sim_agent.isa.handle] if sim_agent.isa is not None else []
         return self._iterate(callback, "hsa_isa_t", handles, data)
 
@@ -574,17 +497,17 @@ class SimLib(LoaderMixin):
         agents' own ISAs; features are listed sramecc before xnack.
         """
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(name) or self._is_null(isa):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         text = name if isinstance(name, (bytes, str)) else self.ffi.string(name)
         if isinstance(text, bytes):
             text = text.decode(errors="replace")
         sim_isa = self._isa_named(text)
         if sim_isa is None:
-            return INVALID_ISA_NAME
+            return HSA_STATUS_ERROR_INVALID_ISA_NAME
         isa[0].handle = sim_isa.handle
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _isa_named(self, text: str) -> SimIsa | None:
         for sim_isa in self.isas.values():
@@ -611,540 +534,45 @@ class SimLib(LoaderMixin):
     def hsa_isa_get_info_alt(self, isa: Any, attribute: int, value: Any) -> int:
         """ISA attributes answered by hsa_isa_get_info_alt."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_isa = self.isas.get(_handle(isa))
         if sim_isa is None:
-            return INVALID_ISA
+            return HSA_STATUS_ERROR_INVALID_ISA
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         entry = _info.ISA_INFO.get(int(attribute))
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         _info.write_value(self.ffi, value, ctype, getter(sim_isa))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_agent_iterate_caches(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(cache, data)`` for each cache level of the agent."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         return self._iterate(callback, "hsa_cache_t", [c.handle for c in sim_agent.caches], data)
 
     def hsa_cache_get_info(self, cache: Any, attribute: int, value: Any) -> int:
         """Cache attributes (hsa_cache_info_t)."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_cache = self.caches.get(_handle(cache))
         if sim_cache is None:
-            return INVALID_CACHE
+            return HSA_STATUS_ERROR_INVALID_CACHE
         if self._is_null(value):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         entry = _info.CACHE_INFO.get(int(attribute))
         if entry is None:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         ctype, getter = entry
         _info.write_value(self.ffi, value, ctype, getter(sim_cache))
-        return SUCCESS
-
-    # ------------------------------------------------------------------------------------------
-    # signals
-
-    def _check_consumers(self, num_consumers: int, consumers: Any) -> int:
-        if num_consumers and self._is_null(consumers):
-            return INVALID_ARGUMENT
-        for i in range(int(num_consumers)):
-            if self.agent_by_handle(consumers[i]) is None:
-                return INVALID_AGENT
-        return SUCCESS
-
-    def hsa_signal_create(self, initial_value: int, num_consumers: int, consumers: Any,
-                          signal: Any) -> int:
-        """Create a signal; ``*signal`` receives its handle."""
-        return self.hsa_amd_signal_create(initial_value, num_consumers, consumers, 0, signal)
-
-    def hsa_amd_signal_create(self, initial_value: int, num_consumers: int, consumers: Any,
-                              attributes: int, signal: Any) -> int:
-        """Create a signal with AMD attributes (GPU_ONLY / IPC accepted and ignored)."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        if self._is_null(signal):
-            return INVALID_ARGUMENT
-        status = self._check_consumers(num_consumers, consumers)
-        if status != SUCCESS:
-            return status
-        try:
-            sim_signal = self.signals.create(int(initial_value))
-        except MemoryError:
-            return OUT_OF_RESOURCES
-        signal[0].handle = sim_signal.handle
-        return SUCCESS
-
-    def hsa_signal_destroy(self, signal: Any) -> int:
-        """Destroy a signal."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        handle = _handle(signal)
-        if handle == 0:
-            return INVALID_ARGUMENT
-        if not self.signals.destroy(handle):
-            return INVALID_SIGNAL
-        self._copy_errors.pop(handle, None)
-        return SUCCESS
-
-    def _load(self, signal: Any) -> int:
-        sim_signal = self._signal(signal)
-        return sim_signal.load() if sim_signal is not None else 0
-
-    def hsa_signal_load_scacquire(self, signal: Any) -> int:
-        """Signal value (sequentially consistent acquire)."""
-        return self._load(signal)
-
-    def hsa_signal_load_relaxed(self, signal: Any) -> int:
-        """Signal value (relaxed)."""
-        return self._load(signal)
-
-    def _store(self, signal: Any, value: int) -> None:
-        sim_signal = self._signal(signal)
-        if sim_signal is not None:
-            sim_signal.store(int(value))
-
-    def hsa_signal_store_relaxed(self, signal: Any, value: int) -> None:
-        """Set the value (relaxed); wakes waiters."""
-        self._store(signal, value)
-
-    def hsa_signal_store_screlease(self, signal: Any, value: int) -> None:
-        """Set the value (release); wakes waiters. On a doorbell this rings the queue."""
-        self._store(signal, value)
-
-    def hsa_signal_silent_store_relaxed(self, signal: Any, value: int) -> None:
-        """Set the value without waking waiters (hsa.h: a silent store need not wake them;
-        a waiter still sees the value at its next check)."""
-        sim_signal = self._signal(signal)
-        if sim_signal is not None:
-            sim_signal.store_silent(int(value))
-
-    def hsa_signal_silent_store_screlease(self, signal: Any, value: int) -> None:
-        """Set the value (release) without the obligation to wake waiters."""
-        self._store(signal, value)
-
-    def _modify(self, signal: Any, operation: Callable[[int], int]) -> int:
-        sim_signal = self._signal(signal)
-        return sim_signal.modify(operation) if sim_signal is not None else 0
-
-    def _subtract(self, signal: Any, value: int) -> None:
-        sim_signal = self._signal(signal)
-        if sim_signal is not None:
-            sim_signal.subtract(int(value))
-
-    def _exchange(self, signal: Any, value: int) -> int:
-        sim_signal = self._signal(signal)
-        return sim_signal.exchange(int(value)) if sim_signal is not None else 0
-
-    def hsa_signal_exchange_scacq_screl(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
-    def hsa_signal_exchange_relaxed(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
-    def hsa_signal_exchange_scacquire(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
-    def hsa_signal_exchange_screlease(self, signal: Any, value: int) -> int:
-        """Atomically set the value; return the previous one."""
-        return self._exchange(signal, value)
-
-    def _cas(self, signal: Any, expected: int, value: int) -> int:
-        sim_signal = self._signal(signal)
-        return sim_signal.cas(int(expected), int(value)) if sim_signal is not None else 0
-
-    def hsa_signal_cas_scacq_screl(self, signal: Any, expected: int, value: int) -> int:
-        """Compare-and-swap; return the value observed."""
-        return self._cas(signal, expected, value)
-
-    def hsa_signal_cas_relaxed(self, signal: Any, expected: int, value: int) -> int:
-        """Compare-and-swap; return the value observed."""
-        return self._cas(signal, expected, value)
-
-    def hsa_signal_add_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic add."""
-        self._modify(signal, lambda old: old + int(value))
-
-    def hsa_signal_add_relaxed(self, signal: Any, value: int) -> None:
-        """Atomic add."""
-        self._modify(signal, lambda old: old + int(value))
-
-    def hsa_signal_add_screlease(self, signal: Any, value: int) -> None:
-        """Atomic add."""
-        self._modify(signal, lambda old: old + int(value))
-
-    def hsa_signal_subtract_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic subtract."""
-        self._subtract(signal, value)
-
-    def hsa_signal_subtract_relaxed(self, signal: Any, value: int) -> None:
-        """Atomic subtract."""
-        self._subtract(signal, value)
-
-    def hsa_signal_subtract_screlease(self, signal: Any, value: int) -> None:
-        """Atomic subtract."""
-        self._subtract(signal, value)
-
-    def hsa_signal_and_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic bitwise AND."""
-        self._modify(signal, lambda old: old & int(value))
-
-    def hsa_signal_or_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic bitwise OR."""
-        self._modify(signal, lambda old: old | int(value))
-
-    def hsa_signal_xor_scacq_screl(self, signal: Any, value: int) -> None:
-        """Atomic bitwise XOR."""
-        self._modify(signal, lambda old: old ^ int(value))
-
-    def _timeout_seconds(self, timeout_hint: int) -> float | None:
-        """timeout_hint is in timestamp ticks (HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY)."""
-        timeout_hint = int(timeout_hint)
-        if timeout_hint >= UINT64_MAX:
-            return None
-        return timeout_hint / self.clock.frequency
-
-    def _wait(self, signal: Any, condition: int, compare: int, timeout_hint: int) -> int:
-        sim_signal = self._signal(signal)
-        if sim_signal is None:
-            return 0
-        condition, compare = int(condition), int(compare)
-        # Before sleeping, run announced packets on this thread (SimQueue.help): the work that
-        # will satisfy the wait is usually right there, and doing it here saves two thread
-        # hand-offs.
-        for sim_queue in list(self.queues.values()):
-            if condition_holds(condition, sim_signal.load(), compare):
-                break
-            if sim_queue.has_announced_work:
-                sim_queue.help(lambda: condition_holds(condition, sim_signal.load(), compare))
-        return sim_signal.wait(condition, compare, self._timeout_seconds(timeout_hint),
-                               lambda: not sim_signal.is_valid)
-
-    def hsa_signal_wait_scacquire(self, signal: Any, condition: int, compare_value: int,
-                                  timeout_hint: int, wait_state_hint: int) -> int:
-        """Wait until the condition holds or the timeout (ticks) passes; return the value."""
-        return self._wait(signal, condition, compare_value, timeout_hint)
-
-    def hsa_signal_wait_relaxed(self, signal: Any, condition: int, compare_value: int,
-                                timeout_hint: int, wait_state_hint: int) -> int:
-        """Wait until the condition holds or the timeout (ticks) passes; return the value."""
-        return self._wait(signal, condition, compare_value, timeout_hint)
-
-    def hsa_amd_signal_wait_any(self, signal_count: int, signals: Any, conds: Any, values: Any,
-                                timeout_hint: int, wait_hint: int, satisfying_value: Any) -> int:
-        """Wait until any signal satisfies its condition; return its index (``signal_count`` on
-        timeout)."""
-        count = int(signal_count)
-        if count == 0 or self._is_null(signals) or self._is_null(conds) or self._is_null(values):
-            return count
-        sim_signals = []
-        for i in range(count):
-            sim_signal = self._signal(signals[i])
-            if sim_signal is None:
-                return count
-            sim_signals.append(sim_signal)
-        index, value = wait_any(sim_signals, [int(conds[i]) for i in range(count)],
-                                [int(values[i]) for i in range(count)],
-                                self._timeout_seconds(timeout_hint))
-        if index < count and not self._is_null(satisfying_value):
-            satisfying_value[0] = value
-        return index
-
-    # ------------------------------------------------------------------------------------------
-    # memory pools
-
-    def hsa_amd_agent_iterate_memory_pools(self, agent: Any, callback: Any, data: Any) -> int:
-        """Call ``callback(pool, data)`` for each pool of the agent."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        sim_agent = self.agent_by_handle(agent)
-        if sim_agent is None:
-            return INVALID_AGENT
-        if self._is_null(callback):
-            return INVALID_ARGUMENT
-        return self._iterate(callback, "hsa_amd_memory_pool_t",
-                             [p.handle for p in sim_agent.pools], data)
-
-    def hsa_amd_memory_pool_get_info(self, memory_pool: Any, attribute: int, value: Any) -> int:
-        """Pool attributes (hsa_amd_memory_pool_info_t)."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        pool = self._pool(memory_pool)
-        if pool is None:
-            return INVALID_MEMORY_POOL
-        if self._is_null(value):
-            return INVALID_ARGUMENT
-        entry = _info.POOL_INFO.get(int(attribute))
-        if entry is None:
-            return INVALID_ARGUMENT
-        ctype, getter = entry
-        _info.write_value(self.ffi, value, ctype, getter(pool))
-        return SUCCESS
-
-    def _access(self, agent: SimAgent, pool: SimPool) -> int:
-        """ROCr's MemoryRegion::GetAccessInfo rules for an agent and a pool."""
-        if agent is pool.agent:
-            return ACCESS_ALLOWED_BY_DEFAULT
-        if pool.is_system:
-            return ACCESS_DISALLOWED_BY_DEFAULT if agent.is_gpu else ACCESS_ALLOWED_BY_DEFAULT
-        if pool.kind == "device":
-            return ACCESS_DISALLOWED_BY_DEFAULT   # coarse-grained local memory
-        return ACCESS_NEVER_ALLOWED               # the group segment
-
-    def hsa_amd_agent_memory_pool_get_info(self, agent: Any, memory_pool: Any, attribute: int,
-                                           value: Any) -> int:
-        """Access, link hops and link info between an agent and a pool."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        sim_agent = self.agent_by_handle(agent)
-        if sim_agent is None:
-            return INVALID_AGENT
-        pool = self._pool(memory_pool)
-        if pool is None:
-            return INVALID_MEMORY_POOL
-        if self._is_null(value):
-            return INVALID_ARGUMENT
-        access = self._access(sim_agent, pool)
-        hops = 0 if (access == ACCESS_NEVER_ALLOWED or sim_agent is pool.agent) else 1
-        attribute = int(attribute)
-        if attribute == 0:        # HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS
-            self.ffi.cast("uint32_t *", value)[0] = access
-        elif attribute == 1:      # NUM_LINK_HOPS
-            self.ffi.cast("uint32_t *", value)[0] = hops
-        elif attribute == 2:      # LINK_INFO: one PCIe hop, as for a discrete card
-            link = self.ffi.cast("hsa_amd_memory_pool_link_info_t *", value)
-            self.ffi.memmove(link, b"\0" * self.ffi.sizeof("hsa_amd_memory_pool_link_info_t"),
-                             self.ffi.sizeof("hsa_amd_memory_pool_link_info_t"))
-            if hops:
-                link.link_type = 2   # HSA_AMD_LINK_INFO_TYPE_PCIE
-                link.atomic_support_32bit = True
-                link.atomic_support_64bit = True
-                link.coherent_support = pool.global_flags & FLAG_FINE_GRAINED != 0
-                link.numa_distance = 20
-        else:
-            return INVALID_ARGUMENT
-        return SUCCESS
-
-    def hsa_amd_memory_pool_allocate(self, memory_pool: Any, size: int, flags: int,
-                                     ptr: Any) -> int:
-        """Allocate from a pool; ``*ptr`` receives the address (rounded up to the granule)."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        size = int(size)
-        if size == 0 or self._is_null(ptr):
-            return INVALID_ARGUMENT
-        pool = self._pool(memory_pool)
-        if pool is None:
-            return INVALID_MEMORY_POOL
-        if not pool.alloc_allowed or size > pool.alloc_max_size:
-            return INVALID_ALLOCATION
-        rounded = -(-size // pool.granule) * pool.granule
-        if pool.is_system:   # ROCr maps system allocations to every GPU (AllocateImpl)
-            accessible = set(self.agents)
-        else:
-            accessible = {pool.agent.handle}
-        try:
-            address = self.memory.allocate(rounded, pool.alignment, pool, owner=pool.agent.handle,
-                                           accessible=accessible, tag=pool.kind)
-        except MemoryError:
-            return OUT_OF_RESOURCES
-        ptr[0] = self.ffi.cast("void *", address)
-        return SUCCESS
-
-    def hsa_amd_memory_pool_free(self, ptr: Any) -> int:
-        """Free a pool allocation (by its start address)."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        if self._is_null(ptr):
-            return SUCCESS          # like free(NULL)
-        address = self._address(ptr)
-        alloc = self.memory.allocation_at(address)
-        if alloc is None or alloc.pool is None:
-            return INVALID_ALLOCATION   # ROCr 5.2.3: Runtime::FreeMemory, address not allocated
-        self.memory.free(address)
-        return SUCCESS
-
-    def hsa_amd_agents_allow_access(self, num_agents: int, agents: Any, flags: Any,
-                                    ptr: Any) -> int:
-        """Let ``agents`` access the allocation containing ``ptr``."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        if int(num_agents) == 0 or self._is_null(agents) or self._is_null(ptr):
-            return INVALID_ARGUMENT
-        alloc = self.memory.find(self._address(ptr))
-        if alloc is None or alloc.pool is None:
-            return INVALID_ARGUMENT
-        handles = []
-        for i in range(int(num_agents)):
-            sim_agent = self.agent_by_handle(agents[i])
-            if sim_agent is None:
-                return INVALID_AGENT
-            handles.append(sim_agent.handle)
-        alloc.accessible.update(handles)
-        return SUCCESS
-
-    def hsa_amd_memory_fill(self, ptr: Any, value: int, count: int) -> int:
-        """Fill ``count`` uint32 words at ``ptr`` with ``value`` (ptr 4-byte aligned)."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        if self._is_null(ptr):
-            return INVALID_ARGUMENT
-        count = int(count)
-        if count == 0:
-            return SUCCESS
-        address = self._address(ptr)
-        if address & 3:
-            return INVALID_ARGUMENT
-        alloc = self.memory.find(address)
-        if alloc is None or not alloc.contains(address, count * 4):
-            return INVALID_ARGUMENT
-        self.memory.view(address, count * 4).view("<u4")[:] = int(value) & 0xFFFFFFFF
-        return SUCCESS
-
-    def hsa_amd_pointer_info(self, ptr: Any, info: Any, alloc: Any, num_agents_accessible: Any,
-                             accessible: Any) -> int:
-        """Describe the allocation containing ``ptr`` (type UNKNOWN when there is none)."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        if self._is_null(ptr) or self._is_null(info):
-            return INVALID_ARGUMENT
-        wants_list = not self._is_null(num_agents_accessible) or not self._is_null(accessible)
-        if wants_list and (self._is_null(num_agents_accessible) or self._is_null(accessible)
-                           or self._is_null(alloc)):
-            return INVALID_ARGUMENT
-        ffi = self.ffi
-        caller_size = int(info.size)
-        full = ffi.new("hsa_amd_pointer_info_t *")
-        full.size = min(caller_size, ffi.sizeof("hsa_amd_pointer_info_t"))
-        block = self.memory.find(self._address(ptr))
-        agent_handles: list[int] = []
-        if block is not None and block.pool is not None:
-            full.type = HSA_EXT_POINTER_TYPE_HSA
-            full.agentBaseAddress = ffi.cast("void *", block.address)
-            full.hostBaseAddress = ffi.cast("void *", block.address)
-            full.sizeInBytes = block.size
-            full.agentOwner.handle = block.owner
-            full.global_flags = block.pool.global_flags
-            agent_handles = sorted(block.accessible)
-        else:
-            full.type = HSA_EXT_POINTER_TYPE_UNKNOWN
-        ffi.memmove(info, full, full.size)
-        if wants_list:
-            num_agents_accessible[0] = len(agent_handles)
-            nbytes = max(1, len(agent_handles)) * ffi.sizeof("hsa_agent_t")
-            raw = alloc(nbytes)
-            if raw == ffi.NULL:
-                return OUT_OF_RESOURCES
-            array = ffi.cast("hsa_agent_t *", raw)
-            for i, handle in enumerate(agent_handles):
-                array[i].handle = handle
-            accessible[0] = array
-        return SUCCESS
-
-    def hsa_amd_memory_async_copy(self, dst: Any, dst_agent: Any, src: Any, src_agent: Any,
-                                  size: int, num_dep_signals: int, dep_signals: Any,
-                                  completion_signal: Any) -> int:
-        """Copy on a worker thread after the dependency signals reach 0; then decrement the
-        completion signal."""
-        if not self.is_open:
-            return NOT_INITIALIZED
-        if self._is_null(dst) or self._is_null(src):
-            return INVALID_ARGUMENT
-        count = int(num_dep_signals)
-        if count > 0 and self._is_null(dep_signals):
-            return INVALID_ARGUMENT
-        if count == 0 and not self._is_null(dep_signals):
-            return INVALID_ARGUMENT        # ROCr: a list without a count is an error too
-        if self.agent_by_handle(dst_agent) is None or self.agent_by_handle(src_agent) is None:
-            return INVALID_AGENT
-        completion = self._signal(completion_signal)
-        if completion is None:
-            return INVALID_SIGNAL
-        deps = []
-        for i in range(count):
-            dep = self._signal(dep_signals[i])
-            if dep is None:
-                return INVALID_SIGNAL
-            deps.append(dep)
-        size = int(size)
-        dst_address = self._address(dst)
-        src_address = self._address(src)
-        for address in (dst_address, src_address):
-            block = self.memory.find(address)
-            if size and (block is None or not block.contains(address, size)):
-                return INVALID_ARGUMENT
-        self._copy_errors.pop(completion.handle, None)
-        thread = threading.Thread(target=self._copy_worker, name="hsapy-sim-copy", daemon=True,
-                                  args=(dst_address, src_address, size, deps, completion))
-        self._copy_threads.add(thread)
-        thread.start()
-        return SUCCESS
-
-    def _copy_worker(self, dst: int, src: int, size: int, deps: list[SimSignal],
-                     completion: SimSignal) -> None:
-        """The copy engine: wait for the dependencies, copy, decrement the completion signal.
-        A copy that cannot complete leaves the signal as it is and records why for
-        ``sim_signal_error`` (so a waiter learns it at once), never only in a log."""
-        try:
-            for dep in deps:
-                while dep.wait(0, 0, 0.05) != 0:     # HSA_SIGNAL_CONDITION_EQ 0
-                    if self._shutting_down:
-                        return
-                    if not dep.is_valid:
-                        self._copy_failed(completion, INVALID_SIGNAL,
-                                          f"copy of {size} bytes from {src:#x} to {dst:#x}: "
-                                          f"its dependency signal {dep.handle:#x} was destroyed "
-                                          "before it reached 0; the copy never started")
-                        return
-            start = self.clock.now()
-            if size:
-                data = self.memory.view(src, size).copy()
-                self.memory.view(dst, size)[:] = data
-            if self._copy_profiling:
-                completion.set_times(start, self.clock.now())
-            completion.subtract(1)
-        except SimMemoryFault as fault:
-            self._copy_failed(completion, MEMORY_FAULT,
-                              f"copy of {size} bytes from {src:#x} to {dst:#x}: {fault} (was "
-                              "a buffer freed before the copy ran?)", fault.address)
-        except Exception as exc:  # a simulator bug: reported to the waiter, never lost
-            self._copy_failed(completion, EXCEPTION,
-                              f"copy of {size} bytes from {src:#x} to {dst:#x}: internal "
-                              f"simulator error: {type(exc).__name__}: {exc}")
-        finally:
-            self._copy_threads.discard(threading.current_thread())
-
-    def _copy_failed(self, completion: SimSignal, status: int, message: str,
-                     address: int | None = None) -> None:
-        if not completion.is_valid:
-            return
-        self._copy_errors[completion.handle] = (status, message)
-        _log.info("asynchronous copy failed (%s): %s", STATUS_NAMES.get(status, hex(status)),
-                  message)
-        if address is not None:
-            try:
-                self._memory_fault_event(self.gpu_agents[0], address)
-            except Exception:   # a handler's failure is its own; the copy's error stands
-                pass
-        with completion.cond:              # waiters look again (see sim_signal_error)
-            completion._changed()
-
-    def sim_signal_error(self, signal: Any) -> tuple[int, str] | None:
-        """Simulator only: ``(status, message)`` of an asynchronous copy that was to decrement
-        ``signal`` and failed (it never will), else None."""
-        return self._copy_errors.get(_handle(signal))
+        return HSA_STATUS_SUCCESS
 
     # ------------------------------------------------------------------------------------------
     # queues
@@ -1153,30 +581,32 @@ class SimLib(LoaderMixin):
                          private_segment_size: int, group_segment_size: int, queue: Any) -> int:
         """Create a user-mode AQL queue and start its packet processor."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if int(type) not in (0, 1, 2):          # MULTI, SINGLE, COOPERATIVE
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if not sim_agent.is_gpu:
-            return INVALID_QUEUE_CREATION        # ROCr's CPU agent has no AQL queues
+            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION   # ROCr's CPU agent has no AQL queues
         profile = sim_agent.profile
         size = int(size)
         # ROCr GpuAgent::QueueCreate: power of two -> INVALID_ARGUMENT, above maxAqlSize_ ->
         # OUT_OF_RESOURCES, below minAqlSize_ -> INVALID_ARGUMENT.
         if size == 0 or size & (size - 1):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if size > profile.queue_max_size:
-            return OUT_OF_RESOURCES
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         if size < profile.queue_min_size:
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if int(type) == 2:
-            return INVALID_QUEUE_CREATION        # no cooperative (GWS) queues in the simulator
+            # no cooperative (GWS) queues in the simulator
+            return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION
         if sum(q.agent is sim_agent for q in list(self.queues.values())) >= profile.queues_max:
-            return OUT_OF_RESOURCES              # HSA_AGENT_INFO_QUEUES_MAX queues exist already
+            # HSA_AGENT_INFO_QUEUES_MAX queues exist already
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         with self._state_lock:
             queue_id = self._next_queue_id
             self._next_queue_id += 1
@@ -1184,14 +614,14 @@ class SimLib(LoaderMixin):
         try:
             sim_queue = SimQueue(self, sim_agent, size, int(type), cb, data, queue_id)
         except MemoryError:
-            return OUT_OF_RESOURCES
+            return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         self.queues[sim_queue.address] = sim_queue
         pointer = self.ffi.cast("hsa_queue_t *", sim_queue.address)
         # cdata pointers hash and compare by address: the producer's hot path finds its queue
         # without an ffi.cast per call.
         self._queue_pointers[pointer] = sim_queue
         queue[0] = pointer
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def _destroy_queue(self, sim_queue: SimQueue) -> None:
         sim_queue.stop()
@@ -1207,26 +637,29 @@ class SimLib(LoaderMixin):
     def hsa_queue_destroy(self, queue: Any) -> int:
         """Stop the packet processor and free the queue."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_queue = self._queue(queue)
         if sim_queue is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         self._destroy_queue(sim_queue)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_queue_inactivate(self, queue: Any) -> int:
         """Stop processing packets; the queue stays allocated until destroyed."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_queue = self._queue(queue)
         if sim_queue is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         sim_queue.stop()
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
+
+    # The memory-order variants of these operations (hsa_queue_load_read_index_scacquire, ...)
+    # are generated from ORDER_VARIANTS below the class.
 
     def _read_index(self, queue: Any) -> int:
         sim_queue = self._queue(queue)
@@ -1236,48 +669,17 @@ class SimLib(LoaderMixin):
         sim_queue = self._queue(queue)
         return sim_queue.write_index if sim_queue is not None else 0
 
-    def hsa_queue_load_read_index_scacquire(self, queue: Any) -> int:
-        """Read index (acquire)."""
-        return self._read_index(queue)
-
-    def hsa_queue_load_read_index_relaxed(self, queue: Any) -> int:
-        """Read index (relaxed)."""
-        return self._read_index(queue)
-
-    def hsa_queue_load_write_index_scacquire(self, queue: Any) -> int:
-        """Write index (acquire)."""
-        return self._write_index(queue)
-
-    def hsa_queue_load_write_index_relaxed(self, queue: Any) -> int:
-        """Write index (relaxed)."""
-        return self._write_index(queue)
-
     def _store_write_index(self, queue: Any, value: int) -> None:
         sim_queue = self._queue(queue)
         if sim_queue is not None:
             sim_queue.store_write_index(int(value))
 
-    def hsa_queue_store_write_index_relaxed(self, queue: Any, value: int) -> None:
-        """Set the write index (relaxed)."""
-        self._store_write_index(queue, value)
-
-    def hsa_queue_store_write_index_screlease(self, queue: Any, value: int) -> None:
-        """Set the write index (release)."""
-        self._store_write_index(queue, value)
-
     def _cas_write_index(self, queue: Any, expected: int, value: int) -> int:
         sim_queue = self._queue(queue)
         return sim_queue.cas_write_index(int(expected), int(value)) if sim_queue is not None else 0
 
-    def hsa_queue_cas_write_index_scacq_screl(self, queue: Any, expected: int, value: int) -> int:
-        """Compare-and-swap the write index; return the value observed."""
-        return self._cas_write_index(queue, expected, value)
-
-    def hsa_queue_cas_write_index_relaxed(self, queue: Any, expected: int, value: int) -> int:
-        """Compare-and-swap the write index; return the value observed."""
-        return self._cas_write_index(queue, expected, value)
-
     def _add_write_index(self, queue: Any, value: int) -> int:
+        # the reference for the compiled copy each instance installs (_compiled_add_write_index)
         try:
             sim_queue = self._queue_pointers[queue]
         except (KeyError, TypeError):
@@ -1286,52 +688,28 @@ class SimLib(LoaderMixin):
                 return 0
         return sim_queue.add_write_index(int(value))
 
-    def hsa_queue_add_write_index_scacq_screl(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value. (Each instance calls
-        its compiled copy, _compiled_add_write_index.)"""
-        return self._add_write_index(queue, value)
-
-    def hsa_queue_add_write_index_scacquire(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value."""
-        return self._add_write_index(queue, value)
-
-    def hsa_queue_add_write_index_relaxed(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value."""
-        return self._add_write_index(queue, value)
-
-    def hsa_queue_add_write_index_screlease(self, queue: Any, value: int) -> int:
-        """Fetch-and-add the write index; return the previous value."""
-        return self._add_write_index(queue, value)
-
     def _store_read_index(self, queue: Any, value: int) -> None:
         sim_queue = self._queue(queue)
         if sim_queue is not None:
             sim_queue.store_read_index(int(value))
 
-    def hsa_queue_store_read_index_relaxed(self, queue: Any, value: int) -> None:
-        """Set the read index (only the packet processor should)."""
-        self._store_read_index(queue, value)
-
-    def hsa_queue_store_read_index_screlease(self, queue: Any, value: int) -> None:
-        """Set the read index (only the packet processor should)."""
-        self._store_read_index(queue, value)
-
     def hsa_amd_queue_set_priority(self, queue: Any, priority: int) -> int:
         """Accept a queue priority (LOW, NORMAL, HIGH); the simulator does not schedule by it."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if self._queue(queue) is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         if int(priority) not in (0, 1, 2):
-            return INVALID_ARGUMENT
-        return SUCCESS
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
+        return HSA_STATUS_SUCCESS
 
     def _queue_failed(self, sim_queue: SimQueue, status: int, message: str,
                       address: int | None) -> None:
         """Called on the processor thread when a queue stops with an error."""
-        if address is not None and status in (41, 43):
+        if address is not None and status in (HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                                              HSA_STATUS_ERROR_MEMORY_FAULT):
             self._memory_fault_event(sim_queue.agent, address)
         name = STATUS_NAMES.get(status, hex(status))
         callback = sim_queue.callback
@@ -1357,11 +735,11 @@ class SimLib(LoaderMixin):
     def hsa_amd_register_system_event_handler(self, callback: Any, data: Any) -> int:
         """Register a handler for GPU memory fault events."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(callback):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         self._event_handlers.append((callback, data))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def sim_queue_error(self, queue: Any) -> tuple[int, str] | None:
         """Simulator only: ``(status, message)`` of a queue that stopped on an error, else None."""
@@ -1373,7 +751,7 @@ class SimLib(LoaderMixin):
     def sim_set_engine(self, engine: str) -> None:
         """Simulator only: who runs the kernel code of later dispatches ("interp", "jit" or
         "auto"; see ``Runtime(engine=...)``)."""
-        from hsapy.sim.executor import resolve_engine
+        from hsapy.sim.execution import resolve_engine
 
         self.executors.engine = resolve_engine(engine)
 
@@ -1383,62 +761,62 @@ class SimLib(LoaderMixin):
     def hsa_amd_profiling_set_profiler_enabled(self, queue: Any, enable: int) -> int:
         """Record start/end timestamps of the queue's packets in their completion signals."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         sim_queue = self._queue(queue)
         if sim_queue is None:
-            return INVALID_QUEUE
+            return HSA_STATUS_ERROR_INVALID_QUEUE
         sim_queue.set_profiling(bool(enable))
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_async_copy_enable(self, enable: bool) -> int:
         """Record start/end timestamps of async copies in their completion signals."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         self._copy_profiling = bool(enable)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_get_dispatch_time(self, agent: Any, signal: Any, time: Any) -> int:
         """Start/end ticks (system domain) of the dispatch that completed ``signal``."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None or not sim_agent.is_gpu:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         sim_signal = self._signal(signal)
         if sim_signal is None:
-            return INVALID_SIGNAL
+            return HSA_STATUS_ERROR_INVALID_SIGNAL
         if self._is_null(time):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         time.start = sim_signal.start_ts
         time.end = sim_signal.end_ts
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_get_async_copy_time(self, signal: Any, time: Any) -> int:
         """Start/end ticks of the async copy that completed ``signal``."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         sim_signal = self._signal(signal)
         if sim_signal is None:
-            return INVALID_SIGNAL
+            return HSA_STATUS_ERROR_INVALID_SIGNAL
         if self._is_null(time):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         time.start = sim_signal.start_ts
         time.end = sim_signal.end_ts
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
     def hsa_amd_profiling_convert_tick_to_system_domain(self, agent: Any, agent_tick: int,
                                                         system_tick: Any) -> int:
         """Agent ticks are already system ticks in the simulator: the identity."""
         if not self.is_open:
-            return NOT_INITIALIZED
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self.agent_by_handle(agent) is None:
-            return INVALID_AGENT
+            return HSA_STATUS_ERROR_INVALID_AGENT
         if self._is_null(system_tick):
-            return INVALID_ARGUMENT
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
         system_tick[0] = int(agent_tick)
-        return SUCCESS
+        return HSA_STATUS_SUCCESS
 
 
 # hsa_system_info_t and the AMD system attributes (types from hsa.h).
@@ -1456,52 +834,101 @@ _SYSTEM_INFO: dict[int, tuple[str, Callable[[SimLib], Any]]] = {
     0x202: ("bool", lambda lib: False),                          # AMD SVM_ACCESSIBLE_BY_DEFAULT
 }
 
-# Descriptions for hsa_status_string, after the documentation of each status in hsa.h / hsa_ext_amd.h.
+# Descriptions for hsa_status_string: the headers' doc comments (hsa_enums.STATUS_TEXT), and
+# the simulator's shorter wording where it has its own (no HSAIL, no event-handler pointers).
 _STATUS_TEXT: dict[int, str] = {
-    0x0: "The function has been executed successfully.",
-    0x1: "A traversal over a list of elements has been interrupted by the application before "
-         "completing.",
-    0x1000: "A generic error has occurred.",
-    0x1001: "One of the actual arguments does not meet a precondition stated in the "
-            "documentation of the corresponding formal argument.",
-    0x1002: "The requested queue creation is not valid.",
-    0x1003: "The requested allocation is not valid.",
-    0x1004: "The agent is invalid.",
-    0x1005: "The memory region is invalid.",
-    0x1006: "The signal is invalid.",
-    0x1007: "The queue is invalid.",
-    0x1008: "The runtime failed to allocate the necessary resources.",
-    0x1009: "The AQL packet is malformed.",
-    0x100A: "An error has been detected while releasing a resource.",
-    0x100B: "An API other than hsa_init has been invoked while the reference count of the HSA "
-            "runtime is zero.",
-    0x100C: "The maximum reference count for the object has been reached.",
-    0x100D: "The arguments passed to a function are not compatible.",
-    0x100E: "The index is invalid.",
-    0x100F: "The instruction set architecture is invalid.",
-    0x1010: "The code object is invalid.",
-    0x1011: "The executable is invalid.",
-    0x1012: "The executable is frozen.",
-    0x1013: "There is no symbol with the given name.",
-    0x1014: "The variable is already defined.",
-    0x1015: "The variable is undefined.",
-    0x1016: "An operation resulted in a hardware exception.",
-    0x1017: "The instruction set architecture name is invalid.",
-    0x1018: "The code object symbol is invalid.",
-    0x1019: "The executable symbol is invalid.",
-    0x1020: "The file descriptor is invalid.",
-    0x1021: "The code object reader is invalid.",
-    0x1022: "The cache is invalid.",
-    0x1023: "The wavefront is invalid.",
-    0x1024: "The signal group is invalid.",
-    0x1025: "The HSA runtime is not in the configuration state.",
-    0x1026: "The queue received an error that may require process termination.",
-    40: "The memory pool is invalid.",
-    41: "The agent attempted to access memory beyond the largest legal address.",
-    42: "The agent attempted to execute an illegal shader instruction.",
-    43: "The agent attempted to access an inaccessible address.",
-    44: "The CU mask was set but it tried to enable a CU that is disabled for the process.",
+    **STATUS_TEXT,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES: "The runtime failed to allocate the necessary resources.",
+    HSA_STATUS_ERROR_NOT_INITIALIZED: (
+        "An API other than hsa_init has been invoked while the reference count of the HSA runtime"
+        " is zero."
+    ),
+    HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS: (
+        "The arguments passed to a function are not compatible."
+    ),
+    HSA_STATUS_ERROR_EXCEPTION: "An operation resulted in a hardware exception.",
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: (
+        "The agent attempted to access memory beyond the largest legal address."
+    ),
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: (
+        "The agent attempted to execute an illegal shader instruction."
+    ),
+    HSA_STATUS_ERROR_MEMORY_FAULT: "The agent attempted to access an inaccessible address.",
+    HSA_STATUS_CU_MASK_REDUCED: (
+        "The CU mask was set but it tried to enable a CU that is disabled for the process."
+    ),
 }
+
+
+# hsa.h declares most signal and queue operations once per memory order it offers
+# (_scacquire, _screlease, _scacq_screl, _relaxed). The simulator serialises every access to a
+# signal or a queue index under the lock of its object, which is at least as strong as any
+# order, so all variants of one operation run one implementation. One row per operation:
+# (C name without the order, its parameters, the orders, the SimLib method, what it does).
+ORDER_VARIANTS: tuple[tuple[str, str, tuple[str, ...], str, str], ...] = (
+    ("hsa_signal_load", "signal", ("scacquire", "relaxed"), "_load", "Signal value."),
+    ("hsa_signal_store", "signal value", ("relaxed", "screlease"), "_store",
+     "Set the value; wakes waiters. On a doorbell this rings the queue."),
+    ("hsa_signal_silent_store", "signal value", ("relaxed",), "_silent_store",
+     "Set the value without waking waiters (hsa.h: a silent store need not wake them; a "
+     "waiter still sees the value at its next check)."),
+    ("hsa_signal_silent_store", "signal value", ("screlease",), "_store",
+     "Set the value without the obligation to wake waiters (this one wakes them)."),
+    ("hsa_signal_exchange", "signal value", ("scacq_screl", "relaxed", "scacquire", "screlease"),
+     "_exchange", "Atomically set the value; return the previous one."),
+    ("hsa_signal_cas", "signal expected value", ("scacq_screl", "relaxed"), "_cas",
+     "Compare-and-swap; return the value observed."),
+    ("hsa_signal_add", "signal value", ("scacq_screl", "relaxed", "screlease"), "_add",
+     "Atomic add."),
+    ("hsa_signal_subtract", "signal value", ("scacq_screl", "relaxed", "screlease"), "_subtract",
+     "Atomic subtract."),
+    ("hsa_signal_and", "signal value", ("scacq_screl",), "_and", "Atomic bitwise AND."),
+    ("hsa_signal_or", "signal value", ("scacq_screl",), "_or", "Atomic bitwise OR."),
+    ("hsa_signal_xor", "signal value", ("scacq_screl",), "_xor", "Atomic bitwise XOR."),
+    ("hsa_signal_wait", "signal condition compare_value timeout_hint wait_state_hint",
+     ("scacquire", "relaxed"), "_wait",
+     "Wait until the condition holds or the timeout (ticks) passes; return the value."),
+    ("hsa_queue_load_read_index", "queue", ("scacquire", "relaxed"), "_read_index",
+     "Read index."),
+    ("hsa_queue_load_write_index", "queue", ("scacquire", "relaxed"), "_write_index",
+     "Write index."),
+    ("hsa_queue_store_write_index", "queue value", ("relaxed", "screlease"), "_store_write_index",
+     "Set the write index."),
+    ("hsa_queue_cas_write_index", "queue expected value", ("scacq_screl", "relaxed"),
+     "_cas_write_index", "Compare-and-swap the write index; return the value observed."),
+    ("hsa_queue_add_write_index", "queue value",
+     ("scacq_screl", "scacquire", "relaxed", "screlease"), "_add_write_index",
+     "Fetch-and-add the write index; return the previous value."),
+    ("hsa_queue_store_read_index", "queue value", ("relaxed", "screlease"), "_store_read_index",
+     "Set the read index (only the packet processor should)."),
+)
+
+
+def _order_variant(name: str, parameters: str, implementation: Callable[..., Any],
+                   doc: str) -> Callable[..., Any]:
+    """The SimLib method ``name``: ``implementation`` under the C function's name and arity."""
+
+    def variant(self: SimLib, *args: Any) -> Any:
+        return implementation(self, *args)
+
+    variant.__name__ = name
+    variant.__qualname__ = f"SimLib.{name}"
+    variant.__doc__ = doc
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    variant.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(p, positional) for p in ("self", *parameters.split())])
+    return variant
+
+
+def _install_order_variants() -> None:
+    for operation, parameters, orders, implementation, doc in ORDER_VARIANTS:
+        for order in orders:
+            name = f"{operation}_{order}"
+            setattr(SimLib, name, _order_variant(name, parameters,
+                                                 getattr(SimLib, implementation), doc))
+
+
+_install_order_variants()
 
 
 def _enum_constants(ffi: Any) -> dict[str, int]:

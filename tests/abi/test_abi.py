@@ -205,6 +205,19 @@ def test_the_committed_cdef_is_what_the_generator_makes_from_the_headers():
 
 
 @needs_headers
+@pytest.mark.skipif(shutil.which("clang-19") is None and shutil.which("clang") is None,
+                    reason="tools/gen_cdef.py needs clang-19 (or clang) to preprocess the headers")
+def test_the_committed_enums_are_what_the_generator_makes_from_the_headers():
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, str(root / "tools" / "gen_cdef.py"),
+                             "--include", str(HEADERS), "--enums"],
+                            capture_output=True, text=True, check=True, timeout=120)
+    committed = (root / "hsapy" / "hsa_enums.py").read_text()
+    assert result.stdout == committed, \
+        "regenerate: python tools/gen_cdef.py --enums > hsapy/hsa_enums.py"
+
+
+@needs_headers
 @needs_cc
 def test_every_function_prototype_matches_the_header(tmp_path):
     """Each cdef prototype, turned into a function-pointer type, must accept the header's function:

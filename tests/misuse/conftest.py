@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _misuse import N
 
 from hsapy.asm import kernels
 from hsapy.runtime import Runtime
-
-from _misuse import N
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from _misuse import N
 
 from hsapy import aql
 from hsapy.dispatch import DispatchConfigError, Graph
@@ -15,8 +16,6 @@ from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.hip import HipError, HipRuntime, hipError_t
 from hsapy.kernarg import KernelArgumentError
 from hsapy.runtime import Runtime
-
-from _misuse import N
 
 T, V, D = HsapyTypeError, HsapyValueError, DispatchConfigError
 BARRIER = aql.barrier_and([])

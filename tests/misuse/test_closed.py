@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from _misuse import N, gate
 
 from hsapy import aql
 from hsapy.asm import kernels
@@ -15,8 +16,6 @@ from hsapy.dispatch import Graph
 from hsapy.errors import ClosedError
 from hsapy.hip import HipError, HipRuntime, hipError_t
 from hsapy.runtime import Runtime
-
-from _misuse import N, gate
 
 BARRIER = aql.barrier_and([])
 

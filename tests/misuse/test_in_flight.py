@@ -8,14 +8,13 @@ import time
 
 import numpy as np
 import pytest
+from _misuse import N, gate
 
 from hsapy import aql
 from hsapy._lifetime import drain, live_counts, parked_count
 from hsapy.asm import kernels
 from hsapy.dispatch import Graph
 from hsapy.runtime import Runtime
-
-from _misuse import N, gate
 
 
 def _eventually(predicate, timeout: float = 5.0) -> bool:

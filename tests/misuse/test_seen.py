@@ -10,13 +10,12 @@ import time
 
 import numpy as np
 import pytest
+from _misuse import N, gate, isolated
 
 from hsapy import aql, errors, toolchain
 from hsapy._lifetime import drain
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernelArgumentError
-
-from _misuse import N, gate, isolated
 
 # -- segfaults ------------------------------------------------------------------------------
 

@@ -10,8 +10,9 @@ to be multiples of the workgroup, so partial waves and partial workgroups are ex
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -21,8 +21,8 @@ import pytest
 
 from hsapy.codeobject import CodeObject
 from hsapy.sim.clock import SimClock
-from hsapy.sim.executor import DispatchContext
-from hsapy.sim.isa.executor import InterpreterExecutor
+from hsapy.sim.execution import DispatchContext
+from hsapy.sim.isa.interpreter import InterpreterExecutor
 from hsapy.sim.memory import SimMemory
 from hsapy.sim.targets import GPU_PROFILES
 

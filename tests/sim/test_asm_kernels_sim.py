@@ -2,16 +2,15 @@
 loader accepts them, and the ISA interpreter computes the right answers with them."""
 from __future__ import annotations
 
+import _packets as P
 import numpy as np
 import pytest
+from isa_exec_harness import Device
+from test_sim_end_to_end import load_kernel
 
 from hsapy._hsa import ffi
 from hsapy.asm import kernels
 from hsapy.sim import SimLib
-
-import _packets as P
-from isa_exec_harness import Device
-from test_sim_end_to_end import load_kernel
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""``hsapy bench launch`` on the simulator, and benchmarks/launch.py's rows (issue #5's format)."""
+"""``hsapy bench launch`` on the simulator, and benchmarks/launch.py's rows (the same format)."""
 from __future__ import annotations
 
 import contextlib

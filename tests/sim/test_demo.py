@@ -30,7 +30,7 @@ def no_linker(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
     monkeypatch.delenv("HSAPY_LD_LLD", raising=False)
-    monkeypatch.setattr(toolchain, "_ziglang_argv", lambda: None)
+    monkeypatch.setattr(toolchain.tools, "ziglang_argv", lambda: None)
 
 
 def test_demo_without_a_linker_runs_on_shipped_code_objects_and_says_so_once(no_linker, capsys):

@@ -8,6 +8,7 @@ import traceback
 
 import numpy as np
 import pytest
+from _codeobjects import build, built
 
 from hsapy import aql
 from hsapy._lifetime import live_counts
@@ -17,7 +18,6 @@ from hsapy.dispatch import DispatchConfigError, Graph, parameter_names
 from hsapy.kernarg import KernelArgumentError
 from hsapy.queue import INVALID_WORD, add_observer, remove_observer
 from hsapy.runtime import Runtime
-from _codeobjects import build, built
 
 TARGETS = ["gfx942", "gfx1201"]
 
@@ -516,7 +516,7 @@ def test_a_packet_refused_after_its_reservation_does_not_stall_the_queue(sim_run
 
 
 def test_queue_apertures_are_the_amd_queue_fields(sim_runtime):
-    from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+    from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
     with sim_runtime.gpu_agents[0].create_queue(64) as queue:
         assert queue.apertures == (SHARED_APERTURE_BASE >> 32, PRIVATE_APERTURE_BASE >> 32)

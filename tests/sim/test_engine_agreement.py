@@ -27,14 +27,11 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 import corpus_build
+import pytest
 import test_fidelity_corpus as corpus
 import test_isa_exec_operators as operators
 from corpus_cases import CASES, KernelRun
-
-from hsapy import toolchain
 
 # The project's test kernels, collected here a second time (under the comparison below).
 from test_isa_exec_kernels import (  # noqa: F401  (pytest collects them from this module)
@@ -47,6 +44,8 @@ from test_isa_exec_kernels import (  # noqa: F401  (pytest collects them from th
     test_partial_wave_exec_and_workitem_ids,
     test_private_array_in_scratch_per_lane,
 )
+
+from hsapy import toolchain
 
 FULL = os.environ.get("HSAPY_ENGINE_AGREEMENT", "").strip().lower() == "full"
 

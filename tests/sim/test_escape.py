@@ -1,4 +1,4 @@
-"""Kernels written to escape the simulator stop with a memory fault (issue #11, item 4).
+"""Kernels written to escape the simulator stop with a memory fault.
 
 The simulator's promise (docs/internals.md, "Memory is host memory"): a kernel touches host
 memory only inside the simulator's own allocations. Hand-written assembly aims loads, stores,
@@ -16,13 +16,12 @@ from __future__ import annotations
 import ctypes
 import sys
 
+import _fault_kernels as fk
 import numpy as np
 import pytest
 
 import hsapy
 from hsapy.errors import HSAError, MemoryFaultError
-
-import _fault_kernels as fk
 
 pytestmark = fk.needs_assembler
 

@@ -1,4 +1,4 @@
-"""Faults end as errors, never as hangs or crashes (issue #11, item 2).
+"""Faults end as errors, never as hangs or crashes.
 
 Every case ends with a typed hsapy exception on the Python side and, when a queue failed, the
 queue reported as errored (``queue.error`` set, ``queue.check()`` raising); the process stays
@@ -19,16 +19,22 @@ import threading
 import time
 from pathlib import Path
 
+import _fault_kernels as fk
 import numpy as np
 import pytest
 
 import hsapy
 from hsapy import toolchain
-from hsapy.errors import (ClosedError, HSAError, HsapyValueError, InvalidPacketError,
-                          MemoryFaultError, QueueError, WaitTimeoutError)
-from hsapy.sim.executor import DEFAULT_WATCHDOG_S, resolve_watchdog
-
-import _fault_kernels as fk
+from hsapy.errors import (
+    ClosedError,
+    HSAError,
+    HsapyValueError,
+    InvalidPacketError,
+    MemoryFaultError,
+    QueueError,
+    WaitTimeoutError,
+)
+from hsapy.sim.execution import DEFAULT_WATCHDOG_S, resolve_watchdog
 
 pytestmark = fk.needs_assembler
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import fnmatch
 from concurrent.futures import Future, ThreadPoolExecutor
 
-import pytest
-
 import corpus_build
+import pytest
 from corpus_cases import CASES, KernelRun
 
 from hsapy import toolchain

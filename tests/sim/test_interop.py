@@ -9,8 +9,12 @@ import pytest
 
 from hsapy._lifetime import drain
 from hsapy.asm import kernels
-from hsapy.interop import (DLDeviceType, DLPackExportError, NotHostAccessibleError,
-                           runtime_allocation)
+from hsapy.interop import (
+    DLDeviceType,
+    DLPackExportError,
+    NotHostAccessibleError,
+    runtime_allocation,
+)
 from hsapy.kernarg import KernargLayout, KernelArgumentError
 
 N = 256

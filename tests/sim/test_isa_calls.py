@@ -12,10 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import CACHE, DEVICE_HEADER, Device, build_hip, require
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 
 # gfx90a has no architected flat scratch: its stack goes through MUBUF and the private segment
 # buffer in s[0:3], with s32/s33 in wave-scaled bytes

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import TARGETS, Device, build_hip
 
 from hsapy.codeobject import CodeObject

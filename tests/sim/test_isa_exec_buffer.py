@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip
 
 # (target, extra clang flags): gfx942 wave64, gfx1201 wave32 and wave64

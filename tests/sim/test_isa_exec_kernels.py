@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import TARGETS, Device, build_hip
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 
 VECTOR_ADD = """
 KERNEL void vadd(const float* a, const float* b, float* out, uint n) {

@@ -10,7 +10,6 @@ import subprocess
 import tempfile
 
 import numpy as np
-
 from isa_exec_harness import Device, build_hip, require
 
 DMA = r"""

@@ -15,7 +15,6 @@ import shutil
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip
 
 TYPES = r"""
@@ -637,7 +636,7 @@ def test_gfx1201_sparse_swmmac_gemm(gfx1201):
 def test_vgprs_past_accum_offset_alias_agprs_and_stop_the_queue():
     import _fault_kernels as fk
 
-    from hsapy.sim.executor import SimFault
+    from hsapy.sim.execution import SimFault
 
     if shutil.which("llvm-mc-19") is None and shutil.which("llvm-mc") is None:
         pytest.skip("llvm-mc (Debian llvm-19) is not installed")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import TARGETS, Device
 
 from hsapy import operators as O

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from isa_exec_harness import build_hip
+from test_isa_exec_kernels import DIMS, TREE
 
 import hsapy
 from hsapy.errors import HSAError
-from isa_exec_harness import build_hip
-
-from test_isa_exec_kernels import DIMS, TREE
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 
 BUILDS = [("gfx942", ()), ("gfx1201", ()), ("gfx1201", ("-mwavefrontsize64",))]
 BUILD_IDS = ["gfx942", "gfx1201-w32", "gfx1201-w64"]

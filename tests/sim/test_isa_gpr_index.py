@@ -11,13 +11,12 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip, require
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 from hsapy.sim.isa import decode
-from hsapy.sim.isa.executor import ProgramInfo
 from hsapy.sim.isa.gpr_index import GPR_IDX_EN
+from hsapy.sim.isa.interpreter import ProgramInfo
 from hsapy.sim.isa.semantics import MODE_CHANGED, compile_instruction
 from hsapy.sim.isa.wave import NSREG, Batch
 

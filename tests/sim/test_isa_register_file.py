@@ -4,10 +4,9 @@ the queue (the interpreter keeps the two apart and would not alias them)."""
 from __future__ import annotations
 
 import pytest
-
 from isa_exec_harness import Device, require
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 
 ALIASING = """\
 \t.text

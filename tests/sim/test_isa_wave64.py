@@ -8,10 +8,9 @@ import struct
 
 import numpy as np
 import pytest
-
 from isa_exec_harness import Device, build_hip, require
 
-from hsapy.sim.executor import SimFault
+from hsapy.sim.execution import SimFault
 
 W64 = ("-mwavefrontsize64",)
 BUILDS = [("gfx1201", W64), ("gfx1100", W64), ("gfx942", ())]

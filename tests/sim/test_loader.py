@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import struct
 
+import _packets as P
 import pytest
+from _codeobjects import build, built
 
 from hsapy._hsa import ffi
 from hsapy.codeobject import CodeObject
 from hsapy.sim import SimLib
-
-import _packets as P
-from _codeobjects import build, built
 
 SUCCESS = 0
 INFO_BREAK = 1

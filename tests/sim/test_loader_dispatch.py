@@ -3,15 +3,13 @@ hsapy.kernarg (hidden arguments included), dispatched through a real AQL queue a
 the ISA interpreter. The kernel reads blockDim (hidden_group_size_*) and grid / block values."""
 from __future__ import annotations
 
-
+import _packets as P
 import numpy as np
 import pytest
+from _codeobjects import build
 
 from hsapy._hsa import ffi
 from hsapy.runtime import Runtime
-
-import _packets as P
-from _codeobjects import build
 
 
 def run_dims(rt, target: str, grid, workgroup, scale: int, hidden: bool = True) -> list[int]:

@@ -9,16 +9,15 @@ import gc
 import types
 import warnings
 
+import _packets as P
 import pytest
+from _codeobjects import build, built
 
 from hsapy._hsa import ffi
 from hsapy.codeobject import CodeObject, CodeObjectError, TargetMismatchError
 from hsapy.errors import CodeObjectStatusError, HsapyTypeError, HsapyValueError
 from hsapy.executable import Executable, agent_target, load
 from hsapy.sim import SimLib
-
-import _packets as P
-from _codeobjects import build, built
 
 
 @pytest.fixture

@@ -10,12 +10,11 @@ import struct
 import threading
 import time
 
+import _packets as P
 import pytest
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib
-
-import _packets as P
 
 SUCCESS = 0
 INVALID_PACKET_FORMAT = 0x1009
@@ -59,8 +58,8 @@ def open_lib(executor) -> SimLib:
 @pytest.fixture
 def restore_registry():
     """Put the executor registry back as it was (hsapy.sim.isa may have registered families)."""
-    from hsapy.sim.executor import (_load_isa_package, register_executor, registered_factory,
-                                    unregister_executor)
+    from hsapy.sim.execution import register_executor, registered_factory, unregister_executor
+    from hsapy.sim.executors import _load_isa_package
 
     _load_isa_package()   # its interpreters register once, at import: save them, not a blank
     saved = {f: registered_factory(f) for f in ("gfx9", "gfx11", "gfx12")}

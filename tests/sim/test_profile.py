@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from isa_exec_harness import build_hip
 
 import hsapy
 from hsapy.codeobject import CodeObject
 from hsapy.profile import Profiler
 from hsapy.sim.isa import counters, decode_kernel
-
-from isa_exec_harness import build_hip
 
 W64 = ("-mwavefrontsize64",)
 

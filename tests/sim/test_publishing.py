@@ -33,9 +33,17 @@ from hsapy.codeobject import ArgInfo, KernelInfo
 from hsapy.dispatch import DispatchResult
 from hsapy.errors import HsapyError
 from hsapy.kernarg import SCALAR_TYPES, KernargLayout
-from hsapy.publishing import (DispatchTemplate, arena_for, batcher, dispatcher,
-                              named_dispatcher, parameter_names, reference_batch,
-                              reference_dispatch, ring_for)
+from hsapy.publishing import (
+    DispatchTemplate,
+    arena_for,
+    batcher,
+    dispatcher,
+    named_dispatcher,
+    parameter_names,
+    reference_batch,
+    reference_dispatch,
+    ring_for,
+)
 from hsapy.queue import OBSERVERS, add_observer, remove_observer
 from hsapy.runtime import Runtime
 

@@ -13,12 +13,12 @@ import subprocess
 import sys
 import textwrap
 
+import _fault_kernels as fk
 import numpy as np
 import pytest
 
-import _fault_kernels as fk
 from hsapy.asm import kernels
-from hsapy.errors import HsapyValueError, HSAError
+from hsapy.errors import HSAError, HsapyValueError
 
 pytestmark = pytest.mark.usefixtures("rocr_sim_available")
 

@@ -108,3 +108,37 @@ def test_calls_before_init_match_rocr(rocr):
     ]
     for name, args in calls:
         assert getattr(sim, name)(*args) == getattr(rocr, name)(*args), name
+
+
+ORDERS = ("_scacq_screl", "_scacquire", "_screlease", "_relaxed")
+
+
+def test_memory_order_variants_come_from_one_table():
+    from hsapy.sim.simlib import ORDER_VARIANTS
+
+    generated = {f"{operation}_{order}" for operation, _, orders, _, _ in ORDER_VARIANTS
+                 for order in orders}
+    # every variant the cdef declares is in the table, and the class body writes none by hand
+    assert {n for n in FUNCTIONS if n.endswith(ORDERS)} <= generated
+    assert not [n for n in vars(SimLib) if n.endswith(ORDERS) and n not in generated]
+    for operation, _, orders, _, _ in ORDER_VARIANTS:
+        for order in orders:
+            assert getattr(SimLib, f"{operation}_{order}").__name__ == f"{operation}_{order}"
+
+
+def test_order_variants_of_one_operation_agree():
+    sim = SimLib(ffi)
+    assert sim.hsa_init() == 0
+    try:
+        handle = ffi.new("hsa_signal_t *")
+        assert sim.hsa_signal_create(5, 0, ffi.NULL, handle) == 0
+        signal = handle[0]
+        assert sim.hsa_signal_add_relaxed(signal, 3) is None
+        assert sim.hsa_signal_add_scacq_screl(signal, 2) is None
+        assert sim.hsa_signal_load_relaxed(signal) == sim.hsa_signal_load_scacquire(signal) == 10
+        assert sim.hsa_signal_exchange_relaxed(signal, 7) == 10
+        assert sim.hsa_signal_cas_scacq_screl(signal, 7, 1) == 7
+        assert sim.hsa_signal_wait_relaxed(signal, 0, 1, 1000, 0) == 1   # EQ holds at once
+        assert sim.hsa_signal_destroy(signal) == 0
+    finally:
+        sim.hsa_shut_down()

@@ -7,12 +7,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import _packets as P
 import pytest
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib
-
-import _packets as P
 
 TEMPLATE = """\
 .amdgcn_target "amdgcn-amd-amdhsa--{target}"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hsapy.sim.executor import S_ENDPGM
+from hsapy.sim.executors import S_ENDPGM
 from hsapy.sim.targets import GPU_PROFILES, resolve_targets
 
 ELF_H = Path("/usr/lib/llvm-19/include/llvm/BinaryFormat/ELF.h")

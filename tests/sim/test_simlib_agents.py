@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import pytest
+from _packets import agent_name, agents, gpu
 
 from hsapy._hsa import ffi
 from hsapy.errors import STATUS_NAMES
 from hsapy.sim import SimLib
 from hsapy.sim.targets import GPU_PROFILES
-
-from _packets import agent_name, agents, gpu
 
 SUCCESS, INFO_BREAK = 0, 1
 INVALID_ARGUMENT, INVALID_AGENT, NOT_INITIALIZED = 0x1001, 0x1004, 0x100B

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import threading
 
+import _packets as P
 import numpy as np
 import pytest
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib, SimMemory, SimMemoryFault
-
-import _packets as P
 
 SUCCESS, INVALID_ARGUMENT, INVALID_ALLOCATION = 0, 0x1001, 0x1003
 INVALID_AGENT, INVALID_SIGNAL, INVALID_MEMORY_POOL = 0x1004, 0x1006, 40

@@ -6,11 +6,10 @@ import sys
 import threading
 
 import pytest
+from _packets import agents, create_queue, gpu
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib
-
-from _packets import agents, create_queue, gpu
 
 SUCCESS, INVALID_ARGUMENT, INVALID_QUEUE_CREATION = 0, 0x1001, 0x1002
 INVALID_AGENT, INVALID_QUEUE, OUT_OF_RESOURCES = 0x1004, 0x1007, 0x1008

@@ -6,11 +6,10 @@ import time
 
 import numpy as np
 import pytest
+from _packets import UINT64_MAX, signal
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib
-
-from _packets import UINT64_MAX, signal
 
 SUCCESS, INVALID_ARGUMENT, INVALID_AGENT, INVALID_SIGNAL = 0, 0x1001, 0x1004, 0x1006
 EQ, NE, LT, GTE = 0, 1, 2, 3

@@ -1,6 +1,7 @@
 """Every hand-checked instruction case, gathered from the isa_hand_cases_* tables."""
 from __future__ import annotations
 
+import isa_hand_cases_buffer
 import isa_hand_cases_cmp
 import isa_hand_cases_dot
 import isa_hand_cases_ext
@@ -11,13 +12,11 @@ import isa_hand_cases_matrix
 import isa_hand_cases_mem
 import isa_hand_cases_minmax
 import isa_hand_cases_sbits
-import isa_hand_cases_smem
 import isa_hand_cases_scalar
+import isa_hand_cases_smem
 import isa_hand_cases_valu2
 import isa_hand_cases_vfloat
 import isa_hand_cases_vint
-import isa_hand_cases_buffer
-
 from isa_hand_runner import TARGETS, Case
 
 ALL_CASES: list[Case] = [

@@ -13,7 +13,6 @@ from __future__ import annotations
 import struct
 
 import numpy as np
-
 from isa_hand_runner import KEEP_MARK, case
 
 CASES = []

@@ -7,10 +7,10 @@ the enables (12 src0, 13 src1, 14 src2, 15 dst).
 """
 from __future__ import annotations
 
-from hsapy.sim.executor import SimFault
-from hsapy.sim.isa.semantics import NotImplementedInstruction
-
 from isa_hand_runner import KEEP_MARK, case
+
+from hsapy.sim.execution import SimFault
+from hsapy.sim.isa.semantics import NotImplementedInstruction
 
 CASES = []
 GPR_IDX_EN = 1 << 27

@@ -13,7 +13,6 @@ which starts at 0; index in v8). gfx1201: A v8.., B v12.., C v24.. (0), D v0.., 
 from __future__ import annotations
 
 import numpy as np
-
 from isa_hand_runner import case
 
 from hsapy.sim.isa import semantics_matrix as sm

@@ -7,9 +7,9 @@ on gfx12.
 """
 from __future__ import annotations
 
-from hsapy.sim.executor import SimFault
-
 from isa_hand_runner import INF, NAN, both, case
+
+from hsapy.sim.execution import SimFault
 
 CASES = []
 M32 = 0xFFFFFFFF

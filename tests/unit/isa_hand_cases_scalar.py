@@ -5,9 +5,9 @@ Sources s0, s1 (64-bit: s[0:1], s[2:3]); result s4 (64-bit: s[4:5]); SCC as note
 """
 from __future__ import annotations
 
-from hsapy.sim.isa.semantics import BARRIER, END
-
 from isa_hand_runner import INF, NAN, both, case
+
+from hsapy.sim.isa.semantics import BARRIER, END
 
 CASES = []
 M32 = 0xFFFFFFFF

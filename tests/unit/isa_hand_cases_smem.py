@@ -9,7 +9,6 @@ The runner gives every lane the same "scratch" bytes; stores are checked lane by
 """
 from __future__ import annotations
 
-
 from isa_hand_runner import case
 
 CASES = []

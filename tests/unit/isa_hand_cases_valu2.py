@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from isa_hand_runner import INF, KEEP_MARK, NAN, both, case
+from isa_hand_runner import INF, NAN, both, case
 
 CASES = []
 M32 = 0xFFFFFFFF

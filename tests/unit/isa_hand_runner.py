@@ -51,7 +51,7 @@ import pytest
 
 from hsapy.sim.clock import SimClock
 from hsapy.sim.isa import decode
-from hsapy.sim.isa.executor import ProgramInfo
+from hsapy.sim.isa.interpreter import ProgramInfo
 from hsapy.sim.isa.semantics import compile_instruction
 from hsapy.sim.isa.wave import NSREG, Batch, pack_mask
 from hsapy.sim.memory import SimMemory

@@ -6,13 +6,12 @@ import shutil
 import subprocess
 
 import pytest
+from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 from hsapy import toolchain
 from hsapy.asm import kernels
 from hsapy.asm.dsl import F32, GLOBAL_PTR, I32, KernelBuilder
 from hsapy.errors import HsapyValueError
-
-from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 LLVM_MC = shutil.which("llvm-mc-19")
 TARGETS = ["gfx942", "gfx1201", "gfx1100", "gfx90a"]

@@ -35,7 +35,7 @@ def no_linker(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
     monkeypatch.delenv("HSAPY_LD_LLD", raising=False)
-    monkeypatch.setattr(toolchain, "_ziglang_argv", lambda: None)
+    monkeypatch.setattr(toolchain.tools, "ziglang_argv", lambda: None)
     with pytest.raises(toolchain.ToolNotFoundError):
         toolchain.find_tool("ld.lld")
 
@@ -89,6 +89,6 @@ def test_a_shipped_file_that_does_not_match_its_hash_is_not_used(no_linker, monk
     (copy / "MANIFEST.json").write_bytes((build.PREBUILT / "MANIFEST.json").read_bytes())
     name = build.file_name("kernels.empty", "gfx942")
     (copy / name).write_bytes(b"\x7fELF" + b"\0" * 60)
-    monkeypatch.setattr(toolchain, "_prebuilt_dir", lambda: copy)
+    monkeypatch.setattr(toolchain.route_ir, "prebuilt_dir", lambda: copy)
     with pytest.raises(toolchain.ToolNotFoundError):
         kernels.build("empty", "gfx942", cache=False)

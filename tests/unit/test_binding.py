@@ -93,3 +93,22 @@ def test_every_signal_memory_order_names_a_cdef_function():
     for operation, orders in ORDERS.items():
         for order in orders:
             assert f" hsa_signal_{operation}_{order}(" in _hsa.CDEF, (operation, order)
+
+
+def test_the_enum_constants_are_the_cdef_enumerators():
+    from hsapy import hsa_enums
+
+    for name in _hsa.ffi.list_types()[0]:
+        ctype = _hsa.ffi.typeof(name)
+        if ctype.kind == "enum":
+            for enumerator, value in ctype.relements.items():
+                assert getattr(hsa_enums, enumerator) == value, enumerator
+
+
+def test_every_status_constant_has_its_name():
+    from hsapy import hsa_enums
+
+    statuses = {name: value for name, value in vars(hsa_enums).items()
+                if name.startswith("HSA_STATUS_")}
+    assert hsa_enums.STATUS_NAMES == {value: name for name, value in statuses.items()}
+    assert hsa_enums.HSA_STATUS_ERROR_MEMORY_FAULT == 43   # hsa_ext_amd.h's unnamed enum

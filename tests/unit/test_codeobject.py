@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from _codeobjects import build
 
 from hsapy.codeobject import (
     CodeObject,
@@ -24,10 +25,8 @@ from hsapy.codeobject import (
     extract_for_target,
 )
 from hsapy.errors import HsapyValueError
-from _codeobjects import build
 
-
-# variant id -> (builder, args); the acceptance matrix of issue #4.
+# variant id -> (builder, args): the code objects every reader is checked on.
 VARIANTS = {
     "hip-gfx942-v5": (build.build_hip, ("gfx942", 5)),
     "hip-gfx1201-v5": (build.build_hip, ("gfx1201", 5)),

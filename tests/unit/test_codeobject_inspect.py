@@ -1,4 +1,4 @@
-"""``hsapy inspect`` against LLVM's tools on the acceptance matrix of issue #4.
+"""``hsapy inspect`` against LLVM's tools on a matrix of code objects (ACCEPTANCE below).
 
 For code objects built by clang-19 from HIP (gfx942 and gfx1201 as v5, gfx942 as v4) and by
 llvmlite (v5 and v6), ``hsapy inspect --json`` must agree with the metadata llvm-readelf-19
@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from hsapy.cli import main
 from _codeobjects import build
 
+from hsapy.cli import main
 
 ACCEPTANCE = {
     "hip-gfx942-v5": (build.build_hip, ("gfx942", 5)),

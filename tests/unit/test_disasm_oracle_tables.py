@@ -14,12 +14,11 @@ import struct
 from pathlib import Path
 
 import pytest
+from test_disasm_oracle import normalise  # the one documented normalisation (same directory)
 
 from hsapy.sim.isa import DecodeError, decode
 from hsapy.sim.isa import formats as F
 from hsapy.sim.isa.decoder import UNSUPPORTED, _resolve, _tables
-
-from test_disasm_oracle import normalise  # the one documented normalisation (same directory)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 SAMPLES_PER_OPCODE = 3

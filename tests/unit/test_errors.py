@@ -59,7 +59,7 @@ def test_every_status_name_is_a_cdef_enum_constant():
 
     for status, name in errors.STATUS_NAMES.items():
         if name.startswith("HSA_STATUS_ERROR_") and status >= 0x1000:
-            assert getattr(ffi.typeof("hsa_status_t"), "relements")[name] == status
+            assert ffi.typeof("hsa_status_t").relements[name] == status
 
 
 def test_every_cdef_status_has_a_name_and_a_family_or_is_a_result():

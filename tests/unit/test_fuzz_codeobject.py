@@ -21,6 +21,7 @@ import random
 import struct
 
 import pytest
+from _codeobjects import build, built
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,8 +33,6 @@ from hsapy.codeobject import (
 )
 from hsapy.errors import HsapyError
 from hsapy.kernarg import KernargLayout
-from _codeobjects import build, built
-
 
 SEED = int(os.environ.get("HSAPY_FUZZ_SEED", "20261202"))
 SHF_EXECINSTR = 0x4

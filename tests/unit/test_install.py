@@ -37,7 +37,7 @@ def requirement_names(requirements: list[str]) -> set[str]:
     return {re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower() for r in requirements}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def third_party_imports() -> tuple[tuple[str, str, bool], ...]:
     """(distribution, file, imported inside a function) for every non-stdlib import."""
     found = []

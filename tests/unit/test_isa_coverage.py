@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from hsapy.sim.isa.coverage import implemented_names as implemented
-
 from isa_hand_cases import cases_for
 from isa_hand_runner import TARGETS, assemble_all, decoded
+
+from hsapy.sim.isa.coverage import implemented_names as implemented
 
 REPO = Path(__file__).resolve().parent.parent.parent
 

@@ -180,7 +180,7 @@ def test_a_float_clamp_with_dx10_clamp_off_is_refused_and_an_integer_clamp_is_no
     import subprocess
 
     from hsapy.sim.isa import decode
-    from hsapy.sim.isa.executor import ProgramInfo
+    from hsapy.sim.isa.interpreter import ProgramInfo
     from hsapy.sim.isa.semantics import compile_instruction
 
     if shutil.which("llvm-mc-19") is None:
@@ -206,7 +206,7 @@ def test_writing_mode_bits_the_interpreter_does_not_model_stops():
     from types import SimpleNamespace
 
     from hsapy.sim.isa import decode
-    from hsapy.sim.isa.executor import ProgramInfo
+    from hsapy.sim.isa.interpreter import ProgramInfo
     from hsapy.sim.isa.semantics import MODE_CHANGED, NotImplementedInstruction, compile_instruction
     from hsapy.sim.isa.wave import NSREG, Batch
 

@@ -4,10 +4,9 @@ Every gfx90a opcode gfx942 shares runs through the gfx942 cases."""
 from __future__ import annotations
 
 import pytest
+from isa_hand_runner import INF, NAN, case, decoded, run_case
 
 from hsapy.sim.isa.coverage import implemented_names
-
-from isa_hand_runner import INF, NAN, case, decoded, run_case
 
 CASES = [
     case("gfx90a", "v_madmk_f32 v3, v0, 0x40000000, v1",

@@ -6,7 +6,6 @@ isa_hand_runner.py for the state notation.
 from __future__ import annotations
 
 import pytest
-
 from isa_hand_cases import PARAMS, cases_for
 from isa_hand_runner import TARGETS, assemble_all, run_case
 

@@ -10,13 +10,12 @@ import subprocess
 
 import numpy as np
 import pytest
+from isa_hand_runner import KEEP, machine
 
 from hsapy.sim.isa import decode
-from hsapy.sim.isa.executor import ProgramInfo
+from hsapy.sim.isa.interpreter import ProgramInfo
 from hsapy.sim.isa.semantics import compile_instruction
 from hsapy.sim.isa.wave import NSREG, Batch
-
-from isa_hand_runner import KEEP, machine
 
 LANES = 64
 

@@ -28,7 +28,7 @@ import pytest
 
 from hsapy.sim.isa import decode
 from hsapy.sim.isa import semantics_matrix as sm
-from hsapy.sim.isa.executor import ProgramInfo
+from hsapy.sim.isa.interpreter import ProgramInfo
 from hsapy.sim.isa.semantics import NotImplementedInstruction, compile_instruction
 from hsapy.sim.isa.wave import NSREG, Batch
 

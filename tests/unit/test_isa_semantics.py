@@ -18,9 +18,9 @@ import pytest
 
 from hsapy.sim.clock import SimClock
 from hsapy.sim.isa import decode
-from hsapy.sim.isa.executor import ProgramInfo
+from hsapy.sim.isa.interpreter import ProgramInfo
 from hsapy.sim.isa.semantics import BARRIER, END, compile_instruction
-from hsapy.sim.isa.wave import Batch, NSREG
+from hsapy.sim.isa.wave import NSREG, Batch
 from hsapy.sim.memory import SimMemory
 
 F = np.float32

@@ -18,11 +18,19 @@ import pytest
 pytest.importorskip("llvmlite")
 
 from isa_hand_cases import PARAMS, cases_for  # noqa: E402
-from isa_hand_runner import (FAMILY, NVGPR, TARGETS, WAVE, assemble_all, decoded,  # noqa: E402
-                             _ENCODINGS, run_case)
+from isa_hand_runner import (  # noqa: E402
+    _ENCODINGS,
+    FAMILY,
+    NVGPR,
+    TARGETS,
+    WAVE,
+    assemble_all,
+    decoded,
+    run_case,
+)
 
 from hsapy.sim.isa import decode  # noqa: E402
-from hsapy.sim.isa.executor import ExecutionStats, ProgramInfo  # noqa: E402
+from hsapy.sim.isa.interpreter import ExecutionStats, ProgramInfo  # noqa: E402
 from hsapy.sim.isa.jit import codegen  # noqa: E402
 from hsapy.sim.isa.jit.compiler import compiler  # noqa: E402
 from hsapy.sim.isa.jit.runtime import EngineCounters, Unit, attach  # noqa: E402

@@ -10,6 +10,7 @@ import struct
 
 import numpy as np
 import pytest
+from _codeobjects import build, built
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,6 @@ from hsapy.kernarg import (
     KernelArgumentValueError,
     normalize_dims,
 )
-from _codeobjects import build, built
 
 
 def kernel(name: str, builder=None, *args):

@@ -140,8 +140,8 @@ def test_second_build_is_served_from_the_cache(cache, monkeypatch):
         raise AssertionError("the cache should have served this build")
 
     # Neither the linker (any subprocess run) nor llvmlite codegen may run again.
-    monkeypatch.setattr(toolchain, "_run_tool", forbidden)
-    monkeypatch.setattr(toolchain, "compile_ir", forbidden)
+    monkeypatch.setattr(toolchain.tools, "run_tool", forbidden)
+    monkeypatch.setattr(toolchain.route_ir, "compile_ir", forbidden)
     monkeypatch.setattr(subprocess, "run", forbidden)
     with toolchain.observe(recorder):
         second = toolchain.build_ir(STORE_IR, "gfx1201")
@@ -186,7 +186,7 @@ def test_missing_linker_is_a_one_line_error_naming_packages(cache, monkeypatch, 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
     monkeypatch.delenv("HSAPY_LD_LLD", raising=False)
-    monkeypatch.setattr(toolchain, "_ziglang_argv", lambda: None)
+    monkeypatch.setattr(toolchain.tools, "ziglang_argv", lambda: None)
     with pytest.raises(toolchain.ToolNotFoundError) as info:
         toolchain.build_ir(STORE_IR, "gfx942")
     message = str(info.value)

@@ -6,10 +6,9 @@ import shutil
 import subprocess
 
 import pytest
+from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 from hsapy import toolchain
-
-from test_toolchain import ABI_VERSION, MACHINE, READELF, Recorder, elf_header
 
 LLVM_MC = shutil.which("llvm-mc-19")
 CLANG = shutil.which("clang-19")
@@ -126,7 +125,7 @@ def test_second_assembly_is_served_from_the_cache(cache, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("the cache should have served this build")
 
-    monkeypatch.setattr(toolchain, "_run_tool", forbidden)
+    monkeypatch.setattr(toolchain.tools, "run_tool", forbidden)
     monkeypatch.setattr(subprocess, "run", forbidden)
     with toolchain.observe(recorder):
         assert toolchain.assemble(kernel_source("gfx942"), "gfx942") == first

@@ -8,10 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from test_toolchain import ABI_VERSION, MACHINE, READELF, STORE_IR, elf_header
 
 from hsapy import cli
-
-from test_toolchain import ABI_VERSION, MACHINE, READELF, STORE_IR, elf_header
 
 HSAPY = [sys.executable, "-m", "hsapy"]
 needs_readelf = pytest.mark.skipif(READELF is None,

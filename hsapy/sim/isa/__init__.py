@@ -1,4 +1,4 @@
-"""ISA decoders, disassembler and (issue #7's executor half) interpreter for the simulator.
+"""ISA decoders, disassembler and interpreter for the simulator.
 
 ``decode(code, target)`` turns machine code into :class:`Instruction` objects (see
 ``instruction.py`` for the contract); ``disassemble`` prints them in LLVM's syntax.
@@ -21,10 +21,13 @@ def __getattr__(name: str):
 
 def _register_interpreter() -> None:
     # The simulator imports this package once so that interpreters can register at import
-    # (docs/internals.md, "The executor seam"); the executor module imports only numpy.
-    from .executor import register
+    # (docs/internals.md, "The executor seam"); the interpreter module imports only numpy. The
+    # compiled engine's package imports nothing heavy until a dispatch uses it.
+    from . import jit
+    from .interpreter import register, set_compiled_engine
 
     register()
+    set_compiled_engine(jit)
 
 
 _register_interpreter()

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Callable, Protocol
+from functools import cache
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -127,7 +128,7 @@ def _float_work(name: str) -> tuple[int, str | None]:
     return 0, None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _facts_of(family: str, encoding: str, name: str, ndst: int, pair: str | None,
               dst_count: int) -> InstructionFacts:
     if encoding in _VALU_ENCODINGS:
@@ -391,8 +392,11 @@ def _smem_model(inst: Instruction, f: InstructionFacts) -> AddressModel:
 
 def _buffer_model(inst: Instruction, f: InstructionFacts) -> AddressModel | None:
     from hsapy.sim.isa.operand_access import NotImplementedOperand
-    from hsapy.sim.isa.semantics_buffer import (Addressing, NotImplementedInstructionError,
-                                                active_lanes)
+    from hsapy.sim.isa.semantics_buffer import (
+        Addressing,
+        NotImplementedInstructionError,
+        active_lanes,
+    )
     try:
         addressing = Addressing(inst, inst.family)
     except NotImplementedOperand:
@@ -446,7 +450,7 @@ def is_profiling() -> bool:
 
 
 def recorder_for(ctx: Any, wave_size: int) -> DispatchRecorder | None:
-    """A recorder for the dispatch ``ctx`` (hsapy.sim.executor.DispatchContext), or None when
+    """A recorder for the dispatch ``ctx`` (hsapy.sim.execution.DispatchContext), or None when
     nobody profiles (then the engine runs unprofiled)."""
     if not _listeners:
         return None
@@ -473,7 +477,7 @@ class DispatchRecorder:
     """Collects one dispatch's events (see the module doc) and derives its counters."""
 
     def __init__(self, ctx: Any, wave_size: int, listeners: list) -> None:
-        from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+        from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
         self.ctx = ctx
         self.wave_size = wave_size

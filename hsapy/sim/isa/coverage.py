@@ -13,9 +13,9 @@ decodes that form.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterator
+from functools import cache
 
 from . import formats as F
 from .decoder import _resolve, _table_for_wave, _tables
@@ -57,7 +57,7 @@ HWREG_MODE_ALL = 1 | 31 << 11      # hwreg(HW_REG_MODE, 0, 32)
 
 
 def _program_info(target: str, wave_size: int | None):
-    from .executor import ProgramInfo
+    from .interpreter import ProgramInfo
 
     family, _ = _resolve(target)
     wave = wave_size or (64 if family == "gfx9" else 32)
@@ -128,7 +128,7 @@ def _encoding_name(fmt_name: str, key: str, entry: dict) -> str:
     return fmt_name
 
 
-@lru_cache(maxsize=None)
+@cache
 def opcode_statuses(target: str, wave_size: int | None = None) -> tuple[OpcodeStatus, ...]:
     """Every opcode of ``target``'s tables with its decode and implementation status."""
     family, cpu = _resolve(target)
@@ -172,7 +172,7 @@ def _vopd_statuses(target: str, wave_size: int | None, table: dict, info) -> lis
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def form_statuses(target: str, wave_size: int | None = None) -> tuple[OpcodeStatus, ...]:
     """SDWA / DPP16 / DPP8 forms of every VOP1/VOP2/VOPC opcode whose form LLVM decodes;
     ``encoding`` is ``"<format> <form>"`` (e.g. ``"VOP2 SDWA"``)."""
@@ -199,7 +199,7 @@ def form_statuses(target: str, wave_size: int | None = None) -> tuple[OpcodeStat
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def implemented_names(target: str, wave_size: int | None = None) -> frozenset[str]:
     """Mnemonics (LLVM's, without ``_e32``/``_e64``) of ``target`` that have semantics."""
     return frozenset(s.name for s in opcode_statuses(target, wave_size) if s.implemented)

@@ -13,18 +13,28 @@ import struct
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from types import MappingProxyType
+from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from hsapy.errors import HsapyValueError
 
 from . import formats as F
+from .code_layout import executable_segments, functions, load_code_object
 from .instruction import DecodeError, Instruction, Operand
-from .operands import (DPP8_CODE, DPP8FI_CODE, DPP16_CODE, LITERAL_CODE, SDWA_CODE,
-                       ReservedOperand, operand_text, scalar_operand, source_operand,
-                       with_modifiers)
+from .operands import (
+    DPP8_CODE,
+    DPP8FI_CODE,
+    DPP16_CODE,
+    LITERAL_CODE,
+    SDWA_CODE,
+    ReservedOperand,
+    operand_text,
+    scalar_operand,
+    source_operand,
+    with_modifiers,
+)
 
 TABLE_DIR = Path(__file__).parent / "tables"
 INLINE_ZERO = 128          # the SRC operand code of the inline constant 0
@@ -93,7 +103,7 @@ def _table_for_wave(family: str, table: str, wavefront_size: int | None) -> str:
                           f"(gfx9: 64; gfx11/gfx12: 32 or 64)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(cpu: str) -> dict[str, Any]:
     with open(TABLE_DIR / f"{cpu}.json", encoding="utf-8") as fh:
         return json.load(fh)["tables"]
@@ -141,8 +151,6 @@ def decode_kernel(code_object: Any, kernel_name: str) -> list[Instruction]:
     segment (the s_nop/s_code_end padding decodes too). Offsets are the code object's virtual
     addresses, as ``llvm-objdump`` shows them.
     """
-    from .disasm import executable_segments, functions, load_code_object
-
     if isinstance(code_object, (bytes, bytearray, memoryview)):
         co, data = load_code_object(bytes(code_object))
     else:
@@ -396,7 +404,7 @@ class _Decoder:
                 return True
         return False
 
-    def fixed_operand(self, ctx: "_Context", text: str,
+    def fixed_operand(self, ctx: _Context, text: str,
                       before_sources: bool) -> tuple[Operand | None, str]:
         """An operand LLVM always prints the same way (``vcc`` of VOPC/v_cndmask, ``off``)."""
         if ctx.ext_kind == "sdwa" and ctx.fmt.name == "VOPC" and text == "vcc" and before_sources:
@@ -408,7 +416,7 @@ class _Decoder:
         return _fixed_operand(text), text
 
     @staticmethod
-    def register_file(ctx: "_Context", name: str, file: str) -> str:
+    def register_file(ctx: _Context, name: str, file: str) -> str:
         """The template's register file, except MFMA, where select bits choose AGPR or VGPR
         (acc_cd: vdst and src2; acc: A and B)."""
         if not ctx.entry.get("mai"):
@@ -421,7 +429,7 @@ class _Decoder:
             return "a" if ctx.fields["acc"] >> int(name[-1]) & 1 else "v"
         return file
 
-    def operand(self, ctx: "_Context", name: str, count: int,
+    def operand(self, ctx: _Context, name: str, count: int,
                 file: str) -> tuple[Operand | None, str]:
         """One templated operand and its LLVM text (None for an absent operand printed "off")."""
         fields, family = ctx.fields, self.family
@@ -465,7 +473,7 @@ class _Decoder:
             op = Operand("vgpr", value, count, None, "")
         return op, operand_text(op, "b32", value)
 
-    def source(self, ctx: "_Context", name: str, count: int, file: str) -> tuple[Operand, str]:
+    def source(self, ctx: _Context, name: str, count: int, file: str) -> tuple[Operand, str]:
         """A 9-bit SRC / 8-bit SSRC operand with its input modifiers."""
         fields, family = ctx.fields, self.family
         code = fields[name]
@@ -504,7 +512,7 @@ class _Decoder:
             text = self.extension_sext(ctx, index, text)
         return op, text
 
-    def extension_src1(self, ctx: "_Context", value: int, count: int) -> tuple[Operand, str]:
+    def extension_src1(self, ctx: _Context, value: int, count: int) -> tuple[Operand, str]:
         """VSRC1 of a DPP/SDWA instruction: modifiers come from the extension dword."""
         fields = ctx.fields
         op = Operand("vgpr", value, count, None, "")
@@ -518,7 +526,7 @@ class _Decoder:
         return Operand(op.kind, op.index, op.count, op.value, op.name, neg, abs_), text
 
     @staticmethod
-    def extension_sext(ctx: "_Context", index: int, text: str) -> str:
+    def extension_sext(ctx: _Context, index: int, text: str) -> str:
         """sext() of an integer source of a DPP/SDWA form: SDWA's sext bit, or (DPP) the neg
         bit of a source that does not take neg."""
         fields, entry = ctx.fields, ctx.entry
@@ -534,7 +542,7 @@ class _Decoder:
             return f"sext({text})"
         return text
 
-    def input_mods(self, ctx: "_Context", index: int) -> tuple[bool, bool]:
+    def input_mods(self, ctx: _Context, index: int) -> tuple[bool, bool]:
         """(neg, abs) of source ``index`` for the encodings that have input modifiers."""
         fmt, fields, entry = ctx.fmt, ctx.fields, ctx.entry
         if ctx.ext_kind in ("dpp", "sdwa") and fmt.name in ("VOP1", "VOP2", "VOPC") and index < 2:
@@ -911,7 +919,7 @@ class _Decoder:
         if literal is not None:
             values["literal"] = literal
         halves = []
-        for entry, suffix_field in ((ex, "x"), (ey, "y")):
+        for entry in (ex, ey):
             dsts, srcs, texts = [], [], []
             for item in entry["ops"]:
                 name = item[0]

@@ -34,9 +34,9 @@ instruction and the mode (:func:`unsupported`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
@@ -110,7 +110,7 @@ class FloatMode:
         return self.denorm64 == 0
 
     @classmethod
-    def from_flags(cls, ftz32: bool, ftz64: bool) -> "FloatMode":
+    def from_flags(cls, ftz32: bool, ftz64: bool) -> FloatMode:
         """Round to nearest even with the given flushing (DX10_CLAMP and IEEE set)."""
         return cls(0x300 | (0 if ftz32 else 0x30) | (0 if ftz64 else 0xC0))
 

@@ -38,12 +38,14 @@ group at a time, and the results are written back.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from hsapy.sim.executor import HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault
+from hsapy.hsa_enums import HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+from hsapy.sim.execution import SimFault
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import scalar_reader
 from hsapy.sim.isa.wave import Batch
@@ -121,7 +123,7 @@ def compile_indexed(inst: Instruction, info: Any,
     slots = _slots(inst)
     if not slots or getattr(plain, "unimplemented", None):
         return plain
-    from hsapy.sim.isa.semantics import NotImplementedInstruction
+    from hsapy.sim.isa.closures import NotImplementedInstruction
 
     bits = np.array([max(slot.bit, 0) for slot in slots], np.uint32)
     covered = np.array([slot.bit >= 0 for slot in slots])
@@ -191,7 +193,7 @@ def compile_indexed(inst: Instruction, info: Any,
 
 def compile_control(inst: Instruction, info: Any) -> Closure:
     """S_SET_GPR_IDX_ON / _OFF / _IDX / _MODE (module docstring)."""
-    from hsapy.sim.isa.semantics import MODE_CHANGED
+    from hsapy.sim.isa.closures import MODE_CHANGED
 
     name = inst.name
     keep = {"s_set_gpr_idx_on": 0xFFFF0F00, "s_set_gpr_idx_idx": 0xFFFFFF00,

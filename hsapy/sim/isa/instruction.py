@@ -65,8 +65,8 @@ tests/unit/test_disasm_oracle.py).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
 
 from hsapy.errors import HsapyError
 
@@ -99,7 +99,7 @@ class Instruction:
     dsts: tuple[Operand, ...]
     srcs: tuple[Operand, ...]
     fields: Mapping[str, int] = field(compare=False)
-    pair: Optional["Instruction"] = field(default=None, compare=False)
+    pair: Instruction | None = field(default=None, compare=False)
     asm: str = field(default="", compare=False, repr=False)
 
     @property

@@ -13,7 +13,7 @@ float operand, zero-extended for 64-bit integer operands).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -118,10 +118,11 @@ def scalar_reader(op: Operand, ty: str) -> Reader:
 
 
 def _aperture_value(name: str) -> np.ndarray:
-    from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+    from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
     table = {
-        "src_shared_base": SHARED_APERTURE_BASE, "src_shared_limit": SHARED_APERTURE_BASE + 0xFFFFFFFF,
+        "src_shared_base": SHARED_APERTURE_BASE,
+        "src_shared_limit": SHARED_APERTURE_BASE + 0xFFFFFFFF,
         "src_private_base": PRIVATE_APERTURE_BASE,
         "src_private_limit": PRIVATE_APERTURE_BASE + 0xFFFFFFFF,
         "src_pops_exiting_wave_id": 0, "src_vccz": 0, "src_execz": 0,

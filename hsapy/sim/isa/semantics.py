@@ -20,39 +20,40 @@ matrix instructions (MFMA, WMMA and their sparse forms) in ``semantics_matrix.py
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from hsapy.sim.executor import (HSA_STATUS_ERROR_EXCEPTION,
-                                HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, SimFault)
+from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION, HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+from hsapy.sim.execution import SimFault
 from hsapy.sim.isa import float_mode, gpr_index
 from hsapy.sim.isa import semantics_alu as alu
+
+# the closure vocabulary lives below every instruction family; semantics.py re-exports it
+from hsapy.sim.isa.closures import (  # noqa: F401
+    BARRIER,
+    END,
+    MODE_CHANGED,
+    SPLIT,
+    Closure,
+    NotImplementedInstruction,
+)
+from hsapy.sim.isa.closures import unimplemented as _unimplemented
 from hsapy.sim.isa.instruction import Instruction, Operand
-from hsapy.sim.isa.operand_access import (WIDTH, NotImplementedOperand, lane_mask_reader,
-                                          mask_writer, scalar_reader, scalar_writer,
-                                          sdwa_reader, sdwa_writer, vector_reader,
-                                          vector_writer)
+from hsapy.sim.isa.operand_access import (
+    WIDTH,
+    NotImplementedOperand,
+    lane_mask_reader,
+    mask_writer,
+    scalar_reader,
+    scalar_writer,
+    sdwa_reader,
+    sdwa_writer,
+    vector_reader,
+    vector_writer,
+)
 from hsapy.sim.isa.wave import Batch, WaveSizeMismatch, unpack_mask
-
-END = -1
-BARRIER = -2
-SPLIT = -3
-MODE_CHANGED = -4
-
-Closure = Callable[[Batch, Any], "int | None"]
-
-
-class NotImplementedInstruction(Exception):
-    """Raised when an instruction without semantics is reached."""
-
-
-def _unimplemented(inst: Instruction, why: str = "") -> Closure:
-    def run(b: Batch, m: Any) -> None:
-        raise NotImplementedInstruction(f"{inst.text()}" + (f" ({why})" if why else ""))
-    run.unimplemented = why or "no semantics"  # type: ignore[attr-defined]
-    return run
-
 
 NO_OPS = {
     "s_nop", "s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt",
@@ -265,7 +266,8 @@ def _salu(inst: Instruction, info: Any) -> Closure:
             value = inst.srcs[1].value
             if ty == "i32" and value & 0x8000:
                 value -= 0x10000
-            right_value = np.asarray(value).astype(np.int64).astype(alu.u32 if ty == "u32" else alu.i32)
+            right_value = np.asarray(value).astype(np.int64).astype(
+                alu.u32 if ty == "u32" else alu.i32)
             right = lambda b: right_value  # noqa: E731
         else:
             left = scalar_reader(inst.srcs[0], ty)
@@ -891,7 +893,6 @@ def _vscalar_trans(inst: Instruction, spec: alu.Spec):
 
 def _vcmp(inst: Instruction, spec: tuple, info: Any):
     ty, fn, writes_exec = spec
-    srcs = inst.srcs
     if inst.name.startswith(("v_cmp_class", "v_cmpx_class")):
         readers = [_src_reader(inst, info, 0, ty), _src_reader(inst, info, 1, "u32")]
     else:
@@ -952,7 +953,8 @@ def _vmad64(inst: Instruction):
             prod = np.asarray(a(b)).astype(np.int64) * np.asarray(c(b)).astype(np.int64)
             total = prod + np.asarray(d(b)).astype(np.int64)  # wraps like the hardware
             carry = None
-            return total.view(np.uint64) if total.ndim else np.asarray(total).astype(np.uint64), carry
+            wrapped = total.view(np.uint64) if total.ndim else np.asarray(total).astype(np.uint64)
+            return wrapped, carry
         prod = np.asarray(a(b)).astype(np.uint64) * np.asarray(c(b)).astype(np.uint64)
         addend = np.asarray(d(b)).astype(np.uint64)
         total = prod + addend
@@ -1517,9 +1519,11 @@ def _vpk(inst: Instruction, info: Any):
         _, src_tys, fn = spec
         fn = _in_mode(name, "f32", fn, info)
         readers = []
-        for i, op in enumerate(inst.srcs):
-            readers.append((vector_reader(Operand(op.kind, op.index, 1, op.value, op.name), "f32"),
-                            vector_reader(Operand(op.kind, op.index + 1, 1, op.value, op.name), "f32")
+        for op in inst.srcs:
+            low = Operand(op.kind, op.index, 1, op.value, op.name)
+            high = Operand(op.kind, op.index + 1, 1, op.value, op.name)
+            readers.append((vector_reader(low, "f32"),
+                            vector_reader(high, "f32")
                             if op.kind in ("vgpr", "sgpr", "agpr", "ttmp") else None, op))
         write = vector_writer(inst.dsts[0], "b64")
 
@@ -1531,7 +1535,7 @@ def _vpk(inst: Instruction, info: Any):
 
         def compute(b: Batch, m: Any):
             halves = []
-            for half, sels, negs in ((0, op_sel, neg_lo), (1, op_sel_hi, neg_hi)):
+            for sels, negs in ((op_sel, neg_lo), (op_sel_hi, neg_hi)):
                 args = []
                 for i, pair in enumerate(readers):
                     value = pick(pair, (sels >> i) & 1)(b)
@@ -1543,7 +1547,8 @@ def _vpk(inst: Instruction, info: Any):
             hi = halves[1].view(np.uint32).astype(np.uint64)
             return lo | (hi << np.uint64(32))
         return compute, write
-    for suffix, ty in (("_f16", "f16"), ("_u16", "u16"), ("_i16", "i16"), ("_b16", "b16")):
+    # the loop picks ty, which is read after the break
+    for suffix, ty in (("_f16", "f16"), ("_u16", "u16"), ("_i16", "i16"), ("_b16", "b16")):  # noqa: B007
         if base.endswith(suffix):
             break
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -505,7 +505,8 @@ VALU.update({
     "v_ashrrev_i32": ("i32", ("u32", "i32"), lambda a, b: b >> _sh32(a).astype(i32)),
     "v_lshlrev_b16": ("b16", ("b16", "b16"), lambda a, b: b << (a & np.uint16(15))),
     "v_lshrrev_b16": ("b16", ("b16", "b16"), lambda a, b: b >> (a & np.uint16(15))),
-    "v_ashrrev_i16": ("i16", ("u16", "i16"), lambda a, b: b >> (a & np.uint16(15)).astype(np.int16)),
+    "v_ashrrev_i16": ("i16", ("u16", "i16"),
+                      lambda a, b: b >> (a & np.uint16(15)).astype(np.int16)),
     "v_lshlrev_b64": ("b64", ("u32", "b64"), lambda a, b: b << _sh64(a)),
     "v_lshrrev_b64": ("b64", ("u32", "b64"), lambda a, b: b >> _sh64(a)),
     "v_ashrrev_i64": ("i64", ("u32", "i64"), lambda a, b: b >> _sh64(a).astype(i64)),

@@ -43,9 +43,10 @@ and scratch instructions.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Callable
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -272,7 +273,7 @@ def _reraise(fn: Callable) -> Callable:
         try:
             return fn(b, m)
         except NotImplementedInstructionError as exc:
-            from hsapy.sim.isa.semantics import NotImplementedInstruction
+            from hsapy.sim.isa.closures import NotImplementedInstruction
 
             raise NotImplementedInstruction(str(exc)) from None
     return run
@@ -474,8 +475,12 @@ def _untyped_store(inst: Instruction, addressing: Addressing) -> Callable:
 # --- atomics -----------------------------------------------------------------------------------
 
 def _atomic(inst: Instruction, addressing: Addressing) -> Callable:
-    from hsapy.sim.isa.semantics_mem import atomic_operation, gather_dwords, scatter_dwords
-    from hsapy.sim.isa.semantics_mem import _serial_rmw
+    from hsapy.sim.isa.semantics_mem import (
+        _serial_rmw,
+        atomic_operation,
+        gather_dwords,
+        scatter_dwords,
+    )
 
     op, kind, fn, size = atomic_operation(inst.name)
     f = inst.fields
@@ -546,7 +551,7 @@ _DATA_FORMATS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def buffer_format(family: str, value: int) -> BufferFormat | str:
     """The format with field value ``value``, or the reason it is not supported. Names come from
     the generated BUFFMT table (LLVM's spelling of the ISA guides' format enumerations)."""

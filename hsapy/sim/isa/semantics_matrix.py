@@ -36,8 +36,9 @@ with inactive lanes stops the queue naming it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -734,7 +735,7 @@ def compile_matrix(inst: Instruction, info: Any) -> Closure | None:
 
 
 def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
-    from hsapy.sim.isa.semantics import NotImplementedInstruction
+    from hsapy.sim.isa.closures import NotImplementedInstruction
 
     f = inst.fields
     family = inst.family
@@ -846,7 +847,7 @@ def _compile(inst: Instruction, info: Any, op: MatrixOp) -> Closure:
     acc_signed = True
     flush = op.flush
     min_a, min_b = _MIN_EXP.get(op.a, 0), _MIN_EXP.get(op.b, 0)
-    m, n, k, blocks = op.m, op.n, op.k, op.blocks
+    m, k = op.m, op.k
 
     def operand_values(raw: np.ndarray, ty: str, signed: bool, negs, even) -> np.ndarray:
         values = decode_elements(ty, raw, family, signed)
@@ -914,7 +915,7 @@ def _desparsify(b: Any, stored: np.ndarray, reg: int, index_flat: np.ndarray,
                 group_k: np.ndarray, m: int, k: int, W: int, inst: Instruction) -> np.ndarray:
     """The dense A ``[W, blocks, M, K]`` from the stored pairs ``[W, blocks, M, K/2]`` and the
     2-bit positions in the compression index VGPR (0 elsewhere)."""
-    from hsapy.sim.isa.semantics import NotImplementedInstruction
+    from hsapy.sim.isa.closures import NotImplementedInstruction
 
     words = b.V[reg]                                               # [W, L]
     lane = index_flat // 32

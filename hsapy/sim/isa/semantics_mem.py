@@ -28,7 +28,7 @@ ADDRESS_MASK = (1 << 64) - 1
 
 def compile_memory(inst: Instruction, info: Any):
     """Closure for a memory instruction (None-returning), or an unimplemented stub."""
-    from hsapy.sim.isa.semantics import _unimplemented
+    from hsapy.sim.isa.closures import unimplemented as _unimplemented
 
     try:
         if inst.encoding == "SMEM":

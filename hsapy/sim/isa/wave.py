@@ -121,7 +121,7 @@ class Batch:
         self.exec_changed()
 
     # --- splitting and merging ----------------------------------------------------------------
-    def take(self, waves: np.ndarray, pc: int) -> "Batch":
+    def take(self, waves: np.ndarray, pc: int) -> Batch:
         """A new batch holding copies of the selected waves (boolean or index array) at ``pc``."""
         A = None if self.A is None else np.ascontiguousarray(self.A[:, waves])
         scratch = None
@@ -148,8 +148,8 @@ def merge(batches: list[Batch]) -> Batch:
     scratch = None
     if any(b.scratch is not None for b in batches):
         size = max(b.scratch.shape[1] for b in batches if b.scratch is not None)
-        rows = [b.scratch if b.scratch is not None else np.zeros((b.waves * b.lanes, size), np.uint8)
-                for b in batches]
+        rows = [b.scratch if b.scratch is not None
+                else np.zeros((b.waves * b.lanes, size), np.uint8) for b in batches]
         lanes = batches[0].lanes
         scratch = np.concatenate(rows).reshape(-1, lanes, size)[order].reshape(-1, size)
     return Batch(

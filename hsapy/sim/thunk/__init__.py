@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from hsapy.errors import LibraryLoadError
-from hsapy.sim.thunk.library import SONAME, ThunkBuildError, build
+from hsapy.hsa_enums import HSA_STATUS_SUCCESS
+from hsapy.sim.thunk.library import ThunkBuildError, build
 
 __all__ = ["load", "open_rocr_sim", "ThunkLoadError", "ThunkBuildError", "real_thunk_loaded",
            "ROCR_SIM_TARGETS"]
@@ -170,7 +171,7 @@ def _shut_down_at_exit(lib: Any) -> None:
     def shut_down() -> None:
         device = kfd.attached()
         for _ in range(10_000):       # hsa_init counts references; release them all
-            if device is None or not device.is_open or lib.hsa_shut_down() != 0:
+            if device is None or not device.is_open or lib.hsa_shut_down() != HSA_STATUS_SUCCESS:
                 return
 
     _exit_hook.append(shut_down)

@@ -12,7 +12,7 @@ allocation ROCr makes is a :class:`hsapy.sim.memory.SimMemory` allocation whose 
 address IS its host address (as on a large-BAR dGPU with the whole frame buffer CPU-visible), so
 ROCr reads and writes it directly while the ISA interpreter reaches it through the allocation
 table. Queues are consumed by :class:`hsapy.sim.thunk.processor.DeviceQueue`; events are
-:class:`Event` objects that the packet processor sets when it decrements a signal whose
+:class:`KfdEvent` objects that the packet processor sets when it decrements a signal whose
 ``event_mailbox_ptr`` is set, as the command processor's end-of-pipe interrupt does.
 """
 from __future__ import annotations
@@ -30,13 +30,17 @@ from typing import Any
 import numpy as np
 
 from hsapy.sim.clock import SimClock
-from hsapy.sim.executor import ExecutorCache
-from hsapy.sim.memory import SimMemory
-from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, APERTURE_SIZE
+from hsapy.sim.executors import ExecutorCache
+from hsapy.sim.memory import (
+    APERTURE_SIZE,
+    PRIVATE_APERTURE_BASE,
+    SHARED_APERTURE_BASE,
+    SimMemory,
+)
 from hsapy.sim.targets import CPU_PROFILE, GPU_PROFILES, GpuProfile
 from hsapy.sim.thunk.library import FIELD_MASKS, prototypes
 
-__all__ = ["SimKfd", "Event", "attach", "detach", "attached", "install", "TRACE_ENV"]
+__all__ = ["SimKfd", "KfdEvent", "attach", "detach", "attached", "install", "TRACE_ENV"]
 
 TRACE_ENV = "HSAPY_THUNK_TRACE"
 PAGE = 4096
@@ -55,7 +59,7 @@ SVM_APERTURE_BASE = 0x1000
 SVM_APERTURE_LIMIT = (1 << 47) - 1
 
 _lock = threading.Lock()
-_device: "SimKfd | None" = None
+_device: SimKfd | None = None
 _real_open = False          # the real thunk's hsaKmtOpenKFD succeeded and it is not closed yet
 
 
@@ -64,7 +68,7 @@ def real_thunk_in_use() -> bool:
     return _real_open
 
 
-def attach(device: "SimKfd") -> None:
+def attach(device: SimKfd) -> None:
     """Serve the thunk's calls from ``device`` (one at a time per process)."""
     global _device
     with _lock:
@@ -78,7 +82,7 @@ def attach(device: "SimKfd") -> None:
         _device = device
 
 
-def detach(device: "SimKfd") -> None:
+def detach(device: SimKfd) -> None:
     """Stop serving from ``device`` (its queues are stopped)."""
     global _device
     with _lock:
@@ -87,13 +91,13 @@ def detach(device: "SimKfd") -> None:
     device.shut_down()
 
 
-def attached() -> "SimKfd | None":
+def attached() -> SimKfd | None:
     """The device serving the thunk now, or None."""
     return _device
 
 
 @dataclass
-class Event:
+class KfdEvent:
     """A KFD event: auto- or manual-reset, set by hsaKmtSetEvent or the packet processor."""
 
     event_id: int
@@ -161,8 +165,8 @@ class SimKfd:
         self.masks: Masks | None = None
         self._lock = threading.RLock()
         self._allocations: dict[int, ThunkAllocation] = {}
-        self._events: dict[int, Event] = {}
-        self._event_by_cdata: dict[int, Event] = {}
+        self._events: dict[int, KfdEvent] = {}
+        self._event_by_cdata: dict[int, KfdEvent] = {}
         self._next_event_id = 1
         self._event_cond = threading.Condition(threading.Lock())
         self._event_page = np.zeros(4096, np.uint64)
@@ -565,14 +569,14 @@ class SimKfd:
             cdata.EventData.EventType = descriptor.EventType
             cdata.EventData.HWData1 = event_id
             cdata.EventData.HWData2 = mailbox
-            event = Event(event_id, int(descriptor.EventType), bool(manual_reset), cdata, mailbox,
-                          bool(is_signaled))
+            event = KfdEvent(event_id, int(descriptor.EventType), bool(manual_reset), cdata,
+                             mailbox, bool(is_signaled))
             self._events[event_id] = event
             self._event_by_cdata[int(ffi.cast("uintptr_t", cdata))] = event
         out[0] = cdata
         return self.lib.HSAKMT_STATUS_SUCCESS
 
-    def _event(self, cdata: Any) -> Event | None:
+    def _event(self, cdata: Any) -> KfdEvent | None:
         return self._event_by_cdata.get(int(self.ffi.cast("uintptr_t", cdata)))
 
     def hsaKmtDestroyEvent(self, cdata: Any) -> int:

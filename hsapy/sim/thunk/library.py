@@ -23,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys

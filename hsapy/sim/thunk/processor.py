@@ -29,28 +29,30 @@ import sys
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from hsapy.sim.executor import (
+from hsapy.hsa_enums import (
+    HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
+    HSA_PACKET_TYPE_BARRIER_AND,
+    HSA_PACKET_TYPE_BARRIER_OR,
+    HSA_PACKET_TYPE_INVALID,
+    HSA_PACKET_TYPE_KERNEL_DISPATCH,
+    HSA_PACKET_TYPE_VENDOR_SPECIFIC,
     HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
     HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
     HSA_STATUS_ERROR_MEMORY_FAULT,
+)
+from hsapy.sim.execution import (
     DispatchCancelled,
     DispatchContext,
     SimFault,
 )
 from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.queues import (
-    AMD_PACKET_TYPE_BARRIER_VALUE,
     AMD_QUEUE_PROPERTIES_ENABLE_PROFILING,
     OFFSET_QUEUE_PROPERTIES,
     OFFSET_READ_DISPATCH_ID,
-    PACKET_BARRIER_AND,
-    PACKET_BARRIER_OR,
     PACKET_BYTES,
-    PACKET_INVALID,
-    PACKET_KERNEL_DISPATCH,
-    PACKET_VENDOR_SPECIFIC,
 )
 from hsapy.sim.signals import condition_holds
 
@@ -168,7 +170,7 @@ class DeviceQueue:
     def _ready(self, index: int) -> bool:
         rung = self._load64(self.doorbell)
         return (rung != NO_DOORBELL and rung >= index
-                and self._header(index) & 0xFF != PACKET_INVALID)
+                and self._header(index) & 0xFF != HSA_PACKET_TYPE_INVALID)
 
     def _run(self) -> None:
         last_work = time.monotonic()
@@ -206,7 +208,7 @@ class DeviceQueue:
             return False
         lib = self.lib
         # INVALID before the read index moves (the slot is free once the index passes it)
-        struct_header = (self._header(index) & 0xFFFF0000) | PACKET_INVALID
+        struct_header = (self._header(index) & 0xFFFF0000) | HSA_PACKET_TYPE_INVALID
         lib.hsapy_atomic_store32(slot, struct_header)
         lib.hsapy_atomic_store64(self.read_ptr, index + 1)
         if completion:
@@ -230,15 +232,16 @@ class DeviceQueue:
         packet_type = header & 0xFF
         profiling = self._is_profiling()
         start = self.kfd.clock.now() if profiling else 0
-        if packet_type == PACKET_KERNEL_DISPATCH:
+        if packet_type == HSA_PACKET_TYPE_KERNEL_DISPATCH:
             completion = self._dispatch(packet, index)
-        elif packet_type in (PACKET_BARRIER_AND, PACKET_BARRIER_OR):
-            completion = self._barrier(packet, packet_type == PACKET_BARRIER_AND)
-        elif packet_type == PACKET_VENDOR_SPECIFIC and packet[2] == AMD_PACKET_TYPE_BARRIER_VALUE:
+        elif packet_type in (HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR):
+            completion = self._barrier(packet, packet_type == HSA_PACKET_TYPE_BARRIER_AND)
+        elif (packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC
+              and packet[2] == HSA_AMD_PACKET_TYPE_BARRIER_VALUE):
             completion = self._barrier_value(packet)
-        elif packet_type == PACKET_VENDOR_SPECIFIC and packet[2] == AMD_AQL_FORMAT_PM4_IB:
+        elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC and packet[2] == AMD_AQL_FORMAT_PM4_IB:
             completion = self._pm4_ib(packet, index)
-        elif packet_type == PACKET_VENDOR_SPECIFIC:
+        elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC:
             raise _QueueFault(QueueErrorCode.INVALID_VENDOR_PACKET,
                               f"packet {index}: vendor-specific packet with unknown AMD format "
                               f"{packet[2]}")

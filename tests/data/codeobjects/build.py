@@ -58,7 +58,7 @@ def _hip_flags(version: int) -> list[str]:
             "-fhip-kernel-arg-name", f"-mcode-object-version={version}"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_hip(target: str = "gfx942", version: int = 5, source: str | None = None) -> bytes:
     """A plain ELF code object from kernels.hip (or ``source`` text) for ``target``."""
     out = _workdir() / f"hip_{target.replace(':', '_')}_v{version}_{abs(hash(source))}.hsaco"
@@ -71,7 +71,7 @@ def build_hip(target: str = "gfx942", version: int = 5, source: str | None = Non
     return out.read_bytes()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_hip_bundle(targets: tuple[str, ...], compress: bool = False) -> bytes:
     """A clang offload bundle (``compress``: a zstd CCOB) holding kernels.hip for ``targets``."""
     tag = "_".join(t.replace(":", "_") for t in targets)
@@ -91,7 +91,7 @@ extern "C" __global__ void add_one(float* a, int n) {
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_hipcc(target: str = "gfx90a") -> bytes:
     """``hipcc --genco`` output (a clang offload bundle; ROCm 5.2.3's hipcc writes v4)."""
     hipcc = shutil.which("hipcc")
@@ -149,7 +149,7 @@ DATALAYOUT = (
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_llvmlite(target: str = "gfx942", version: int = 5, optimize: bool = True) -> bytes:
     """A code object from LLVM IR through llvmlite's target machine and ld.lld-19 -shared.
 
@@ -203,7 +203,7 @@ endpgm:
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_asm(target: str = "gfx942", version: int = 5, private: int = 0) -> bytes:
     """A one-instruction (s_endpgm) kernel `endpgm` from assembly: llvm-mc-19 + ld.lld-19.
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from hsapy.sim.executor import HSA_STATUS_ERROR_EXCEPTION, SimFault
+from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION
+from hsapy.sim.execution import SimFault
 
 __all__ = ["compare_engines", "EngineMismatch"]
 
@@ -46,7 +47,7 @@ def compare_engines(interp: Any, ctx: Any) -> Any:
     """Run ``ctx`` in ``interp`` (an InterpreterExecutor) and in the compiled engine; raise
     :class:`EngineMismatch` when they differ, else the compiled engine's fault if any.
     Returns the execution stats."""
-    from hsapy.sim.isa import executor as interpreter
+    from hsapy.sim.isa import interpreter
 
     allocations = ctx.memory.allocations()
     before = [a.backing.copy() for a in allocations]

@@ -11,7 +11,7 @@ A second, earlier cache skips the whole pipeline (tracing the interpreter's clos
 the IR, parsing and verifying it), which costs far more than loading an object:
 :meth:`Compiler.unit_key` hashes what a unit's code is made from before any of it is built --
 the machine words and addresses of the unit's instructions, the program's target and
-:class:`~hsapy.sim.isa.executor.ProgramInfo`, the source of the simulator package (the
+:class:`~hsapy.sim.isa.interpreter.ProgramInfo`, the source of the simulator package (the
 interpreter's semantics are what is traced, so any edit to them or to the engine changes every
 key), the llvmlite/LLVM/numpy/Python versions, the host CPU and its features.
 :meth:`Compiler.load_unit` / :meth:`Compiler.store_unit` keep, under that key, the object and

@@ -1,7 +1,7 @@
 """The compiled engine's executor: the interpreter's, with compiled programs and threads.
 
 :class:`JitExecutor` runs a dispatch exactly as
-:class:`~hsapy.sim.isa.executor.InterpreterExecutor` does -- the same chunks of workgroups, the
+:class:`~hsapy.sim.isa.interpreter.InterpreterExecutor` does -- the same chunks of workgroups, the
 same batches, the same scheduling -- with programs whose decoded functions are compiled
 (:mod:`hsapy.sim.isa.jit.runtime`). When no workgroup of the kernel can observe another one's
 order of execution (no atomic on global memory, no scalar store: see :func:`parallel_safe`),
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from hsapy.sim.isa.executor import (CHUNK_BYTES, NSREG, ExecutionStats, InterpreterExecutor,
-                                    KernelDescriptor, Program, _Machine, initial_mode)
+from hsapy.sim.isa.interpreter import (CHUNK_BYTES, NSREG, DescriptorFields, ExecutionStats,
+                                       InterpreterExecutor, Program, _Machine, initial_mode)
 from hsapy.sim.isa.jit.runtime import (CANCEL, CURRENT, EngineCounters, JitProgram, address,
                                        attach)
 
@@ -143,7 +143,7 @@ class JitExecutor(InterpreterExecutor):
         thread the first time and waiting up to AUTO_COMPILE_WAIT_S. True also when the
         kernel's descriptor or code does not resolve: the compiled path reports that as before."""
         try:
-            kd = KernelDescriptor.from_bytes(ctx.memory.read(ctx.kernel_object, 64))
+            kd = DescriptorFields.from_bytes(ctx.memory.read(ctx.kernel_object, 64))
             entry = ctx.kernel_object + kd.entry_offset
             wave_size = self._wave_size(ctx, kd)
             alloc = ctx.memory.find(entry)

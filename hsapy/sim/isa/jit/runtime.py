@@ -1,6 +1,6 @@
 """Compiled units inside the interpreter's programs, and how a batch runs through them.
 
-A :class:`JitProgram` is the interpreter's :class:`~hsapy.sim.isa.executor.Program` whose
+A :class:`JitProgram` is the interpreter's :class:`~hsapy.sim.isa.interpreter.Program` whose
 decoded functions are also compiled: when a function is decoded, its instructions are planned
 into segments (:mod:`~hsapy.sim.isa.jit.codegen`), the unit is compiled, and the program entry
 of every segment start becomes an *entry closure*. The interpreter's scheduler calls entry
@@ -215,7 +215,7 @@ def attach(machine: Any, table: tuple, stats: Any, counters: EngineCounters,
     """Give an interpreter machine (one chunk of a dispatch) what entry closures use: the
     context words with its LDS and the allocation table (``SimMemory.table``), counters, the
     dispatch's poll."""
-    from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+    from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
     starts, ends, allowed, allocations = table
     words = np.zeros(C.SIZE, np.int64)
@@ -251,7 +251,7 @@ class CompileRecord:
 
 
 class JitProgram:
-    """Mixin of :class:`~hsapy.sim.isa.executor.Program` that compiles each decoded range
+    """Mixin of :class:`~hsapy.sim.isa.interpreter.Program` that compiles each decoded range
     (the executor makes the concrete class)."""
 
     def _jit_init(self) -> None:

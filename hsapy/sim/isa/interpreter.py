@@ -36,34 +36,42 @@ from typing import Any
 import numpy as np
 
 from hsapy.codeobject import max_scratch_per_wave
+from hsapy.hsa_enums import (
+    HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+    HSA_STATUS_ERROR_MEMORY_FAULT,
+    HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+)
+from hsapy.sim.execution import DispatchContext, SimFault, register_executor, registered_factory
 from hsapy.sim.isa import counters
-from hsapy.sim.executor import (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                                HSA_STATUS_ERROR_MEMORY_FAULT,
-                                HSA_STATUS_ERROR_OUT_OF_RESOURCES, DispatchContext, SimFault,
-                                register_executor, registered_factory)
 from hsapy.sim.isa.float_mode import FloatMode, initial_mode
-from hsapy.sim.isa.semantics import (BARRIER, END, MODE_CHANGED, NotImplementedInstruction,
-                                     WaveSizeMismatch, compile_instruction)
+from hsapy.sim.isa.semantics import (
+    BARRIER,
+    END,
+    MODE_CHANGED,
+    NotImplementedInstruction,
+    WaveSizeMismatch,
+    compile_instruction,
+)
 from hsapy.sim.isa.semantics_buffer import private_segment_buffer
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch, merge
 from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.targets import GpuProfile
 
-__all__ = ["InterpreterExecutor", "KernelDescriptor", "register", "Program", "ExecutionStats"]
+__all__ = ["InterpreterExecutor", "DescriptorFields", "register", "Program", "ExecutionStats"]
 
 # Waves run in chunks of whole workgroups whose state is about this many bytes: small enough
-# that a register of the chunk stays in the CPU caches between instructions (measured: 2 MiB
-# runs vector add 3-5x faster than one batch of the whole grid).
+# that a register of the chunk stays in the CPU caches between instructions, where one batch
+# of a whole large grid would stream every register through memory on each instruction.
 CHUNK_BYTES = 2 << 20
 # Hang protection: every this many batch-instructions (and between chunks) the scheduler calls
 # DispatchContext.poll, which stops the dispatch when the queue is being destroyed or when the
-# watchdog's host-time limit has passed (hsapy/sim/executor.py). One integer compare per taken
-# branch; the poll itself costs about a microsecond every few milliseconds of interpretation.
+# watchdog's host-time limit has passed (hsapy/sim/execution.py). One integer compare per taken
+# branch; the poll itself is rare next to the interpretation between two polls.
 POLL_STEPS = 2048
 
 
 @dataclass(frozen=True)
-class KernelDescriptor:
+class DescriptorFields:
     """The fields of the 64-byte kernel descriptor the interpreter uses (docs/hsa-abi.md)."""
 
     group_segment_fixed_size: int
@@ -77,7 +85,7 @@ class KernelDescriptor:
     kernarg_preload: int
 
     @classmethod
-    def from_bytes(cls, raw: bytes) -> "KernelDescriptor":
+    def from_bytes(cls, raw: bytes) -> DescriptorFields:
         """Parse the 64 descriptor bytes."""
         group, private, kernarg = struct.unpack_from("<III", raw, 0)
         (entry,) = struct.unpack_from("<q", raw, 16)
@@ -128,7 +136,7 @@ class ProgramInfo:
         return self.mode.ieee
 
     @classmethod
-    def for_mode(cls, family: str, wave_size: int, mode: int) -> "ProgramInfo":
+    def for_mode(cls, family: str, wave_size: int, mode: int) -> ProgramInfo:
         """The information for a program compiled for MODE register value ``mode``."""
         float_mode = FloatMode(mode)
         return cls(family, wave_size, float_mode.ftz32, float_mode.ftz64, float_mode)
@@ -164,7 +172,7 @@ class CodeText:
         return ""
 
     @classmethod
-    def of_kernel(cls, kernel: Any, entry: int, alloc: Any) -> "CodeText":
+    def of_kernel(cls, kernel: Any, entry: int, alloc: Any) -> CodeText:
         """From the loader's record (its code object and load base); a record without them
         gives one range from the entry to the end of the allocation."""
         co = getattr(kernel, "code_object", None)
@@ -340,7 +348,7 @@ class _Machine:
 
     def __init__(self, ctx: DispatchContext, workgroups: int, lds_size: int, private_size: int,
                  wave_size: int) -> None:
-        from hsapy.sim.queues import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+        from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
         self.memory = ctx.memory
         self.agent = ctx.agent_handle or None
@@ -365,8 +373,20 @@ class _Machine:
 # Counters of the most recent dispatch on any agent (benchmarks/sim.py reads them).
 last_stats = ExecutionStats()
 
-_program_cache: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_program_cache: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 _program_lock = threading.Lock()
+
+# The compiled engine (the hsapy.sim.isa.jit package), installed by hsapy/sim/isa/__init__.py
+# through set_compiled_engine. The interpreter hands it the dispatches ``ctx.engine`` gives it
+# without importing it: the engine's executor extends this module's.
+_compiled_engine: Any = None
+
+
+def set_compiled_engine(engine: Any) -> None:
+    """Install the compiled engine: a namespace with ``chooses_jit(ctx)``,
+    ``compare_engines(interpreter, ctx)`` and ``JitExecutor(profile)``."""
+    global _compiled_engine
+    _compiled_engine = engine
 
 
 class InterpreterExecutor:
@@ -388,17 +408,14 @@ class InterpreterExecutor:
     def jit_executor(self) -> Any:
         """The compiled engine's executor for this profile (created on first use)."""
         if self._compiled is None:
-            from hsapy.sim.isa import jit
-
-            self._compiled = jit.JitExecutor(self.profile)
+            self._compiled = _compiled_engine.JitExecutor(self.profile)
         return self._compiled
 
     def execute(self, ctx: DispatchContext) -> None:
         """Run every wave of the dispatch; raises SimFault on a fault."""
         global last_stats
         if self.engine_tag == "interp" and getattr(ctx, "engine", "interp") != "interp":
-            from hsapy.sim.isa import jit
-
+            jit = _compiled_engine
             if ctx.engine == "compare":
                 self.stats = jit.compare_engines(self, ctx)
                 return
@@ -415,7 +432,7 @@ class InterpreterExecutor:
         except SimMemoryFault as fault:
             raise SimFault(HSA_STATUS_ERROR_MEMORY_FAULT,
                            f"kernel descriptor unreadable: {fault}", fault.address) from None
-        kd = KernelDescriptor.from_bytes(raw)
+        kd = DescriptorFields.from_bytes(raw)
         entry = ctx.kernel_object + kd.entry_offset
         wave_size = self._wave_size(ctx, kd)
         private = max(int(ctx.private_segment_size), kd.private_segment_fixed_size)
@@ -456,7 +473,7 @@ class InterpreterExecutor:
         if recorder is not None:
             recorder.finish(self.stats.waves)
 
-    def _run_chunks(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
+    def _run_chunks(self, ctx: DispatchContext, kd: DescriptorFields, programs, shape: tuple,
                     wave_size: int, entry: int, lds: int, private: int,
                     recorder: counters.DispatchRecorder | None = None) -> None:
         """Every chunk of workgroups, one after another."""
@@ -465,7 +482,7 @@ class InterpreterExecutor:
             self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
                             recorder)
 
-    def _wave_size(self, ctx: DispatchContext, kd: KernelDescriptor) -> int:
+    def _wave_size(self, ctx: DispatchContext, kd: DescriptorFields) -> int:
         """The wave size the hardware launches the kernel with: the descriptor's
         wavefront_size32 bit (gfx10+); a descriptor or metadata the target cannot run is a
         mismatch that stops the queue."""
@@ -489,7 +506,7 @@ class InterpreterExecutor:
                            "inconsistent", None)
         return wave_size
 
-    def _check_accum_offset(self, kd: KernelDescriptor, vgprs: int, agprs: int) -> None:
+    def _check_accum_offset(self, kd: DescriptorFields, vgprs: int, agprs: int) -> None:
         """gfx90a/gfx940-942 have one register file: AGPR n is VGPR accum_offset + n
         (rsrc3[5:0] = accum_offset / 4 - 1; AMDGPUUsage, "compute_pgm_rsrc3"). The interpreter
         keeps AGPRs apart, so code that names a VGPR at or past accum_offset while it uses AGPRs
@@ -505,7 +522,7 @@ class InterpreterExecutor:
                            "registers alias, which the interpreter does not model", None)
 
     # --- code ---------------------------------------------------------------------------------
-    def _plan(self, ctx: DispatchContext, kd: KernelDescriptor, entry: int, wave_size: int,
+    def _plan(self, ctx: DispatchContext, kd: DescriptorFields, entry: int, wave_size: int,
               mode: int, profiled: bool = False) -> tuple:
         """(programs, VGPRs, AGPRs, whether the first instruction is s_endpgm) of a kernel,
         worked out at its first dispatch and kept with the loaded code; ``profiled`` programs
@@ -571,7 +588,7 @@ class InterpreterExecutor:
         for start in range(0, total, per_chunk):
             yield start, min(total, start + per_chunk), counts, grid, block
 
-    def _run_chunk(self, ctx: DispatchContext, kd: KernelDescriptor, programs, shape: tuple,
+    def _run_chunk(self, ctx: DispatchContext, kd: DescriptorFields, programs, shape: tuple,
                    wave_size: int, chunk: tuple, entry: int, lds: int, private: int,
                    recorder: counters.DispatchRecorder | None = None) -> None:
         start, stop, counts, grid, block = chunk
@@ -669,7 +686,7 @@ class InterpreterExecutor:
         memory of the previous chunk's)."""
         return np.zeros(shape, dtype)
 
-    def _user_sgprs(self, ctx: DispatchContext, kd: KernelDescriptor, S: np.ndarray) -> None:
+    def _user_sgprs(self, ctx: DispatchContext, kd: DescriptorFields, S: np.ndarray) -> None:
         """User SGPRs from s0 in LLVM's order, each only when enabled (AMDGPUUsage, "Initial
         Kernel Execution State")."""
         props = kd.code_properties
@@ -888,7 +905,8 @@ def _register_hint(program: Program, i: int, b: Batch) -> str:
 _ID_TABLES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _id_table(shape: tuple, lanes: int, vgpr_ids: int, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+def _id_table(shape: tuple, lanes: int, vgpr_ids: int,
+              packed: bool) -> tuple[np.ndarray, np.ndarray]:
     """(ids uint32[3, waves, lanes], live bool[waves, lanes]) of one workgroup shape; with
     ``packed`` row 0 holds x | y << 10 | z << 20 (as many components as rsrc2 enables)."""
     key = (shape, lanes, vgpr_ids, packed)
@@ -935,7 +953,7 @@ def _decode_prefix(code: bytes, target: str, base: int,
                    wave_size: int | None = None) -> tuple[list, Exception | None]:
     """Decode ``code``; on a DecodeError keep the instructions before it (trailing data after
     the kernel is never executed; reaching the bad offset faults with the decoder's message)."""
-    from hsapy.sim.isa import decode
+    from hsapy.sim.isa.decoder import decode
     from hsapy.sim.isa.instruction import DecodeError
 
     code = code[: len(code) - len(code) % 4]

@@ -3,11 +3,8 @@
 The packet processor validates a kernel dispatch packet, builds a :class:`DispatchContext` and
 calls ``executor.execute(ctx)``, which returns when every wave has ended or raises
 :class:`SimFault`. ``hsapy.sim.isa`` installs interpreters with :func:`register_executor` for the
-families "gfx9", "gfx11", "gfx12". Until then the :class:`BuiltinExecutor` completes a kernel
-whose first instruction is ``s_endpgm`` and fails any other with
-``not implemented for <target>: <raw word>``. ``HSAPY_SIM_EXECUTOR=null`` (or
-``SimLib(..., executor="null")``) selects :class:`NullExecutor`, which consumes dispatches
-without running them (launch benchmarks).
+families "gfx9", "gfx11", "gfx12"; hsapy/sim/executors.py chooses an agent's executor. This
+module sits below both the packet processor and the interpreter: it imports neither.
 
 The watchdog: a dispatch that runs longer than ``watchdog_s`` seconds of host time (default
 :data:`DEFAULT_WATCHDOG_S`; ``HSAPY_SIM_WATCHDOG`` or ``Runtime(backend="sim", watchdog_s=...)``;
@@ -18,18 +15,19 @@ is being destroyed, so ``hsa_queue_destroy`` never waits for a long kernel.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION
 from hsapy.sim.clock import SimClock
-from hsapy.sim.memory import SimMemory, SimMemoryFault
+from hsapy.sim.memory import SimMemory
 from hsapy.sim.targets import GpuProfile
 
-if TYPE_CHECKING:  # the loader (hsapy/sim/loader.py, issue #4) defines LoadedKernel
+if TYPE_CHECKING:  # the loader (hsapy/sim/loader.py) defines LoadedKernel
     from hsapy.sim.loader import LoadedKernel  # noqa: F401
 
 __all__ = [
@@ -42,24 +40,10 @@ __all__ = [
     "resolve_watchdog",
     "resolve_engine",
     "ENGINES",
-    "BuiltinExecutor",
-    "NullExecutor",
     "register_executor",
     "unregister_executor",
-    "create_executor",
-    "S_ENDPGM",
-    "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION",
-    "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION",
-    "HSA_STATUS_ERROR_MEMORY_FAULT",
-    "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
+    "registered_factory",
 ]
-
-# hsa_ext_amd.h status values for kernel faults.
-HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION = 41
-HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION = 42
-HSA_STATUS_ERROR_MEMORY_FAULT = 43
-HSA_STATUS_ERROR_EXCEPTION = 0x1016
-HSA_STATUS_ERROR_OUT_OF_RESOURCES = 0x1008   # hsa.h; what ROCr reports when scratch won't fit
 
 # Host seconds one dispatch may run before the watchdog stops it. Generous: the slowest
 # operator tests run a few seconds per dispatch; an endless loop is stopped within a minute.
@@ -70,15 +54,6 @@ WATCHDOG_ENV = "HSAPY_SIM_WATCHDOG"
 # (both, one after the other from the same memory: the queue stops when they disagree; tests).
 ENGINE_ENV = "HSAPY_SIM_ENGINE"
 ENGINES = ("auto", "interp", "jit", "compare")
-
-# s_endpgm encodings, checked with `echo s_endpgm | llvm-mc-19 -triple=amdgcn-amd-amdhsa
-# -mcpu=<gfx> -show-encoding`: gfx90a/gfx942 [0x00,0x00,0x81,0xbf], gfx1100/gfx1201
-# [0x00,0x00,0xb0,0xbf] (SOPP opcode 1 on gfx9, 48 on gfx11+).
-S_ENDPGM: dict[str, int] = {
-    "gfx9": 0xBF810000,
-    "gfx11": 0xBFB00000,
-    "gfx12": 0xBFB00000,
-}
 
 
 class SimFault(Exception):
@@ -157,7 +132,7 @@ class DispatchContext:
     kernel: Any                  # LoadedKernel: the loader's record (descriptor, code object, base)
     clock: SimClock              # simulated timestamp counter (s_memtime / s_memrealtime)
     agent_handle: int = 0        # the hsa_agent_t handle of the executing agent
-    watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds the dispatch may run (None: no limit)
+    watchdog_s: float | None = DEFAULT_WATCHDOG_S  # host seconds it may run (None: no limit)
     should_stop: Callable[[], bool] | None = None  # True once the queue is being destroyed
     started: float = field(default_factory=time.monotonic)
     engine: str = field(default_factory=resolve_engine)   # "interp", "jit" or "auto"
@@ -216,116 +191,3 @@ def unregister_executor(family: str) -> None:
 def registered_factory(family: str) -> ExecutorFactory | None:
     """The factory registered for ``family``, or None."""
     return _factories.get(family)
-
-
-_isa_import_attempted = False
-_isa_import_lock = threading.RLock()
-
-
-def _load_isa_package() -> None:
-    """Import hsapy.sim.isa once so that its interpreters can register themselves.
-
-    The package is optional: until it exists the built-in executor is used.
-    """
-    global _isa_import_attempted
-    if _isa_import_attempted:
-        return
-    # Queue threads dispatch concurrently: the others wait here until the import has finished
-    # (and the interpreters registered) instead of seeing the flag and no factory yet.
-    with _isa_import_lock:
-        if _isa_import_attempted:
-            return
-        try:
-            importlib.import_module("hsapy.sim.isa")
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("hsapy.sim.isa",):
-                raise
-        finally:
-            _isa_import_attempted = True    # only once the import has finished
-
-
-class BuiltinExecutor:
-    """Completes a kernel whose first instruction is ``s_endpgm``; fails any other."""
-
-    def __init__(self, profile: GpuProfile) -> None:
-        self.profile = profile
-
-    def execute(self, ctx: DispatchContext) -> None:
-        """Read the first instruction word at the kernel's entry and decide."""
-        try:
-            # kernel_code_entry_byte_offset: signed int64 at descriptor offset 16
-            offset = int.from_bytes(ctx.memory.read(ctx.kernel_object + 16, 8), "little", signed=True)
-            entry = ctx.kernel_object + offset
-            word = ctx.memory.read_u32(entry)
-        except SimMemoryFault as fault:
-            raise SimFault(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, str(fault), fault.address)
-        if word == S_ENDPGM.get(self.profile.family):
-            return
-        raise SimFault(
-            HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-            f"not implemented for {self.profile.name}: {word:#010x} (no ISA interpreter is "
-            f"registered for family {self.profile.family}; only a kernel that starts with "
-            "s_endpgm can complete)",
-            entry,
-        )
-
-
-class NullExecutor:
-    """Consumes dispatches without running them (HSAPY_SIM_EXECUTOR=null)."""
-
-    def __init__(self, profile: GpuProfile | None = None) -> None:
-        self.profile = profile
-
-    def execute(self, ctx: DispatchContext) -> None:
-        """Do nothing: the dispatch completes immediately."""
-        return None
-
-
-class ExecutorCache:
-    """Per-SimLib choice of executor for each agent.
-
-    ``mode`` is None (registered interpreter, else built-in), "null", or an Executor instance
-    used for every agent (tests). ``watchdog_s`` is the per-dispatch limit the packet processor
-    puts into every DispatchContext (see :func:`resolve_watchdog`).
-    """
-
-    def __init__(self, mode: Any = None, watchdog_s: Any = None, engine: Any = None) -> None:
-        self.watchdog_s = resolve_watchdog(watchdog_s)
-        self.engine = resolve_engine(engine)
-        if mode is None:
-            mode = os.environ.get("HSAPY_SIM_EXECUTOR") or None
-        if isinstance(mode, str) and mode not in ("null", "builtin", "default"):
-            from hsapy.errors import HsapyValueError
-
-            raise HsapyValueError(
-                f"unknown simulator executor {mode!r}; use 'null' or leave HSAPY_SIM_EXECUTOR unset"
-            )
-        self.mode = mode
-        self._cache: dict[str, tuple[Any, Executor]] = {}
-
-    def get(self, profile: GpuProfile) -> Executor:
-        """The executor for ``profile`` (created on first use, recreated if the factory changed)."""
-        mode = self.mode
-        if mode == "null":
-            return _NULL
-        if mode is not None and not isinstance(mode, str):
-            return mode
-        if mode == "builtin":
-            factory = None
-        else:
-            _load_isa_package()
-            factory = registered_factory(profile.family)
-        cached = self._cache.get(profile.name)
-        if cached is not None and cached[0] is factory:
-            return cached[1]
-        executor = factory(profile) if factory is not None else BuiltinExecutor(profile)
-        self._cache[profile.name] = (factory, executor)
-        return executor
-
-
-_NULL = NullExecutor()
-
-
-def create_executor(profile: GpuProfile, mode: Any = None) -> Executor:
-    """One-off executor for ``profile`` under ``mode`` (see :class:`ExecutorCache`)."""
-    return ExecutorCache(mode).get(profile)

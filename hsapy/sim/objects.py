@@ -1,0 +1,96 @@
+"""The simulated runtime's objects that are plain records: agents, their memory pools, ISAs and
+caches, and how a handle argument is read. SimLib and its API mixins share them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hsapy.sim.targets import CpuProfile, GpuProfile
+
+__all__ = ["SimAgent", "SimPool", "SimIsa", "SimCache", "handle_of", "UINT64_MAX"]
+
+UINT64_MAX = 0xFFFFFFFFFFFFFFFF
+
+# Opaque handle bases: nonzero, distinct per kind, so a handle of the wrong kind is rejected.
+_AGENT_HANDLE_BASE = 0x5A0_0000_1000
+_POOL_HANDLE_BASE = 0x5A1_0000_1000
+_ISA_HANDLE_BASE = 0x5A2_0000_1000
+_CACHE_HANDLE_BASE = 0x5A3_0000_1000
+_HANDLE_STRIDE = 0x40
+
+
+@dataclass(eq=False)
+class SimIsa:
+    """An instruction set (one per GPU target)."""
+
+    handle: int
+    name: str
+    profile: GpuProfile
+
+
+@dataclass(eq=False)
+class SimCache:
+    """One cache level of an agent."""
+
+    handle: int
+    name: str
+    level: int
+    size: int
+
+
+@dataclass(eq=False)
+class SimPool:
+    """A memory pool (hsa_amd_memory_pool_t) of an agent."""
+
+    handle: int
+    agent: SimAgent
+    segment: int
+    global_flags: int
+    size: int
+    alloc_allowed: bool
+    granule: int
+    alignment: int
+    accessible_by_all: bool
+    alloc_max_size: int
+    kind: str   # "system-fine", "system-kernarg", "system-coarse", "device" or "group"
+
+    @property
+    def is_system(self) -> bool:
+        """True for the CPU agent's system-memory pools."""
+        return self.kind.startswith("system")
+
+
+@dataclass(eq=False)
+class SimAgent:
+    """A CPU or GPU agent. ``profile`` is a GpuProfile (GPU) or CpuProfile (CPU)."""
+
+    handle: int
+    profile: GpuProfile | CpuProfile
+    node: int
+    name: str
+    pools: list[SimPool] = field(default_factory=list)
+    caches: list[SimCache] = field(default_factory=list)
+    isa: SimIsa | None = None
+    uuid: str = ""
+    bdfid: int = 0
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for a GPU (kernel) agent."""
+        return self.profile.is_gpu
+
+
+def handle_of(value: Any) -> int:
+    """The 64-bit handle of an hsa_*_t struct argument: a cdata struct, a dict or an int.
+
+    Anything else reads as handle 0, which no object has (so the caller returns its INVALID_*
+    status instead of raising).
+    """
+    if isinstance(value, int):
+        return value
+    try:
+        if isinstance(value, dict):
+            return int(value.get("handle", 0))
+        return int(value.handle)
+    except (AttributeError, TypeError, ValueError):
+        return 0
