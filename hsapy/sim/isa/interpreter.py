@@ -573,9 +573,11 @@ class InterpreterExecutor:
 
     # --- chunks of workgroups -----------------------------------------------------------------
     def _chunks(self, ctx: DispatchContext, wave_size: int, shape: tuple, lds: int,
-                private: int):
+                private: int, budget: int = CHUNK_BYTES, threads: int = 1):
         """Whole workgroups per chunk, ``lds`` and ``private`` being the dispatch's group
-        segment bytes per workgroup and private bytes per work-item."""
+        segment bytes per workgroup and private bytes per work-item; a chunk's state stays
+        within ``budget`` bytes, and with several ``threads`` chunks are cut so that each
+        thread gets a few of them."""
         grid = [max(1, int(g)) for g in ctx.grid_size]
         block = [max(1, int(w)) for w in ctx.workgroup_size]
         counts = [(g + w - 1) // w for g, w in zip(grid, block)]
@@ -584,7 +586,9 @@ class InterpreterExecutor:
         waves_per_wg = (items + wave_size - 1) // wave_size
         per_wg = waves_per_wg * wave_size * 4 * (shape[0] + shape[1]) + lds \
             + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
-        per_chunk = max(1, CHUNK_BYTES // max(1, per_wg))
+        per_chunk = max(1, budget // max(1, per_wg))
+        if threads > 1:
+            per_chunk = max(1, min(per_chunk, -(-total // (4 * threads))))
         for start in range(0, total, per_chunk):
             yield start, min(total, start + per_chunk), counts, grid, block
 

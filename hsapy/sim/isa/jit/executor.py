@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hsapy.sim.isa.interpreter import (CHUNK_BYTES, NSREG, DescriptorFields, ExecutionStats,
+from hsapy.sim.isa.interpreter import (CHUNK_BYTES, DescriptorFields, ExecutionStats,
                                        InterpreterExecutor, Program, _Machine, initial_mode)
 from hsapy.sim.isa.jit.runtime import (CANCEL, CURRENT, EngineCounters, JitProgram, address,
                                        attach)
@@ -253,19 +253,8 @@ class JitExecutor(InterpreterExecutor):
         """Chunks of a parallel-safe dispatch: larger than the interpreter's (each costs a
         fixed amount of Python around the compiled code: the initial batch, the scheduler),
         cut smaller for several threads so that each thread gets a few of them."""
-        grid = [max(1, int(g)) for g in ctx.grid_size]
-        block = [max(1, int(w)) for w in ctx.workgroup_size]
-        counts = [(g + w - 1) // w for g, w in zip(grid, block)]
-        total = counts[0] * counts[1] * counts[2]
-        items = block[0] * block[1] * block[2]
-        waves_per_wg = (items + wave_size - 1) // wave_size
-        per_wg = waves_per_wg * wave_size * 4 * (shape[0] + shape[1]) + lds \
-            + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
-        per_chunk = max(1, JIT_CHUNK_BYTES // max(1, per_wg))
-        if threads > 1:
-            per_chunk = max(1, min(per_chunk, -(-total // (4 * threads))))
-        for start in range(0, total, per_chunk):
-            yield start, min(total, start + per_chunk), counts, grid, block
+        yield from InterpreterExecutor._chunks(self, ctx, wave_size, shape, lds, private,
+                                               JIT_CHUNK_BYTES, threads)
 
     def _run_chunk(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
                    chunk: tuple, entry: int, lds: int, private: int, table: Any = None) -> None:
