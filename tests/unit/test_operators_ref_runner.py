@@ -42,13 +42,13 @@ def test_default_selection_on_the_simulator_is_every_variant_at_reduced_and_edge
 
 
 def test_a_variant_with_its_own_simulator_sizes_replaces_the_large_ones():
-    # element_atomic contends on one address: the simulator runs it at 65536/65537, and drops the
+    # element_atomic contends on one address: the simulator runs it at 8192/8193, and drops the
     # operator's reduced size and the edges above them; other variants keep theirs; hardware
     # runs every size.
     op = ops.operator("reduction")
     rows = runcmd.select_rows(parse("reduction"), ["gfx1201"], simulated=True, llvmlite={})
     atomic = {r.size for r in rows if r.variant == "element_atomic"}
-    assert atomic == {(1,), (255,), (256,), (257,), (1027,), (65536,), (65537,)}
+    assert atomic == {(1,), (255,), (256,), (257,), (1027,), (8192,), (8193,)}
     others = {r.size for r in rows if r.variant == "partials"}
     assert others == set(op.sim_sizes) | set(op.edge_sizes)
     hardware = runcmd.select_rows(parse("reduction"), ["gfx1201"], simulated=False, llvmlite={})
@@ -56,7 +56,7 @@ def test_a_variant_with_its_own_simulator_sizes_replaces_the_large_ones():
     explicit = runcmd.select_rows(parse("reduction", "--size", "524288"), ["gfx1201"],
                                   simulated=True, llvmlite={})
     assert {r.size for r in explicit} == {(524288,)}         # an explicit size is honoured
-    assert "reduction/element_atomic 65536, 65537" in runcmd.sizes_note(["reduction"])
+    assert "reduction/element_atomic 8192, 8193" in runcmd.sizes_note(["reduction"])
 
 
 def test_hardware_selection_includes_the_main_and_extra_sizes():
