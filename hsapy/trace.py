@@ -35,7 +35,8 @@ Limits, and how they show:
 - A packet without a completion signal has no timestamps of its own (e.g. the dispatches inside
   ``PreparedDispatch.batch``; barriers published with ``completion_signal=0``). A barrier
   without one is drawn as an *inferred* slice: from the end of the packet before it on its queue
-  to the start of the packet after it (the barrier ran somewhere inside; args say so).
+  (or its own write, when later) to the start of the packet after it (the barrier ran somewhere
+  inside; args say so).
 - A completion signal's timestamps are overwritten when the signal is reused: the tracer reads
   them when hsapy's dispatch path announces a reuse, when another packet is published with the
   same completion signal, when a queue or runtime closes, and at the end of the trace (waiting
@@ -525,7 +526,8 @@ class Trace:
                     cat = "barrier"
                     args["timing"] = ("inferred: no completion signal, so no timestamps; the "
                                       "barrier ran within this interval (previous packet's end "
-                                      "to the next packet's start on this queue)")
+                                      "or its write, whichever is later, to the next packet's "
+                                      "start on this queue)")
                 else:
                     continue
                 if rec.kind == "dispatch" and self.profiler is not None:
@@ -565,7 +567,8 @@ class Trace:
         begin = before if before is not None else (min(rung) if rung else None)
         if begin is None or begin > after:
             return None
-        return begin, after
+        # nor can it have started before the host wrote it
+        return max(begin, min(self._host_us(rec.host_ns), after)), after
 
     @staticmethod
     def _lanes(slices: dict[int, dict[str, Any]], ordered: list[PacketRecord],
