@@ -72,6 +72,20 @@ def _all_value_words(runtime: Any, signals: list[Signal]) -> list[memoryview] | 
     return present if len(present) == len(values) else None
 
 
+
+def _wait_in_flight(queue: Any, signal: Any, timeout: float, what: str) -> None:
+    """Wait (at most ``timeout`` seconds) until ``signal`` drops below 1: the dispatch or batch
+    that holds kernarg memory has completed. Packets published without a doorbell are
+    announced first, else the wait could be for a packet the processor was never told of."""
+    queue.flush()
+    try:
+        signal.wait(Condition.LT, 1, timeout=timeout, abort=queue.check)
+    except WaitTimeoutError:
+        raise WaitTimeoutError(
+            f"{what}. The queue is not making progress: an earlier packet may wait on a "
+            "signal that never changes (a barrier dependency, a barrier-value packet), or a "
+            "kernel does not end") from None
+
 class KernargRing:
     """Kernarg slots of one size for one queue, each with its own completion signal.
 
@@ -203,17 +217,11 @@ class KernargRing:
 
     def wait_free(self, i: int, timeout: float = _TIMEOUT) -> None:
         """Slot ``i`` is still in flight: wait (with a timeout) until its dispatch completes."""
-        queue = self.queue
-        queue.flush()  # packets published without a doorbell must be announced first
-        try:
-            self.signals[i].wait(Condition.LT, 1, timeout=timeout, abort=queue.check)
-        except WaitTimeoutError:
-            raise WaitTimeoutError(
-                f"kernarg ring of queue {queue.id}: slot {i} of {self.slots} is still in use "
-                f"after {timeout:g} s -- the dispatch that took it a lap ago has not completed, "
-                "so every slot is in flight. The queue is not making progress: an earlier "
-                "packet may wait on a signal that never changes (a barrier dependency, a "
-                "barrier-value packet), or a kernel does not end") from None
+        _wait_in_flight(
+            self.queue, self.signals[i], timeout,
+            f"kernarg ring of queue {self.queue.id}: slot {i} of {self.slots} is still in use "
+            f"after {timeout:g} s -- the dispatch that took it a lap ago has not completed, "
+            "so every slot is in flight")
 
     def give_back(self, i: int) -> None:
         """Slot ``i`` was taken but its packet never published: mark it free again."""
@@ -284,16 +292,10 @@ class BatchArena:
 
     def wait_free(self, half: int, timeout: float = _TIMEOUT) -> None:
         """The half's last batch is still in flight: wait (with a timeout) until it completes."""
-        queue = self.queue
-        queue.flush()
-        try:
-            self.signals[half].wait(Condition.LT, 1, timeout=timeout, abort=queue.check)
-        except WaitTimeoutError:
-            raise WaitTimeoutError(
-                f"batch kernarg arena of queue {queue.id}: the batch that used half "
-                f"{half} two batches ago has not completed after {timeout:g} s, so no "
-                "half is free. The queue is not making progress: an earlier packet may "
-                "wait on a signal that never changes, or a kernel does not end") from None
+        _wait_in_flight(
+            self.queue, self.signals[half], timeout,
+            f"batch kernarg arena of queue {self.queue.id}: the batch that used half {half} "
+            f"two batches ago has not completed after {timeout:g} s, so no half is free")
 
     def give_back(self, half: int) -> None:
         """The half was taken but no batch published with it: mark it free again."""
