@@ -155,6 +155,43 @@ def test_memory_is_the_interpreters_whatever_the_thread_count(kernel, target, ru
         setup.close()
 
 
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx1201"])
+def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, monkeypatch):
+    """A batch that holds every live wave of its chunk passes a barrier without going back to
+    the interpreter's scheduler (there would be nothing else to run); a batch that does not
+    (here: the machine's live-wave counts withheld) leaves the barrier to the scheduler. Memory
+    is the interpreter's either way."""
+    from hsapy.sim.isa.jit import runtime
+
+    code, name, args, grid, block, lds, _ = _stencil_1d(target, np.random.default_rng(7))
+    setup = Setup(runtimes(target), code, name, args)
+    monkeypatch.setenv("HSAPY_SIM_THREADS", "1")
+    try:
+        want = setup.dispatch("interp", grid, block, lds)
+        jit.last_counters = None
+        got = setup.dispatch("jit", grid, block, lds)
+        inline = jit.last_counters
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        assert inline is not None and inline.barriers_released > 0, inline.as_dict()
+
+        run = runtime.Unit.run
+
+        def without_counts(self, b, m, number, start):
+            m.alive = None
+            return run(self, b, m, number, start)
+
+        monkeypatch.setattr(runtime.Unit, "run", without_counts)
+        jit.last_counters = None
+        got = setup.dispatch("jit", grid, block, lds)
+        handed = jit.last_counters
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        assert handed is not None and handed.barriers_released == 0, handed.as_dict()
+        # each barrier the compiled code did not release cost a return to the scheduler
+        assert handed.calls > inline.calls, (handed.as_dict(), inline.as_dict())
+    finally:
+        setup.close()
+
 def _profiled_counters(engine: str, target: str, n: int):
     from hsapy.asm import kernels
     from hsapy.profile import Profiler

@@ -363,6 +363,7 @@ class _Machine:
         self.wave_size = wave_size
         self.pending: list[Batch] = []
         self.recorder: counters.DispatchRecorder | None = None   # set on profiled dispatches
+        self.alive: np.ndarray | None = None   # live waves per workgroup (set by _schedule)
 
     def split(self, b: Batch, taken: np.ndarray, target: int, fallthrough: int) -> None:
         """Divergent scalar branch: continue the two halves as separate batches."""
@@ -588,7 +589,7 @@ class InterpreterExecutor:
             + waves_per_wg * NSREG * 4 + waves_per_wg * wave_size * private
         per_chunk = max(1, budget // max(1, per_wg))
         if threads > 1:
-            per_chunk = max(1, min(per_chunk, -(-total // (4 * threads))))
+            per_chunk = max(1, min(per_chunk, -(-total // (2 * threads))))
         for start in range(0, total, per_chunk):
             yield start, min(total, start + per_chunk), counts, grid, block
 
@@ -736,6 +737,7 @@ class InterpreterExecutor:
                   first: Batch, alive: np.ndarray) -> None:
         runnable: list[Batch] = [first]
         waiting: list[Batch] = []
+        machine.alive = alive
         stats = self.stats
         stats.waves += first.waves
         steps = 0

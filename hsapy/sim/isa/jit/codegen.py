@@ -34,16 +34,22 @@ from hsapy.sim.isa.jit.trace import NEXT, TraceResult, trace_closure
 __all__ = ["Step", "Segment", "UnitPlan", "plan_unit", "generate", "ENGINE_VERSION"]
 
 # Bumped whenever generated code changes meaning: part of the on-disk cache key.
-ENGINE_VERSION = 1
+ENGINE_VERSION = 2
 
 PTR = ir.PointerType()
 MEMORY_ENCODINGS = ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER")
-# Left to the interpreter's scheduler: they end a wave, wait at a barrier or change the program.
+# Left to the interpreter's scheduler: they end a wave or change the program.
 SCHEDULER_INSTRUCTIONS = frozenset({
-    "s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done", "s_barrier", "s_barrier_wait",
-    "s_sethalt", "s_setpc_b64", "s_swappc_b64", "s_setreg_b32", "s_setreg_imm32_b32",
+    "s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done", "s_sethalt", "s_setpc_b64", "s_swappc_b64", "s_setreg_b32", "s_setreg_imm32_b32",
     "s_round_mode", "s_denorm_mode", "s_trap",
 })
+
+
+# Workgroup barriers: a segment of their own. When the batch holds every live wave of its chunk
+# (the context's WHOLE word) every workgroup has arrived and the compiled code goes on, as the
+# interpreter's scheduler would (it finds nothing else to run, releases the batch and runs it on);
+# otherwise the interpreter runs the barrier and the scheduler waits for the other batches.
+BARRIER_INSTRUCTIONS = frozenset({"s_barrier", "s_barrier_wait"})
 
 
 # DS instructions that only move values between lanes (no LDS access): traced like ALU.
@@ -56,7 +62,7 @@ class Step:
 
     index: int                 # entry of the program
     inst: Any                  # the decoded Instruction
-    kind: str                  # "alu", "branch", "load", "write"
+    kind: str                  # "alu", "branch", "load", "write", "barrier"
     trace: TraceResult | None = None
     mem: Any = None            # memops.MemOp for memory instructions
 
@@ -81,6 +87,10 @@ class Segment:
     @property
     def branch(self) -> Step | None:
         return self.steps[-1] if self.steps[-1].kind == "branch" else None
+
+    @property
+    def barrier(self) -> bool:
+        return self.steps[0].kind == "barrier"
 
 
 @dataclass
@@ -109,6 +119,8 @@ def classify(inst: Any, info: Any, lanes: int) -> tuple[str | None, Any, str]:
         return None, None, "end of the decoded code"
     if inst.name in SCHEDULER_INSTRUCTIONS:
         return None, None, "scheduler"
+    if inst.name in BARRIER_INSTRUCTIONS:
+        return "barrier", None, ""
     from hsapy.sim.isa.semantics import NO_OPS
 
     if inst.encoding in MEMORY_ENCODINGS and inst.name not in LANE_INSTRUCTIONS \
@@ -172,6 +184,8 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
                     leaders.add(by_offset[target])
         if kind == "write":
             leaders.add(i)
+        if kind == "barrier":
+            leaders.update((i, i + 1))
     segments: list[Segment] = []
     fallback: dict[int, str] = {}
     current: Segment | None = None
@@ -191,7 +205,7 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
         step = Step(i, insts[i], kind)
         if kind in ("load", "write"):
             step.mem = payload
-        else:
+        elif kind != "barrier":
             step.trace = payload
         current.steps.append(step)
         if kind == "branch":
@@ -305,10 +319,11 @@ class UnitCodegen:
         self.lanes_acc = pro.alloca(I64, name="lanes")
         self.waves_acc = pro.alloca(I64, name="waves")
         self.steps_acc = pro.alloca(I64, name="steps")
+        self.released_acc = pro.alloca(I64, name="released")
         self.wave_var = pro.alloca(I64, name="w")
         self.code0 = pro.alloca(I64, name="code0")
         self.diverged = pro.alloca(I1, name="diverged")
-        for acc in (self.lanes_acc, self.waves_acc, self.steps_acc):
+        for acc in (self.lanes_acc, self.waves_acc, self.steps_acc, self.released_acc):
             pro.store(ir.Constant(I64, 0), acc)
         self.stop_at = self.field(C.STOP_AT)
         self.budget = self.field(C.BUDGET)
@@ -348,6 +363,7 @@ class UnitCodegen:
         self.set_field(C.LANES, self.b.load(self.lanes_acc))
         self.set_field(C.WAVE_INSTS, self.b.load(self.waves_acc))
         self.set_field(C.STEPS, self.b.load(self.steps_acc))
+        self.set_field(C.RELEASED, self.b.load(self.released_acc))
         if pc is not None:
             self.set_field(C.OUT_PC, pc)
         self.set_field(C.STATUS, status)
@@ -430,6 +446,16 @@ class UnitCodegen:
     # --- one segment --------------------------------------------------------------------------
     def _segment(self, seg: Segment) -> None:
         b = self.b
+        if seg.barrier:
+            # other waves of the chunk are elsewhere: the interpreter's scheduler waits for them
+            whole = b.icmp_unsigned("!=", self.field(C.WHOLE), ir.Constant(I64, 0))
+            go = self.fn.append_basic_block(f"s{seg.number}_released")
+            wait = self.fn.append_basic_block(f"s{seg.number}_wait")
+            b.cbranch(whole, go, wait)
+            b.position_at_end(wait)
+            self.ret(C.INTERPRET, seg.start)
+            b.position_at_end(go)
+            self.add(self.released_acc, 1)
         if seg.writes:
             self._memory_precheck(seg)
         b.store(ir.Constant(I64, 0), self.wave_var)
@@ -496,6 +522,8 @@ class UnitCodegen:
         for k, step in enumerate(seg.steps):
             if step.kind in ("load", "write"):
                 memops.emit(self, state, step, seg, k)
+            elif step.kind == "barrier":
+                pass    # released (see _segment); counted like any instruction below
             else:
                 trace = step.trace
                 lower = Lowerer(b, lambda key, node: state.get(key))

@@ -45,6 +45,10 @@ STEPS = 32        # batch-instructions executed
 BAIL_CTL = 33     # BAIL: 1 when the waves before BAIL_WAVE have their next address in CTL
 # the generated code's own
 ALLOC_LAST = 34   # 1 + the allocation the last lookup found (0: none yet)
+# input again
+WHOLE = 35        # 1 when the batch holds every live wave of its chunk: a barrier releases at
+                  # once (the interpreter's scheduler would find nothing else to run first)
+RELEASED = 36     # output: barriers the compiled code released (batch-instructions)
 SIZE = 40
 
 # STATUS values

@@ -53,7 +53,8 @@ class EngineCounters:
     benchmarks (``hsapy.sim.isa.jit.last_counters``)."""
 
     __slots__ = ("compiled_lane_instructions", "compiled_wave_instructions", "calls",
-                 "bails", "splits", "interpreted_forced", "chunks", "threads")
+                 "bails", "splits", "interpreted_forced", "chunks", "threads",
+                 "barriers_released")
 
     def __init__(self) -> None:
         self.compiled_lane_instructions = 0
@@ -64,6 +65,7 @@ class EngineCounters:
         self.interpreted_forced = 0
         self.chunks = 0           # chunks of workgroups the dispatch ran in
         self.threads = 0          # host threads that ran them
+        self.barriers_released = 0   # barriers passed inside compiled code (batch-instructions)
 
     def add(self, other: "EngineCounters") -> None:
         for name in self.__slots__:
@@ -85,6 +87,7 @@ class Unit:
         # the unit's code was generated at addresses ``delta`` below the program's (see
         # compile_program_range): byte addresses going in and out are moved by it
         self.delta = delta
+        self.barriers = any(seg.barrier for seg in plan.segments)
 
     def run(self, b: Any, m: Any, number: int, start: int) -> int | None:
         """Run batch ``b`` from segment ``number`` (at byte address ``start``)."""
@@ -129,6 +132,9 @@ class Unit:
         ctx[C.WAVES] = waves
         ctx[C.WG] = cached[11]
         ctx[C.ENTRY] = number
+        if self.barriers:
+            alive = getattr(m, "alive", None)
+            ctx[C.WHOLE] = alive is not None and waves == int(alive.sum())
         delta = self.delta
         stop = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
         ctx[C.STOP_AT] = stop if stop == STOP_NEVER else stop - delta
@@ -142,6 +148,8 @@ class Unit:
         counters.calls += 1
         counters.compiled_lane_instructions += lanes
         counters.compiled_wave_instructions += winsts
+        if self.barriers:
+            counters.barriers_released += int(ctx[C.RELEASED])
         # the scheduler counts one instruction of the batch after this call returns
         stats.lane_instructions += lanes - b.active_lanes
         stats.wave_instructions += winsts - waves
