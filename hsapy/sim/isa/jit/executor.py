@@ -32,6 +32,7 @@ import numpy as np
 
 from hsapy.sim.isa.interpreter import (CHUNK_BYTES, DescriptorFields, ExecutionStats,
                                        InterpreterExecutor, Program, _Machine, initial_mode)
+from hsapy.sim.isa.jit import last_dispatch
 from hsapy.sim.isa.jit.runtime import (CANCEL, CURRENT, EngineCounters, JitProgram, address,
                                        attach)
 
@@ -123,8 +124,6 @@ class JitExecutor(InterpreterExecutor):
         self._interpreter: InterpreterExecutor | None = None
 
     def execute(self, ctx: Any) -> None:
-        from hsapy.sim.isa import jit
-
         if getattr(ctx, "engine", None) == "auto" and not self._compiled_in_time(ctx):
             self._interpret(ctx)
             return
@@ -134,7 +133,7 @@ class JitExecutor(InterpreterExecutor):
             super().execute(ctx)
         finally:
             CURRENT.dispatch = None
-            jit.last_counters = self.counters
+            last_dispatch.counters = self.counters
 
     # --- auto: compile in the background ---------------------------------------------------
     def _compiled_in_time(self, ctx: Any) -> bool:

@@ -50,7 +50,7 @@ def address(array: np.ndarray) -> int:
 
 class EngineCounters:
     """Per-dispatch counts of what ran compiled and what the interpreter ran, for tests and
-    benchmarks (``hsapy.sim.isa.jit.last_counters``)."""
+    benchmarks (``hsapy.sim.isa.jit.last_dispatch.counters``)."""
 
     __slots__ = ("compiled_lane_instructions", "compiled_wave_instructions", "calls",
                  "bails", "splits", "interpreted_forced", "chunks", "threads")
