@@ -30,11 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from hsapy.sim.isa.interpreter import (CHUNK_BYTES, DescriptorFields, ExecutionStats,
-                                       InterpreterExecutor, Program, _Machine, initial_mode)
+from hsapy.sim.isa.interpreter import (
+    CHUNK_BYTES,
+    DescriptorFields,
+    ExecutionStats,
+    InterpreterExecutor,
+    Program,
+    _Machine,
+    initial_mode,
+)
 from hsapy.sim.isa.jit import last_dispatch
-from hsapy.sim.isa.jit.runtime import (CANCEL, CURRENT, EngineCounters, JitProgram, address,
-                                       attach)
+from hsapy.sim.isa.jit.runtime import CANCEL, CURRENT, EngineCounters, JitProgram, address, attach
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -85,9 +91,9 @@ def parallel_safe(program: Program) -> bool:
         return cached
     safe = True
     try:
-        for start, end, _ in program.text.functions or ():
+        for start, _end, _ in program.text.functions or ():
             program.lookup(start)
-        for start, end in program.text.segments:
+        for start, _end in program.text.segments:
             if not program.text.functions:
                 program.lookup(start)
     except Exception:  # noqa: BLE001 - code that does not decode: keep the serial order
@@ -291,7 +297,7 @@ class JitExecutor(InterpreterExecutor):
         attach(machine, table, self.stats, self.counters, ctx.poll)
 
 
-_WORK: "queue.SimpleQueue[_Compilation | None]" = queue.SimpleQueue()
+_WORK: queue.SimpleQueue[_Compilation | None] = queue.SimpleQueue()
 _WORKER: list[threading.Thread] = []
 _WORKER_LOCK = threading.Lock()
 # at exit, how long to wait for the background compilation to reach its next check (the

@@ -65,7 +65,7 @@ class EngineCounters:
         self.chunks = 0           # chunks of workgroups the dispatch ran in
         self.threads = 0          # host threads that ran them
 
-    def add(self, other: "EngineCounters") -> None:
+    def add(self, other: EngineCounters) -> None:
         for name in self.__slots__:
             if name != "threads":
                 setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -189,7 +189,7 @@ class Unit:
         return SPLIT
 
 
-def _entry(program: "JitProgram", unit: Unit, seg: Any) -> Any:
+def _entry(program: JitProgram, unit: Unit, seg: Any) -> Any:
     number = seg.number
     start = seg.start
     index = seg.steps[0].index
