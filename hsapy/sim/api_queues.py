@@ -274,10 +274,3 @@ class QueuesMixin:
         if sim_queue is None or not sim_queue.error_status:
             return None
         return sim_queue.error_status, sim_queue.error_message
-
-    def sim_set_engine(self, engine: str) -> None:
-        """Simulator only: who runs the kernel code of later dispatches ("interp", "jit" or
-        "auto"; see ``Runtime(engine=...)``)."""
-        from hsapy.sim.execution import resolve_engine
-
-        self.executors.engine = resolve_engine(engine)

@@ -488,6 +488,16 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         return HSA_STATUS_SUCCESS
 
     # ------------------------------------------------------------------------------------------
+    # simulator only
+
+    def sim_set_engine(self, engine: str) -> None:
+        """Simulator only: who runs the kernel code of later dispatches ("interp", "jit" or
+        "auto"; see ``Runtime(engine=...)``)."""
+        from hsapy.sim.execution import resolve_engine
+
+        self.executors.engine = resolve_engine(engine)
+
+    # ------------------------------------------------------------------------------------------
     # profiling
 
     def hsa_amd_profiling_set_profiler_enabled(self, queue: Any, enable: int) -> int:
