@@ -44,7 +44,7 @@ def main() -> None:
     import corpus_build
 
     import hsapy
-    from hsapy.sim.isa import jit
+    from hsapy.sim.isa.jit import last_dispatch
 
     wave = 64 if args.target == "gfx942" else 32
     code = corpus_build.build_source("numeric", corpus_build.Build(args.target, wave, args.opt))
@@ -64,7 +64,7 @@ def main() -> None:
         queue = agent.create_queue(size=64)
         want = a.astype(np.float32) * b.astype(np.float32)
         for launch in range(1, args.launches + 1):
-            jit.last_counters = None
+            last_dispatch.counters = None
             start = time.perf_counter()
             kernel.launch(queue, [bufs[0], bufs[1], bufs[2], bufs[3], n],
                           grid=-(-n // block) * block, workgroup=block, timeout=3600)
@@ -86,7 +86,7 @@ def main() -> None:
                               ir_generated=stats.ir_generated, unit_hits=stats.unit_hits)
             except Exception:  # noqa: BLE001 - no compiled engine (llvmlite missing)
                 pass
-            counters = jit.last_counters
+            counters = last_dispatch.counters
             record["compiled_lane_instructions"] = \
                 0 if counters is None else counters.compiled_lane_instructions
             print(json.dumps(record), flush=True)

@@ -67,7 +67,7 @@ class SignalsMixin:
         return HSA_STATUS_SUCCESS
 
     # The memory-order variants of these operations (hsa_signal_load_scacquire, ...) are
-    # generated from ORDER_VARIANTS below the class.
+    # generated in simlib.py from ORDER_VARIANTS.
 
     def _load(self, signal: Any) -> int:
         sim_signal = self._signal(signal)
@@ -157,3 +157,25 @@ class SignalsMixin:
         if index < count and not self._is_null(satisfying_value):
             satisfying_value[0] = value
         return index
+
+
+def compiled_signal_store(live_signals: dict[int, Any],
+                           slow: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
+    """hsa_signal_store_screlease / _relaxed for one SimLib: SimLib._store with the signal
+    lookup inlined, so a store (every doorbell) is one Python call into SimSignal.store.
+    ``live_signals`` maps each live signal's handle to its SimSignal; anything unusual (an
+    unknown or destroyed handle, a handle given as an int or dict, a value that is not an int)
+    goes the general way, ``slow``."""
+
+    def hsa_signal_store_screlease(signal: Any, value: int) -> None:
+        """Set the value; wakes waiters. On a doorbell this rings the queue."""
+        try:
+            sim_signal = live_signals[signal.handle]
+        except (AttributeError, KeyError, TypeError):
+            return slow(signal, value)
+        if value.__class__ is not int:
+            return slow(signal, value)
+        sim_signal.store(value)
+        return None
+
+    return hsa_signal_store_screlease

@@ -38,10 +38,6 @@ from hsapy.toolchain.route_ir import (
 from hsapy.toolchain.target import AMDGPU_TRIPLE, BuildTarget
 from hsapy.toolchain.tools import BuildError, ToolInfo, ToolNotFoundError, find_tool
 
-# The name BuildTarget had before hsapy.codeobject.Target (a code object's or an agent's target
-# id) became the one class called Target; kept so that code written against it still runs.
-Target = BuildTarget
-
 __all__ = [
     "AMDGPU_TRIPLE",
     "BuildError",

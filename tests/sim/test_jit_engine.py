@@ -22,6 +22,7 @@ pytest.importorskip("llvmlite")
 
 import hsapy  # noqa: E402
 from hsapy.sim.isa import jit  # noqa: E402
+from hsapy.sim.isa.jit import last_dispatch  # noqa: E402
 
 THREADS = (1, 2, 4)
 
@@ -137,9 +138,9 @@ def test_memory_is_the_interpreters_whatever_the_thread_count(kernel, target, ru
         want = setup.dispatch("interp", grid, block, lds)
         for threads in THREADS:
             monkeypatch.setenv("HSAPY_SIM_THREADS", str(threads))
-            jit.last_counters = None
+            last_dispatch.counters = None
             got = setup.dispatch("jit", grid, block, lds)
-            counters = jit.last_counters
+            counters = last_dispatch.counters
             assert counters is not None and counters.calls > 0, "the compiled engine did not run"
             for k, (g, w) in enumerate(zip(got, want)):
                 assert np.array_equal(g, w), (
@@ -207,9 +208,9 @@ def _profiled_counters(engine: str, target: str, n: int):
         bufs[1].copy_from(b)
         queue = agent.create_queue(size=64)
         args = [bufs[0], bufs[1], bufs[2], n]
-        jit.last_counters = None
+        last_dispatch.counters = None
         kernel.launch(queue, args, grid=n, workgroup=256, timeout=300)
-        unprofiled = jit.last_counters
+        unprofiled = last_dispatch.counters
         with Profiler() as prof:
             kernel.launch(queue, args, grid=n, workgroup=256, timeout=300)
         assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], a + b)
@@ -246,10 +247,10 @@ def _vector_add_once(code: bytes, target: str, n: int) -> None:
         bufs[0].copy_from(a)
         bufs[1].copy_from(b)
         queue = agent.create_queue(size=64)
-        jit.last_counters = None
+        last_dispatch.counters = None
         kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], grid=n, workgroup=256,
                       timeout=300)
-        assert jit.last_counters is not None and jit.last_counters.calls > 0
+        assert last_dispatch.counters is not None and last_dispatch.counters.calls > 0
         assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], a + b)
         queue.close()
 
@@ -346,11 +347,11 @@ def test_auto_interprets_while_the_kernel_compiles_in_the_background(monkeypatch
 
         def launch():
             bufs[2].copy_from(np.zeros(n, np.float32))
-            jit.last_counters = None
+            last_dispatch.counters = None
             kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], grid=n, workgroup=256,
                           timeout=300)
             assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], a + b)
-            return jit.last_counters
+            return last_dispatch.counters
 
         assert launch() is None          # compilation held: interpreted
         assert launch() is None

@@ -116,11 +116,11 @@ def test_unknown_processor_is_a_value_error_not_a_crash(cache):
 @pytest.mark.parametrize("bad", ["", "sm_90", "gfx942:foo+", "gfx"])
 def test_bad_target_strings(bad):
     with pytest.raises(HsapyValueError):
-        toolchain.Target.parse(bad)
+        toolchain.BuildTarget.parse(bad)
 
 
 def test_target_parse_keeps_features():
-    target = toolchain.Target.parse("gfx90a:xnack-:sramecc+")
+    target = toolchain.BuildTarget.parse("gfx90a:xnack-:sramecc+")
     assert str(target) == "gfx90a:sramecc+:xnack-"
     assert target.llvm_features() == "+sramecc,-xnack"
 
@@ -253,4 +253,4 @@ def test_generic_targets_build_as_code_object_v6(cache, target):
 def test_generic_target_needs_v6():
     with pytest.raises(HsapyValueError, match="needs code_object_version=6"):
         toolchain.build_ir(STORE_IR, "gfx11-generic")
-    assert toolchain.Target.parse("gfx10-3-generic").major == 10
+    assert toolchain.BuildTarget.parse("gfx10-3-generic").major == 10

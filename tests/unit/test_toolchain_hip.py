@@ -175,13 +175,13 @@ def test_minimal_unbundler_matches_codeobject(tmp_path):
         str(source)], check=True, capture_output=True, timeout=300)
     bundle = out.read_bytes()
     assert bundle.startswith(b"__CLANG_OFFLOAD_BUNDLE__")
-    target = toolchain.Target.parse("gfx942")
+    target = toolchain.BuildTarget.parse("gfx942")
     mine = toolchain.route_hip._unbundle(bundle, target)
     assert mine[:4] == b"\x7fELF"
     codeobject = pytest.importorskip("hsapy.codeobject")
     assert codeobject.extract_for_target(bundle, "gfx942") == mine
     with pytest.raises(toolchain.BuildError, match="no code object for gfx1201"):
-        toolchain.route_hip._unbundle(bundle, toolchain.Target.parse("gfx1201"))
+        toolchain.route_hip._unbundle(bundle, toolchain.BuildTarget.parse("gfx1201"))
 
 
 @pytest.mark.skipif(HIPCC is None, reason="hipcc (Debian hipcc) is not installed")
@@ -189,7 +189,7 @@ def test_auto_falls_back_to_clang_when_hipcc_lacks_the_target(cache):
     if CLANG is None:
         pytest.skip("clang-19 (Debian clang-19) is not installed")
     hipcc = toolchain.find_tool("hipcc")
-    if toolchain.route_hip._hip_supports(hipcc, toolchain.Target.parse("gfx1201")):
+    if toolchain.route_hip._hip_supports(hipcc, toolchain.BuildTarget.parse("gfx1201")):
         pytest.skip(f"this hipcc ({hipcc.version}) supports gfx1201 itself")
     recorder = Recorder()
     with toolchain.observe(recorder):
@@ -203,7 +203,7 @@ def test_auto_falls_back_to_clang_when_hipcc_lacks_the_target(cache):
 @pytest.mark.skipif(HIPCC is None, reason="hipcc (Debian hipcc) is not installed")
 def test_hipcc_route_builds_for_a_target_it_supports(cache):
     hipcc = toolchain.find_tool("hipcc")
-    if not toolchain.route_hip._hip_supports(hipcc, toolchain.Target.parse("gfx90a")):
+    if not toolchain.route_hip._hip_supports(hipcc, toolchain.BuildTarget.parse("gfx90a")):
         pytest.skip(f"this hipcc ({hipcc.version}) does not support gfx90a")
     recorder = Recorder()
     with toolchain.observe(recorder):

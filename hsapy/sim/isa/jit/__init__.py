@@ -10,22 +10,20 @@ compiled units into the interpreter's programs. Whatever is not compiled is inte
 ``chooses_jit(ctx)`` decides per dispatch (``ctx.engine``: "jit" always, "auto" for large
 dispatches when llvmlite is importable, "interp" never); under "auto" the compiled executor
 still interprets a dispatch whose kernel is being compiled on a background thread
-(:mod:`~hsapy.sim.isa.jit.executor`). ``last_counters`` holds the engine counters of the most
-recent compiled dispatch.
+(:mod:`~hsapy.sim.isa.jit.executor`). :mod:`~hsapy.sim.isa.jit.last_dispatch` holds the engine
+counters of the most recent compiled dispatch.
 """
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-__all__ = ["chooses_jit", "JitExecutor", "compare_engines", "last_counters", "AUTO_MIN_WORK_ITEMS",
-           "available"]
+__all__ = ["chooses_jit", "JitExecutor", "compare_engines", "AUTO_MIN_WORK_ITEMS", "available"]
 
 # "auto" compiles a dispatch of at least this many work-items (smaller ones are cheaper to
 # interpret than to compile)
 AUTO_MIN_WORK_ITEMS = 1 << 16
 
-last_counters: Any = None
 _AVAILABLE: bool | None = None
 
 

@@ -232,7 +232,7 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
 class WaveState:
     """The current LLVM value of every register a segment has touched, for one wave."""
 
-    def __init__(self, gen: "UnitCodegen", wave: ir.Value) -> None:
+    def __init__(self, gen: UnitCodegen, wave: ir.Value) -> None:
         self.gen = gen
         self.b = gen.b
         self.wave = wave

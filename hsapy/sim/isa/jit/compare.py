@@ -67,7 +67,8 @@ def compare_engines(interp: Any, ctx: Any) -> Any:
             got = alloc.backing
             if not np.array_equal(got, want):
                 first = int(np.flatnonzero(got != want)[0])
-                problems.append(f"memory at {alloc.address + first:#x} ({alloc.tag or 'allocation'} "
+                problems.append(f"memory at {alloc.address + first:#x} "
+                                f"({alloc.tag or 'allocation'} "
                                 f"{alloc.address:#x} + {first}): interpreter "
                                 f"{bytes(want[first:first + 8]).hex()}, compiled "
                                 f"{bytes(got[first:first + 8]).hex()}")

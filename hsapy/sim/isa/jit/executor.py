@@ -30,10 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from hsapy.sim.isa.interpreter import (CHUNK_BYTES, DescriptorFields, ExecutionStats,
-                                       InterpreterExecutor, Program, _Machine, initial_mode)
-from hsapy.sim.isa.jit.runtime import (CANCEL, CURRENT, EngineCounters, JitProgram, address,
-                                       attach)
+from hsapy.sim.isa.interpreter import (
+    CHUNK_BYTES,
+    DescriptorFields,
+    ExecutionStats,
+    InterpreterExecutor,
+    Program,
+    _Machine,
+    initial_mode,
+)
+from hsapy.sim.isa.jit import last_dispatch
+from hsapy.sim.isa.jit.runtime import CANCEL, CURRENT, EngineCounters, JitProgram, address, attach
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -84,9 +91,9 @@ def parallel_safe(program: Program) -> bool:
         return cached
     safe = True
     try:
-        for start, end, _ in program.text.functions or ():
+        for start, _end, _ in program.text.functions or ():
             program.lookup(start)
-        for start, end in program.text.segments:
+        for start, _end in program.text.segments:
             if not program.text.functions:
                 program.lookup(start)
     except Exception:  # noqa: BLE001 - code that does not decode: keep the serial order
@@ -123,8 +130,6 @@ class JitExecutor(InterpreterExecutor):
         self._interpreter: InterpreterExecutor | None = None
 
     def execute(self, ctx: Any) -> None:
-        from hsapy.sim.isa import jit
-
         if getattr(ctx, "engine", None) == "auto" and not self._compiled_in_time(ctx):
             self._interpret(ctx)
             return
@@ -134,7 +139,7 @@ class JitExecutor(InterpreterExecutor):
             super().execute(ctx)
         finally:
             CURRENT.dispatch = None
-            jit.last_counters = self.counters
+            last_dispatch.counters = self.counters
 
     # --- auto: compile in the background ---------------------------------------------------
     def _compiled_in_time(self, ctx: Any) -> bool:
@@ -292,7 +297,7 @@ class JitExecutor(InterpreterExecutor):
         attach(machine, table, self.stats, self.counters, ctx.poll)
 
 
-_WORK: "queue.SimpleQueue[_Compilation | None]" = queue.SimpleQueue()
+_WORK: queue.SimpleQueue[_Compilation | None] = queue.SimpleQueue()
 _WORKER: list[threading.Thread] = []
 _WORKER_LOCK = threading.Lock()
 # at exit, how long to wait for the background compilation to reach its next check (the

@@ -20,7 +20,7 @@ Floats are never contracted or reassociated (no fast-math flags).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from llvmlite import ir
@@ -97,7 +97,8 @@ class Lowerer:
     that register or state in the generated code). Values are memoised per node object.
     """
 
-    def __init__(self, builder: ir.IRBuilder, load_input: Callable[[tuple, Node], ir.Value]) -> None:
+    def __init__(self, builder: ir.IRBuilder,
+                 load_input: Callable[[tuple, Node], ir.Value]) -> None:
         self.b = builder
         self.module: ir.Module = builder.module
         self.load_input = load_input

@@ -18,8 +18,9 @@ lane (a later lane wins an overlap), waves in order.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from llvmlite import ir
@@ -563,8 +564,8 @@ class _Access:
             return [value]
         lanes = value.type.count // count
         return [b.shuffle_vector(value, ir.Constant(value.type, ir.Undefined),
-                                 ir.Constant(_vec(I32, lanes), [l * count + k
-                                                                for l in range(lanes)]))
+                                 ir.Constant(_vec(I32, lanes), [lane * count + k
+                                                                for lane in range(lanes)]))
                 for k in range(count)]
 
 
@@ -643,7 +644,7 @@ def _lookup_function(module: ir.Module) -> ir.Function:
     return fn
 
 
-# --- per kind --------------------------------------------------------------------------------------
+# --- per kind -------------------------------------------------------------------------------------
 
 def emit_check(gen: Any, state: Any, step: Any) -> ir.Value:
     """i1: this wave's access of a memory write may take the fast path (all-waves check)."""
@@ -867,7 +868,7 @@ def _ds_store(gen: Any, state: Any, acc: _Access, op: MemOp) -> None:
         acc.scatter(host, mask, b.trunc(word, _vec(I8 if op.size == 1 else I16, acc.lanes)))
 
 
-# --- atomics ---------------------------------------------------------------------------------------
+# --- atomics --------------------------------------------------------------------------------------
 
 def _atomic_graph(op: MemOp):
     """The traced update ``new = fn(old, value)`` (or compare-swap) on one element."""

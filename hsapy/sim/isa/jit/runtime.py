@@ -50,7 +50,7 @@ def address(array: np.ndarray) -> int:
 
 class EngineCounters:
     """Per-dispatch counts of what ran compiled and what the interpreter ran, for tests and
-    benchmarks (``hsapy.sim.isa.jit.last_counters``)."""
+    benchmarks (``hsapy.sim.isa.jit.last_dispatch.counters``)."""
 
     __slots__ = ("compiled_lane_instructions", "compiled_wave_instructions", "calls",
                  "bails", "splits", "interpreted_forced", "chunks", "threads",
@@ -67,7 +67,7 @@ class EngineCounters:
         self.threads = 0          # host threads that ran them
         self.barriers_released = 0   # barriers passed inside compiled code (batch-instructions)
 
-    def add(self, other: "EngineCounters") -> None:
+    def add(self, other: EngineCounters) -> None:
         for name in self.__slots__:
             if name != "threads":
                 setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -197,7 +197,7 @@ class Unit:
         return SPLIT
 
 
-def _entry(program: "JitProgram", unit: Unit, seg: Any) -> Any:
+def _entry(program: JitProgram, unit: Unit, seg: Any) -> Any:
     number = seg.number
     start = seg.start
     index = seg.steps[0].index

@@ -20,7 +20,8 @@ creates with ``np.zeros`` / ``np.empty`` and fills in.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -52,13 +53,13 @@ class Untraceable(Exception):
 # --- the active path tracer ------------------------------------------------------------------
 
 class _Active(threading.local):
-    tracer: "PathTracer | None" = None
+    tracer: PathTracer | None = None
 
 
 _ACTIVE = _Active()
 
 
-def active_tracer() -> "PathTracer | None":
+def active_tracer() -> PathTracer | None:
     return _ACTIVE.tracer
 
 
@@ -81,7 +82,7 @@ class PathTracer:
         self.conditions.append(cond)
         return answer
 
-    def __enter__(self) -> "PathTracer":
+    def __enter__(self) -> PathTracer:
         self._saved = _ACTIVE.tracer
         _ACTIVE.tracer = self
         return self
@@ -137,20 +138,20 @@ def _shape_of(x: Any) -> tuple:
     return np.shape(x)
 
 
-def _new(op: str, args: tuple, attr: Any, dtype: Any, n: int, shape: tuple) -> "Sym":
+def _new(op: str, args: tuple, attr: Any, dtype: Any, n: int, shape: tuple) -> Sym:
     if n > MAX_ELEMENTS:
         raise Untraceable(f"array of {n} elements")
     return Sym(Node(op, args, attr, dtype, n), shape)
 
 
-def _const_sym(values: Any, dtype: Any = None) -> "Sym":
+def _const_sym(values: Any, dtype: Any = None) -> Sym:
     arr = np.asarray(values, dtype=dtype)
     if arr.size > MAX_ELEMENTS:
         raise Untraceable(f"constant of {arr.size} elements")
     return Sym(const_node(arr), arr.shape)
 
 
-def as_sym(x: Any, dtype: Any = None) -> "Sym":
+def as_sym(x: Any, dtype: Any = None) -> Sym:
     """``x`` (a Sym, numpy value or Python scalar) as a Sym, cast to ``dtype`` when given (a
     Python scalar converts to it the way numpy converts a weak scalar)."""
     if isinstance(x, Sym):
@@ -166,12 +167,12 @@ def as_sym(x: Any, dtype: Any = None) -> "Sym":
     return _const_sym(arr)
 
 
-def _value(sym: "Sym") -> np.ndarray:
+def _value(sym: Sym) -> np.ndarray:
     """The numpy array of a constant Sym."""
     return const_value(sym.node).reshape(sym.shape)
 
 
-def _gather(sym: "Sym", idx: np.ndarray) -> "Sym":
+def _gather(sym: Sym, idx: np.ndarray) -> Sym:
     """Elements of ``sym`` picked by the index array ``idx`` (any shape)."""
     idx = np.asarray(idx, dtype=np.intp)
     flat = idx.reshape(-1)
@@ -185,19 +186,19 @@ def _gather(sym: "Sym", idx: np.ndarray) -> "Sym":
     return _new("gather", (node,), flat, node.dtype, flat.size, idx.shape)
 
 
-def _broadcast(sym: "Sym", shape: tuple) -> "Sym":
+def _broadcast(sym: Sym, shape: tuple) -> Sym:
     if sym.shape == tuple(shape):
         return sym
     return _gather(sym, np.broadcast_to(_indices(sym.shape), shape))
 
 
-def _bool_of(sym: "Sym") -> "Sym":
+def _bool_of(sym: Sym) -> Sym:
     return sym if sym.dtype == np.bool_ else sym.astype(bool)
 
 
 # --- casts ---------------------------------------------------------------------------------------
 
-def _cast(sym: "Sym", dtype: Any) -> "Sym":
+def _cast(sym: Sym, dtype: Any) -> Sym:
     dtype = np.dtype(dtype)
     if dtype == sym.dtype:
         return sym
@@ -210,7 +211,7 @@ def _cast(sym: "Sym", dtype: Any) -> "Sym":
     return _new("cast", (node,), None, dtype, node.n, sym.shape)
 
 
-def _bitcast(sym: "Sym", dtype: Any) -> "Sym":
+def _bitcast(sym: Sym, dtype: Any) -> Sym:
     dtype = np.dtype(dtype)
     if dtype == sym.dtype:
         return Sym(sym.node, sym.shape)
@@ -268,7 +269,7 @@ _REDUCE_OPS = {"add": "add", "bitwise_or": "or", "bitwise_and": "and", "logical_
                "logical_and": "and", "maximum": "max", "minimum": "min", "bitwise_xor": "xor"}
 
 
-def _ufunc_reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> "Sym":
+def _ufunc_reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Sym:
     name = ufunc.__name__
     if name not in _REDUCE_OPS or len(inputs) != 1:
         raise Untraceable(f"{name}.reduce")
@@ -281,8 +282,8 @@ def _ufunc_reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> "Sym":
                    lambda ex: ufunc.reduce(ex, axis=axis, keepdims=keepdims))
 
 
-def _reduce(sym: "Sym", op: str, axis: Any, keepdims: bool,
-            example_fn: Callable[[np.ndarray], Any]) -> "Sym":
+def _reduce(sym: Sym, op: str, axis: Any, keepdims: bool,
+            example_fn: Callable[[np.ndarray], Any]) -> Sym:
     """Reduce ``sym`` over ``axis`` with ``op`` (add/or/and/max/min/xor); the result dtype and
     shape are what ``example_fn`` gives numpy's zero-filled example."""
     out = np.asarray(example_fn(np.zeros(sym.shape, sym.dtype)))
@@ -328,7 +329,7 @@ def _implements(*fns: Callable) -> Callable:
 
 
 @_implements(np.where)
-def _where(cond: Any, x: Any = None, y: Any = None) -> "Sym":
+def _where(cond: Any, x: Any = None, y: Any = None) -> Sym:
     if x is None or y is None:
         raise Untraceable("np.where with one argument")
     ex = np.where(np.zeros(_shape_of(cond), bool), _example(x), _example(y))
@@ -340,7 +341,7 @@ def _where(cond: Any, x: Any = None, y: Any = None) -> "Sym":
     return _new("select", (c.node, a.node, b.node), None, ex.dtype, _size(ex.shape), ex.shape)
 
 
-def _select_const(cond: np.ndarray, a: "Sym", b: "Sym") -> "Sym":
+def _select_const(cond: np.ndarray, a: Sym, b: Sym) -> Sym:
     if cond.all():
         return a
     if not cond.any():
@@ -351,7 +352,7 @@ def _select_const(cond: np.ndarray, a: "Sym", b: "Sym") -> "Sym":
     return _new("shuffle2", (a.node, b.node), idx, a.dtype, n, a.shape)
 
 
-def select(cond: "Sym", a: "Sym", b: "Sym") -> "Sym":
+def select(cond: Sym, a: Sym, b: Sym) -> Sym:
     """``np.where`` on Syms of one dtype (the condition may be one element for whole vectors)."""
     if is_const(cond.node):
         value = bool(const_value(cond.node).reshape(-1)[0]) if cond.node.n == 1 else None
@@ -363,7 +364,7 @@ def select(cond: "Sym", a: "Sym", b: "Sym") -> "Sym":
 
 
 @_implements(np.clip)
-def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> "Sym":
+def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Sym:
     if out is not None or kwargs:
         raise Untraceable("np.clip with out/kwargs")
     ex = np.clip(_example(a), _example(a_min) if a_min is not None else None,
@@ -381,7 +382,7 @@ def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwarg
 
 @_implements(np.nan_to_num)
 def _nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
-                neginf: Any = None) -> "Sym":
+                neginf: Any = None) -> Sym:
     x = as_sym(x)
     if x.dtype.kind != "f":
         return x
@@ -394,7 +395,7 @@ def _nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
 
 
 @_implements(np.broadcast_to)
-def _broadcast_to(array: Any, shape: Any, subok: bool = False) -> "Sym":
+def _broadcast_to(array: Any, shape: Any, subok: bool = False) -> Sym:
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return _broadcast(as_sym(array), shape)
 
@@ -407,7 +408,7 @@ def _broadcast_arrays(*args: Any, subok: bool = False) -> tuple:
 
 def _like(value: Any) -> Callable:
     def impl(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None,
-             **kw: Any) -> "Sym":
+             **kw: Any) -> Sym:
         ex = np.zeros(_shape_of(a) if shape is None else shape, dtype or _dtype_or_weak(a))
         fill = kw.get("fill_value", value)
         return _const_sym(np.full(ex.shape, fill, ex.dtype))
@@ -420,7 +421,7 @@ _FUNCTIONS[np.ones_like] = _like(1)
 
 
 @_implements(np.full_like)
-def _full_like(a: Any, fill_value: Any, dtype: Any = None, **kw: Any) -> "Sym":
+def _full_like(a: Any, fill_value: Any, dtype: Any = None, **kw: Any) -> Sym:
     shape = _shape_of(a) if kw.get("shape") is None else kw["shape"]
     dtype = dtype or _dtype_or_weak(a)
     if isinstance(fill_value, Sym):
@@ -430,7 +431,7 @@ def _full_like(a: Any, fill_value: Any, dtype: Any = None, **kw: Any) -> "Sym":
 
 @_implements(np.concatenate)
 def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, dtype: Any = None,
-                 casting: str = "same_kind") -> "Sym":
+                 casting: str = "same_kind") -> Sym:
     if out is not None:
         raise Untraceable("concatenate with out")
     syms = [as_sym(a) for a in arrays]
@@ -447,14 +448,14 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, dtype: Any = None,
 
 
 @_implements(np.stack)
-def _stack(arrays: Any, axis: int = 0, out: Any = None, **kw: Any) -> "Sym":
+def _stack(arrays: Any, axis: int = 0, out: Any = None, **kw: Any) -> Sym:
     syms = [as_sym(a) for a in arrays]
     expanded = [s[(slice(None),) * (axis % (s.ndim + 1)) + (None,)] for s in syms]
     return _concatenate(expanded, axis=axis)
 
 
 @_implements(np.take_along_axis)
-def _take_along_axis(arr: Any, indices: Any, axis: Any) -> "Sym":
+def _take_along_axis(arr: Any, indices: Any, axis: Any) -> Sym:
     arr = as_sym(arr)
     if axis is None:
         raise Untraceable("take_along_axis without an axis")
@@ -472,7 +473,7 @@ def _take_along_axis(arr: Any, indices: Any, axis: Any) -> "Sym":
     return _dyn_gather(arr, flat)
 
 
-def _normalise_index(index: "Sym", dim: int) -> "Sym":
+def _normalise_index(index: Sym, dim: int) -> Sym:
     """numpy's reading of an integer index along an axis of ``dim`` elements: negative counts
     from the end; outside -dim..dim-1 is an IndexError (the wave goes back to the interpreter,
     which raises it)."""
@@ -481,13 +482,13 @@ def _normalise_index(index: "Sym", dim: int) -> "Sym":
     return _where(index < 0, index + dim, index)
 
 
-def _dyn_gather(arr: "Sym", flat: "Sym") -> "Sym":
+def _dyn_gather(arr: Sym, flat: Sym) -> Sym:
     flat = flat.astype(np.intp)
     return _new("dyn_gather", (arr.node, flat.node), None, arr.dtype, flat.node.n, flat.shape)
 
 
 @_implements(np.packbits)
-def _packbits(a: Any, axis: Any = None, bitorder: str = "big") -> "Sym":
+def _packbits(a: Any, axis: Any = None, bitorder: str = "big") -> Sym:
     a = as_sym(a)
     if axis is None:
         a = a.reshape(-1)
@@ -520,7 +521,7 @@ def _packbits(a: Any, axis: Any = None, bitorder: str = "big") -> "Sym":
 
 
 @_implements(np.unpackbits)
-def _unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big") -> "Sym":
+def _unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big") -> Sym:
     a = as_sym(a)
     if a.dtype != np.uint8 or count is not None:
         raise Untraceable("unpackbits of this form")
@@ -542,12 +543,12 @@ def _unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "bi
 
 
 @_implements(np.argmax)
-def _argmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> "Sym":
+def _argmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
     return as_sym(a).argmax(axis=axis)
 
 
 @_implements(np.count_nonzero)
-def _count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> "Sym":
+def _count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Sym:
     a = as_sym(a)
     counted = (a != 0).astype(np.intp)
     return _reduce(counted, "add", axis, keepdims,
@@ -578,14 +579,14 @@ for _fn, _name in ((np.sum, "sum"), (np.any, "any"), (np.all, "all"), (np.max, "
 
 
 @_implements(np.reshape)
-def _reshape_fn(a: Any, *args: Any, **kwargs: Any) -> "Sym":
+def _reshape_fn(a: Any, *args: Any, **kwargs: Any) -> Sym:
     shape = kwargs.get("shape", kwargs.get("newshape", args[0] if args else None))
     return as_sym(a).reshape(shape)
 
 
 def _moving(fn: Callable) -> Callable:
     """A numpy function that only moves elements: applied to the element numbers."""
-    def impl(a: Any, *args: Any, **kwargs: Any) -> "Sym":
+    def impl(a: Any, *args: Any, **kwargs: Any) -> Sym:
         if any(isinstance(x, Sym) for x in args) or any(isinstance(x, Sym)
                                                          for x in kwargs.values()):
             raise Untraceable(f"{fn.__name__} with symbolic parameters")
@@ -600,7 +601,7 @@ for _fn in (np.expand_dims, np.moveaxis, np.take, np.repeat, np.tile, np.flip,
 
 
 @_implements(np.pad)
-def _pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> "Sym":
+def _pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Sym:
     if mode != "constant" or kwargs.get("constant_values", 0) != 0:
         raise Untraceable("np.pad other than with zeros")
     a = as_sym(array)
@@ -668,7 +669,7 @@ class Sym:
         return self.size * self.dtype.itemsize
 
     @property
-    def T(self) -> "Sym":
+    def T(self) -> Sym:
         return self.transpose()
 
     def __repr__(self) -> str:
@@ -766,52 +767,52 @@ class Sym:
     __eq__ = _binary(np.equal)          # type: ignore[assignment]
     __ne__ = _binary(np.not_equal)      # type: ignore[assignment]
 
-    def __neg__(self) -> "Sym":
+    def __neg__(self) -> Sym:
         return np.negative(self)
 
-    def __pos__(self) -> "Sym":
+    def __pos__(self) -> Sym:
         return self
 
-    def __abs__(self) -> "Sym":
+    def __abs__(self) -> Sym:
         return np.absolute(self)
 
-    def __invert__(self) -> "Sym":
+    def __invert__(self) -> Sym:
         return np.invert(self)
 
-    def __pow__(self, other: Any) -> "Sym":
+    def __pow__(self, other: Any) -> Sym:
         raise Untraceable("power")
 
     # methods
     def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
-               copy: bool = True) -> "Sym":
+               copy: bool = True) -> Sym:
         return _cast(Sym(self.node, self.shape), dtype)
 
-    def view(self, dtype: Any = None, type: Any = None) -> "Sym":
+    def view(self, dtype: Any = None, type: Any = None) -> Sym:
         if dtype is None:
             return Sym(self.node, self.shape)
         return _bitcast(Sym(self.node, self.shape), dtype)
 
-    def copy(self, order: str = "C") -> "Sym":
+    def copy(self, order: str = "C") -> Sym:
         return Sym(self.node, self.shape)
 
-    def reshape(self, *shape: Any, order: str = "C") -> "Sym":
+    def reshape(self, *shape: Any, order: str = "C") -> Sym:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         new = _indices(self.shape).reshape(shape).shape
         return Sym(self.node, new)
 
-    def ravel(self, order: str = "C") -> "Sym":
+    def ravel(self, order: str = "C") -> Sym:
         return self.reshape(-1)
 
     flatten = ravel
 
-    def squeeze(self, axis: Any = None) -> "Sym":
+    def squeeze(self, axis: Any = None) -> Sym:
         return Sym(self.node, np.zeros(self.shape, np.int8).squeeze(axis).shape)
 
-    def transpose(self, *axes: Any) -> "Sym":
+    def transpose(self, *axes: Any) -> Sym:
         return _gather(self, _indices(self.shape).transpose(*axes))
 
-    def __getitem__(self, key: Any) -> "Sym":
+    def __getitem__(self, key: Any) -> Sym:
         keys = key if isinstance(key, tuple) else (key,)
         keys = tuple(_value(k) if isinstance(k, Sym) and is_const(k.node) else k for k in keys)
         if any(isinstance(k, Sym) for k in keys):
@@ -822,32 +823,32 @@ class Sym:
             raise
         return _gather(self, np.asarray(idx))
 
-    def all(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> "Sym":
+    def all(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
         return _reduce(_bool_of(self), "and", axis, keepdims,
                        lambda ex: np.asarray(ex.all(axis=axis, keepdims=keepdims)))
 
-    def any(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> "Sym":
+    def any(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
         return _reduce(_bool_of(self), "or", axis, keepdims,
                        lambda ex: np.asarray(ex.any(axis=axis, keepdims=keepdims)))
 
     def sum(self, axis: Any = None, dtype: Any = None, out: Any = None,
-            keepdims: bool = False) -> "Sym":
+            keepdims: bool = False) -> Sym:
         return _reduce(self, "add", axis, keepdims,
                        lambda ex: np.asarray(ex.sum(axis=axis, dtype=dtype, keepdims=keepdims)))
 
-    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> "Sym":
+    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
         if self.dtype.kind == "f":
             raise Untraceable("float max reduction")
         return _reduce(self, "max", axis, keepdims,
                        lambda ex: np.asarray(ex.max(axis=axis, keepdims=keepdims)))
 
-    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> "Sym":
+    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
         if self.dtype.kind == "f":
             raise Untraceable("float min reduction")
         return _reduce(self, "min", axis, keepdims,
                        lambda ex: np.asarray(ex.min(axis=axis, keepdims=keepdims)))
 
-    def argmax(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> "Sym":
+    def argmax(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
         if self.dtype != np.bool_:
             raise Untraceable("argmax of a non-bool array")
         src = self.reshape(-1) if axis is None else self
@@ -861,7 +862,7 @@ class Sym:
                     out.shape)
 
 
-def _dynamic_index(shape: tuple, keys: tuple) -> "Sym":
+def _dynamic_index(shape: tuple, keys: tuple) -> Sym:
     """Flat element index of an advanced index whose components are integer arrays or Syms
     (no slices: the form the semantics use, ``values[rows, lanes]``)."""
     if len(keys) != len(shape) or any(isinstance(k, (slice, type(None), type(Ellipsis)))
@@ -906,12 +907,12 @@ class Mutable(Sym):
             value = _broadcast(value, self.shape)
         self._value = value.astype(self.dtype)
 
-    def view(self, dtype: Any = None, type: Any = None) -> "Sym":
+    def view(self, dtype: Any = None, type: Any = None) -> Sym:
         if dtype is None:
             return MutableView(self, [])
         return MutableView(self, [("view", np.dtype(dtype))])
 
-    def reshape(self, *shape: Any, order: str = "C") -> "Sym":
+    def reshape(self, *shape: Any, order: str = "C") -> Sym:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return MutableView(self, [("reshape", _indices(self.shape).reshape(shape).shape)])
@@ -963,11 +964,11 @@ class MutableView(Mutable):
             value = value.reshape(shape)
         self._base.assign(value)
 
-    def view(self, dtype: Any = None, type: Any = None) -> "Sym":
+    def view(self, dtype: Any = None, type: Any = None) -> Sym:
         return MutableView(self._base, self._chain + ([("view", np.dtype(dtype))]
                                                       if dtype is not None else []))
 
-    def reshape(self, *shape: Any, order: str = "C") -> "Sym":
+    def reshape(self, *shape: Any, order: str = "C") -> Sym:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         new = _indices(self.shape).reshape(shape).shape

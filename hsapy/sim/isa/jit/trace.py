@@ -21,14 +21,24 @@ from __future__ import annotations
 import sys
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from hsapy.sim.isa.jit.graph import Node, const_node, input_node, is_const
-from hsapy.sim.isa.jit.symbolic import (MAX_ELEMENTS, Mutable, PathTracer, Sym, Untraceable,
-                                        as_sym, mutable_zeros, select, _indices)
+from hsapy.sim.isa.jit.symbolic import (
+    MAX_ELEMENTS,
+    Mutable,
+    PathTracer,
+    Sym,
+    Untraceable,
+    _indices,
+    as_sym,
+    mutable_zeros,
+    select,
+)
 
 __all__ = ["TraceResult", "trace_closure", "SymbolicBatch", "TRACING_NUMPY", "rebind",
            "Bail", "NSREG"]
@@ -322,7 +332,7 @@ class _Register(Mutable):
 
     __slots__ = ("_file", "_row")
 
-    def __init__(self, file: "VectorFile", row: int) -> None:
+    def __init__(self, file: VectorFile, row: int) -> None:
         self._file = file
         self._row = row
         Sym.__init__(self, file.value(row).node, (1, file.lanes))
@@ -522,7 +532,7 @@ def trace_closure(fn: Callable, lanes: int, mode: int = 0) -> TraceResult:
         for term in terms:
             bail = term if bail is None else (bail | term)
     keys: set = set()
-    for _, state, _, raised, _ in live:
+    for _, state, _, _raised, _ in live:
         keys.update(state)
     writes: dict[tuple, Node] = {}
     for key in sorted(keys, key=repr):
