@@ -170,9 +170,9 @@ def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, mo
     monkeypatch.setenv("HSAPY_SIM_THREADS", "1")
     try:
         want = setup.dispatch("interp", grid, block, lds)
-        jit.last_counters = None
+        last_dispatch.counters = None
         got = setup.dispatch("jit", grid, block, lds)
-        inline = jit.last_counters
+        inline = last_dispatch.counters
         assert all(np.array_equal(g, w) for g, w in zip(got, want))
         assert inline is not None and inline.barriers_released > 0, inline.as_dict()
 
@@ -183,9 +183,9 @@ def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, mo
             return run(self, b, m, number, start)
 
         monkeypatch.setattr(runtime.Unit, "run", without_counts)
-        jit.last_counters = None
+        last_dispatch.counters = None
         got = setup.dispatch("jit", grid, block, lds)
-        handed = jit.last_counters
+        handed = last_dispatch.counters
         assert all(np.array_equal(g, w) for g, w in zip(got, want))
         assert handed is not None and handed.barriers_released == 0, handed.as_dict()
         # each barrier the compiled code did not release cost a return to the scheduler
