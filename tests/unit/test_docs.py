@@ -60,7 +60,17 @@ def _markdown_files() -> list[Path]:
 
 
 def _repository_files():
-    for path in sorted(ROOT.rglob("*")):
+    """The checkout's files: in a git checkout what git holds or would add (tracked, and
+    untracked but not ignored: local build outputs and scratch files are not the repository),
+    else every file under the root."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
+             "--exclude-standard"], capture_output=True, check=True, timeout=60).stdout
+        candidates = sorted({ROOT / name for name in listed.decode().split("\0") if name})
+    except (OSError, subprocess.SubprocessError):
+        candidates = sorted(ROOT.rglob("*"))
+    for path in candidates:
         parts = set(path.relative_to(ROOT).parts)
         if path.is_file() and not parts & SKIPPED_DIRS and not any(
                 part.endswith(".egg-info") for part in parts):
