@@ -123,17 +123,19 @@ class Batch:
     # --- splitting and merging ----------------------------------------------------------------
     def take(self, waves: np.ndarray, pc: int) -> Batch:
         """A new batch holding copies of the selected waves (boolean or index array) at ``pc``."""
-        A = None if self.A is None else np.ascontiguousarray(self.A[:, waves])
+        waves = np.asarray(waves)
+        index = np.flatnonzero(waves) if waves.dtype == bool else waves.astype(np.intp, copy=False)
+        # np.take along the wave axis copies each (row, wave) run of lanes in one piece and
+        # gives a C-contiguous result; boolean indexing of the middle axis goes element by
+        # element and leaves a layout that needs another copy
+        A = None if self.A is None else np.take(self.A, index, axis=1)
         scratch = None
         if self.scratch is not None:
-            lanes = np.repeat(np.asarray(waves) if np.asarray(waves).dtype != bool
-                              else np.flatnonzero(waves), self.lanes) * self.lanes \
-                + np.tile(np.arange(self.lanes), int(np.count_nonzero(waves))
-                          if np.asarray(waves).dtype == bool else len(waves))
+            lanes = np.repeat(index, self.lanes) * self.lanes \
+                + np.tile(np.arange(self.lanes), index.size)
             scratch = self.scratch[lanes]
-        # advanced indexing in the middle axis can give a non-C-contiguous result: copy
-        return Batch(pc, self.S[waves], np.ascontiguousarray(self.V[:, waves]), A,
-                     self.exec[waves], self.scc[waves], self.wg[waves], self.wave_id[waves],
+        return Batch(pc, self.S[index], np.take(self.V, index, axis=1), A,
+                     self.exec[index], self.scc[index], self.wg[index], self.wave_id[index],
                      scratch, self.mode)
 
 
@@ -144,7 +146,7 @@ def merge(batches: list[Batch]) -> Batch:
     order = np.argsort(np.concatenate([b.wave_id for b in batches]), kind="stable")
     A = None
     if batches[0].A is not None:
-        A = np.ascontiguousarray(np.concatenate([b.A for b in batches], axis=1)[:, order])
+        A = np.take(np.concatenate([b.A for b in batches], axis=1), order, axis=1)
     scratch = None
     if any(b.scratch is not None for b in batches):
         size = max(b.scratch.shape[1] for b in batches if b.scratch is not None)
@@ -155,7 +157,7 @@ def merge(batches: list[Batch]) -> Batch:
     return Batch(
         batches[0].pc,
         np.concatenate([b.S for b in batches])[order],
-        np.ascontiguousarray(np.concatenate([b.V for b in batches], axis=1)[:, order]),
+        np.take(np.concatenate([b.V for b in batches], axis=1), order, axis=1),
         A,
         np.concatenate([b.exec for b in batches])[order],
         np.concatenate([b.scc for b in batches])[order],
