@@ -9,7 +9,9 @@ docs/hsa-abi.md: wait while the slot's header type is INVALID, honour the
 barrier bit, barrier-AND/OR dependencies and AMD barrier-value, hand kernel dispatches to the
 agent's executor, then return the slot's header to INVALID, advance the read index and decrement
 the completion signal. A malformed packet or a fault stops the queue and calls its error
-callback; later packets never run.
+callback; later packets never run. What it shares with the processor behind the simulated thunk
+(packet layouts, the choice of handler, profiling, the end of a packet) is
+hsapy/sim/aql_processor.py's :class:`~hsapy.sim.aql_processor.PacketProcessor`.
 """
 from __future__ import annotations
 
@@ -23,21 +25,28 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hsapy.hsa_enums import (
-    HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
     HSA_PACKET_TYPE_AGENT_DISPATCH,
     HSA_PACKET_TYPE_BARRIER_AND,
     HSA_PACKET_TYPE_BARRIER_OR,
     HSA_PACKET_TYPE_INVALID,
     HSA_PACKET_TYPE_KERNEL_DISPATCH,
-    HSA_PACKET_TYPE_VENDOR_SPECIFIC,
     HSA_QUEUE_TYPE_MULTI,
     HSA_SIGNAL_CONDITION_EQ,
     HSA_STATUS_ERROR_EXCEPTION,
     HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
     HSA_STATUS_ERROR_MEMORY_FAULT,
 )
+from hsapy.sim.aql_processor import (
+    DEP_SIGNALS,
+    DISPATCH,
+    GRID,
+    PACKET_BYTES,
+    PacketProcessor,
+    QueueStopped,
+    barrier_dependencies,
+    barrier_value_fields,
+)
 from hsapy.sim.execution import (
-    DispatchCancelled,
     DispatchContext,
     SimFault,
 )
@@ -51,9 +60,8 @@ from hsapy.sim.signals import (
 if TYPE_CHECKING:
     from hsapy.sim.simlib import SimAgent, SimLib
 
-__all__ = ["SimQueue", "PACKET_BYTES", "AMD_QUEUE_BYTES"]
+__all__ = ["SimQueue", "AMD_QUEUE_BYTES"]
 
-PACKET_BYTES = 64
 AMD_QUEUE_BYTES = 256                 # sizeof(amd_queue_t)
 OFFSET_WRITE_DISPATCH_ID = 56         # amd_queue_t.write_dispatch_id
 OFFSET_READ_DISPATCH_ID = 128         # amd_queue_t.read_dispatch_id
@@ -65,18 +73,6 @@ OFFSET_READ_ID_FIELD_OFFSET = 136     # read_dispatch_id_field_base_byte_offset
 AMD_QUEUE_PROPERTIES_IS_PTR64 = 1 << 1
 AMD_QUEUE_PROPERTIES_ENABLE_PROFILING = 1 << 3
 
-# hsa_kernel_dispatch_packet_t after the header: setup, workgroup x/y/z, reserved0,
-# grid x/y/z, private_segment_size, group_segment_size, kernel_object, kernarg_address,
-# reserved2, completion_signal.
-_DISPATCH = struct.Struct("<HH3HH3III QQQQ".replace(" ", ""))
-# barrier-AND / barrier-OR: header, reserved0, reserved1, dep_signal[5], reserved2, completion
-_BARRIER = struct.Struct("<HHI5QQQ")
-_GRID = struct.Struct("<3I")           # grid_size_x/y/z, at byte 12 of a dispatch packet
-_DEP_SIGNALS = struct.Struct("<5Q")    # dep_signal[0..4], at byte 8 of a barrier-AND/OR packet
-# hsa_amd_barrier_value_packet_t: header(u16) AmdFormat(u8) reserved(u8) reserved0(u32) signal
-# value mask cond(u32) reserved1(u32) reserved2 reserved3 completion_signal
-_BARRIER_VALUE = struct.Struct("<HBBIQqqIIQQQ")
-
 _PROCESSOR_POLL_S = 0.05              # every wait wakes this often to check for stop
 _PROCESSOR_LINGER_S = 0.005          # how long an idle processor polls before blocking ...
 _PROCESSOR_NAP_S = 0.0001             # ... and how often it looks (SimQueue._wait_for_packet)
@@ -87,10 +83,6 @@ _WRITE_TOKEN_LOST_S = 10.0            # see SimQueue.take_write_token
 
 # The largest dispatch (grid work-items) a waiting thread runs itself (SimQueue.help).
 HELP_MAX_WORK_ITEMS = 4096
-
-
-class _Stopped(Exception):
-    """The queue was destroyed or inactivated while a packet waited."""
 
 
 def uint64_argument(value: Any) -> int:
@@ -106,12 +98,13 @@ def uint64_argument(value: Any) -> int:
     return value
 
 
-class SimQueue:
+class SimQueue(PacketProcessor):
     """One user-mode AQL queue: ring, amd_queue_t, doorbell, indices and its processor thread."""
 
     def __init__(self, lib: SimLib, agent: SimAgent, size: int, queue_type: int,
                  callback: Any, data: Any, queue_id: int) -> None:
         self.lib = lib
+        self.clock = lib.clock
         self.agent = agent
         self.size = size
         self.mask = size - 1
@@ -301,24 +294,18 @@ class SimQueue:
             self._fail(HSA_STATUS_ERROR_EXCEPTION,
                        "internal simulator error:\n" + traceback.format_exc())
 
-    def _step(self, index: int) -> bool:
-        """Process packet ``index`` (the caller holds ``_turn``); False once the queue stopped."""
-        slot = index & self.mask
-        base = slot * PACKET_BYTES
-        packet = self.ring_view[base:base + PACKET_BYTES].tobytes()
-        header = packet[0] | packet[1] << 8
-        try:
-            completion = self._process(packet, header, index)
-        except (_Stopped, DispatchCancelled):
-            return False
-        except SimFault as fault:
+    # _step (aql_processor.PacketProcessor) processes one packet; the caller holds ``_turn``.
+
+    def _read_packet(self, index: int) -> bytes:
+        base = (index & self.mask) * PACKET_BYTES
+        return self.ring_view[base:base + PACKET_BYTES].tobytes()
+
+    def _report_fault(self, fault: Exception) -> None:
+        if isinstance(fault, SimFault):
             self._fail(fault.status, fault.message, fault.address)
-            return False
-        except SimMemoryFault as fault:
+        else:
+            assert isinstance(fault, SimMemoryFault)
             self._fail(HSA_STATUS_ERROR_MEMORY_FAULT, str(fault), fault.address)
-            return False
-        self._retire(slot, index, completion)
-        return True
 
     def help(self, done: Callable[[], bool]) -> None:
         """Run this queue's announced packets on the calling (waiting) thread until ``done()``,
@@ -339,11 +326,11 @@ class SimQueue:
                 kind = self.header_view[slot << 5] & 0xFF
                 base = slot * PACKET_BYTES
                 if kind == HSA_PACKET_TYPE_KERNEL_DISPATCH:
-                    grid_x, grid_y, grid_z = _GRID.unpack_from(self.ring_view, base + 12)
+                    grid_x, grid_y, grid_z = GRID.unpack_from(self.ring_view, base + 12)
                     if grid_x * grid_y * grid_z > HELP_MAX_WORK_ITEMS:
                         return
                 elif kind in (HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR):
-                    if any(_DEP_SIGNALS.unpack_from(self.ring_view, base + 8)):
+                    if any(DEP_SIGNALS.unpack_from(self.ring_view, base + 8)):
                         return
                 else:
                     return
@@ -415,40 +402,31 @@ class SimQueue:
                     return index
                 cond.wait(_PROCESSOR_POLL_S)
 
-    def _retire(self, slot: int, index: int, completion: SimSignal | None) -> None:
-        # The slot becomes INVALID before the read index moves past it, so a producer that
-        # reuses the slot never has its header overwritten (docs/hsa-abi.md, publishing).
-        self.header_view[slot << 5] = HSA_PACKET_TYPE_INVALID
+    def _retire(self, index: int, completion: SimSignal | None) -> None:
+        self.header_view[(index & self.mask) << 5] = HSA_PACKET_TYPE_INVALID
         self.store_read_index(index + 1)
         if completion is not None:
             completion.subtract(1)
 
-    def _process(self, packet: bytes, header: int, index: int) -> SimSignal | None:
-        """Run one packet; return its completion signal (or None)."""
-        packet_type = header & 0xFF
-        start = self.lib.clock.now() if self.is_profiling else 0
-        if packet_type == HSA_PACKET_TYPE_KERNEL_DISPATCH:
-            completion = self._dispatch(packet, index)
-        elif packet_type in (HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR):
-            completion = self._barrier(packet, packet_type == HSA_PACKET_TYPE_BARRIER_AND)
-        elif (packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC
-              and packet[2] == HSA_AMD_PACKET_TYPE_BARRIER_VALUE):
-            completion = self._barrier_value(packet)
-        elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC:
-            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                           f"packet {index}: vendor-specific packet with unknown AMD format "
-                           f"{packet[2]} (only barrier-value, format 2, is supported)")
-        elif packet_type == HSA_PACKET_TYPE_AGENT_DISPATCH:
+    def _is_profiling(self) -> bool:
+        return self.is_profiling
+
+    def _record_times(self, completion: SimSignal, start: int, end: int) -> None:
+        completion.set_times(start, end)
+
+    def _vendor_packet(self, packet: bytes, index: int) -> SimSignal | None:
+        raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                       f"packet {index}: vendor-specific packet with unknown AMD format "
+                       f"{packet[2]} (only barrier-value, format 2, is supported)")
+
+    def _other_packet(self, packet_type: int, header: int, index: int) -> SimSignal | None:
+        if packet_type == HSA_PACKET_TYPE_AGENT_DISPATCH:
             raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
                            f"packet {index}: agent dispatch packets are not supported on a GPU "
                            "agent's queue")
-        else:
-            raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                           f"packet {index}: unknown packet type {packet_type} "
-                           f"(header {header:#06x})")
-        if completion is not None and self.is_profiling:
-            completion.set_times(start, self.lib.clock.now())
-        return completion
+        raise SimFault(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                       f"packet {index}: unknown packet type {packet_type} "
+                       f"(header {header:#06x})")
 
     def _signal(self, handle: int, what: str) -> SimSignal | None:
         if handle == 0:
@@ -460,15 +438,15 @@ class SimQueue:
         return signal
 
     def _barrier(self, packet: bytes, is_and: bool) -> SimSignal | None:
-        fields = _BARRIER.unpack(packet)
-        deps = [self._signal(h, "dependency signal") for h in fields[3:8] if h != 0]
-        completion = self._signal(fields[9], "completion signal")
+        handles, completion_handle = barrier_dependencies(packet)
+        deps = [self._signal(h, "dependency signal") for h in handles]
+        completion = self._signal(completion_handle, "completion signal")
         if deps:
             if is_and:
                 for dep in deps:
                     while dep.wait(HSA_SIGNAL_CONDITION_EQ, 0, _PROCESSOR_POLL_S) != 0:
                         if self._stop:
-                            raise _Stopped
+                            raise QueueStopped
             else:
                 n = len(deps)
                 while True:
@@ -476,12 +454,11 @@ class SimQueue:
                     if i < n:
                         break
                     if self._stop:
-                        raise _Stopped
+                        raise QueueStopped
         return completion
 
     def _barrier_value(self, packet: bytes) -> SimSignal | None:
-        fields = _BARRIER_VALUE.unpack(packet)
-        _, _, _, _, handle, value, mask, cond, _, _, _, completion_handle = fields
+        handle, value, mask, cond, completion_handle = barrier_value_fields(packet)
         signal = self._signal(handle, "barrier-value signal")
         completion = self._signal(completion_handle, "completion signal")
         if signal is None:
@@ -493,7 +470,7 @@ class SimQueue:
         with signal.cond:
             while not condition_holds(cond, signal.load() & mask, value):
                 if self._stop:
-                    raise _Stopped
+                    raise QueueStopped
                 signal.cond.wait(_PROCESSOR_POLL_S)
         return completion
 
@@ -531,7 +508,7 @@ class SimQueue:
 
     def _dispatch(self, packet: bytes, index: int) -> SimSignal | None:
         (_, setup, wg_x, wg_y, wg_z, _, grid_x, grid_y, grid_z, private_size, group_size,
-         kernel_object, kernarg, _, completion_handle) = _DISPATCH.unpack(packet)
+         kernel_object, kernarg, _, completion_handle) = DISPATCH.unpack(packet)
         lib = self.lib
         profile = self.agent.profile
         dims = setup & 0x3

@@ -21,6 +21,10 @@ ROCr itself uses (the C helpers of the embedded library), the way the command pr
 A fault stops the queue as the hardware reports one: the error code goes into the queue's
 ``queue_inactive_signal`` (amd_queue_t offset 192) and its event is set, so ROCr's own handler
 (``AqlQueue::DynamicScratchHandler``) maps it to a status and calls the queue's error callback.
+
+What it shares with the simulator's own queues (packet layouts, the choice of handler, profiling,
+the end of a packet) is hsapy/sim/aql_processor.py's
+:class:`~hsapy.sim.aql_processor.PacketProcessor`; the hooks below are what differs.
 """
 from __future__ import annotations
 
@@ -32,18 +36,20 @@ import traceback
 from typing import TYPE_CHECKING
 
 from hsapy.hsa_enums import (
-    HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
-    HSA_PACKET_TYPE_BARRIER_AND,
-    HSA_PACKET_TYPE_BARRIER_OR,
     HSA_PACKET_TYPE_INVALID,
-    HSA_PACKET_TYPE_KERNEL_DISPATCH,
-    HSA_PACKET_TYPE_VENDOR_SPECIFIC,
     HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
     HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
     HSA_STATUS_ERROR_MEMORY_FAULT,
 )
+from hsapy.sim.aql_processor import (
+    DISPATCH,
+    PACKET_BYTES,
+    PacketProcessor,
+    QueueStopped,
+    barrier_dependencies,
+    barrier_value_fields,
+)
 from hsapy.sim.execution import (
-    DispatchCancelled,
     DispatchContext,
     SimFault,
 )
@@ -52,7 +58,6 @@ from hsapy.sim.queues import (
     AMD_QUEUE_PROPERTIES_ENABLE_PROFILING,
     OFFSET_QUEUE_PROPERTIES,
     OFFSET_READ_DISPATCH_ID,
-    PACKET_BYTES,
 )
 from hsapy.sim.signals import condition_holds
 
@@ -69,10 +74,6 @@ AMD_AQL_FORMAT_PM4_IB = 1               # hsa_ext_amd.h: AMD vendor packet forma
 PM4_OPCODE_NOP = 0x10                   # PM4 type-3 opcodes (AMD's PM4 packet reference)
 PM4_OPCODE_INDIRECT_BUFFER = 0x3F
 PM4_OPCODE_ACQUIRE_MEM = 0x58
-
-_DISPATCH = struct.Struct("<HH3HH3III QQQQ".replace(" ", ""))
-_BARRIER = struct.Struct("<HHI5QQQ")
-_BARRIER_VALUE = struct.Struct("<HBBIQqqIIQQQ")
 
 _LINGER_S = 0.005          # after work, poll in naps of _NAP_S for this long ...
 _NAP_S = 0.0001
@@ -108,11 +109,7 @@ class _QueueFault(Exception):
         self.message = message
 
 
-class _Stopped(Exception):
-    pass
-
-
-class DeviceQueue:
+class DeviceQueue(PacketProcessor):
     """One AQL queue of the simulated device; one processor thread consumes its ring."""
 
     def __init__(self, kfd: SimKfd, queue_id: int, ring: int, ring_bytes: int, read_ptr: int,
@@ -126,6 +123,7 @@ class DeviceQueue:
         self.write_ptr = write_ptr
         self.doorbell = doorbell
         self.lib = kfd.lib
+        self.clock = kfd.clock
         self.is_active = True
         self.dispatched = 0          # kernel dispatches run (ROCr's own blit kernels included)
         self.error_message = ""
@@ -189,31 +187,30 @@ class DeviceQueue:
             self._fail(QueueErrorCode.DEBUG_TRAP,
                        "internal simulator error:\n" + traceback.format_exc())
 
-    def _step(self, index: int) -> bool:
-        slot = self.ring + (index % self.size) * PACKET_BYTES
-        packet = self.kfd.memory.read(slot, PACKET_BYTES)
-        header = packet[0] | packet[1] << 8
-        try:
-            completion = self._process(packet, header, index)
-        except (_Stopped, DispatchCancelled):
-            return False
-        except _QueueFault as fault:
+    # -- the hooks of aql_processor.PacketProcessor ----------------------------------------------
+
+    FAULTS = (_QueueFault, SimFault, SimMemoryFault)
+
+    def _read_packet(self, index: int) -> bytes:
+        return self.kfd.memory.read(self.ring + (index % self.size) * PACKET_BYTES, PACKET_BYTES)
+
+    def _report_fault(self, fault: Exception) -> None:
+        if isinstance(fault, _QueueFault):
             self._fail(fault.code, fault.message)
-            return False
-        except SimFault as fault:
+        elif isinstance(fault, SimFault):
             self._fail(_FAULT_CODES.get(fault.status, QueueErrorCode.DEBUG_TRAP), fault.message)
-            return False
-        except SimMemoryFault as fault:
+        else:
             self._fail(QueueErrorCode.MEMORY_VIOLATION, str(fault))
-            return False
+
+    def _retire(self, index: int, completion: int) -> None:
         lib = self.lib
-        # INVALID before the read index moves (the slot is free once the index passes it)
+        slot = self.ring + (index % self.size) * PACKET_BYTES
+        # the setup word (the header's upper half) stays as it was
         struct_header = (self._header(index) & 0xFFFF0000) | HSA_PACKET_TYPE_INVALID
         lib.hsapy_atomic_store32(slot, struct_header)
         lib.hsapy_atomic_store64(self.read_ptr, index + 1)
         if completion:
             self._complete(completion)
-        return True
 
     def _complete(self, handle: int) -> None:
         lib = self.lib
@@ -228,53 +225,42 @@ class DeviceQueue:
         props = int(self.lib.hsapy_atomic_load32(self.amd_queue + OFFSET_QUEUE_PROPERTIES))
         return bool(props & AMD_QUEUE_PROPERTIES_ENABLE_PROFILING)
 
-    def _process(self, packet: bytes, header: int, index: int) -> int:
-        packet_type = header & 0xFF
-        profiling = self._is_profiling()
-        start = self.kfd.clock.now() if profiling else 0
-        if packet_type == HSA_PACKET_TYPE_KERNEL_DISPATCH:
-            completion = self._dispatch(packet, index)
-        elif packet_type in (HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR):
-            completion = self._barrier(packet, packet_type == HSA_PACKET_TYPE_BARRIER_AND)
-        elif (packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC
-              and packet[2] == HSA_AMD_PACKET_TYPE_BARRIER_VALUE):
-            completion = self._barrier_value(packet)
-        elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC and packet[2] == AMD_AQL_FORMAT_PM4_IB:
-            completion = self._pm4_ib(packet, index)
-        elif packet_type == HSA_PACKET_TYPE_VENDOR_SPECIFIC:
-            raise _QueueFault(QueueErrorCode.INVALID_VENDOR_PACKET,
-                              f"packet {index}: vendor-specific packet with unknown AMD format "
-                              f"{packet[2]}")
-        else:
-            raise _QueueFault(QueueErrorCode.INVALID_PACKET,
-                              f"packet {index}: packet type {packet_type} is not processed by a "
-                              "GPU agent's queue")
-        if completion and profiling:
-            self.lib.hsapy_atomic_store64(completion + SIGNAL_START_TS, start)
-            self.lib.hsapy_atomic_store64(completion + SIGNAL_END_TS, self.kfd.clock.now())
-        return completion
+    def _record_times(self, completion: int, start: int, end: int) -> None:
+        self.lib.hsapy_atomic_store64(completion + SIGNAL_START_TS, start)
+        self.lib.hsapy_atomic_store64(completion + SIGNAL_END_TS, end)
+
+    def _vendor_packet(self, packet: bytes, index: int) -> int:
+        if packet[2] == AMD_AQL_FORMAT_PM4_IB:
+            return self._pm4_ib(packet, index)
+        raise _QueueFault(QueueErrorCode.INVALID_VENDOR_PACKET,
+                          f"packet {index}: vendor-specific packet with unknown AMD format "
+                          f"{packet[2]}")
+
+    def _other_packet(self, packet_type: int, header: int, index: int) -> int:
+        raise _QueueFault(QueueErrorCode.INVALID_PACKET,
+                          f"packet {index}: packet type {packet_type} is not processed by a "
+                          "GPU agent's queue")
 
     def _wait_until(self, satisfied) -> None:
         nap = _NAP_S
         while not satisfied():
             if self._stop:
-                raise _Stopped
+                raise QueueStopped
             self._wake.wait(nap)
             self._wake.clear()
             nap = min(nap * 2, _IDLE_S)
 
     def _barrier(self, packet: bytes, is_and: bool) -> int:
-        fields = _BARRIER.unpack(packet)
-        deps = [h for h in fields[3:8] if h]
+        deps, completion = barrier_dependencies(packet)
         if deps:
             if is_and:
                 self._wait_until(lambda: all(self._signal_value(h) == 0 for h in deps))
             else:
                 self._wait_until(lambda: any(self._signal_value(h) == 0 for h in deps))
-        return fields[9]
+        return completion
 
     def _barrier_value(self, packet: bytes) -> int:
-        (_, _, _, _, handle, value, mask, cond, _, _, _, completion) = _BARRIER_VALUE.unpack(packet)
+        handle, value, mask, cond, completion = barrier_value_fields(packet)
         if not handle or cond > 3:
             raise _QueueFault(QueueErrorCode.INVALID_VENDOR_PACKET,
                               "barrier-value packet without a signal or with an unknown condition")
@@ -321,7 +307,7 @@ class DeviceQueue:
 
     def _dispatch(self, packet: bytes, index: int) -> int:
         (_, setup, wg_x, wg_y, wg_z, _, grid_x, grid_y, grid_z, private_size, group_size,
-         kernel_object, kernarg, _, completion) = _DISPATCH.unpack(packet)
+         kernel_object, kernarg, _, completion) = DISPATCH.unpack(packet)
         workgroup = (wg_x, wg_y, wg_z)
         grid = (grid_x, grid_y, grid_z)
         self._geometry(index, setup & 3, workgroup, grid, group_size)

@@ -515,14 +515,14 @@ class UnitCodegen:
 
     def _wave_body(self, seg: Segment, state: WaveState) -> ir.Value | None:
         """Emit the segment's instructions for one wave; returns the branch's code (i64)."""
-        from hsapy.sim.isa.jit import memops
+        from hsapy.sim.isa.jit import memcode
 
         b = self.b
         code = None
         self.runs: list[list] = []        # [EXEC value, instructions] after each instruction
         for k, step in enumerate(seg.steps):
             if step.kind in ("load", "write"):
-                memops.emit(self, state, step, seg, k)
+                memcode.emit(self, state, step, seg, k)
             elif step.kind == "barrier":
                 pass    # released (see _segment); counted like any instruction below
             else:
@@ -594,7 +594,7 @@ class UnitCodegen:
         """Before a segment that writes memory, check every wave's access: any wave whose
         access the fast path does not take sends the whole batch to the interpreter at the
         write, before anything is written (as the interpreter checks a whole batch first)."""
-        from hsapy.sim.isa.jit import memops
+        from hsapy.sim.isa.jit import memcode
 
         b = self.b
         step = seg.steps[0]
@@ -612,7 +612,7 @@ class UnitCodegen:
         b.position_at_end(body)
         state = WaveState(self, w)
         self.runs = []
-        ok = memops.emit_check(self, state, step)
+        ok = memcode.emit_check(self, state, step)
         nxt = self.fn.append_basic_block(f"s{seg.number}_chk_next")
         b.cbranch(ok, nxt, fail)
         b.position_at_end(nxt)

@@ -2,8 +2,10 @@
 
 :class:`Sym` stands for a numpy array of a known shape and dtype whose values are only known
 when the compiled code runs. numpy sends ufunc calls to it through ``__array_ufunc__`` and the
-array functions it implements through ``__array_function__``; its methods (``astype``, ``view``,
-indexing, reductions, ...) record the same data movement numpy would perform. Result dtypes
+array functions it implements through ``__array_function__`` (the table
+:data:`ARRAY_FUNCTIONS`, which hsapy/sim/isa/jit/array_functions.py fills); its methods
+(``astype``, ``view``, indexing, reductions, ...) record the same data movement numpy would
+perform. Result dtypes
 and shapes are numpy's own: they are computed by running numpy on zero-filled examples (weak
 Python scalars stay Python scalars, NEP 50), and index arithmetic by applying the very same
 operation to an array of element numbers.
@@ -28,7 +30,11 @@ import numpy as np
 from hsapy.sim.isa.jit.graph import Node, const_node, const_value, is_const
 
 __all__ = ["Untraceable", "Sym", "Mutable", "as_sym", "PathTracer", "active_tracer",
-           "UFUNCS", "MAX_ELEMENTS"]
+           "UFUNCS", "MAX_ELEMENTS", "ARRAY_FUNCTIONS", "implements", "mutable_zeros", "select",
+           # the primitives array_functions.py builds on
+           "element_count", "zero_example", "element_numbers", "dtype_or_weak", "shape_of",
+           "new_sym", "const_sym", "const_array", "gather", "broadcast", "as_bool", "reduce",
+           "np_where", "normalise_index", "dynamic_gather"]
 
 # ufuncs the code generator implements (hsapy/sim/isa/jit/lower.py)
 UFUNCS = frozenset({
@@ -102,25 +108,25 @@ def _check(cond: Node) -> None:
 
 # --- helpers ---------------------------------------------------------------------------------
 
-def _size(shape: tuple) -> int:
+def element_count(shape: tuple) -> int:
     n = 1
     for d in shape:
         n *= int(d)
     return n
 
 
-def _example(x: Any) -> Any:
+def zero_example(x: Any) -> Any:
     """A zero-filled numpy stand-in for ``x`` (weak Python scalars stay themselves)."""
     if isinstance(x, Sym):
         return np.zeros(x.shape, x.dtype)
     return x
 
 
-def _indices(shape: tuple) -> np.ndarray:
-    return np.arange(_size(shape), dtype=np.intp).reshape(shape)
+def element_numbers(shape: tuple) -> np.ndarray:
+    return np.arange(element_count(shape), dtype=np.intp).reshape(shape)
 
 
-def _dtype_or_weak(x: Any) -> Any:
+def dtype_or_weak(x: Any) -> Any:
     if isinstance(x, Sym):
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
@@ -132,19 +138,19 @@ def _dtype_or_weak(x: Any) -> Any:
     raise Untraceable(f"operand of type {type(x).__name__}")
 
 
-def _shape_of(x: Any) -> tuple:
+def shape_of(x: Any) -> tuple:
     if isinstance(x, Sym):
         return x.shape
     return np.shape(x)
 
 
-def _new(op: str, args: tuple, attr: Any, dtype: Any, n: int, shape: tuple) -> Sym:
+def new_sym(op: str, args: tuple, attr: Any, dtype: Any, n: int, shape: tuple) -> Sym:
     if n > MAX_ELEMENTS:
         raise Untraceable(f"array of {n} elements")
     return Sym(Node(op, args, attr, dtype, n), shape)
 
 
-def _const_sym(values: Any, dtype: Any = None) -> Sym:
+def const_sym(values: Any, dtype: Any = None) -> Sym:
     arr = np.asarray(values, dtype=dtype)
     if arr.size > MAX_ELEMENTS:
         raise Untraceable(f"constant of {arr.size} elements")
@@ -157,22 +163,22 @@ def as_sym(x: Any, dtype: Any = None) -> Sym:
     if isinstance(x, Sym):
         return x if dtype is None else x.astype(dtype)
     if isinstance(x, _WEAK) and not isinstance(x, (np.generic,)):
-        return _const_sym(np.asarray(x, dtype=dtype))
+        return const_sym(np.asarray(x, dtype=dtype))
     arr = np.asarray(x)
     if arr.dtype == object:
         raise Untraceable("object array")
     if dtype is not None and arr.dtype != np.dtype(dtype):
         with np.errstate(all="ignore"):
             arr = arr.astype(dtype)
-    return _const_sym(arr)
+    return const_sym(arr)
 
 
-def _value(sym: Sym) -> np.ndarray:
+def const_array(sym: Sym) -> np.ndarray:
     """The numpy array of a constant Sym."""
     return const_value(sym.node).reshape(sym.shape)
 
 
-def _gather(sym: Sym, idx: np.ndarray) -> Sym:
+def gather(sym: Sym, idx: np.ndarray) -> Sym:
     """Elements of ``sym`` picked by the index array ``idx`` (any shape)."""
     idx = np.asarray(idx, dtype=np.intp)
     flat = idx.reshape(-1)
@@ -180,19 +186,19 @@ def _gather(sym: Sym, idx: np.ndarray) -> Sym:
     if flat.size == node.n and (flat == np.arange(node.n)).all():
         return Sym(node, idx.shape)
     if is_const(node):
-        return _const_sym(const_value(node)[flat].reshape(idx.shape))
+        return const_sym(const_value(node)[flat].reshape(idx.shape))
     if node.op == "gather":     # a gather of a gather is one gather
-        return _new("gather", node.args, node.attr[flat], node.dtype, flat.size, idx.shape)
-    return _new("gather", (node,), flat, node.dtype, flat.size, idx.shape)
+        return new_sym("gather", node.args, node.attr[flat], node.dtype, flat.size, idx.shape)
+    return new_sym("gather", (node,), flat, node.dtype, flat.size, idx.shape)
 
 
-def _broadcast(sym: Sym, shape: tuple) -> Sym:
+def broadcast(sym: Sym, shape: tuple) -> Sym:
     if sym.shape == tuple(shape):
         return sym
-    return _gather(sym, np.broadcast_to(_indices(sym.shape), shape))
+    return gather(sym, np.broadcast_to(element_numbers(sym.shape), shape))
 
 
-def _bool_of(sym: Sym) -> Sym:
+def as_bool(sym: Sym) -> Sym:
     return sym if sym.dtype == np.bool_ else sym.astype(bool)
 
 
@@ -207,8 +213,8 @@ def _cast(sym: Sym, dtype: Any) -> Sym:
     node = sym.node
     if is_const(node):
         with np.errstate(all="ignore"):
-            return _const_sym(const_value(node).astype(dtype).reshape(sym.shape))
-    return _new("cast", (node,), None, dtype, node.n, sym.shape)
+            return const_sym(const_value(node).astype(dtype).reshape(sym.shape))
+    return new_sym("cast", (node,), None, dtype, node.n, sym.shape)
 
 
 def _bitcast(sym: Sym, dtype: Any) -> Sym:
@@ -223,8 +229,8 @@ def _bitcast(sym: Sym, dtype: Any) -> Sym:
         raise Untraceable(f"view: {exc}") from None
     node = sym.node
     if is_const(node):
-        return _const_sym(np.ascontiguousarray(const_value(node)).view(dtype).reshape(shape))
-    return _new("bitcast", (node,), None, dtype, _size(shape), shape)
+        return const_sym(np.ascontiguousarray(const_value(node)).view(dtype).reshape(shape))
+    return new_sym("bitcast", (node,), None, dtype, element_count(shape), shape)
 
 
 # --- ufuncs ---------------------------------------------------------------------------------------
@@ -244,24 +250,24 @@ def apply_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     name = ufunc.__name__
     if name not in UFUNCS:
         raise Untraceable(f"ufunc {name}")
-    kinds = [_dtype_or_weak(x) for x in inputs]
+    kinds = [dtype_or_weak(x) for x in inputs]
     try:
         loop = ufunc.resolve_dtypes(tuple(kinds) + (None,) * ufunc.nout)
     except Exception as exc:   # noqa: BLE001 - numpy refuses the types: so would the interpreter
         raise Untraceable(f"{name}: {exc}") from None
-    shape = np.broadcast_shapes(*(_shape_of(x) for x in inputs))
-    n = _size(shape)
-    args = [_broadcast(as_sym(x, loop[k]), shape) for k, x in enumerate(inputs)]
+    shape = np.broadcast_shapes(*(shape_of(x) for x in inputs))
+    n = element_count(shape)
+    args = [broadcast(as_sym(x, loop[k]), shape) for k, x in enumerate(inputs)]
     if all(is_const(a.node) for a in args):
         with np.errstate(all="ignore"):
-            out = ufunc(*(_value(a) for a in args))
+            out = ufunc(*(const_array(a) for a in args))
         if isinstance(out, tuple):
-            return tuple(_const_sym(np.asarray(o)) for o in out)
-        return _const_sym(np.asarray(out))
+            return tuple(const_sym(np.asarray(o)) for o in out)
+        return const_sym(np.asarray(out))
     nodes = tuple(a.node for a in args)
     if ufunc.nout == 1:
-        return _new("ufunc", nodes, name, loop[ufunc.nin], n, shape)
-    return tuple(_new("ufunc", nodes, (name, k), loop[ufunc.nin + k], n, shape)
+        return new_sym("ufunc", nodes, name, loop[ufunc.nin], n, shape)
+    return tuple(new_sym("ufunc", nodes, (name, k), loop[ufunc.nin + k], n, shape)
                  for k in range(ufunc.nout))
 
 
@@ -278,11 +284,11 @@ def _ufunc_reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Sym:
     dtype = kwargs.pop("dtype", None)
     if kwargs.get("out") is not None or dtype is not None:
         raise Untraceable(f"{name}.reduce with out/dtype")
-    return _reduce(as_sym(inputs[0]), _REDUCE_OPS[name], axis, keepdims,
+    return reduce(as_sym(inputs[0]), _REDUCE_OPS[name], axis, keepdims,
                    lambda ex: ufunc.reduce(ex, axis=axis, keepdims=keepdims))
 
 
-def _reduce(sym: Sym, op: str, axis: Any, keepdims: bool,
+def reduce(sym: Sym, op: str, axis: Any, keepdims: bool,
             example_fn: Callable[[np.ndarray], Any]) -> Sym:
     """Reduce ``sym`` over ``axis`` with ``op`` (add/or/and/max/min/xor); the result dtype and
     shape are what ``example_fn`` gives numpy's zero-filled example."""
@@ -294,14 +300,14 @@ def _reduce(sym: Sym, op: str, axis: Any, keepdims: bool,
         axes = tuple(a % ndim for a in axis)
     else:
         axes = (int(axis) % ndim,)
-    if sym.dtype.kind == "f" and op == "add" and _size(tuple(sym.shape[a] for a in axes)) > 1:
+    group = element_count(tuple(sym.shape[a] for a in axes))
+    if sym.dtype.kind == "f" and op == "add" and group > 1:
         raise Untraceable("float sum (numpy's pairwise order)")
-    src = sym.astype(out.dtype) if op in ("add", "max", "min", "xor") else _bool_of(sym) \
+    src = sym.astype(out.dtype) if op in ("add", "max", "min", "xor") else as_bool(sym) \
         if out.dtype == np.bool_ else sym.astype(out.dtype)
     keep = [a for a in range(ndim) if a not in axes]
-    idx = np.transpose(_indices(sym.shape), keep + list(axes))
-    group = _size(tuple(sym.shape[a] for a in axes))
-    arranged = _gather(src, idx.reshape(-1))
+    idx = np.transpose(element_numbers(sym.shape), keep + list(axes))
+    arranged = gather(src, idx.reshape(-1))
     if group == 1:
         return Sym(arranged.node, out.shape)
     node = arranged.node
@@ -311,34 +317,41 @@ def _reduce(sym: Sym, op: str, axis: Any, keepdims: bool,
               "min": np.minimum, "xor": np.bitwise_xor}[op]
         if values.dtype == np.bool_:
             fn = {"or": np.logical_or, "and": np.logical_and}.get(op, fn)
-        return _const_sym(fn.reduce(values, axis=1).reshape(out.shape))
-    return _new("reduce", (node,), (op, group), out.dtype, node.n // group, out.shape)
+        return const_sym(fn.reduce(values, axis=1).reshape(out.shape))
+    return new_sym("reduce", (node,), (op, group), out.dtype, node.n // group, out.shape)
 
 
-# --- array functions ------------------------------------------------------------------------------
+# --- numpy functions (NEP 18) ------------------------------------------------------------------
 
-_FUNCTIONS: dict[Callable, Callable] = {}
+# numpy function -> its implementation on symbolic arrays, which Sym.__array_function__ calls.
+# np.where is registered here, next to the selection it builds on; every other function in
+# hsapy/sim/isa/jit/array_functions.py, which trace.py imports before it traces anything.
+ARRAY_FUNCTIONS: dict[Callable, Callable] = {}
 
 
-def _implements(*fns: Callable) -> Callable:
+def implements(*fns: Callable) -> Callable:
+    """Register the decorated function as the symbolic version of the numpy functions ``fns``."""
     def register(impl: Callable) -> Callable:
         for fn in fns:
-            _FUNCTIONS[fn] = impl
+            ARRAY_FUNCTIONS[fn] = impl
         return impl
     return register
 
 
-@_implements(np.where)
-def _where(cond: Any, x: Any = None, y: Any = None) -> Sym:
+# --- element selection and dynamic indexing --------------------------------------------------
+
+@implements(np.where)
+def np_where(cond: Any, x: Any = None, y: Any = None) -> Sym:
     if x is None or y is None:
         raise Untraceable("np.where with one argument")
-    ex = np.where(np.zeros(_shape_of(cond), bool), _example(x), _example(y))
-    c = _broadcast(_bool_of(as_sym(cond)), ex.shape)
-    a = _broadcast(as_sym(x, ex.dtype), ex.shape)
-    b = _broadcast(as_sym(y, ex.dtype), ex.shape)
+    ex = np.where(np.zeros(shape_of(cond), bool), zero_example(x), zero_example(y))
+    c = broadcast(as_bool(as_sym(cond)), ex.shape)
+    a = broadcast(as_sym(x, ex.dtype), ex.shape)
+    b = broadcast(as_sym(y, ex.dtype), ex.shape)
     if is_const(c.node):
-        return _select_const(_value(c), a, b)
-    return _new("select", (c.node, a.node, b.node), None, ex.dtype, _size(ex.shape), ex.shape)
+        return _select_const(const_array(c), a, b)
+    return new_sym("select", (c.node, a.node, b.node), None, ex.dtype, element_count(ex.shape),
+                   ex.shape)
 
 
 def _select_const(cond: np.ndarray, a: Sym, b: Sym) -> Sym:
@@ -349,7 +362,7 @@ def _select_const(cond: np.ndarray, a: Sym, b: Sym) -> Sym:
     flat = cond.reshape(-1)
     n = flat.size
     idx = np.where(flat, np.arange(n), n + np.arange(n))
-    return _new("shuffle2", (a.node, b.node), idx, a.dtype, n, a.shape)
+    return new_sym("shuffle2", (a.node, b.node), idx, a.dtype, n, a.shape)
 
 
 def select(cond: Sym, a: Sym, b: Sym) -> Sym:
@@ -360,270 +373,21 @@ def select(cond: Sym, a: Sym, b: Sym) -> Sym:
             return a if value else b
     if a.node is b.node:
         return a
-    return _new("select", (cond.node, a.node, b.node), None, a.dtype, a.node.n, a.shape)
+    return new_sym("select", (cond.node, a.node, b.node), None, a.dtype, a.node.n, a.shape)
 
 
-@_implements(np.clip)
-def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Sym:
-    if out is not None or kwargs:
-        raise Untraceable("np.clip with out/kwargs")
-    ex = np.clip(_example(a), _example(a_min) if a_min is not None else None,
-                 _example(a_max) if a_max is not None else None)
-    x = _broadcast(as_sym(a, ex.dtype), ex.shape)
-    # numpy's clip: x < lo -> lo, then > hi -> hi; NaN compares false and stays
-    if a_min is not None:
-        lo = _broadcast(as_sym(a_min, ex.dtype), ex.shape)
-        x = _where(x < lo, lo, x)
-    if a_max is not None:
-        hi = _broadcast(as_sym(a_max, ex.dtype), ex.shape)
-        x = _where(x > hi, hi, x)
-    return x
-
-
-@_implements(np.nan_to_num)
-def _nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
-                neginf: Any = None) -> Sym:
-    x = as_sym(x)
-    if x.dtype.kind != "f":
-        return x
-    info = np.finfo(x.dtype)
-    pos = info.max if posinf is None else posinf
-    neg = info.min if neginf is None else neginf
-    out = _where(np.isnan(x), as_sym(np.asarray(nan).astype(x.dtype)), x)
-    out = _where((x == np.inf), as_sym(np.asarray(pos).astype(x.dtype)), out)
-    return _where((x == -np.inf), as_sym(np.asarray(neg).astype(x.dtype)), out)
-
-
-@_implements(np.broadcast_to)
-def _broadcast_to(array: Any, shape: Any, subok: bool = False) -> Sym:
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return _broadcast(as_sym(array), shape)
-
-
-@_implements(np.broadcast_arrays)
-def _broadcast_arrays(*args: Any, subok: bool = False) -> tuple:
-    shape = np.broadcast_shapes(*(_shape_of(a) for a in args))
-    return tuple(_broadcast(as_sym(a), shape) for a in args)
-
-
-def _like(value: Any) -> Callable:
-    def impl(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None,
-             **kw: Any) -> Sym:
-        ex = np.zeros(_shape_of(a) if shape is None else shape, dtype or _dtype_or_weak(a))
-        fill = kw.get("fill_value", value)
-        return _const_sym(np.full(ex.shape, fill, ex.dtype))
-    return impl
-
-
-_FUNCTIONS[np.zeros_like] = _like(0)
-_FUNCTIONS[np.empty_like] = _like(0)
-_FUNCTIONS[np.ones_like] = _like(1)
-
-
-@_implements(np.full_like)
-def _full_like(a: Any, fill_value: Any, dtype: Any = None, **kw: Any) -> Sym:
-    shape = _shape_of(a) if kw.get("shape") is None else kw["shape"]
-    dtype = dtype or _dtype_or_weak(a)
-    if isinstance(fill_value, Sym):
-        return _broadcast(as_sym(fill_value, dtype), tuple(shape))
-    return _const_sym(np.full(shape, fill_value, dtype))
-
-
-@_implements(np.concatenate)
-def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, dtype: Any = None,
-                 casting: str = "same_kind") -> Sym:
-    if out is not None:
-        raise Untraceable("concatenate with out")
-    syms = [as_sym(a) for a in arrays]
-    ex = np.concatenate([_example(s) for s in syms], axis=axis, dtype=dtype)
-    syms = [s.astype(ex.dtype) for s in syms]
-    offsets = np.cumsum([0] + [s.node.n for s in syms])
-    parts = [_indices(s.shape) + int(off) for s, off in zip(syms, offsets)]
-    idx = np.concatenate(parts, axis=axis)
-    total = int(offsets[-1])
-    joined = _new("concat", tuple(s.node for s in syms), None, ex.dtype, total, (total,))
-    if all(is_const(s.node) for s in syms):
-        joined = _const_sym(np.concatenate([const_value(s.node) for s in syms]))
-    return _gather(joined, idx)
-
-
-@_implements(np.stack)
-def _stack(arrays: Any, axis: int = 0, out: Any = None, **kw: Any) -> Sym:
-    syms = [as_sym(a) for a in arrays]
-    expanded = [s[(slice(None),) * (axis % (s.ndim + 1)) + (None,)] for s in syms]
-    return _concatenate(expanded, axis=axis)
-
-
-@_implements(np.take_along_axis)
-def _take_along_axis(arr: Any, indices: Any, axis: Any) -> Sym:
-    arr = as_sym(arr)
-    if axis is None:
-        raise Untraceable("take_along_axis without an axis")
-    axis = int(axis) % arr.ndim
-    if not isinstance(indices, Sym) or is_const(indices.node):
-        idx = np.take_along_axis(_indices(arr.shape), np.asarray(
-            _value(indices) if isinstance(indices, Sym) else indices), axis=axis)
-        return _gather(arr, idx)
-    # dynamic: flat index = position along the other axes + index * stride
-    shape = np.broadcast_shapes(arr.shape[:axis] + (1,) + arr.shape[axis + 1:], indices.shape)
-    base = np.broadcast_to(np.take(_indices(arr.shape), [0], axis=axis), shape)
-    stride = int(np.prod(arr.shape[axis + 1:], dtype=np.int64))
-    index = _normalise_index(indices.astype(np.intp), arr.shape[axis])
-    flat = as_sym(base) + index * stride
-    return _dyn_gather(arr, flat)
-
-
-def _normalise_index(index: Sym, dim: int) -> Sym:
+def normalise_index(index: Sym, dim: int) -> Sym:
     """numpy's reading of an integer index along an axis of ``dim`` elements: negative counts
     from the end; outside -dim..dim-1 is an IndexError (the wave goes back to the interpreter,
     which raises it)."""
     index = index.astype(np.intp)
     _check(((index < -dim) | (index >= dim)).any().node)
-    return _where(index < 0, index + dim, index)
+    return np_where(index < 0, index + dim, index)
 
 
-def _dyn_gather(arr: Sym, flat: Sym) -> Sym:
+def dynamic_gather(arr: Sym, flat: Sym) -> Sym:
     flat = flat.astype(np.intp)
-    return _new("dyn_gather", (arr.node, flat.node), None, arr.dtype, flat.node.n, flat.shape)
-
-
-@_implements(np.packbits)
-def _packbits(a: Any, axis: Any = None, bitorder: str = "big") -> Sym:
-    a = as_sym(a)
-    if axis is None:
-        a = a.reshape(-1)
-        axis = 0
-    axis = int(axis) % a.ndim
-    count = a.shape[axis]
-    if bitorder == "little" and axis == a.ndim - 1 and count % 8 == 0:
-        bits = _bool_of(a)
-        shape = a.shape[:-1] + (count // 8,)
-        return _new("packbits", (bits.node,), None, np.uint8, _size(shape), shape)
-    moved = np.moveaxis(_indices(a.shape), axis, -1)
-    nbytes = (count + 7) // 8
-    pad = nbytes * 8 - count
-    bits = _bool_of(a).astype(np.uint8)
-    if pad:
-        zero = _const_sym(np.zeros(1, np.uint8))
-        source = _concatenate([bits.reshape(-1), zero])
-        idx = np.concatenate([moved, np.full(moved.shape[:-1] + (pad,), a.node.n, np.intp)],
-                             axis=-1)
-    else:
-        source, idx = bits.reshape(-1), moved
-    grouped = _gather(source, idx.reshape(moved.shape[:-1] + (nbytes, 8)))
-    shifts = np.arange(8, dtype=np.uint8) if bitorder == "little" else \
-        np.arange(7, -1, -1, dtype=np.uint8)
-    shifted = grouped << _const_sym(shifts)
-    packed = _reduce(shifted, "or", -1, False, lambda ex: np.bitwise_or.reduce(ex, axis=-1))
-    if axis == a.ndim - 1:
-        return packed
-    return _gather(packed, np.moveaxis(_indices(packed.shape), -1, axis))
-
-
-@_implements(np.unpackbits)
-def _unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big") -> Sym:
-    a = as_sym(a)
-    if a.dtype != np.uint8 or count is not None:
-        raise Untraceable("unpackbits of this form")
-    if axis is None:
-        a = a.reshape(-1)
-        axis = 0
-    axis = int(axis) % a.ndim
-    if bitorder == "little" and axis == a.ndim - 1:
-        shape = a.shape[:-1] + (a.shape[-1] * 8,)
-        return _new("unpackbits", (a.node,), None, np.uint8, _size(shape), shape)
-    moved = np.moveaxis(_indices(a.shape), axis, -1)
-    idx = np.repeat(moved[..., None], 8, axis=-1)
-    spread = _gather(a, idx)
-    shifts = np.arange(8, dtype=np.uint8) if bitorder == "little" else \
-        np.arange(7, -1, -1, dtype=np.uint8)
-    bits = (spread >> _const_sym(shifts)) & np.uint8(1)
-    bits = bits.reshape(moved.shape[:-1] + (moved.shape[-1] * 8,))
-    return _gather(bits, np.moveaxis(_indices(bits.shape), -1, axis))
-
-
-@_implements(np.argmax)
-def _argmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
-    return as_sym(a).argmax(axis=axis)
-
-
-@_implements(np.count_nonzero)
-def _count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Sym:
-    a = as_sym(a)
-    counted = (a != 0).astype(np.intp)
-    return _reduce(counted, "add", axis, keepdims,
-                   lambda ex: np.asarray(np.count_nonzero(ex, axis=axis, keepdims=keepdims)))
-
-
-@_implements(np.copyto)
-def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
-    if not isinstance(dst, Mutable):
-        raise Untraceable("np.copyto into a plain array")
-    current = Sym(dst.node, dst.shape)
-    value = _broadcast(as_sym(src, dst.dtype), dst.shape)
-    if where is not True:
-        value = _where(_broadcast(_bool_of(as_sym(where)), dst.shape), value, current)
-    dst.assign(value)
-
-
-def _method(name: str) -> Callable:
-    def impl(a: Any, *args: Any, **kwargs: Any) -> Any:
-        return getattr(as_sym(a), name)(*args, **kwargs)
-    return impl
-
-
-for _fn, _name in ((np.sum, "sum"), (np.any, "any"), (np.all, "all"), (np.max, "max"),
-                   (np.min, "min"), (np.amax, "max"), (np.amin, "min"), (np.ravel, "ravel"),
-                   (np.squeeze, "squeeze"), (np.transpose, "transpose")):
-    _FUNCTIONS[_fn] = _method(_name)
-
-
-@_implements(np.reshape)
-def _reshape_fn(a: Any, *args: Any, **kwargs: Any) -> Sym:
-    shape = kwargs.get("shape", kwargs.get("newshape", args[0] if args else None))
-    return as_sym(a).reshape(shape)
-
-
-def _moving(fn: Callable) -> Callable:
-    """A numpy function that only moves elements: applied to the element numbers."""
-    def impl(a: Any, *args: Any, **kwargs: Any) -> Sym:
-        if any(isinstance(x, Sym) for x in args) or any(isinstance(x, Sym)
-                                                         for x in kwargs.values()):
-            raise Untraceable(f"{fn.__name__} with symbolic parameters")
-        a = as_sym(a)
-        return _gather(a, fn(_indices(a.shape), *args, **kwargs))
-    return impl
-
-
-for _fn in (np.expand_dims, np.moveaxis, np.take, np.repeat, np.tile, np.flip,
-            np.atleast_1d, np.atleast_2d, np.swapaxes):
-    _FUNCTIONS[_fn] = _moving(_fn)
-
-
-@_implements(np.pad)
-def _pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Sym:
-    if mode != "constant" or kwargs.get("constant_values", 0) != 0:
-        raise Untraceable("np.pad other than with zeros")
-    a = as_sym(array)
-    joined = _concatenate([a.reshape(-1), _const_sym(np.zeros(1, a.dtype))])
-    idx = np.pad(_indices(a.shape), pad_width, constant_values=a.node.n)
-    return _gather(joined, idx)
-
-
-@_implements(np.shape)
-def _shape_fn(a: Any) -> tuple:
-    return as_sym(a).shape
-
-
-@_implements(np.ndim)
-def _ndim_fn(a: Any) -> int:
-    return as_sym(a).ndim
-
-
-@_implements(np.size)
-def _size_fn(a: Any, axis: Any = None) -> int:
-    a = as_sym(a)
-    return a.size if axis is None else a.shape[axis]
+    return new_sym("dyn_gather", (arr.node, flat.node), None, arr.dtype, flat.node.n, flat.shape)
 
 
 # --- Sym ---------------------------------------------------------------------------------------
@@ -658,7 +422,7 @@ class Sym:
 
     @property
     def size(self) -> int:
-        return _size(self.shape)
+        return element_count(self.shape)
 
     @property
     def itemsize(self) -> int:
@@ -680,7 +444,7 @@ class Sym:
         return apply_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
-        impl = _FUNCTIONS.get(func)
+        impl = ARRAY_FUNCTIONS.get(func)
         if impl is None:
             raise Untraceable(f"numpy.{getattr(func, '__name__', func)}")
         return impl(*args, **kwargs)
@@ -688,7 +452,7 @@ class Sym:
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         node = self.node
         if is_const(node):
-            return _value(self).copy()
+            return const_array(self).copy()
         raise Untraceable("conversion of a traced value to a numpy array")
 
     # conversions that need a value
@@ -701,7 +465,7 @@ class Sym:
         tracer = _ACTIVE.tracer
         if tracer is None:
             raise Untraceable("bool() outside a trace")
-        return tracer.decide(_bool_of(Sym(node, ())).node)
+        return tracer.decide(as_bool(Sym(node, ())).node)
 
     def __int__(self) -> int:
         if is_const(self.node) and self.node.n == 1:
@@ -798,7 +562,7 @@ class Sym:
     def reshape(self, *shape: Any, order: str = "C") -> Sym:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        new = _indices(self.shape).reshape(shape).shape
+        new = element_numbers(self.shape).reshape(shape).shape
         return Sym(self.node, new)
 
     def ravel(self, order: str = "C") -> Sym:
@@ -810,42 +574,42 @@ class Sym:
         return Sym(self.node, np.zeros(self.shape, np.int8).squeeze(axis).shape)
 
     def transpose(self, *axes: Any) -> Sym:
-        return _gather(self, _indices(self.shape).transpose(*axes))
+        return gather(self, element_numbers(self.shape).transpose(*axes))
 
     def __getitem__(self, key: Any) -> Sym:
         keys = key if isinstance(key, tuple) else (key,)
-        keys = tuple(_value(k) if isinstance(k, Sym) and is_const(k.node) else k for k in keys)
+        keys = tuple(const_array(k) if isinstance(k, Sym) and is_const(k.node) else k for k in keys)
         if any(isinstance(k, Sym) for k in keys):
-            return _dyn_gather(self, _dynamic_index(self.shape, keys))
+            return dynamic_gather(self, _dynamic_index(self.shape, keys))
         try:
-            idx = _indices(self.shape)[keys if isinstance(key, tuple) else keys[0]]
+            idx = element_numbers(self.shape)[keys if isinstance(key, tuple) else keys[0]]
         except IndexError:
             raise
-        return _gather(self, np.asarray(idx))
+        return gather(self, np.asarray(idx))
 
     def all(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
-        return _reduce(_bool_of(self), "and", axis, keepdims,
+        return reduce(as_bool(self), "and", axis, keepdims,
                        lambda ex: np.asarray(ex.all(axis=axis, keepdims=keepdims)))
 
     def any(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
-        return _reduce(_bool_of(self), "or", axis, keepdims,
+        return reduce(as_bool(self), "or", axis, keepdims,
                        lambda ex: np.asarray(ex.any(axis=axis, keepdims=keepdims)))
 
     def sum(self, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Sym:
-        return _reduce(self, "add", axis, keepdims,
+        return reduce(self, "add", axis, keepdims,
                        lambda ex: np.asarray(ex.sum(axis=axis, dtype=dtype, keepdims=keepdims)))
 
     def max(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
         if self.dtype.kind == "f":
             raise Untraceable("float max reduction")
-        return _reduce(self, "max", axis, keepdims,
+        return reduce(self, "max", axis, keepdims,
                        lambda ex: np.asarray(ex.max(axis=axis, keepdims=keepdims)))
 
     def min(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
         if self.dtype.kind == "f":
             raise Untraceable("float min reduction")
-        return _reduce(self, "min", axis, keepdims,
+        return reduce(self, "min", axis, keepdims,
                        lambda ex: np.asarray(ex.min(axis=axis, keepdims=keepdims)))
 
     def argmax(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Sym:
@@ -855,10 +619,10 @@ class Sym:
         axis = 0 if axis is None else int(axis) % src.ndim
         out = np.asarray(np.zeros(src.shape, bool).argmax(axis=axis))
         keep = [a for a in range(src.ndim) if a != axis]
-        idx = np.transpose(_indices(src.shape), keep + [axis])
+        idx = np.transpose(element_numbers(src.shape), keep + [axis])
         group = src.shape[axis]
-        arranged = _gather(src, idx.reshape(-1))
-        return _new("argmax", (arranged.node,), group, out.dtype, arranged.node.n // group,
+        arranged = gather(src, idx.reshape(-1))
+        return new_sym("argmax", (arranged.node,), group, out.dtype, arranged.node.n // group,
                     out.shape)
 
 
@@ -873,7 +637,7 @@ def _dynamic_index(shape: tuple, keys: tuple) -> Sym:
     total: Any = None
     for k, dim, stride in zip(keys, shape, strides):
         if isinstance(k, Sym):
-            part = _normalise_index(k.astype(np.intp), dim) * int(stride)
+            part = normalise_index(k.astype(np.intp), dim) * int(stride)
         else:
             arr = np.asarray(k, dtype=np.intp)
             if ((arr < -dim) | (arr >= dim)).any():
@@ -904,7 +668,7 @@ class Mutable(Sym):
 
     def assign(self, value: Sym) -> None:
         if value.shape != self.shape:
-            value = _broadcast(value, self.shape)
+            value = broadcast(value, self.shape)
         self._value = value.astype(self.dtype)
 
     def view(self, dtype: Any = None, type: Any = None) -> Sym:
@@ -915,7 +679,7 @@ class Mutable(Sym):
     def reshape(self, *shape: Any, order: str = "C") -> Sym:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return MutableView(self, [("reshape", _indices(self.shape).reshape(shape).shape)])
+        return MutableView(self, [("reshape", element_numbers(self.shape).reshape(shape).shape)])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self.assign(_scatter(self.current(), key, value))
@@ -953,7 +717,7 @@ class MutableView(Mutable):
         return self._read()
 
     def assign(self, value: Sym) -> None:
-        value = _broadcast(as_sym(value), self.shape).astype(self.dtype)
+        value = broadcast(as_sym(value), self.shape).astype(self.dtype)
         shapes = []
         probe = self._base.current()
         for kind, arg in self._chain:
@@ -971,7 +735,7 @@ class MutableView(Mutable):
     def reshape(self, *shape: Any, order: str = "C") -> Sym:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        new = _indices(self.shape).reshape(shape).shape
+        new = element_numbers(self.shape).reshape(shape).shape
         return MutableView(self._base, self._chain + [("reshape", new)])
 
 
@@ -979,14 +743,14 @@ def _scatter(current: Sym, key: Any, value: Any) -> Sym:
     """``current`` with ``current[key] = value`` applied (numpy assignment semantics: the value
     broadcast to the selection, cast to the array's dtype, later duplicates winning)."""
     keys = key if isinstance(key, tuple) else (key,)
-    keys = tuple(_value(k) if isinstance(k, Sym) and is_const(k.node) else k for k in keys)
+    keys = tuple(const_array(k) if isinstance(k, Sym) and is_const(k.node) else k for k in keys)
     if any(isinstance(k, Sym) for k in keys):
         flat = _dynamic_index(current.shape, keys)
-        values = _broadcast(as_sym(value), flat.shape).astype(current.dtype)
-        return _new("dyn_scatter", (current.node, flat.node, values.node), None, current.dtype,
+        values = broadcast(as_sym(value), flat.shape).astype(current.dtype)
+        return new_sym("dyn_scatter", (current.node, flat.node, values.node), None, current.dtype,
                     current.node.n, current.shape)
-    target = np.asarray(_indices(current.shape)[key])
-    values = _broadcast(as_sym(value), target.shape).astype(current.dtype)
+    target = np.asarray(element_numbers(current.shape)[key])
+    values = broadcast(as_sym(value), target.shape).astype(current.dtype)
     n = current.node.n
     idx = np.arange(n, dtype=np.intp)
     idx[target.reshape(-1)] = n + np.arange(target.size)
@@ -995,12 +759,12 @@ def _scatter(current: Sym, key: Any, value: Any) -> Sym:
     node = current.node
     if is_const(node) and is_const(values.node):
         merged = np.concatenate([const_value(node), const_value(values.node)])[idx]
-        return _const_sym(merged.reshape(current.shape))
-    return _new("shuffle2", (node, values.node), idx, current.dtype, n, current.shape)
+        return const_sym(merged.reshape(current.shape))
+    return new_sym("shuffle2", (node, values.node), idx, current.dtype, n, current.shape)
 
 
 def mutable_zeros(shape: Any, dtype: Any = float) -> Mutable:
     """A writable symbolic array of zeros (what the tracing numpy's ``np.zeros`` returns)."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-    return Mutable(_const_sym(np.zeros(shape, dtype)))
+    return Mutable(const_sym(np.zeros(shape, dtype)))
 

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+# registers numpy's array functions for symbolic arrays (symbolic.ARRAY_FUNCTIONS)
+from hsapy.sim.isa.jit import array_functions  # noqa: F401
 from hsapy.sim.isa.jit.graph import Node, const_node, input_node, is_const
 from hsapy.sim.isa.jit.symbolic import (
     MAX_ELEMENTS,
@@ -34,8 +36,8 @@ from hsapy.sim.isa.jit.symbolic import (
     PathTracer,
     Sym,
     Untraceable,
-    _indices,
     as_sym,
+    element_numbers,
     mutable_zeros,
     select,
 )
@@ -274,7 +276,7 @@ class ScalarFile:
         keys = key if isinstance(key, tuple) else (key,)
         if any(isinstance(k, Sym) for k in keys):
             raise Untraceable("SGPR index computed at run time")
-        return np.asarray(_indices(self.shape)[key])
+        return np.asarray(element_numbers(self.shape)[key])
 
     def read_rows(self, rows: np.ndarray) -> Sym:
         flat = rows.reshape(-1)
@@ -311,7 +313,7 @@ class ScalarPairs:
         keys = key if isinstance(key, tuple) else (key,)
         if any(isinstance(k, Sym) for k in keys):
             raise Untraceable("SGPR pair index computed at run time")
-        return np.asarray(_indices(self.shape)[key])
+        return np.asarray(element_numbers(self.shape)[key])
 
     def __getitem__(self, key: Any) -> Sym:
         pairs = self._pairs(key)
