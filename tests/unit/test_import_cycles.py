@@ -25,9 +25,6 @@ EXPECTED_CYCLES: dict[frozenset[str], str] = {
     frozenset({"hsapy.sim.isa.jit", "hsapy.sim.isa.jit.executor"}):
         "the compiled engine's package gives JitExecutor lazily from jit/executor.py, which "
         "records each dispatch's counters on the package (jit.last_counters)",
-    frozenset({"hsapy.sim.isa.semantics_buffer", "hsapy.sim.isa.semantics_mem"}):
-        "semantics_mem.py compiles MUBUF/MTBUF through semantics_buffer.py, which takes the "
-        "gather, scatter, scratch and atomic helpers from semantics_mem.py",
 }
 
 

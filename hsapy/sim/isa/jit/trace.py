@@ -39,6 +39,8 @@ MAX_PATHS = 32
 TRACED_MODULES = (
     "hsapy.sim.isa.operand_access", "hsapy.sim.isa.wave", "hsapy.sim.isa.semantics",
     "hsapy.sim.isa.semantics_alu", "hsapy.sim.isa.float_mode", "hsapy.sim.isa.semantics_mem",
+    "hsapy.sim.isa.memory_access", "hsapy.sim.isa.semantics_smem", "hsapy.sim.isa.semantics_vmem",
+    "hsapy.sim.isa.semantics_lds",
 )
 
 
