@@ -11,7 +11,7 @@ import numpy as np
 
 from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION
 from hsapy.sim.execution import SimFault
-from hsapy.sim.isa import float_mode, gpr_index
+from hsapy.sim.isa import alu_bits, alu_scalar, float_mode, gpr_index
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.closures import (
     BARRIER,
@@ -136,10 +136,10 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         return call
     if name.startswith(("s_movrels_", "s_movreld_", "s_movrelsd_2_")):
         return _smovrel(inst, info)
-    spec = alu.saveexec_spec(name)
+    spec = alu_scalar.saveexec_spec(name)
     if spec is not None:
         return _saveexec(inst, spec, info)
-    cmp = alu.scalar_compare_spec(name)
+    cmp = alu_scalar.scalar_compare_spec(name)
     if cmp is not None:
         ty, fn = cmp
         if name.startswith("s_cmpk_"):
@@ -186,7 +186,7 @@ def _salu(inst: Instruction, info: Any) -> Closure:
 
         def addk(b: Batch, m: Any) -> None:
             a = read(b)
-            b.scc = np.broadcast_to(alu._signed_overflow_add(a, value), (b.waves,)).copy()
+            b.scc = np.broadcast_to(alu_bits._signed_overflow_add(a, value), (b.waves,)).copy()
             write(b, a + value)
         return addk
     if name in ("s_addc_u32", "s_add_co_ci_u32", "s_subb_u32", "s_sub_co_ci_u32"):
@@ -228,8 +228,8 @@ def _salu(inst: Instruction, info: Any) -> Closure:
             value = old(b) | mask if set_bit else old(b) & ~mask
             write(b, value)
         return bitset
-    if name in alu.SALU:
-        dst_ty, src_tys, fn, scc_rule = alu.SALU[name]
+    if name in alu_scalar.SALU:
+        dst_ty, src_tys, fn, scc_rule = alu_scalar.SALU[name]
         if fn is None:
             return _unimplemented(inst)
         fn = _in_mode(name, dst_ty, fn, info)
@@ -289,7 +289,7 @@ def _smovrel(inst: Instruction, info: Any) -> Closure:
     for op in (src, dst):
         if op.kind != "sgpr":
             raise NotImplementedOperand(f"{name} on {op.kind} {op.name or op.index}")
-    limit = alu.SGPR_COUNT[info.family]
+    limit = alu_scalar.SGPR_COUNT[info.family]
 
     def run(b: Batch, m: Any) -> None:
         waves = np.arange(b.waves)

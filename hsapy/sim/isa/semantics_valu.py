@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from hsapy.sim.isa import alu_float
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.closures import Closure
 from hsapy.sim.isa.closures import unimplemented as _unimplemented
@@ -303,7 +304,7 @@ def _vmad64(inst: Instruction):
 
 def _vdiv_scale(inst: Instruction, info: Any):
     ty = "f32" if inst.name.endswith("f32") else "f64"
-    fn = _in_mode(inst.name, ty, alu._div_scale(alu.f32 if ty == "f32" else alu.f64), info)
+    fn = _in_mode(inst.name, ty, alu_float._div_scale(alu.f32 if ty == "f32" else alu.f64), info)
     readers = [vector_reader(op, ty) for op in inst.srcs]
     write = vector_writer(inst.dsts[0], ty)
     write_vcc = mask_writer(inst.dsts[1])
@@ -320,7 +321,7 @@ def _vdiv_scale(inst: Instruction, info: Any):
 
 def _vdiv_fmas(inst: Instruction, info: Any):
     ty = "f32" if inst.name.endswith("f32") else "f64"
-    fn = _in_mode(inst.name, ty, alu._div_fmas(alu.f32 if ty == "f32" else alu.f64), info)
+    fn = _in_mode(inst.name, ty, alu_float._div_fmas(alu.f32 if ty == "f32" else alu.f64), info)
     readers = [vector_reader(op, ty) for op in inst.srcs[:3]]
     vcc = lane_mask_reader(Operand("special", 106, 2 if info.wave_size == 64 else 1, None,
                                    "vcc" if info.wave_size == 64 else "vcc_lo"))

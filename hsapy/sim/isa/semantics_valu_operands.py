@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from hsapy.sim.isa import alu_float
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (
@@ -188,8 +189,8 @@ def _valu_spec(name: str, info: Any) -> alu.Spec:
     """The semantics of ``name`` for this kernel: gfx9 min/max in IEEE mode (the kernel
     descriptor's IEEE_MODE, set for compute kernels) quiet a signaling NaN operand."""
     spec = alu.VALU[name]
-    if info.family == "gfx9" and name in alu.IEEE_MODE_OPS and getattr(info, "ieee", True):
-        return spec[0], spec[1], alu.IEEE_MODE_OPS[name]
+    if info.family == "gfx9" and name in alu_float.IEEE_MODE_OPS and getattr(info, "ieee", True):
+        return spec[0], spec[1], alu_float.IEEE_MODE_OPS[name]
     return spec
 
 

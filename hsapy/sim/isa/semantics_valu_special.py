@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hsapy.sim.isa import float_mode
+from hsapy.sim.isa import alu_float, float_mode
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (
@@ -46,13 +46,13 @@ def _dot_elements(bits, width: int, count: int, kind: str, signed: bool, family:
     out = []
     table = None
     if kind in ("fp8", "bf8"):
-        table = alu.small_float_values(*alu.SMALL_FLOATS[(family, kind)])
+        table = alu_float.small_float_values(*alu_float.SMALL_FLOATS[(family, kind)])
     for i in range(count):
         field = (bits >> np.uint32(width * i)) & mask
         if kind == "f16":
             out.append(field.astype(np.uint16).view(np.float16).astype(np.float64))
         elif kind == "bf16":
-            out.append(alu.bf16_to_f64(field))
+            out.append(alu_float.bf16_to_f64(field))
         elif table is not None:
             out.append(table[field.astype(np.intp)])
         else:
@@ -150,9 +150,9 @@ def _vdot2_16(inst: Instruction, info: Any):
         xs = _dot_elements(a(bt), 16, 2, kind, False, inst.family)
         ys = _dot_elements(b(bt), 16, 2, kind, False, inst.family)
         acc = np.asarray(c(bt))
-        acc = alu.bf16_to_f64(acc) if bf16 else acc.astype(np.float64)
+        acc = alu_float.bf16_to_f64(acc) if bf16 else acc.astype(np.float64)
         total = acc + xs[0] * ys[0] + xs[1] * ys[1]
-        return alu.round_to_bf16(total) if bf16 else np.asarray(total).astype(np.float16)
+        return alu_float.round_to_bf16(total) if bf16 else np.asarray(total).astype(np.float16)
     return compute, write
 
 
@@ -268,7 +268,7 @@ def _vpk_fmac(inst: Instruction, info: Any):
     c = _src_reader(inst, info, 1, "b32")
     d = vector_reader(inst.dsts[0], "b32")
     write = _dst_writer(inst, "b32")
-    fma = alu._fma(np.float16)
+    fma = alu_float._fma(np.float16)
 
     def halves(x):
         x = np.asarray(x).astype(np.uint32)
@@ -303,11 +303,13 @@ def _vmqsad_u32(inst: Instruction, info: Any):
 
 def _vcvt_from_small_float(inst: Instruction, info: Any):
     """V_CVT_F32_FP8 / _BF8 (one byte) and V_CVT_PK_F32_FP8 / _BF8 (two bytes of a word, into a
-    register pair); the 8-bit format is the target's (alu.SMALL_FLOATS). gfx9 picks the byte or
-    word with the SDWA select, gfx12 the byte with byte_sel (op_sel) and the word with op_sel[0]."""
+    register pair); the 8-bit format is the target's (alu_float.SMALL_FLOATS). gfx9 picks the byte
+    or word with the SDWA select, gfx12 the byte with byte_sel (op_sel) and the word with
+    op_sel[0]."""
     kind = "bf8" if inst.name.endswith("bf8") else "fp8"
-    table = alu.small_float_values(*alu.SMALL_FLOATS[(inst.family if inst.family != "gfx11"
-                                                      else "gfx12", kind)]).astype(np.float32)
+    family = inst.family if inst.family != "gfx11" else "gfx12"
+    table = alu_float.small_float_values(*alu_float.SMALL_FLOATS[(family, kind)]) \
+        .astype(np.float32)
     packed = inst.name.startswith("v_cvt_pk_")
     op_sel = int(inst.fields.get("op_sel", 0))
     if op_sel and (inst.family == "gfx9" or op_sel & ~(1 if packed else 3)):
@@ -341,8 +343,8 @@ def small_float_encoder(kind: str, saturate: bool) -> Callable[[np.ndarray], np.
     (``saturate``) and 0x80 otherwise (the guide's FP16_OVFL table). The comparison is after
     rounding: an exhaustive gfx942 sweep of fp8+fp8 and bf8+bf8 sums in AMD's issue tracker
     (ROCm/rocm-systems #9556) counts exactly the sums that round past the largest value."""
-    exp_bits, man_bits, bias, special = alu.SMALL_FLOATS[("gfx9", kind)]
-    grid = alu.small_float_values(exp_bits, man_bits, bias, special)[:128]   # 0x00 .. 0x7F
+    exp_bits, man_bits, bias, special = alu_float.SMALL_FLOATS[("gfx9", kind)]
+    grid = alu_float.small_float_values(exp_bits, man_bits, bias, special)[:128]   # 0x00 .. 0x7F
     largest = grid[127]
     limit = largest + (largest - grid[126]) / 2      # at or above: rounds past the largest
 

@@ -42,7 +42,8 @@ TRACED_MODULES = (
     "hsapy.sim.isa.memory_access", "hsapy.sim.isa.semantics_smem", "hsapy.sim.isa.semantics_vmem",
     "hsapy.sim.isa.semantics_lds", "hsapy.sim.isa.semantics_scalar",
     "hsapy.sim.isa.semantics_valu", "hsapy.sim.isa.semantics_valu_operands",
-    "hsapy.sim.isa.semantics_valu_special",
+    "hsapy.sim.isa.semantics_valu_special", "hsapy.sim.isa.alu_bits", "hsapy.sim.isa.alu_float",
+    "hsapy.sim.isa.alu_scalar",
 )
 
 
