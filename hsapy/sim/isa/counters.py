@@ -264,9 +264,9 @@ AddressModel = Callable[[Batch], "tuple[np.ndarray, np.ndarray | None] | None"]
 
 def address_model(inst: Instruction) -> AddressModel | None:
     """``fn(batch) -> (addresses, mask)`` giving the addresses a memory instruction is about to
-    access, from its decoded operands and the batch state (the rules of semantics_mem.py and
-    semantics_buffer.py: see :func:`hsapy.sim.isa.counters` module doc for the shapes); None for
-    an instruction that moves no data."""
+    access, from its decoded operands and the batch state (the rules of semantics_smem.py,
+    semantics_vmem.py, semantics_lds.py and semantics_buffer.py: see :func:`hsapy.sim.isa.counters`
+    module doc for the shapes); None for an instruction that moves no data."""
     f = facts(inst)
     if not f.is_memory:
         return None

@@ -619,9 +619,9 @@ def _directed_div_scale(ftype):
     """V_DIV_SCALE: the operand scaled by 2**+-64 (f32) / 2**+-128 (f64), exact unless the
     scaled value is subnormal, where it rounds in the mode's direction."""
     def make(direction: int):
-        from hsapy.sim.isa import semantics_alu as alu
+        from hsapy.sim.isa import alu_float
 
-        base = alu._div_scale(ftype)
+        base = alu_float._div_scale(ftype)
 
         def div_scale(s0, s1, s2):
             out, vcc = base(s0, s1, s2)
@@ -651,12 +651,12 @@ def _directed_div_fmas(ftype):
         scale = 64 if ftype is f32 else 128
 
         def div_fmas(a, b, c, vcc):
-            from hsapy.sim.isa import semantics_alu as alu
+            from hsapy.sim.isa import alu_float
 
             x, y, z = (np.asarray(v, f64) for v in (a, b, c))
             shape = np.broadcast_shapes(x.shape, y.shape, z.shape, np.shape(vcc))
             x, y, z = (np.broadcast_to(v, shape) for v in (x, y, z))
-            exp_c = alu._exp_of(np.asarray(z.astype(ftype)))
+            exp_c = alu_float._exp_of(np.asarray(z.astype(ftype)))
             k = np.where(np.broadcast_to(vcc, shape), np.where(exp_c > bias, scale, -scale), 0)
             if ftype is f64:
                 r = _by_fractions(lambda u, v, w, j: (u * v + w) * Fraction(2) ** int(j), f64,
@@ -679,9 +679,9 @@ def _directed_div_fixup(ftype):
     """V_DIV_FIXUP: exact except where the scaled quotient over- or underflowed, which takes
     the exact quotient (rounded in the mode's direction)."""
     def make(direction: int):
-        from hsapy.sim.isa import semantics_alu as alu
+        from hsapy.sim.isa import alu_float
 
-        base = alu._div_fixup(ftype)
+        base = alu_float._div_fixup(ftype)
         div = _directed_div(ftype)(direction)
 
         def div_fixup(q, den, num):

@@ -222,6 +222,8 @@ FAMILY_FORMATS: dict[str, tuple[Format, ...]] = {
 
 # FLAT seg field -> encoding name.
 FLAT_SEGMENTS = {0: "FLAT", 1: "SCRATCH", 2: "GLOBAL"}
+# Buffer instruction formats: MUBUF/MTBUF (gfx9, gfx11), VBUFFER (gfx12).
+BUFFER_FORMATS = ("MUBUF", "MTBUF", "VBUFFER")
 
 
 def identify(family: str, word0: int) -> Format | None:

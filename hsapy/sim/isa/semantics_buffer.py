@@ -58,6 +58,12 @@ u32, u64, i64 = np.uint32, np.uint64, np.int64
 MASK32 = 0xFFFFFFFF
 MASK48 = (1 << 48) - 1
 
+# The helpers from memory_access.py are imported where they are used, not when this module is:
+# the interpreter imports this module at start-up, and the memory semantics modules are first
+# imported when a memory instruction is compiled (semantics_mem.py), which is what the compiled
+# engine's tracer (jit/trace.py, which rebinds the semantics modules already imported when it
+# first traces) has always seen.
+
 # The window of addresses that reach the executing wave's private memory (see the module doc).
 PRIVATE_BUFFER_BASE = 1 << 47
 PRIVATE_BUFFER_SIZE = 1 << 40
@@ -307,7 +313,7 @@ def _private_location(b: Batch, m: Any, lanes: Lanes, sel: np.ndarray, addr: np.
 
 def _load_dwords(b: Batch, m: Any, lanes: Lanes, addr: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """One dword per lane at ``addr`` where ``ok`` (0 elsewhere)."""
-    from hsapy.sim.isa.semantics_mem import gather_dwords, scratch_load
+    from hsapy.sim.isa.memory_access import gather_dwords, scratch_load
 
     out = np.zeros(addr.size, u32)
     glob, private = _split_private(addr, ok)
@@ -321,7 +327,7 @@ def _load_dwords(b: Batch, m: Any, lanes: Lanes, addr: np.ndarray, ok: np.ndarra
 
 def _store_dwords(b: Batch, m: Any, lanes: Lanes, addr: np.ndarray, ok: np.ndarray,
                   values: np.ndarray) -> None:
-    from hsapy.sim.isa.semantics_mem import scatter_dwords, scratch_store
+    from hsapy.sim.isa.memory_access import scatter_dwords, scratch_store
 
     glob, private = _split_private(addr, ok)
     if glob.any():
@@ -334,7 +340,7 @@ def _store_dwords(b: Batch, m: Any, lanes: Lanes, addr: np.ndarray, ok: np.ndarr
 def _load_narrow(b: Batch, m: Any, lanes: Lanes, addr: np.ndarray, ok: np.ndarray,
                  size: int) -> np.ndarray:
     """``size`` (1 or 2) bytes per lane as uint32 (zero-extended; 0 out of range)."""
-    from hsapy.sim.isa.semantics_mem import gather_bytes, scratch_load
+    from hsapy.sim.isa.memory_access import gather_bytes, scratch_load
 
     out = np.zeros(addr.size, u32)
     glob, private = _split_private(addr, ok)
@@ -351,7 +357,7 @@ def _load_narrow(b: Batch, m: Any, lanes: Lanes, addr: np.ndarray, ok: np.ndarra
 
 def _store_narrow(b: Batch, m: Any, lanes: Lanes, addr: np.ndarray, ok: np.ndarray,
                   values: np.ndarray, size: int) -> None:
-    from hsapy.sim.isa.semantics_mem import scatter_bytes, scratch_store
+    from hsapy.sim.isa.memory_access import scatter_bytes, scratch_store
 
     glob, private = _split_private(addr, ok)
     if glob.any():
@@ -425,7 +431,7 @@ def _untyped_load(inst: Instruction, addressing: Addressing) -> Callable:
         value = _extend(_load_narrow(b, m, lanes, addr, ok, size), size, kind)
         if lds:
             # the LDS return path takes the extended dword (CDNA3 guide 9.1.9 lists the byte
-            # and short loads among the loads to LDS; see semantics_mem._global_load_lds)
+            # and short loads among the loads to LDS; see semantics_vmem._global_load_lds)
             _to_lds(inst, b, m, lanes, value)
             return
         regs = _data_file(inst, b)
@@ -442,7 +448,7 @@ def _to_lds(inst: Instruction, b: Batch, m: Any, lanes: Lanes, values: np.ndarra
     """gfx9 ``lds`` form: each lane's dword goes to LDS at M0[15:0] + instruction offset +
     4 * lane (CDNA3 guide 9.1.9, "Memory Buffer Load to LDS": LDS_offset is M0[15:0]; LLVM
     applies the immediate offset to both addresses)."""
-    from hsapy.sim.isa.semantics_mem import lds_store
+    from hsapy.sim.isa.memory_access import lds_store
 
     m0 = (b.S[:, 124].astype(i64) & 0xFFFF)[lanes.wave]
     addr = m0 + int(inst.fields.get("offset", 0)) + 4 * lanes.lane
@@ -475,7 +481,7 @@ def _untyped_store(inst: Instruction, addressing: Addressing) -> Callable:
 # --- atomics -----------------------------------------------------------------------------------
 
 def _atomic(inst: Instruction, addressing: Addressing) -> Callable:
-    from hsapy.sim.isa.semantics_mem import (
+    from hsapy.sim.isa.memory_access import (
         _serial_rmw,
         atomic_operation,
         gather_dwords,

@@ -51,6 +51,11 @@ MAX_PATHS = 32
 TRACED_MODULES = (
     "hsapy.sim.isa.operand_access", "hsapy.sim.isa.wave", "hsapy.sim.isa.semantics",
     "hsapy.sim.isa.semantics_alu", "hsapy.sim.isa.float_mode", "hsapy.sim.isa.semantics_mem",
+    "hsapy.sim.isa.memory_access", "hsapy.sim.isa.semantics_smem", "hsapy.sim.isa.semantics_vmem",
+    "hsapy.sim.isa.semantics_lds", "hsapy.sim.isa.semantics_scalar",
+    "hsapy.sim.isa.semantics_valu", "hsapy.sim.isa.semantics_valu_operands",
+    "hsapy.sim.isa.semantics_valu_special", "hsapy.sim.isa.alu_bits", "hsapy.sim.isa.alu_float",
+    "hsapy.sim.isa.alu_scalar",
 )
 
 
