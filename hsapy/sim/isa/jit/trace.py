@@ -18,7 +18,7 @@ run by the interpreter.
 """
 from __future__ import annotations
 
-import sys
+import importlib
 import threading
 import types
 from collections.abc import Callable
@@ -163,7 +163,10 @@ class _Rebinder:
     def _prepare(self) -> None:
         if self._globals:
             return
-        modules = [sys.modules[name] for name in TRACED_MODULES if name in sys.modules]
+        # every traced module, imported now if nothing has imported it yet: a module left out
+        # here would be traced through its real numpy and fail, so what compiles would depend
+        # on which modules happened to be imported before the first trace
+        modules = [importlib.import_module(name) for name in TRACED_MODULES]
         for module in modules:
             g = dict(module.__dict__)
             self._globals[id(module.__dict__)] = g
