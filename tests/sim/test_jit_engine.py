@@ -193,6 +193,68 @@ def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, mo
     finally:
         setup.close()
 
+
+def _transpose(target: str, rng):
+    rows, cols = 320, 384                 # 12 x 10 tiles of 32 x 32, each a 32 x 8 workgroup
+    x = rng.standard_normal(rows * cols).astype(np.float32)
+    return (_corpus("stencil", target), "transpose_padded",
+            [x, np.zeros(rows * cols, np.float32), rows, cols], (cols, rows // 4), (32, 8), 0)
+
+
+def _vector_add_whole(target: str, rng):
+    from hsapy.asm import kernels
+
+    n = 256 * 128                         # whole workgroups only
+    a, b = rng.random((2, n), dtype=np.float32)
+    return (kernels.build("vector_add", target), "vector_add",
+            [a, b, np.zeros(n, np.float32), n], n, 256, 0)
+
+
+@pytest.mark.parametrize("kernel", ["transpose", "vector_add"])
+@pytest.mark.parametrize("target", ["gfx942", "gfx1201"])
+def test_chunks_of_whole_workgroups_share_their_initial_state(kernel, target, runtimes,
+                                                              monkeypatch):
+    """Cut into many chunks (a small chunk budget), a dispatch of whole workgroups makes the
+    initial batch of each chunk size once and the other chunks' from what it kept; workgroup
+    ids (x and y), work-item ids and user SGPRs must come out as the interpreter's, so memory
+    is bitwise the interpreter's at every thread count."""
+    from hsapy.sim.isa import interpreter
+    from hsapy.sim.isa.jit import executor
+
+    make = {"transpose": _transpose, "vector_add": _vector_add_whole}[kernel]
+    code, name, args, grid, block, lds = make(target, np.random.default_rng(11))
+    setup = Setup(runtimes(target), code, name, args)
+    built = []
+    made = interpreter.InterpreterExecutor._initial_batch
+
+    def counted(self, *a, **k):
+        built.append(a[4:6])              # (start, stop)
+        return made(self, *a, **k)
+
+    try:
+        want = setup.dispatch("interp", grid, block, lds)
+        monkeypatch.setattr(executor, "JIT_CHUNK_BYTES", 64 << 10)
+        monkeypatch.setattr(interpreter.InterpreterExecutor, "_initial_batch", counted)
+        for threads in (1, 3):
+            monkeypatch.setenv("HSAPY_SIM_THREADS", str(threads))
+            built.clear()
+            last_dispatch.counters = None
+            got = setup.dispatch("jit", grid, block, lds)
+            counters = last_dispatch.counters
+            assert counters is not None and counters.calls > 0
+            for k, (g, w) in enumerate(zip(got, want)):
+                assert np.array_equal(g, w), (
+                    f"{name} on {target}, {threads} threads: argument {k} differs from the "
+                    f"interpreter's in {np.count_nonzero(g != w)} bytes")
+            # each chunk size made once per thread at most (threads starting chunks of a size
+            # together may each make it before one keeps it)
+            sizes = {stop - start for start, stop in built}
+            assert counters.chunks >= 8, counters.as_dict()
+            assert len(built) <= threads * len(sizes) < counters.chunks, (
+                built, counters.as_dict())
+    finally:
+        setup.close()
+
 def _profiled_counters(engine: str, target: str, n: int):
     from hsapy.asm import kernels
     from hsapy.profile import Profiler

@@ -398,14 +398,28 @@ class InterpreterExecutor:
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
         S = self._state_zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)
-        gx = wg_x[wg_of_wave].astype(np.uint32)
-        gy = wg_y[wg_of_wave].astype(np.uint32)
-        gz = wg_z[wg_of_wave].astype(np.uint32)
-        if profile.has_architected_sgprs:
+        self._workgroup_sgprs(kd, S, wg_x[wg_of_wave], wg_y[wg_of_wave], wg_z[wg_of_wave],
+                              wave_in_wg)
+        batch = Batch(entry, S, V, A, live, np.zeros(W, bool),
+                      wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64), mode=mode)
+        alive = np.bincount(wg_of_wave, minlength=stop - start).astype(np.int64)
+        return batch, alive
+
+    def _workgroup_sgprs(self, kd: DescriptorFields, S: np.ndarray, wg_x: np.ndarray,
+                         wg_y: np.ndarray, wg_z: np.ndarray,
+                         wave_in_wg: np.ndarray | None) -> None:
+        """Each wave's workgroup ids (and what follows them) into its SGPRs, ``wg_*`` being
+        per wave; ``wave_in_wg`` None leaves gfx12's wave-in-group field as it is."""
+        gx = wg_x.astype(np.uint32)
+        gy = wg_y.astype(np.uint32)
+        gz = wg_z.astype(np.uint32)
+        if self.profile.has_architected_sgprs:
             # gfx12: TTMP9 = workgroup id x, TTMP7 = z << 16 | y, TTMP8[29:25] = wave id in group
             S[:, TTMP0 + 9] = gx
             S[:, TTMP0 + 7] = (gz << np.uint32(16)) | (gy & np.uint32(0xFFFF))
-            S[:, TTMP0 + 8] = (wave_in_wg.astype(np.uint32) & np.uint32(0x1F)) << np.uint32(25)
+            if wave_in_wg is not None:
+                S[:, TTMP0 + 8] = (wave_in_wg.astype(np.uint32) & np.uint32(0x1F)) \
+                    << np.uint32(25)
         else:
             row = kd.user_sgpr_count
             for bit, values in ((7, gx), (8, gy), (9, gz)):
@@ -417,19 +431,15 @@ class InterpreterExecutor:
             if kd.rsrc2 & 1:  # private segment wave byte offset
                 S[:, row] = 0
                 row += 1
-        batch = Batch(entry, S, V, A, live, np.zeros(W, bool),
-                      wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64), mode=mode)
-        alive = np.bincount(wg_of_wave, minlength=stop - start).astype(np.int64)
-        return batch, alive
 
     def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
         """Zeroed register state of a chunk's initial batch (the compiled engine reuses the
         memory of the previous chunk's)."""
         return np.zeros(shape, dtype)
 
-    def _user_sgprs(self, ctx: DispatchContext, kd: DescriptorFields, S: np.ndarray) -> None:
+    def _user_sgprs(self, ctx: DispatchContext, kd: DescriptorFields, S: np.ndarray) -> int:
         """User SGPRs from s0 in LLVM's order, each only when enabled (AMDGPUUsage, "Initial
-        Kernel Execution State")."""
+        Kernel Execution State"); returns how many it wrote."""
         props = kd.code_properties
         row = 0
 
@@ -467,6 +477,7 @@ class InterpreterExecutor:
             except SimMemoryFault as fault:
                 raise SimFault(HSA_STATUS_ERROR_MEMORY_FAULT, str(fault), fault.address) from None
             S[:, row:row + preload] = np.frombuffer(raw, np.uint32)
+        return row + preload
 
     # --- scheduling -----------------------------------------------------------------------------
     def _schedule(self, ctx: DispatchContext, programs, machine: _Machine,

@@ -41,6 +41,7 @@ from hsapy.sim.isa.interpreter import (
 )
 from hsapy.sim.isa.jit import last_dispatch
 from hsapy.sim.isa.jit.runtime import CANCEL, CURRENT, EngineCounters, JitProgram, address, attach
+from hsapy.sim.isa.wave import NSREG, TTMP0, Batch
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 
@@ -124,6 +125,7 @@ class JitExecutor(InterpreterExecutor):
         self._pool: ThreadPoolExecutor | None = None
         self._pool_size = 0
         self._zero_pools: dict | None = None
+        self._layouts: dict | None = None
         self._lock = threading.Lock()
         # "auto": per loaded code object, kernel -> the background compilation's state
         self._compiling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -184,10 +186,12 @@ class JitExecutor(InterpreterExecutor):
                     entry: int, lds: int, private: int, recorder: Any = None) -> None:
         # recorder is always None here: profiled dispatches run on the interpreter
         self._zero_pools = {}
+        self._layouts = {}
         try:
             self._run_chunks_pooled(ctx, kd, programs, shape, wave_size, entry, lds, private)
         finally:
             self._zero_pools = None
+            self._layouts = None
 
     def _run_chunks_pooled(self, ctx: Any, kd: Any, programs: Any, shape: tuple,
                            wave_size: int, entry: int, lds: int, private: int) -> None:
@@ -270,25 +274,79 @@ class JitExecutor(InterpreterExecutor):
         self._prepare_machine(ctx, machine, table)
         self._schedule(ctx, programs, machine, batch, alive)
 
-    def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
-        """Register arrays of a chunk's initial batch in the memory of the previous chunk's,
-        zeroed again: fresh arrays of a few MiB come from fresh pages, whose first touches
-        (page faults) cost more than the zeroing. A chunk's batch is gone once the chunk is
-        done (the next one of the same thread starts after), and the pool lives for one
-        dispatch."""
+    def _initial_batch(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, start: int,
+                       stop: int, counts: Any, grid: Any, block: Any, entry: int) -> tuple:
+        """The interpreter's initial batch. In a dispatch whose workgroups are all whole, the
+        chunks of one size differ only in their workgroup ids: the first is made by the
+        interpreter and what the others share with it is kept (work-item id rows, user SGPRs,
+        EXEC, the wave-to-workgroup map), so that the others take a handful of array
+        operations instead of a few dozen. Each numpy operation on a large array lets the GIL
+        go and waits to take it back, which is what threads running chunks side by side
+        queue on."""
+        layouts = self._layouts
+        if layouts is None or any(g % b for g, b in zip(grid, block)):
+            return super()._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
+                                          grid, block, entry)
+        count = stop - start
+        layout = layouts.get(count)
+        if layout is None:
+            batch, alive = super()._initial_batch(ctx, kd, shape, wave_size, start, stop,
+                                                  counts, grid, block, entry)
+            # the work-item id rows (v0, or v0-v2 unpacked); every other register is zero
+            ids = 1 if self.profile.packed_work_item_ids else \
+                min(((kd.rsrc2 >> 11) & 3) + 1, shape[0])
+            # the SGPRs every wave starts with the same: the user SGPRs (gfx12's wave-in-group
+            # field is the same from one chunk of this size to the next too)
+            user = self._user_sgprs(ctx, kd, np.zeros((1, NSREG), np.uint32))
+            wave_field = batch.S[:, TTMP0 + 8].copy() \
+                if self.profile.has_architected_sgprs else None
+            layouts[count] = (batch.S[:1, :user].copy(), wave_field, batch.V[:ids].copy(),
+                              batch.exec.copy(), batch.wg.copy(), alive.copy())
+            return batch, alive
+        user, wave_field, ids, live, wg, alive = layout
+        waves = wg.size
+        nvgprs, nagprs, mode = shape
+        S = self._state_zeros((waves, NSREG), np.uint32)
+        if user.size:
+            S[:, :user.shape[1]] = user
+        if wave_field is not None:
+            S[:, TTMP0 + 8] = wave_field
+        V = self._state_zeros((nvgprs, waves, wave_size), np.uint32)
+        ctypes.memmove(address(V), address(ids), ids.nbytes)     # rows 0.. are contiguous
+        A = self._state_zeros((nagprs, waves, wave_size), np.uint32) if nagprs else None
+        nx, ny, _ = counts
+        linear = wg + start
+        self._workgroup_sgprs(kd, S, linear % nx, (linear // nx) % ny, linear // (nx * ny),
+                              None)
+        return (Batch(entry, S, V, A, live.copy(), np.zeros(waves, bool), wg.copy(),
+                      np.arange(waves, dtype=np.int64), mode=mode), alive.copy())
+
+    def _pooled(self, shape: tuple, dtype: Any) -> np.ndarray | None:
+        """This thread's pooled array of ``shape`` and ``dtype`` (uninitialised when new);
+        None outside a dispatch."""
         pools = self._zero_pools
         if pools is None:
-            return np.zeros(shape, dtype)
+            return None
         pool = pools.setdefault(threading.get_ident(), {})
         key = (shape, np.dtype(dtype).str)
         array = pool.get(key)
         if array is None:
             if len(pool) >= 8:
                 pool.clear()
-            array = pool[key] = np.zeros(shape, dtype)
-        else:
-            # libc's memset: numpy's fill broadcasts the scalar element by element
-            ctypes.memset(address(array), 0, array.nbytes)
+            array = pool[key] = np.empty(shape, dtype)
+        return array
+
+    def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
+        """Register arrays of a chunk's initial batch in the memory of the previous chunk's,
+        zeroed again: fresh arrays of a few MiB come from fresh pages, whose first touches
+        (page faults) cost more than the zeroing. A chunk's batch is gone once the chunk is
+        done (the next one of the same thread starts after), and the pool lives for one
+        dispatch."""
+        array = self._pooled(shape, dtype)
+        if array is None:
+            return np.zeros(shape, dtype)
+        # libc's memset: numpy's fill broadcasts the scalar element by element
+        ctypes.memset(address(array), 0, array.nbytes)
         return array
 
     def _prepare_machine(self, ctx: Any, machine: Any, table: Any) -> None:
