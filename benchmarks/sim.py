@@ -25,8 +25,9 @@ The empty-kernel line has ``kernel: "empty"``, ``engine: "auto"`` (the default e
 interprets a dispatch this small) and ``median_us`` / ``p95_us`` of the round trip (publish ->
 completion observed) with a prepared dispatch of one 64-wide workgroup.
 
-``--threads N`` runs the compiled engine with ``HSAPY_SIM_THREADS=N`` (default: the usable cores).
-``--scaling`` runs the compiled engine's kernels at 1, 2, ... N threads instead and adds
+``--threads N`` runs the compiled engine with ``HSAPY_SIM_THREADS=N`` (default: the engine's own
+default, the usable cores up to its ceiling). ``--scaling`` runs the compiled engine's kernels at
+1, 2, ... N threads instead (default N: the usable cores) and adds
 ``speedup`` (wall time at one thread over wall time at ``threads``) to each line; the interpreter
 and the empty kernel are not run in that mode.
 """
@@ -53,6 +54,16 @@ def cores_usable() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def _default_threads() -> int:
+    """The compiled engine's own thread count (HSAPY_SIM_THREADS, else the usable cores up to
+    its ceiling); the usable cores when it cannot be imported."""
+    try:
+        from hsapy.sim.isa.jit.executor import thread_count
+    except Exception:  # noqa: BLE001 - no compiled engine (llvmlite missing)
+        return cores_usable()
+    return thread_count()
 
 
 def _emit(record: dict, engine: str, threads: int) -> None:
@@ -221,7 +232,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown engine(s) {', '.join(unknown)}; choose from {', '.join(ENGINES)}")
     if args.threads is not None and args.threads < 1:
         parser.error("--threads takes a count >= 1")
-    threads = args.threads or cores_usable()
+    if args.threads:
+        threads = args.threads
+    elif args.scaling:
+        threads = cores_usable()
+    else:
+        threads = _default_threads()
     benches = kernel_benches(args.quick, args.repeats)
 
     if args.scaling:

@@ -64,9 +64,17 @@ class CompiledProgram(JitProgram, Program):
         self._jit_init()
 
 
+# The default thread count's ceiling. Each chunk still runs some Python (its initial batch, the
+# scheduler, the calls into compiled code), and every numpy operation or compiled call in it lets
+# the GIL go and queues to take it back: past a few threads they spend more time queueing than
+# they gain, and dispatches get slower again (benchmarks/sim.py --scaling shows where on a given
+# machine). HSAPY_SIM_THREADS sets any count.
+DEFAULT_THREADS_MAX = 4
+
+
 def thread_count() -> int:
     """Threads for the chunks of a parallel-safe dispatch: ``HSAPY_SIM_THREADS``, else the
-    cores this process may run on."""
+    cores this process may run on, at most DEFAULT_THREADS_MAX."""
     value = os.environ.get("HSAPY_SIM_THREADS")
     if value:
         try:
@@ -74,9 +82,10 @@ def thread_count() -> int:
         except ValueError:
             pass
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, DEFAULT_THREADS_MAX))
 
 
 _WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
