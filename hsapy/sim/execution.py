@@ -93,6 +93,31 @@ def resolve_watchdog(value: Any = None) -> float | None:
     return seconds or None
 
 
+THREADS_ENV = "HSAPY_SIM_THREADS"
+
+
+def resolve_threads(value: Any = None) -> int | None:
+    """Host threads for the compiled engine's chunks from ``value``, else ``HSAPY_SIM_THREADS``;
+    None when neither is set (the engine's default: the usable cores, at most 4)."""
+    source = "threads"
+    if value is None:
+        value = os.environ.get(THREADS_ENV) or None
+        source = THREADS_ENV
+    if value is None:
+        return None
+    try:
+        count = int(str(value).strip())
+    except ValueError:
+        count = 0
+    if count < 1:
+        from hsapy.errors import HsapyValueError
+
+        raise HsapyValueError(f"{source}={value!r}: the compiled engine's host threads take a "
+                              f"whole number >= 1 (leave {THREADS_ENV} unset for the default: "
+                              "the usable cores, at most 4)")
+    return count
+
+
 def resolve_engine(value: Any = None) -> str:
     """The simulator's execution engine from ``value``, else ``HSAPY_SIM_ENGINE``, else
     "auto"; one of :data:`ENGINES`."""

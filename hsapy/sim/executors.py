@@ -23,6 +23,7 @@ from hsapy.sim.execution import (
     SimFault,
     registered_factory,
     resolve_engine,
+    resolve_threads,
     resolve_watchdog,
 )
 from hsapy.sim.memory import SimMemoryFault
@@ -110,6 +111,7 @@ class ExecutorCache:
     def __init__(self, mode: Any = None, watchdog_s: Any = None, engine: Any = None) -> None:
         self.watchdog_s = resolve_watchdog(watchdog_s)
         self.engine = resolve_engine(engine)
+        resolve_threads()          # a bad HSAPY_SIM_THREADS is reported here, not mid-dispatch
         if mode is None:
             mode = os.environ.get("HSAPY_SIM_EXECUTOR") or None
         if isinstance(mode, str) and mode not in ("null", "builtin", "default"):

@@ -522,3 +522,24 @@ def test_ctrl_c_in_the_cli_exits_with_130():
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert time.monotonic() - sent < 30
+
+
+@pytest.mark.parametrize("bad", ["four", "0", "-2", "1.5"])
+def test_bad_thread_count_is_refused_when_the_runtime_opens(monkeypatch, bad):
+    monkeypatch.setenv("HSAPY_SIM_THREADS", bad)
+    with pytest.raises(HsapyValueError, match="HSAPY_SIM_THREADS") as raised:
+        hsapy.Runtime(backend="sim")
+    assert repr(bad) in str(raised.value) and ">= 1" in str(raised.value)
+
+
+def test_thread_count_comes_from_the_environment_or_the_capped_default(monkeypatch):
+    pytest.importorskip("llvmlite")
+    import os
+
+    from hsapy.sim.isa.jit.executor import DEFAULT_THREADS_MAX, thread_count
+
+    monkeypatch.setenv("HSAPY_SIM_THREADS", "7")
+    assert thread_count() == 7
+    monkeypatch.delenv("HSAPY_SIM_THREADS")
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert thread_count() == max(1, min(usable or 1, DEFAULT_THREADS_MAX))

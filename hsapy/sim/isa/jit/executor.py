@@ -5,10 +5,10 @@
 same batches, the same scheduling -- with programs whose decoded functions are compiled
 (:mod:`hsapy.sim.isa.jit.runtime`). When no workgroup of the kernel can observe another one's
 order of execution (no atomic on global memory, no scalar store: see :func:`parallel_safe`),
-chunks of workgroups run on several threads (``HSAPY_SIM_THREADS``, default every core the
-process may use); the compiled code releases the GIL. Otherwise the chunks run one after
-another in the interpreter's order, so atomics and their returned values come out as the
-interpreter's.
+chunks of workgroups run on several threads (``HSAPY_SIM_THREADS``, default the cores the
+process may use, at most :data:`DEFAULT_THREADS_MAX`); the compiled code releases the GIL.
+Otherwise the chunks run one after another in the interpreter's order, so atomics and their
+returned values come out as the interpreter's.
 
 Under ``HSAPY_SIM_ENGINE=auto`` a dispatch does not wait for its kernel's compilation: the first
 dispatch of a kernel starts it on a background thread and waits at most
@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from hsapy.sim.execution import resolve_threads
 from hsapy.sim.isa.interpreter import (
     CHUNK_BYTES,
     DescriptorFields,
@@ -75,12 +76,12 @@ DEFAULT_THREADS_MAX = 4
 def thread_count() -> int:
     """Threads for the chunks of a parallel-safe dispatch: ``HSAPY_SIM_THREADS``, else the
     cores this process may run on, at most DEFAULT_THREADS_MAX."""
-    value = os.environ.get("HSAPY_SIM_THREADS")
-    if value:
-        try:
-            return max(1, int(value))
-        except ValueError:
-            pass
+    try:
+        count = resolve_threads()
+    except ValueError:     # changed to something invalid after the runtime checked it
+        count = None
+    if count is not None:
+        return count
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
