@@ -255,6 +255,39 @@ def test_chunks_of_whole_workgroups_share_their_initial_state(kernel, target, ru
     finally:
         setup.close()
 
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx1201"])
+def test_a_kernel_without_atomics_runs_on_threads_beside_one_with_them(target, runtimes,
+                                                                       monkeypatch):
+    """Parallel safety is the kernel's own: block_sum_tree (LDS and barriers, no atomic) shares
+    its code object with dot_atomic, yet its chunks run on several threads, with the
+    interpreter's memory; dot_atomic's still run in the interpreter's order on one."""
+    n, block = 1 << 16, 256
+    x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    code = _corpus("reduce", target)
+    # each workgroup sums 2 x block elements in block x 4 bytes of dynamic LDS
+    setup = Setup(runtimes(target), code, "block_sum_tree",
+                  [x, np.zeros(n // (2 * block), np.float32), n])
+    monkeypatch.setenv("HSAPY_SIM_THREADS", "2")
+    try:
+        want = setup.dispatch("interp", n // 2, block, 4 * block)
+        last_dispatch.counters = None
+        got = setup.dispatch("jit", n // 2, block, 4 * block)
+        counters = last_dispatch.counters
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        assert counters is not None and counters.chunks >= 2 and counters.threads == 2, \
+            counters.as_dict()
+    finally:
+        setup.close()
+    code, name, args, grid, block, lds, _ = _dot_atomic(target, np.random.default_rng(4))
+    setup = Setup(runtimes(target), code, name, args)
+    try:
+        last_dispatch.counters = None
+        setup.dispatch("jit", grid, block, lds)
+        assert last_dispatch.counters.threads == 1, last_dispatch.counters.as_dict()
+    finally:
+        setup.close()
+
 def _profiled_counters(engine: str, target: str, n: int):
     from hsapy.asm import kernels
     from hsapy.profile import Profiler

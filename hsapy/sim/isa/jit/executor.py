@@ -92,11 +92,25 @@ def thread_count() -> int:
 _WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
 
 
-def parallel_safe(program: Program) -> bool:
-    """True when the whole code object decodes and no instruction of it is an atomic on
-    global (flat, buffer, scalar) memory or a scalar store: then workgroups see each other
-    only through plain loads and stores, whose results do not depend on the order workgroups
-    run in (unless they race, which is undefined on hardware too)."""
+# instructions that go to code elsewhere (other functions): a kernel that has one is judged with
+# the whole code object
+_CALLS = frozenset({"s_swappc_b64", "s_setpc_b64", "s_call_b64"})
+
+
+def parallel_safe(program: Program, entry: int | None = None) -> bool:
+    """True when no instruction the dispatch may run is an atomic on global (flat, buffer,
+    scalar) memory or a scalar store: then workgroups see each other only through plain loads
+    and stores, whose results do not depend on the order workgroups run in (unless they race,
+    which is undefined on hardware too). With the kernel's ``entry``, a kernel that calls no
+    other function is judged by its own function's instructions; otherwise (or without an
+    entry) the whole code object must decode and hold none."""
+    if entry is not None:
+        for start, end, _ in program.text.functions or ():
+            if start <= entry < end:
+                verdict = _function_parallel_safe(program, start, end)
+                if verdict is not None:
+                    return verdict
+                break
     cached = getattr(program, "_parallel_safe", None)
     if cached is not None:
         return cached
@@ -121,6 +135,32 @@ def parallel_safe(program: Program) -> bool:
             break
     program._parallel_safe = safe
     return safe
+
+
+def _function_parallel_safe(program: Program, start: int, end: int) -> bool | None:
+    """parallel_safe's verdict for the function [start, end) on its own; None when it calls
+    elsewhere (or decodes to nothing), so that the whole code object decides."""
+    verdicts = program.__dict__.setdefault("_parallel_safe_functions", {})
+    if start in verdicts:
+        return verdicts[start]
+    verdict: bool | None
+    try:
+        program.lookup(start)                   # decodes the whole function
+    except Exception:  # noqa: BLE001 - code that does not decode: keep the serial order
+        verdict = False
+    else:
+        insts = [inst for inst in list(program.insts)
+                 if inst is not None and start <= inst.offset < end]
+        if any(start <= offset < end for offset in list(program.errors)):
+            verdict = False
+        elif not insts or any(inst.name in _CALLS for inst in insts):
+            verdict = None
+        else:
+            verdict = not any(inst.encoding != "DS" and any(key in inst.name
+                                                            for key in _WRITE_SHARED)
+                              for inst in insts)
+    verdicts[start] = verdict
+    return verdict
 
 
 class JitExecutor(InterpreterExecutor):
@@ -208,7 +248,7 @@ class JitExecutor(InterpreterExecutor):
         threads = getattr(ctx, "threads", None) or thread_count()
         program = programs(shape[2])
         table = ctx.memory.table(ctx.agent_handle or None)
-        if not parallel_safe(program):
+        if not parallel_safe(program, entry):
             # workgroups see each other's order (atomics, scalar stores): the interpreter's
             # chunks in the interpreter's order, whatever the thread count, so that atomics
             # apply and return as the interpreter's do
