@@ -359,7 +359,7 @@ def _ds_model(inst: Instruction, f: InstructionFacts) -> AddressModel:
 
 def _smem_model(inst: Instruction, f: InstructionFacts) -> AddressModel:
     from hsapy.sim.isa.operand_access import scalar_index, scalar_reader
-    from hsapy.sim.isa.semantics_mem import smem_immediate
+    from hsapy.sim.isa.semantics_smem import smem_immediate
 
     srcs = list(inst.srcs)
     if f.access != "read" and srcs:

@@ -19,14 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 from hsapy.sim.isa.instruction import Instruction
-
-# _width_of, atomic_operation, smem_immediate and scratch_operands: the compiled engine's memory
-# operations (jit/memops.py) and the counters (counters.py) read these operand rules here
-from hsapy.sim.isa.memory_access import _width_of, atomic_operation  # noqa: F401
 from hsapy.sim.isa.operand_access import NotImplementedOperand
 from hsapy.sim.isa.semantics_lds import _ds
-from hsapy.sim.isa.semantics_smem import _smem, smem_immediate  # noqa: F401
-from hsapy.sim.isa.semantics_vmem import _vmem, scratch_operands  # noqa: F401
+from hsapy.sim.isa.semantics_smem import _smem
+from hsapy.sim.isa.semantics_vmem import _vmem
 
 
 def compile_memory(inst: Instruction, info: Any):

@@ -66,7 +66,7 @@ def emit(gen: Any, state: Any, step: Any, seg: Any, k: int) -> None:
 
 
 def _extend(acc: Access, state: Any, raw: ir.Value, op: MemOp, dst_key: tuple) -> ir.Value:
-    """A sub-dword load's value as the new 32-bit register contents (semantics_mem._extend)."""
+    """A sub-dword load's value as the new 32-bit register contents (memory_access._extend)."""
     b = acc.b
     v32 = vec(I32, acc.lanes)
     value = b.sext(raw, v32) if op.ext.startswith("s") else b.zext(raw, v32)
@@ -143,7 +143,7 @@ def _smem_load(gen: Any, state: Any, acc: Access, op: MemOp, seg: Any, k: int) -
 # --- scratch --------------------------------------------------------------------------------------
 
 def _scratch_access(gen: Any, state: Any, acc: Access, op: MemOp, seg: Any, k: int) -> None:
-    """semantics_mem.scratch_load / scratch_store: each lane's private row at offset + VGPR +
+    """memory_access.scratch_load / scratch_store: each lane's private row at offset + VGPR +
     SGPR (a 64-bit sum); an active lane outside the row hands the wave back (the interpreter
     faults)."""
     b = acc.b
@@ -345,5 +345,5 @@ def _ds_atomic_code(gen: Any, state: Any, acc: Access, op: MemOp) -> None:
     olds = _rmw_loop(gen, state, acc, op, host, mask)
     if olds is not None and op.dst is not None:
         for j, word in enumerate(olds):
-            # an out-of-range lane returns 0 (semantics_mem.lds_load)
+            # an out-of-range lane returns 0 (memory_access.lds_load)
             _commit(acc, state, ("v", op.dst.index + j), word, exec_mask)

@@ -4,9 +4,10 @@ atomics, scalar loads, scratch and LDS (DS) accesses it performs itself, and wha
 interpreter. The code for them is emitted by hsapy/sim/isa/jit/memcode.py, with the address and
 access helpers of hsapy/sim/isa/jit/memaccess.py.
 
-The operand reading is the interpreter's (hsapy/sim/isa/semantics_mem.py: the access width and
-sign of each mnemonic from ``_width_of``, the SMEM offset from ``smem_immediate``, the atomic
-operations from ``atomic_operation`` and the DS atomic closures, whose functions are traced like
+The operand reading is the interpreter's (the access width and sign of each mnemonic from
+``memory_access._width_of``, the SMEM offset from ``semantics_smem.smem_immediate``, scratch
+operands from ``semantics_vmem.scratch_operands``, the atomic operations from
+``memory_access.atomic_operation`` and the DS atomic closures, whose functions are traced like
 any ALU instruction into the update graph of :attr:`MemOp.graph`).
 """
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _describe(inst: Any) -> MemOp:
 def _scratch(inst: Any) -> MemOp:
     """Private memory (one row per lane of the batch's scratch): no other wave or lane sees
     it, so a store orders with nothing across waves and does not start a segment."""
-    from hsapy.sim.isa.semantics_mem import _width_of, scratch_operands
+    from hsapy.sim.isa.memory_access import _width_of
+    from hsapy.sim.isa.semantics_vmem import scratch_operands
 
     name = inst.name
     if "_lds_" in name:
@@ -108,7 +110,7 @@ def _scratch(inst: Any) -> MemOp:
 
 
 def _smem(inst: Any) -> MemOp:
-    from hsapy.sim.isa.semantics_mem import smem_immediate
+    from hsapy.sim.isa.semantics_smem import smem_immediate
 
     name = inst.name
     if not name.startswith("s_load_") or name.rsplit("_", 1)[-1] in ("u8", "i8", "u16", "i16"):
@@ -128,7 +130,7 @@ def _smem(inst: Any) -> MemOp:
 
 
 def _vmem(inst: Any) -> MemOp:
-    from hsapy.sim.isa.semantics_mem import _width_of, atomic_operation
+    from hsapy.sim.isa.memory_access import _width_of, atomic_operation
 
     name = inst.name
     srcs = list(inst.srcs)
