@@ -79,6 +79,15 @@ class ExecutionStats:
     waves: int = 0
 
 
+def workgroup_id_columns(wg_x: np.ndarray, wg_y: np.ndarray, wg_z: np.ndarray) -> np.ndarray:
+    """uint32 [n, 5] for n workgroups: x, y, z, z << 16 | y (gfx12's TTMP7) and 0."""
+    gx = wg_x.astype(np.uint32)
+    gy = wg_y.astype(np.uint32)
+    gz = wg_z.astype(np.uint32)
+    return np.stack([gx, gy, gz, (gz << np.uint32(16)) | (gy & np.uint32(0xFFFF)),
+                     np.zeros_like(gx)], axis=1)
+
+
 class _Machine:
     """Per-dispatch-chunk state the instruction closures use (memory, LDS, scheduler)."""
 
@@ -398,39 +407,39 @@ class InterpreterExecutor:
                 V[axis] = id_table[wave_shape, axis, wave_in_wg]
         S = self._state_zeros((W, NSREG), np.uint32)
         self._user_sgprs(ctx, kd, S)
-        self._workgroup_sgprs(kd, S, wg_x[wg_of_wave], wg_y[wg_of_wave], wg_z[wg_of_wave],
+        self._workgroup_sgprs(kd, S, workgroup_id_columns(wg_x, wg_y, wg_z)[wg_of_wave],
                               wave_in_wg)
         batch = Batch(entry, S, V, A, live, np.zeros(W, bool),
                       wg_of_wave.astype(np.int64), np.arange(W, dtype=np.int64), mode=mode)
         alive = np.bincount(wg_of_wave, minlength=stop - start).astype(np.int64)
         return batch, alive
 
-    def _workgroup_sgprs(self, kd: DescriptorFields, S: np.ndarray, wg_x: np.ndarray,
-                         wg_y: np.ndarray, wg_z: np.ndarray,
-                         wave_in_wg: np.ndarray | None) -> None:
-        """Each wave's workgroup ids (and what follows them) into its SGPRs, ``wg_*`` being
-        per wave; ``wave_in_wg`` None leaves gfx12's wave-in-group field as it is."""
-        gx = wg_x.astype(np.uint32)
-        gy = wg_y.astype(np.uint32)
-        gz = wg_z.astype(np.uint32)
+    def _workgroup_sgpr_columns(self, kd: DescriptorFields) -> list[tuple[int, int]]:
+        """Where each wave's workgroup ids go: (SGPR, column) pairs over the columns of
+        :func:`workgroup_id_columns` (x, y, z, z << 16 | y, 0)."""
         if self.profile.has_architected_sgprs:
-            # gfx12: TTMP9 = workgroup id x, TTMP7 = z << 16 | y, TTMP8[29:25] = wave id in group
-            S[:, TTMP0 + 9] = gx
-            S[:, TTMP0 + 7] = (gz << np.uint32(16)) | (gy & np.uint32(0xFFFF))
-            if wave_in_wg is not None:
-                S[:, TTMP0 + 8] = (wave_in_wg.astype(np.uint32) & np.uint32(0x1F)) \
-                    << np.uint32(25)
-        else:
-            row = kd.user_sgpr_count
-            for bit, values in ((7, gx), (8, gy), (9, gz)):
-                if kd.rsrc2 & (1 << bit):
-                    S[:, row] = values
-                    row += 1
-            if kd.rsrc2 & (1 << 10):  # workgroup info: not written by current hardware; zero
+            # gfx12: TTMP9 = workgroup id x, TTMP7 = z << 16 | y (TTMP8: the wave in its group)
+            return [(TTMP0 + 9, 0), (TTMP0 + 7, 3)]
+        pairs = []
+        row = kd.user_sgpr_count
+        for bit, column in ((7, 0), (8, 1), (9, 2)):
+            if kd.rsrc2 & (1 << bit):
+                pairs.append((row, column))
                 row += 1
-            if kd.rsrc2 & 1:  # private segment wave byte offset
-                S[:, row] = 0
-                row += 1
+        if kd.rsrc2 & (1 << 10):  # workgroup info: not written by current hardware; zero
+            row += 1
+        if kd.rsrc2 & 1:  # private segment wave byte offset
+            pairs.append((row, 4))
+        return pairs
+
+    def _workgroup_sgprs(self, kd: DescriptorFields, S: np.ndarray, columns: np.ndarray,
+                         wave_in_wg: np.ndarray | None) -> None:
+        """Each wave's workgroup ids (and what follows them) into its SGPRs, ``columns`` being
+        :func:`workgroup_id_columns` per wave."""
+        for sgpr, column in self._workgroup_sgpr_columns(kd):
+            S[:, sgpr] = columns[:, column]
+        if self.profile.has_architected_sgprs:
+            S[:, TTMP0 + 8] = (wave_in_wg.astype(np.uint32) & np.uint32(0x1F)) << np.uint32(25)
 
     def _state_zeros(self, shape: tuple, dtype: Any) -> np.ndarray:
         """Zeroed register state of a chunk's initial batch (the compiled engine reuses the

@@ -62,7 +62,10 @@ class Batch:
 
     def __init__(self, pc: int, S: np.ndarray, V: np.ndarray, A: np.ndarray | None,
                  exec_mask: np.ndarray, scc: np.ndarray, wg: np.ndarray, wave_id: np.ndarray,
-                 scratch: np.ndarray | None = None, mode: int = 0) -> None:
+                 scratch: np.ndarray | None = None, mode: int = 0,
+                 exec_all: bool | None = None) -> None:
+        """``exec_all``: whether every lane of ``exec_mask`` is set, when the caller knows
+        (else it is computed)."""
         self.pc = pc
         self.S = S
         self.S64 = S.view(np.uint64)
@@ -77,7 +80,11 @@ class Batch:
         self.status = 0
         self.mode = mode
         self.jit_arrays = None      # the compiled engine's cache of the arrays' addresses
-        self.exec_changed()
+        if exec_all is None:
+            self.exec_changed()
+        else:
+            self.exec_all = exec_all
+            self._active = -1
 
     @property
     def waves(self) -> int:

@@ -40,7 +40,7 @@ from hsapy.sim.isa.interpreter import (
     _Machine,
     initial_mode,
 )
-from hsapy.sim.isa.jit import last_dispatch
+from hsapy.sim.isa.jit import chunk_state, last_dispatch
 from hsapy.sim.isa.jit.runtime import CANCEL, CURRENT, EngineCounters, JitProgram, address, attach
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch
 
@@ -329,10 +329,10 @@ class JitExecutor(InterpreterExecutor):
         """The interpreter's initial batch. In a dispatch whose workgroups are all whole, the
         chunks of one size differ only in their workgroup ids: the first is made by the
         interpreter and what the others share with it is kept (work-item id rows, user SGPRs,
-        EXEC, the wave-to-workgroup map), so that the others take a handful of array
-        operations instead of a few dozen. Each numpy operation on a large array lets the GIL
-        go and waits to take it back, which is what threads running chunks side by side
-        queue on."""
+        EXEC, the wave-to-workgroup map, where the workgroup ids go), and the others' state is
+        written in one call of generated code (:mod:`hsapy.sim.isa.jit.chunk_state`) instead
+        of a few dozen numpy operations, each of which lets the GIL go and queues to take it
+        back while threads run chunks side by side."""
         layouts = self._layouts
         if layouts is None or any(g % b for g, b in zip(grid, block)):
             return super()._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
@@ -350,26 +350,47 @@ class JitExecutor(InterpreterExecutor):
             user = self._user_sgprs(ctx, kd, np.zeros((1, NSREG), np.uint32))
             wave_field = batch.S[:, TTMP0 + 8].copy() \
                 if self.profile.has_architected_sgprs else None
-            layouts[count] = (batch.S[:1, :user].copy(), wave_field, batch.V[:ids].copy(),
-                              batch.exec.copy(), batch.wg.copy(), alive.copy())
+            columns = np.full(5, -1, np.int64)
+            for sgpr, column in self._workgroup_sgpr_columns(kd):
+                columns[column] = sgpr
+            layouts[count] = (batch.S[0, :user].copy(), wave_field,
+                              batch.V[:ids].copy(), batch.exec.copy(), bool(batch.exec_all),
+                              batch.wg.copy(), alive.copy(), columns)
             return batch, alive
-        user, wave_field, ids, live, wg, alive = layout
+        user, wave_field, ids, live, live_all, wg, alive, columns = layout
         waves = wg.size
         nvgprs, nagprs, mode = shape
-        S = self._state_zeros((waves, NSREG), np.uint32)
+        S = self._pooled((waves, NSREG), np.uint32)
+        V = self._pooled((nvgprs, waves, wave_size), np.uint32)
+        A = self._pooled((nagprs, waves, wave_size), np.uint32) if nagprs else None
+        if S is None or V is None or (nagprs and A is None):
+            S = np.empty((waves, NSREG), np.uint32)
+            V = np.empty((nvgprs, waves, wave_size), np.uint32)
+            A = np.empty((nagprs, waves, wave_size), np.uint32) if nagprs else None
+        exec_mask = np.empty_like(live)
+        scc = np.empty(waves, bool)
+        wgs = np.empty_like(wg)
+        job = np.zeros(chunk_state.SIZE, np.int64)
+        job[chunk_state.S], job[chunk_state.S_BYTES] = address(S), S.nbytes
+        job[chunk_state.V], job[chunk_state.V_BYTES] = address(V), V.nbytes
+        job[chunk_state.IDS], job[chunk_state.IDS_BYTES] = address(ids), ids.nbytes
+        if A is not None:
+            job[chunk_state.A], job[chunk_state.A_BYTES] = address(A), A.nbytes
         if user.size:
-            S[:, :user.shape[1]] = user
+            job[chunk_state.USER], job[chunk_state.USER_BYTES] = address(user), user.nbytes
         if wave_field is not None:
-            S[:, TTMP0 + 8] = wave_field
-        V = self._state_zeros((nvgprs, waves, wave_size), np.uint32)
-        ctypes.memmove(address(V), address(ids), ids.nbytes)     # rows 0.. are contiguous
-        A = self._state_zeros((nagprs, waves, wave_size), np.uint32) if nagprs else None
+            job[chunk_state.WAVE_FIELD] = address(wave_field)
         nx, ny, _ = counts
-        linear = wg + start
-        self._workgroup_sgprs(kd, S, linear % nx, (linear // nx) % ny, linear // (nx * ny),
-                              None)
-        return (Batch(entry, S, V, A, live.copy(), np.zeros(waves, bool), wg.copy(),
-                      np.arange(waves, dtype=np.int64), mode=mode), alive.copy())
+        job[chunk_state.WAVES], job[chunk_state.START] = waves, start
+        job[chunk_state.NX], job[chunk_state.NY] = nx, ny
+        job[chunk_state.EXEC], job[chunk_state.LIVE] = address(exec_mask), address(live)
+        job[chunk_state.EXEC_BYTES] = live.nbytes
+        job[chunk_state.SCC], job[chunk_state.WG] = address(scc), address(wgs)
+        job[chunk_state.WG_LOCAL] = address(wg)
+        job[chunk_state.COLUMNS:chunk_state.COLUMNS + 5] = columns
+        chunk_state.write(address(job))
+        return (Batch(entry, S, V, A, exec_mask, scc, wgs, np.arange(waves, dtype=np.int64),
+                      mode=mode, exec_all=live_all), alive.copy())
 
     def _pooled(self, shape: tuple, dtype: Any) -> np.ndarray | None:
         """This thread's pooled array of ``shape`` and ``dtype`` (uninitialised when new);
