@@ -433,9 +433,9 @@ class InterpreterExecutor:
         return pairs
 
     def _workgroup_sgprs(self, kd: DescriptorFields, S: np.ndarray, columns: np.ndarray,
-                         wave_in_wg: np.ndarray | None) -> None:
+                         wave_in_wg: np.ndarray) -> None:
         """Each wave's workgroup ids (and what follows them) into its SGPRs, ``columns`` being
-        :func:`workgroup_id_columns` per wave."""
+        :func:`workgroup_id_columns` per wave (gfx12: and its wave in the group)."""
         for sgpr, column in self._workgroup_sgpr_columns(kd):
             S[:, sgpr] = columns[:, column]
         if self.profile.has_architected_sgprs:

@@ -92,6 +92,12 @@ def thread_count() -> int:
 _WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
 
 
+def _writes_shared(inst: Any) -> bool:
+    """An atomic on global (flat, buffer, scalar) memory or a scalar store (LDS is the
+    workgroup's own)."""
+    return inst.encoding != "DS" and any(key in inst.name for key in _WRITE_SHARED)
+
+
 # instructions that go to code elsewhere (other functions): a kernel that has one is judged with
 # the whole code object
 _CALLS = frozenset({"s_swappc_b64", "s_setpc_b64", "s_call_b64"})
@@ -125,14 +131,8 @@ def parallel_safe(program: Program, entry: int | None = None) -> bool:
         safe = False
     if program.errors:
         safe = False
-    for inst in list(program.insts):
-        if inst is None:
-            continue
-        if inst.encoding == "DS":
-            continue
-        if any(key in inst.name for key in _WRITE_SHARED):
-            safe = False
-            break
+    if any(inst is not None and _writes_shared(inst) for inst in list(program.insts)):
+        safe = False
     program._parallel_safe = safe
     return safe
 
@@ -156,9 +156,7 @@ def _function_parallel_safe(program: Program, start: int, end: int) -> bool | No
         elif not insts or any(inst.name in _CALLS for inst in insts):
             verdict = None
         else:
-            verdict = not any(inst.encoding != "DS" and any(key in inst.name
-                                                            for key in _WRITE_SHARED)
-                              for inst in insts)
+            verdict = not any(_writes_shared(inst) for inst in insts)
     verdicts[start] = verdict
     return verdict
 
