@@ -491,11 +491,16 @@ class InterpreterExecutor:
     # --- scheduling -----------------------------------------------------------------------------
     def _schedule(self, ctx: DispatchContext, programs, machine: _Machine,
                   first: Batch, alive: np.ndarray) -> None:
-        runnable: list[Batch] = [first]
+        self.stats.waves += first.waves
+        self._run_batches(ctx, programs, machine, [first], alive)
+
+    def _run_batches(self, ctx: DispatchContext, programs, machine: _Machine,
+                     runnable: list[Batch], alive: np.ndarray) -> None:
+        """Run the ``runnable`` batches of one chunk (``alive``: its live waves per
+        workgroup) until every wave has ended."""
         waiting: list[Batch] = []
         machine.alive = alive
         stats = self.stats
-        stats.waves += first.waves
         steps = 0
         poll_at = POLL_STEPS
         while runnable or waiting:

@@ -40,8 +40,18 @@ from hsapy.sim.isa.interpreter import (
     _Machine,
     initial_mode,
 )
-from hsapy.sim.isa.jit import chunk_state, last_dispatch
-from hsapy.sim.isa.jit.runtime import CANCEL, CURRENT, EngineCounters, JitProgram, address, attach
+from hsapy.sim.isa.jit import chunk_loop, chunk_state, last_dispatch
+from hsapy.sim.isa.jit import context as C
+from hsapy.sim.isa.jit.runtime import (
+    BUDGET,
+    CANCEL,
+    CURRENT,
+    STOP_NEVER,
+    EngineCounters,
+    JitProgram,
+    address,
+    attach,
+)
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
@@ -50,6 +60,12 @@ __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 # register state of one chunk of a parallel-safe dispatch (the interpreter's CHUNK_BYTES keeps
 # its numpy passes in cache; compiled code runs wave by wave and gains more from fewer chunks)
 JIT_CHUNK_BYTES = 2 * CHUNK_BYTES
+
+# no chunk: where a thread's error came from when it was not running one (a poll between them)
+NO_CHUNK = 1 << 62
+
+# what ends a wave (the interpreter's scheduler retires the batch there)
+END_INSTRUCTIONS = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
 
 # "auto": how long a dispatch waits for its kernel's compilation (started on a background
 # thread) before it runs in the interpreter instead; loading units from the on-disk cache takes
@@ -166,6 +182,8 @@ class JitExecutor(InterpreterExecutor):
 
     program_class = CompiledProgram
     engine_tag = "jit"
+    # run chunks in generated code where the dispatch allows it (tests turn it off to compare)
+    chunk_loop = True
 
     def __init__(self, profile: Any) -> None:
         super().__init__(profile)
@@ -178,6 +196,7 @@ class JitExecutor(InterpreterExecutor):
         # "auto": per loaded code object, kernel -> the background compilation's state
         self._compiling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._interpreter: InterpreterExecutor | None = None
+        self._running = NO_CHUNK    # the first workgroup of the chunk Python runs (errors)
 
     def execute(self, ctx: Any) -> None:
         if getattr(ctx, "engine", None) == "auto" and not self._compiled_in_time(ctx):
@@ -258,6 +277,11 @@ class JitExecutor(InterpreterExecutor):
                                 table)
             return
         chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
+        loop = self._chunk_loop(ctx, kd, program, shape, chunks, entry)
+        if loop is not None:
+            self._run_looped(ctx, kd, programs, shape, wave_size, chunks, entry, lds, private,
+                             table, threads, loop)
+            return
         if threads <= 1 or len(chunks) <= 1:
             self.counters.threads = 1
             for chunk in chunks:
@@ -267,7 +291,6 @@ class JitExecutor(InterpreterExecutor):
                                 table)
             return
         pool = self._thread_pool(threads)
-        workers = []
 
         def run(chunk: tuple) -> tuple:
             CURRENT.dispatch = ctx
@@ -280,21 +303,7 @@ class JitExecutor(InterpreterExecutor):
                                   private, table)
             return worker.stats, worker.counters, threading.get_ident()
 
-        futures = [pool.submit(run, chunk) for chunk in chunks]
-        error: BaseException | None = None
-        for future in futures:
-            try:
-                workers.append(future.result())
-            except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
-                if error is None:
-                    error = exc
-        for stats, counters, _ in workers:
-            for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
-                setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
-            self.counters.add(counters)
-        self.counters.threads = len({ident for _, _, ident in workers})
-        if error is not None:
-            raise error
+        self._gather([pool.submit(run, chunk) for chunk in chunks])
 
     def _thread_pool(self, threads: int) -> ThreadPoolExecutor:
         with self._lock:
@@ -321,6 +330,190 @@ class JitExecutor(InterpreterExecutor):
         machine = _Machine(ctx, stop - start, lds, private, wave_size)
         self._prepare_machine(ctx, machine, table)
         self._schedule(ctx, programs, machine, batch, alive)
+
+    # --- chunks run by generated code --------------------------------------------------------
+    def _chunk_loop(self, ctx: Any, kd: Any, program: Any, shape: tuple, chunks: list,
+                    entry: int) -> tuple | None:
+        """(unit, its segment at the kernel's first instruction, the unit addresses of the
+        program's s_endpgm instructions) when the dispatch's chunks can run in
+        :mod:`~hsapy.sim.isa.jit.chunk_loop`: its workgroups are all whole (chunks of one size
+        differ only in their workgroup ids), the kernel's first instruction starts a compiled
+        segment and the unit needs no scratch rows; else None."""
+        if not self.chunk_loop or self._layouts is None or not chunks:
+            return None
+        _, _, _, grid, block = chunks[0]
+        if any(g % b for g, b in zip(grid, block)):
+            return None
+        i = program.index.get(entry)
+        if i is None:
+            i = program.lookup(entry)
+            if i is None:
+                return None
+        fn = program.fns[i]
+        unit = getattr(fn, "jit_unit", None)
+        if unit is None or unit.plan.scratch:
+            return None
+        ends = np.array([offset - unit.delta for inst, offset in zip(program.insts,
+                                                                     program.offsets)
+                         if inst is not None and inst.name in END_INSTRUCTIONS], np.int64)
+        if not ends.size:
+            return None
+        return unit, fn.jit_segment.number, ends
+
+    def _run_looped(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                    chunks: list, entry: int, lds: int, private: int, table: Any,
+                    threads: int, loop: tuple) -> None:
+        """Run the chunks of the first chunk's size in generated code on ``threads`` threads,
+        which take them in turn from one shared counter; the others (the last, smaller
+        chunk) in Python after them."""
+        size = chunks[0][1] - chunks[0][0]
+        layout = self._layout(ctx, kd, shape, wave_size, chunks[0], entry)
+        looped = [c for c in chunks if c[1] - c[0] == size]
+        rest = [c for c in chunks if c[1] - c[0] != size]
+        starts = np.array([c[0] for c in looped], np.int64)
+        claim = np.zeros(1, np.int64)
+        counts = chunks[0][2]
+        # the first workgroup of the chunk each error came from: the earliest chunk's is raised
+        faults: dict[int, int] = {}
+
+        def work(worker: JitExecutor) -> None:
+            worker._running = NO_CHUNK
+            try:
+                worker._loop_chunks(ctx, kd, programs, shape, wave_size, entry, lds, private,
+                                    table, layout, loop, starts, claim, counts)
+                while rest:
+                    try:
+                        chunk = rest.pop(0)
+                    except IndexError:
+                        break
+                    ctx.poll()
+                    worker.counters.chunks += 1
+                    worker._running = chunk[0]
+                    worker._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds,
+                                      private, table)
+                    worker._running = NO_CHUNK
+            except BaseException as exc:
+                # the other threads take no further chunk
+                claim[0] = 1 << 40
+                rest.clear()
+                faults[id(exc)] = worker._running
+                raise
+
+        threads = max(1, min(threads, len(chunks)))
+        if threads == 1:
+            self.counters.threads = 1
+            work(self)
+            return
+
+        def run() -> tuple:
+            CURRENT.dispatch = ctx
+            worker = copy.copy(self)
+            worker.stats = ExecutionStats()
+            worker.counters = EngineCounters()
+            with np.errstate(all="ignore"):
+                work(worker)
+            return worker.stats, worker.counters, threading.get_ident()
+
+        self._gather([self._thread_pool(threads).submit(run) for _ in range(threads)],
+                     lambda exc: faults.get(id(exc), NO_CHUNK))
+
+    def _loop_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                     entry: int, lds: int, private: int, table: Any, layout: tuple,
+                     loop: tuple, starts: np.ndarray, claim: np.ndarray, counts: Any) -> None:
+        """This thread's part of :meth:`_run_looped`: chunks taken from ``claim`` until none is
+        left, each in generated code, or finished by the scheduler where the unit stopped
+        short of s_endpgm."""
+        unit, segment, ends = loop
+        arrays = self._state_arrays(layout, shape, wave_size)
+        S, V, A, exec_mask, scc, wgs = arrays
+        waves = wgs.size
+        state_job = self._state_job(layout, arrays, 0, counts)
+        machine = _Machine(ctx, int(layout[6].size), lds, private, wave_size)
+        self._prepare_machine(ctx, machine, table)
+        words = machine._jit_ctx
+        if machine._jit_ctl.size < waves:
+            machine._jit_ctl = np.zeros(waves, np.int64)
+        job = np.zeros(chunk_loop.SIZE, np.int64)
+        job[chunk_loop.STATE_JOB] = address(state_job)
+        job[chunk_loop.STATE_FN] = chunk_loop.state_function()
+        job[chunk_loop.STARTS], job[chunk_loop.COUNT] = address(starts), starts.size
+        job[chunk_loop.CLAIM] = address(claim)
+        job[chunk_loop.UNIT_FN] = unit.address
+        job[chunk_loop.CTX] = machine._jit_ctx_address
+        job[chunk_loop.ENTRY], job[chunk_loop.BUDGET] = segment, BUDGET
+        job[chunk_loop.ENDS], job[chunk_loop.NENDS] = address(ends), ends.size
+        job[chunk_loop.LDS], job[chunk_loop.LDS_BYTES] = address(machine.lds), machine.lds.nbytes
+        job[chunk_loop.EXEC], job[chunk_loop.EXEC_BYTES] = address(exec_mask), exec_mask.nbytes
+        job_address = address(job)
+        stats, counters = self.stats, self.counters
+        while True:
+            # the batch's arrays (the scheduler's calls of compiled code change these words)
+            words[C.S], words[C.V] = address(S), address(V)
+            words[C.A] = 0 if A is None else address(A)
+            words[C.NVGPRS], words[C.NAGPRS] = V.shape[0], 0 if A is None else A.shape[0]
+            words[C.EXEC], words[C.SCC], words[C.WG] = \
+                address(exec_mask), address(scc), address(wgs)
+            words[C.WAVES] = waves
+            words[C.CTL] = address(machine._jit_ctl)
+            answer = chunk_loop.run(job_address)
+            done = int(job[chunk_loop.DONE])
+            if done:
+                # as the scheduler counts: the unit's call, then s_endpgm over its EXEC lanes
+                lanes, winsts = int(job[chunk_loop.LANES]), int(job[chunk_loop.WAVE_INSTS])
+                stats.waves += done * waves
+                stats.lane_instructions += lanes + int(job[chunk_loop.END_LANES])
+                stats.wave_instructions += winsts + done * waves
+                stats.batch_steps += int(job[chunk_loop.STEPS]) + done
+                counters.chunks += done
+                counters.chunks_looped += done
+                counters.calls += done
+                counters.compiled_lane_instructions += lanes
+                counters.compiled_wave_instructions += winsts
+                counters.barriers_released += int(job[chunk_loop.RELEASED])
+                job[chunk_loop.DONE:chunk_loop.END_LANES + 1] = 0
+            if answer == chunk_loop.DONE_ALL:
+                return
+            if answer == chunk_loop.TO_PYTHON:
+                # the scheduler goes on from where the unit's call left the chunk
+                counters.chunks += 1
+                stats.waves += waves
+                self._running = int(starts[int(job[chunk_loop.CURRENT])])
+                b = Batch(entry, S, V, A, exec_mask, scc, wgs, np.arange(waves, dtype=np.int64),
+                          mode=shape[2], exec_all=False)
+                alive = layout[6].copy()
+                machine.alive = alive
+                machine.stop_at = STOP_NEVER
+                result = unit.finish(b, machine, int(job[chunk_loop.STATUS]))
+                stats.lane_instructions += b.active_lanes
+                stats.wave_instructions += waves
+                stats.batch_steps += 1
+                if result is not None and result >= 0:
+                    b.pc = result
+                    runnable = [b]
+                else:   # SPLIT: the parts are in machine.pending
+                    runnable = list(machine.pending)
+                    machine.pending.clear()
+                self._run_batches(ctx, programs, machine, runnable, alive)
+                self._running = NO_CHUNK
+            ctx.poll()
+
+    def _gather(self, futures: list, order: Any = None) -> None:
+        """Wait for the threads' work and add up their counts; then raise the first error
+        (by ``order`` of the errors when given, else that of the futures)."""
+        workers = []
+        errors: list[BaseException] = []
+        for future in futures:
+            try:
+                workers.append(future.result())
+            except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
+                errors.append(exc)
+        for stats, counters, _ in workers:
+            for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
+                setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
+            self.counters.add(counters)
+        self.counters.threads = len({ident for _, _, ident in workers})
+        if errors:
+            raise min(errors, key=order) if order is not None else errors[0]
 
     def _initial_batch(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, start: int,
                        stop: int, counts: Any, grid: Any, block: Any, entry: int) -> tuple:
@@ -355,9 +548,30 @@ class JitExecutor(InterpreterExecutor):
                               batch.V[:ids].copy(), batch.exec.copy(), bool(batch.exec_all),
                               batch.wg.copy(), alive.copy(), columns)
             return batch, alive
-        user, wave_field, ids, live, live_all, wg, alive, columns = layout
+        arrays = self._state_arrays(layout, shape, wave_size)
+        job = self._state_job(layout, arrays, start, counts)
+        chunk_state.write(address(job))
+        S, V, A, exec_mask, scc, wgs = arrays
+        return (Batch(entry, S, V, A, exec_mask, scc, wgs, np.arange(wgs.size, dtype=np.int64),
+                      mode=shape[2], exec_all=layout[4]), layout[6].copy())
+
+    def _layout(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, chunk: tuple,
+                entry: int) -> tuple:
+        """The layout of chunks of ``chunk``'s size (made from its initial batch, which is
+        not run, when there is none yet)."""
+        start, stop = chunk[0], chunk[1]
+        layout = self._layouts.get(stop - start) if self._layouts is not None else None
+        if layout is None:
+            self._initial_batch(ctx, kd, shape, wave_size, *chunk, entry)
+            layout = self._layouts[stop - start]
+        return layout
+
+    def _state_arrays(self, layout: tuple, shape: tuple, wave_size: int) -> tuple:
+        """A chunk's register arrays (this thread's pooled ones) and its EXEC, SCC and
+        wave-to-workgroup arrays, for :mod:`chunk_state` to fill."""
+        live, wg = layout[3], layout[5]
         waves = wg.size
-        nvgprs, nagprs, mode = shape
+        nvgprs, nagprs, _ = shape
         S = self._pooled((waves, NSREG), np.uint32)
         V = self._pooled((nvgprs, waves, wave_size), np.uint32)
         A = self._pooled((nagprs, waves, wave_size), np.uint32) if nagprs else None
@@ -365,9 +579,15 @@ class JitExecutor(InterpreterExecutor):
             S = np.empty((waves, NSREG), np.uint32)
             V = np.empty((nvgprs, waves, wave_size), np.uint32)
             A = np.empty((nagprs, waves, wave_size), np.uint32) if nagprs else None
-        exec_mask = np.empty_like(live)
-        scc = np.empty(waves, bool)
-        wgs = np.empty_like(wg)
+        return S, V, A, np.empty_like(live), np.empty(waves, bool), np.empty_like(wg)
+
+    @staticmethod
+    def _state_job(layout: tuple, arrays: tuple, start: int, counts: Any) -> np.ndarray:
+        """The :mod:`chunk_state` job writing a chunk's initial state into ``arrays``
+        (:meth:`_state_arrays`), its first workgroup being ``start``."""
+        user, wave_field, ids, live, _, wg, _, columns = layout
+        S, V, A, exec_mask, scc, wgs = arrays
+        waves = wg.size
         job = np.zeros(chunk_state.SIZE, np.int64)
         job[chunk_state.S], job[chunk_state.S_BYTES] = address(S), S.nbytes
         job[chunk_state.V], job[chunk_state.V_BYTES] = address(V), V.nbytes
@@ -386,9 +606,7 @@ class JitExecutor(InterpreterExecutor):
         job[chunk_state.SCC], job[chunk_state.WG] = address(scc), address(wgs)
         job[chunk_state.WG_LOCAL] = address(wg)
         job[chunk_state.COLUMNS:chunk_state.COLUMNS + 5] = columns
-        chunk_state.write(address(job))
-        return (Batch(entry, S, V, A, exec_mask, scc, wgs, np.arange(waves, dtype=np.int64),
-                      mode=mode, exec_all=live_all), alive.copy())
+        return job
 
     def _pooled(self, shape: tuple, dtype: Any) -> np.ndarray | None:
         """This thread's pooled array of ``shape`` and ``dtype`` (uninitialised when new);
