@@ -150,3 +150,38 @@ def test_an_endless_kernel_in_the_loop_is_stopped_by_the_watchdog(target, monkey
             with pytest.raises(QueueError, match="watchdog"):
                 kernel.launch(queue, [0, 0, 0], 64 * 64, 64, timeout=30)
             assert time.monotonic() - start < 6.0
+
+
+@pytest.mark.parametrize("kernel", ["block_sum_tree", "stencil_1d"])
+def test_chunks_that_need_the_scheduler_go_to_fewer_python_threads(kernel, runtimes,
+                                                                   monkeypatch):
+    """When every thread's first chunk goes back to the scheduler and there are more threads
+    than Python's share, the workgroups left run in Python on that many threads, cut anew;
+    memory is the interpreter's and lane and wave counts are unchanged."""
+    target = "gfx942"
+    code, name, args, grid, block, lds = KERNELS[kernel](target, np.random.default_rng(9))
+    setup = Setup(runtimes(target), code, name, args)
+    handed = []
+    run_parallel = executor.JitExecutor._run_parallel
+
+    def spy(self, *a, merge=False, **k):
+        handed.append(merge)
+        return run_parallel(self, *a, merge=merge, **k)
+
+    try:
+        want = setup.dispatch("interp", grid, block, lds)
+        monkeypatch.setattr(executor, "JIT_CHUNK_BYTES", 64 << 10)
+        monkeypatch.delenv("HSAPY_SIM_THREADS", raising=False)
+        monkeypatch.setattr(executor, "thread_count", lambda python=False: 2 if python else 5)
+        monkeypatch.setattr(executor.JitExecutor, "_run_parallel", spy)
+        plain, plain_stats, _ = _run(setup, grid, block, lds, False, monkeypatch)
+        handed.clear()
+        looped, looped_stats, counters = _run(setup, grid, block, lds, True, monkeypatch)
+        assert handed == [True], handed
+        for k, (g, w) in enumerate(zip(looped, want)):
+            assert np.array_equal(g, w), f"argument {k} differs from the interpreter's"
+        for field in ("lane_instructions", "wave_instructions", "waves"):
+            assert looped_stats[field] == plain_stats[field], (field, looped_stats, plain_stats)
+        assert counters.threads == 5, counters.as_dict()
+    finally:
+        setup.close()

@@ -40,13 +40,11 @@ from hsapy.sim.isa.interpreter import (
     _Machine,
     initial_mode,
 )
-from hsapy.sim.isa.jit import chunk_loop, chunk_state, last_dispatch
-from hsapy.sim.isa.jit import context as C
+from hsapy.sim.isa.jit import chunk_state, last_dispatch
+from hsapy.sim.isa.jit.loop_runner import loop_plan, run_looped
 from hsapy.sim.isa.jit.runtime import (
-    BUDGET,
     CANCEL,
     CURRENT,
-    STOP_NEVER,
     EngineCounters,
     JitProgram,
     address,
@@ -61,11 +59,6 @@ __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 # its numpy passes in cache; compiled code runs wave by wave and gains more from fewer chunks)
 JIT_CHUNK_BYTES = 2 * CHUNK_BYTES
 
-# no chunk: where a thread's error came from when it was not running one (a poll between them)
-NO_CHUNK = 1 << 62
-
-# what ends a wave (the interpreter's scheduler retires the batch there)
-END_INSTRUCTIONS = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
 
 # "auto": how long a dispatch waits for its kernel's compilation (started on a background
 # thread) before it runs in the interpreter instead; loading units from the on-disk cache takes
@@ -81,17 +74,21 @@ class CompiledProgram(JitProgram, Program):
         self._jit_init()
 
 
-# The default thread count's ceiling. Each chunk still runs some Python (its initial batch, the
-# scheduler, the calls into compiled code), and every numpy operation or compiled call in it lets
-# the GIL go and queues to take it back: past a few threads they spend more time queueing than
-# they gain, and dispatches get slower again (benchmarks/sim.py --scaling shows where on a given
-# machine). HSAPY_SIM_THREADS sets any count.
-DEFAULT_THREADS_MAX = 4
+# The default thread count's ceilings. Chunks that generated code runs from start to end
+# (hsapy.sim.isa.jit.chunk_loop) need no GIL, and their threads gain until memory bandwidth or
+# the cores run out: DEFAULT_THREADS_MAX. Chunks the interpreter's scheduler runs or finishes
+# (batches that split, partial workgroups) hold the GIL for their Python, and every numpy
+# operation or compiled call in it lets the GIL go and queues to take it back: past a few
+# threads they spend more time queueing than they gain (benchmarks/sim.py --scaling shows where
+# on a given machine): PYTHON_THREADS_MAX. HSAPY_SIM_THREADS sets any count for both.
+DEFAULT_THREADS_MAX = 16
+PYTHON_THREADS_MAX = 4
 
 
-def thread_count() -> int:
+def thread_count(python: bool = False) -> int:
     """Threads for the chunks of a parallel-safe dispatch: ``HSAPY_SIM_THREADS``, else the
-    cores this process may run on, at most DEFAULT_THREADS_MAX."""
+    cores this process may run on, at most DEFAULT_THREADS_MAX (``python``: chunks that
+    Python runs, at most PYTHON_THREADS_MAX)."""
     try:
         count = resolve_threads()
     except ValueError:     # changed to something invalid after the runtime checked it
@@ -102,7 +99,7 @@ def thread_count() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, DEFAULT_THREADS_MAX))
+    return max(1, min(cores, PYTHON_THREADS_MAX if python else DEFAULT_THREADS_MAX))
 
 
 _WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
@@ -196,7 +193,6 @@ class JitExecutor(InterpreterExecutor):
         # "auto": per loaded code object, kernel -> the background compilation's state
         self._compiling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._interpreter: InterpreterExecutor | None = None
-        self._running = NO_CHUNK    # the first workgroup of the chunk Python runs (errors)
 
     def execute(self, ctx: Any) -> None:
         if getattr(ctx, "engine", None) == "auto" and not self._compiled_in_time(ctx):
@@ -263,6 +259,7 @@ class JitExecutor(InterpreterExecutor):
     def _run_chunks_pooled(self, ctx: Any, kd: Any, programs: Any, shape: tuple,
                            wave_size: int, entry: int, lds: int, private: int) -> None:
         threads = getattr(ctx, "threads", None) or thread_count()
+        python_threads = getattr(ctx, "threads", None) or thread_count(python=True)
         program = programs(shape[2])
         table = ctx.memory.table(ctx.agent_handle or None)
         if not parallel_safe(program, entry):
@@ -277,13 +274,31 @@ class JitExecutor(InterpreterExecutor):
                                 table)
             return
         chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
-        loop = self._chunk_loop(ctx, kd, program, shape, chunks, entry)
-        if loop is not None:
-            self._run_looped(ctx, kd, programs, shape, wave_size, chunks, entry, lds, private,
-                             table, threads, loop)
+        plan = loop_plan(program, chunks, entry) if self.chunk_loop else None
+        if plan is not None:
+            rest = run_looped(self, ctx, kd, programs, shape, wave_size, chunks, entry, lds,
+                              private, table, threads, plan, python_threads)
+            if rest is None:
+                return
+            # the kernel's chunks need the scheduler: the workgroups left, in chunks for fewer
+            # threads (the scheduler's Python costs per chunk, and its threads queue for the GIL)
+            chunks = [(max(c[0], rest),) + c[1:] for c in
+                      self._chunks(ctx, wave_size, shape, lds, private, python_threads)
+                      if c[1] > rest]
+            self._run_parallel(ctx, kd, programs, shape, wave_size, chunks, entry, lds, private,
+                               table, python_threads, merge=True)
             return
+        self._run_parallel(ctx, kd, programs, shape, wave_size,
+                           list(self._chunks(ctx, wave_size, shape, lds, private, python_threads)),
+                           entry, lds, private, table, python_threads)
+
+    def _run_parallel(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                      chunks: list, entry: int, lds: int, private: int, table: Any,
+                      threads: int, merge: bool = False) -> None:
+        """Run ``chunks`` on up to ``threads`` threads, each chunk in Python (its initial
+        batch, then the scheduler); ``merge``: add to the counts already there."""
         if threads <= 1 or len(chunks) <= 1:
-            self.counters.threads = 1
+            self.counters.threads = max(self.counters.threads, 1) if merge else 1
             for chunk in chunks:
                 ctx.poll()
                 self.counters.chunks += 1
@@ -303,7 +318,9 @@ class JitExecutor(InterpreterExecutor):
                                   private, table)
             return worker.stats, worker.counters, threading.get_ident()
 
+        used = self.counters.threads if merge else 0
         self._gather([pool.submit(run, chunk) for chunk in chunks])
+        self.counters.threads = max(used, self.counters.threads)
 
     def _thread_pool(self, threads: int) -> ThreadPoolExecutor:
         with self._lock:
@@ -331,175 +348,9 @@ class JitExecutor(InterpreterExecutor):
         self._prepare_machine(ctx, machine, table)
         self._schedule(ctx, programs, machine, batch, alive)
 
-    # --- chunks run by generated code --------------------------------------------------------
-    def _chunk_loop(self, ctx: Any, kd: Any, program: Any, shape: tuple, chunks: list,
-                    entry: int) -> tuple | None:
-        """(unit, its segment at the kernel's first instruction, the unit addresses of the
-        program's s_endpgm instructions) when the dispatch's chunks can run in
-        :mod:`~hsapy.sim.isa.jit.chunk_loop`: its workgroups are all whole (chunks of one size
-        differ only in their workgroup ids), the kernel's first instruction starts a compiled
-        segment and the unit needs no scratch rows; else None."""
-        if not self.chunk_loop or self._layouts is None or not chunks:
-            return None
-        _, _, _, grid, block = chunks[0]
-        if any(g % b for g, b in zip(grid, block)):
-            return None
-        i = program.index.get(entry)
-        if i is None:
-            i = program.lookup(entry)
-            if i is None:
-                return None
-        fn = program.fns[i]
-        unit = getattr(fn, "jit_unit", None)
-        if unit is None or unit.plan.scratch:
-            return None
-        ends = np.array([offset - unit.delta for inst, offset in zip(program.insts,
-                                                                     program.offsets)
-                         if inst is not None and inst.name in END_INSTRUCTIONS], np.int64)
-        if not ends.size:
-            return None
-        return unit, fn.jit_segment.number, ends
-
-    def _run_looped(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
-                    chunks: list, entry: int, lds: int, private: int, table: Any,
-                    threads: int, loop: tuple) -> None:
-        """Run the chunks of the first chunk's size in generated code on ``threads`` threads,
-        which take them in turn from one shared counter; the others (the last, smaller
-        chunk) in Python after them."""
-        size = chunks[0][1] - chunks[0][0]
-        layout = self._layout(ctx, kd, shape, wave_size, chunks[0], entry)
-        looped = [c for c in chunks if c[1] - c[0] == size]
-        rest = [c for c in chunks if c[1] - c[0] != size]
-        starts = np.array([c[0] for c in looped], np.int64)
-        claim = np.zeros(1, np.int64)
-        counts = chunks[0][2]
-        # the first workgroup of the chunk each error came from: the earliest chunk's is raised
-        faults: dict[int, int] = {}
-
-        def work(worker: JitExecutor) -> None:
-            worker._running = NO_CHUNK
-            try:
-                worker._loop_chunks(ctx, kd, programs, shape, wave_size, entry, lds, private,
-                                    table, layout, loop, starts, claim, counts)
-                while rest:
-                    try:
-                        chunk = rest.pop(0)
-                    except IndexError:
-                        break
-                    ctx.poll()
-                    worker.counters.chunks += 1
-                    worker._running = chunk[0]
-                    worker._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds,
-                                      private, table)
-                    worker._running = NO_CHUNK
-            except BaseException as exc:
-                # the other threads take no further chunk
-                claim[0] = 1 << 40
-                rest.clear()
-                faults[id(exc)] = worker._running
-                raise
-
-        threads = max(1, min(threads, len(chunks)))
-        if threads == 1:
-            self.counters.threads = 1
-            work(self)
-            return
-
-        def run() -> tuple:
-            CURRENT.dispatch = ctx
-            worker = copy.copy(self)
-            worker.stats = ExecutionStats()
-            worker.counters = EngineCounters()
-            with np.errstate(all="ignore"):
-                work(worker)
-            return worker.stats, worker.counters, threading.get_ident()
-
-        self._gather([self._thread_pool(threads).submit(run) for _ in range(threads)],
-                     lambda exc: faults.get(id(exc), NO_CHUNK))
-
-    def _loop_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
-                     entry: int, lds: int, private: int, table: Any, layout: tuple,
-                     loop: tuple, starts: np.ndarray, claim: np.ndarray, counts: Any) -> None:
-        """This thread's part of :meth:`_run_looped`: chunks taken from ``claim`` until none is
-        left, each in generated code, or finished by the scheduler where the unit stopped
-        short of s_endpgm."""
-        unit, segment, ends = loop
-        arrays = self._state_arrays(layout, shape, wave_size)
-        S, V, A, exec_mask, scc, wgs = arrays
-        waves = wgs.size
-        state_job = self._state_job(layout, arrays, 0, counts)
-        machine = _Machine(ctx, int(layout[6].size), lds, private, wave_size)
-        self._prepare_machine(ctx, machine, table)
-        words = machine._jit_ctx
-        if machine._jit_ctl.size < waves:
-            machine._jit_ctl = np.zeros(waves, np.int64)
-        job = np.zeros(chunk_loop.SIZE, np.int64)
-        job[chunk_loop.STATE_JOB] = address(state_job)
-        job[chunk_loop.STATE_FN] = chunk_loop.state_function()
-        job[chunk_loop.STARTS], job[chunk_loop.COUNT] = address(starts), starts.size
-        job[chunk_loop.CLAIM] = address(claim)
-        job[chunk_loop.UNIT_FN] = unit.address
-        job[chunk_loop.CTX] = machine._jit_ctx_address
-        job[chunk_loop.ENTRY], job[chunk_loop.BUDGET] = segment, BUDGET
-        job[chunk_loop.ENDS], job[chunk_loop.NENDS] = address(ends), ends.size
-        job[chunk_loop.LDS], job[chunk_loop.LDS_BYTES] = address(machine.lds), machine.lds.nbytes
-        job[chunk_loop.EXEC], job[chunk_loop.EXEC_BYTES] = address(exec_mask), exec_mask.nbytes
-        job_address = address(job)
-        stats, counters = self.stats, self.counters
-        while True:
-            # the batch's arrays (the scheduler's calls of compiled code change these words)
-            words[C.S], words[C.V] = address(S), address(V)
-            words[C.A] = 0 if A is None else address(A)
-            words[C.NVGPRS], words[C.NAGPRS] = V.shape[0], 0 if A is None else A.shape[0]
-            words[C.EXEC], words[C.SCC], words[C.WG] = \
-                address(exec_mask), address(scc), address(wgs)
-            words[C.WAVES] = waves
-            words[C.CTL] = address(machine._jit_ctl)
-            answer = chunk_loop.run(job_address)
-            done = int(job[chunk_loop.DONE])
-            if done:
-                # as the scheduler counts: the unit's call, then s_endpgm over its EXEC lanes
-                lanes, winsts = int(job[chunk_loop.LANES]), int(job[chunk_loop.WAVE_INSTS])
-                stats.waves += done * waves
-                stats.lane_instructions += lanes + int(job[chunk_loop.END_LANES])
-                stats.wave_instructions += winsts + done * waves
-                stats.batch_steps += int(job[chunk_loop.STEPS]) + done
-                counters.chunks += done
-                counters.chunks_looped += done
-                counters.calls += done
-                counters.compiled_lane_instructions += lanes
-                counters.compiled_wave_instructions += winsts
-                counters.barriers_released += int(job[chunk_loop.RELEASED])
-                job[chunk_loop.DONE:chunk_loop.END_LANES + 1] = 0
-            if answer == chunk_loop.DONE_ALL:
-                return
-            if answer == chunk_loop.TO_PYTHON:
-                # the scheduler goes on from where the unit's call left the chunk
-                counters.chunks += 1
-                stats.waves += waves
-                self._running = int(starts[int(job[chunk_loop.CURRENT])])
-                b = Batch(entry, S, V, A, exec_mask, scc, wgs, np.arange(waves, dtype=np.int64),
-                          mode=shape[2], exec_all=False)
-                alive = layout[6].copy()
-                machine.alive = alive
-                machine.stop_at = STOP_NEVER
-                result = unit.finish(b, machine, int(job[chunk_loop.STATUS]))
-                stats.lane_instructions += b.active_lanes
-                stats.wave_instructions += waves
-                stats.batch_steps += 1
-                if result is not None and result >= 0:
-                    b.pc = result
-                    runnable = [b]
-                else:   # SPLIT: the parts are in machine.pending
-                    runnable = list(machine.pending)
-                    machine.pending.clear()
-                self._run_batches(ctx, programs, machine, runnable, alive)
-                self._running = NO_CHUNK
-            ctx.poll()
-
-    def _gather(self, futures: list, order: Any = None) -> None:
+    def _gather(self, futures: list) -> None:
         """Wait for the threads' work and add up their counts; then raise the first error
-        (by ``order`` of the errors when given, else that of the futures)."""
+        (the earliest chunk's: the futures are in the chunks' order)."""
         workers = []
         errors: list[BaseException] = []
         for future in futures:
@@ -513,7 +364,7 @@ class JitExecutor(InterpreterExecutor):
             self.counters.add(counters)
         self.counters.threads = len({ident for _, _, ident in workers})
         if errors:
-            raise min(errors, key=order) if order is not None else errors[0]
+            raise errors[0]
 
     def _initial_batch(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, start: int,
                        stop: int, counts: Any, grid: Any, block: Any, entry: int) -> tuple:
@@ -566,15 +417,16 @@ class JitExecutor(InterpreterExecutor):
             layout = self._layouts[stop - start]
         return layout
 
-    def _state_arrays(self, layout: tuple, shape: tuple, wave_size: int) -> tuple:
-        """A chunk's register arrays (this thread's pooled ones) and its EXEC, SCC and
-        wave-to-workgroup arrays, for :mod:`chunk_state` to fill."""
+    def _state_arrays(self, layout: tuple, shape: tuple, wave_size: int,
+                      slot: Any = None) -> tuple:
+        """A chunk's register arrays (the pooled ones of ``slot``, default this thread's)
+        and its EXEC, SCC and wave-to-workgroup arrays, for :mod:`chunk_state` to fill."""
         live, wg = layout[3], layout[5]
         waves = wg.size
         nvgprs, nagprs, _ = shape
-        S = self._pooled((waves, NSREG), np.uint32)
-        V = self._pooled((nvgprs, waves, wave_size), np.uint32)
-        A = self._pooled((nagprs, waves, wave_size), np.uint32) if nagprs else None
+        S = self._pooled((waves, NSREG), np.uint32, slot)
+        V = self._pooled((nvgprs, waves, wave_size), np.uint32, slot)
+        A = self._pooled((nagprs, waves, wave_size), np.uint32, slot) if nagprs else None
         if S is None or V is None or (nagprs and A is None):
             S = np.empty((waves, NSREG), np.uint32)
             V = np.empty((nvgprs, waves, wave_size), np.uint32)
@@ -608,13 +460,13 @@ class JitExecutor(InterpreterExecutor):
         job[chunk_state.COLUMNS:chunk_state.COLUMNS + 5] = columns
         return job
 
-    def _pooled(self, shape: tuple, dtype: Any) -> np.ndarray | None:
-        """This thread's pooled array of ``shape`` and ``dtype`` (uninitialised when new);
-        None outside a dispatch."""
+    def _pooled(self, shape: tuple, dtype: Any, slot: Any = None) -> np.ndarray | None:
+        """The pooled array of ``shape`` and ``dtype`` (uninitialised when new) of ``slot``
+        (default: this thread's); None outside a dispatch."""
         pools = self._zero_pools
         if pools is None:
             return None
-        pool = pools.setdefault(threading.get_ident(), {})
+        pool = pools.setdefault(threading.get_ident() if slot is None else slot, {})
         key = (shape, np.dtype(dtype).str)
         array = pool.get(key)
         if array is None:
