@@ -185,3 +185,45 @@ def test_chunks_that_need_the_scheduler_go_to_fewer_python_threads(kernel, runti
         assert counters.threads == 5, counters.as_dict()
     finally:
         setup.close()
+
+
+@pytest.mark.parametrize("n", [256 * 512, 256 * 300 + 17])
+def test_queues_of_one_agent_dispatching_at_once_keep_their_own_state(n):
+    """Queues of one agent share its executor and run their dispatches at the same time: each
+    dispatch's state (workgroup layouts, register pools, counts) must be its own, or one
+    dispatch's chunks start from another's kernel arguments."""
+    import threading
+
+    from hsapy.asm import kernels
+
+    target = "gfx942"
+    errors: list = []
+    with hsapy.Runtime(backend="sim", targets=[target], engine="jit") as rt:
+        agent = rt.gpu_agents[0]
+        kernel = rt.load(kernels.build("vector_add", target), agent).kernel("vector_add")
+
+        def work(seed: int) -> None:
+            a, b = np.random.default_rng(seed).random((2, n), dtype=np.float32)
+            bufs = [agent.device_pool.allocate(4 * n) for _ in range(3)]
+            bufs[0].copy_from(a)
+            bufs[1].copy_from(b)
+            try:
+                with agent.create_queue(size=64) as queue:
+                    for i in range(8):
+                        bufs[2].copy_from(np.zeros(n, np.float32))
+                        kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], n, 256, timeout=60)
+                        got = bufs[2].copy_to(dtype=np.float32)[:n]
+                        if not np.array_equal(got, a + b):
+                            errors.append((seed, i, int(np.count_nonzero(got != a + b))))
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors.append((seed, repr(exc)))
+            finally:
+                for buf in bufs:
+                    buf.close()
+
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    assert not errors, errors[:5]

@@ -27,6 +27,7 @@ its host-time limit (``DispatchContext.poll``).
 """
 from __future__ import annotations
 
+import copy
 import threading
 import weakref
 from dataclasses import dataclass
@@ -172,6 +173,18 @@ class InterpreterExecutor:
                 compiled.execute(ctx)
                 self.stats = compiled.stats
                 return
+        # the dispatch's own state on a copy: the queues of one agent share its executor and
+        # run their dispatches at the same time
+        run = copy.copy(self)
+        try:
+            run._execute(ctx)
+        finally:
+            self.stats = run.stats
+
+    def _execute(self, ctx: DispatchContext) -> None:
+        """Run every wave of the dispatch (on a copy of the executor that is the dispatch's
+        own)."""
+        global last_stats
         self.stats = ExecutionStats()
         try:
             raw = ctx.memory.read(ctx.kernel_object, 64)
@@ -202,7 +215,6 @@ class InterpreterExecutor:
             items = block[0] * block[1] * block[2]
             waves = groups[0] * groups[1] * groups[2] * ((items + wave_size - 1) // wave_size)
             self.stats = ExecutionStats(grid[0] * grid[1] * grid[2], waves, 1, waves)
-            global last_stats
             last_stats = self.stats
             if recorder is not None:
                 program = programs(mode)

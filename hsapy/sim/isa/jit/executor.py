@@ -74,32 +74,33 @@ class CompiledProgram(JitProgram, Program):
         self._jit_init()
 
 
-# The default thread count's ceilings. Chunks that generated code runs from start to end
+# The thread count's ceilings. Chunks that generated code runs from start to end
 # (hsapy.sim.isa.jit.chunk_loop) need no GIL, and their threads gain until memory bandwidth or
-# the cores run out: DEFAULT_THREADS_MAX. Chunks the interpreter's scheduler runs or finishes
-# (batches that split, partial workgroups) hold the GIL for their Python, and every numpy
-# operation or compiled call in it lets the GIL go and queues to take it back: past a few
-# threads they spend more time queueing than they gain (benchmarks/sim.py --scaling shows where
-# on a given machine): PYTHON_THREADS_MAX. HSAPY_SIM_THREADS sets any count for both.
+# the cores run out: by default the usable cores, at most DEFAULT_THREADS_MAX. Chunks the
+# interpreter's scheduler runs or finishes (batches that split, partial workgroups) hold the GIL
+# for their Python, and every numpy operation or compiled call in it lets the GIL go and queues
+# to take it back: past a few threads they spend more time queueing than they gain (the fused
+# softmax took 2.5x longer on 16 threads of a 16-core host than on one), so they use at most
+# PYTHON_THREADS_MAX whatever the count. HSAPY_SIM_THREADS sets the count.
 DEFAULT_THREADS_MAX = 16
 PYTHON_THREADS_MAX = 4
 
 
 def thread_count(python: bool = False) -> int:
     """Threads for the chunks of a parallel-safe dispatch: ``HSAPY_SIM_THREADS``, else the
-    cores this process may run on, at most DEFAULT_THREADS_MAX (``python``: chunks that
-    Python runs, at most PYTHON_THREADS_MAX)."""
+    cores this process may run on, at most DEFAULT_THREADS_MAX; ``python``: for chunks that
+    Python runs, that count at most PYTHON_THREADS_MAX."""
     try:
         count = resolve_threads()
     except ValueError:     # changed to something invalid after the runtime checked it
         count = None
-    if count is not None:
-        return count
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, PYTHON_THREADS_MAX if python else DEFAULT_THREADS_MAX))
+    if count is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        count = max(1, min(cores, DEFAULT_THREADS_MAX))
+    return min(count, PYTHON_THREADS_MAX) if python else count
 
 
 _WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
@@ -185,8 +186,10 @@ class JitExecutor(InterpreterExecutor):
     def __init__(self, profile: Any) -> None:
         super().__init__(profile)
         self.counters = EngineCounters()
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_size = 0
+        # shared with the per-dispatch copies (see execute): thread pools by size, and array
+        # pools a finished dispatch leaves for the next one
+        self._pools: dict[int, ThreadPoolExecutor] = {}
+        self._spare_arrays: list[dict] = []
         self._zero_pools: dict | None = None
         self._layouts: dict | None = None
         self._lock = threading.Lock()
@@ -198,13 +201,17 @@ class JitExecutor(InterpreterExecutor):
         if getattr(ctx, "engine", None) == "auto" and not self._compiled_in_time(ctx):
             self._interpret(ctx)
             return
-        self.counters = EngineCounters()
+        # the dispatch's own state (counts, layouts, array pools) on a copy: the queues of one
+        # agent share its executor and run their dispatches at the same time
+        run = copy.copy(self)
+        run.counters = EngineCounters()
         CURRENT.dispatch = ctx
         try:
-            super().execute(ctx)
+            run._execute(ctx)
         finally:
             CURRENT.dispatch = None
-            last_dispatch.counters = self.counters
+            self.stats = run.stats
+            last_dispatch.counters = run.counters
 
     # --- auto: compile in the background ---------------------------------------------------
     def _compiled_in_time(self, ctx: Any) -> bool:
@@ -248,18 +255,24 @@ class JitExecutor(InterpreterExecutor):
     def _run_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
                     entry: int, lds: int, private: int, recorder: Any = None) -> None:
         # recorder is always None here: profiled dispatches run on the interpreter
-        self._zero_pools = {}
+        with self._lock:
+            self._zero_pools = self._spare_arrays.pop() if self._spare_arrays else {}
         self._layouts = {}
         try:
             self._run_chunks_pooled(ctx, kd, programs, shape, wave_size, entry, lds, private)
         finally:
+            with self._lock:
+                if not self._spare_arrays and len(self._zero_pools) <= 32:
+                    # the next dispatch's chunks reuse these arrays (fresh pages cost a fault
+                    # each on first touch); one set is kept, at most 8 arrays per thread
+                    self._spare_arrays.append(self._zero_pools)
             self._zero_pools = None
             self._layouts = None
 
     def _run_chunks_pooled(self, ctx: Any, kd: Any, programs: Any, shape: tuple,
                            wave_size: int, entry: int, lds: int, private: int) -> None:
         threads = getattr(ctx, "threads", None) or thread_count()
-        python_threads = getattr(ctx, "threads", None) or thread_count(python=True)
+        python_threads = min(threads, thread_count(python=True))
         program = programs(shape[2])
         table = ctx.memory.table(ctx.agent_handle or None)
         if not parallel_safe(program, entry):
@@ -323,13 +336,14 @@ class JitExecutor(InterpreterExecutor):
         self.counters.threads = max(used, self.counters.threads)
 
     def _thread_pool(self, threads: int) -> ThreadPoolExecutor:
+        """The executor's pool of ``threads`` threads (a pool is never shut down while the
+        executor lives: another dispatch may be using it)."""
         with self._lock:
-            if self._pool is None or self._pool_size != threads:
-                if self._pool is not None:
-                    self._pool.shutdown(wait=False)
-                self._pool = ThreadPoolExecutor(threads, thread_name_prefix="hsapy-sim-jit")
-                self._pool_size = threads
-            return self._pool
+            pool = self._pools.get(threads)
+            if pool is None:
+                pool = self._pools[threads] = ThreadPoolExecutor(
+                    threads, thread_name_prefix="hsapy-sim-jit")
+            return pool
 
     def _chunks(self, ctx: Any, wave_size: int, shape: tuple, lds: int, private: int,
                 threads: int = 1):
