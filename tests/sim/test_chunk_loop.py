@@ -178,6 +178,11 @@ def test_chunks_that_need_the_scheduler_go_to_fewer_python_threads(kernel, runti
         handed.clear()
         looped, looped_stats, counters = _run(setup, grid, block, lds, True, monkeypatch)
         assert handed == [True], handed
+        # the kernel's next dispatch goes to Python at once, cut for Python's threads
+        handed.clear()
+        again, again_stats, _ = _run(setup, grid, block, lds, True, monkeypatch)
+        assert handed == [False] and again_stats == plain_stats, (handed, again_stats)
+        assert all(np.array_equal(g, w) for g, w in zip(again, want))
         for k, (g, w) in enumerate(zip(looped, want)):
             assert np.array_equal(g, w), f"argument {k} differs from the interpreter's"
         for field in ("lane_instructions", "wave_instructions", "waves"):

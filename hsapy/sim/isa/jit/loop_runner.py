@@ -52,7 +52,8 @@ def loop_plan(program: Any, chunks: list, entry: int) -> tuple | None:
             return None
     fn = program.fns[i]
     unit = getattr(fn, "jit_unit", None)
-    if unit is None or unit.plan.scratch:
+    if unit is None or unit.plan.scratch or unit.hands_over:
+        # (hands_over: an earlier dispatch found that every chunk needs the scheduler)
         return None
     ends = np.array([offset - unit.delta for inst, offset in zip(program.insts, program.offsets)
                      if inst is not None and inst.name in END_INSTRUCTIONS], np.int64)
@@ -207,6 +208,8 @@ def run_looped(executor: Any, ctx: Any, kd: Any, programs: Any, shape: tuple, wa
                                     + getattr(worker.executor.stats, name))
                         executor.counters.add(worker.executor.counters)
             if handed is not None:
+                # the kernel's later dispatches go to the Python path at once
+                plan[0].hands_over = True
                 return int(starts[handed]) if handed < starts.size else group[-1][1]
         return None
     finally:

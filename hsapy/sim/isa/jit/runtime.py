@@ -90,6 +90,9 @@ class Unit:
         # compile_program_range): byte addresses going in and out are moved by it
         self.delta = delta
         self.barriers = any(seg.barrier for seg in plan.segments)
+        # set when a dispatch found that every chunk starting here needs the scheduler (the
+        # chunk loop hands such kernels to Python: hsapy.sim.isa.jit.loop_runner)
+        self.hands_over = False
 
     def run(self, b: Any, m: Any, number: int, start: int) -> int | None:
         """Run batch ``b`` from segment ``number`` (at byte address ``start``)."""
