@@ -232,3 +232,47 @@ def test_queues_of_one_agent_dispatching_at_once_keep_their_own_state(n):
         for thread in threads:
             thread.join(120)
     assert not errors, errors[:5]
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx1201"])
+def test_a_kernels_next_dispatch_reuses_its_geometry_with_its_own_arguments(target,
+                                                                            monkeypatch):
+    """Chunk layouts are kept from one dispatch of a kernel to the next with the same
+    geometry, all but the user SGPRs (the kernel argument, dispatch packet and queue
+    addresses): dispatches alternating between two sets of buffers each compute their own."""
+    from hsapy.asm import kernels
+    from hsapy.sim.isa import interpreter as interp
+
+    made = []
+    initial_batch = interp.InterpreterExecutor._initial_batch
+
+    def counted(self, *a, **k):
+        made.append(1)
+        return initial_batch(self, *a, **k)
+
+    monkeypatch.setattr(interp.InterpreterExecutor, "_initial_batch", counted)
+    monkeypatch.setenv("HSAPY_SIM_THREADS", "2")
+    n = 256 * 256
+    with hsapy.Runtime(backend="sim", targets=[target], engine="jit") as rt:
+        agent = rt.gpu_agents[0]
+        kernel = rt.load(kernels.build("vector_add", target), agent).kernel("vector_add")
+        sets = []
+        for seed in (1, 2):
+            a, b = np.random.default_rng(seed).random((2, n), dtype=np.float32)
+            bufs = [agent.device_pool.allocate(4 * n) for _ in range(3)]
+            bufs[0].copy_from(a)
+            bufs[1].copy_from(b)
+            sets.append((bufs, a + b))
+        with agent.create_queue(size=64) as queue:
+            for i in range(6):
+                bufs, want = sets[i % 2]
+                bufs[2].copy_from(np.zeros(n, np.float32))
+                kernel.launch(queue, [bufs[0], bufs[1], bufs[2], n], n, 256, timeout=60)
+                assert np.array_equal(bufs[2].copy_to(dtype=np.float32)[:n], want), i
+                if i == 0:
+                    first = len(made)
+        # the interpreter made initial batches for the first dispatch only
+        assert first >= 1 and len(made) == first, (first, len(made))
+        for bufs, _ in sets:
+            for buf in bufs:
+                buf.close()

@@ -190,6 +190,9 @@ class JitExecutor(InterpreterExecutor):
         # pools a finished dispatch leaves for the next one
         self._pools: dict[int, ThreadPoolExecutor] = {}
         self._spare_arrays: list[dict] = []
+        # what chunk layouts share from one dispatch to the next (see _known_layout), by kernel
+        # descriptor, register shape, wave size, workgroups per chunk and workgroup shape
+        self._geometries: dict[tuple, tuple] = {}
         self._zero_pools: dict | None = None
         self._layouts: dict | None = None
         self._lock = threading.Lock()
@@ -350,8 +353,18 @@ class JitExecutor(InterpreterExecutor):
         """Chunks of a parallel-safe dispatch: larger than the interpreter's (each costs a
         fixed amount of Python around the compiled code: the initial batch, the scheduler),
         cut smaller for several threads so that each thread gets a few of them."""
-        yield from InterpreterExecutor._chunks(self, ctx, wave_size, shape, lds, private,
-                                               JIT_CHUNK_BYTES, threads)
+        chunks = list(InterpreterExecutor._chunks(self, ctx, wave_size, shape, lds, private,
+                                                  JIT_CHUNK_BYTES, threads))
+        if len(chunks) > 1:
+            # chunks of one size where a size between half and all of this one divides the
+            # workgroups: a chunk of another size needs a layout of its own
+            per = chunks[0][1] - chunks[0][0]
+            total = chunks[-1][1]
+            even = next((d for d in range(per, (per + 1) // 2 - 1, -1) if total % d == 0), None)
+            if even is not None and even != per:
+                rest = chunks[0][2:]
+                chunks = [(start, start + even) + rest for start in range(0, total, even)]
+        yield from chunks
 
     def _run_chunk(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
                    chunk: tuple, entry: int, lds: int, private: int, table: Any = None) -> None:
@@ -396,6 +409,8 @@ class JitExecutor(InterpreterExecutor):
         count = stop - start
         layout = layouts.get(count)
         if layout is None:
+            layout = self._known_layout(ctx, kd, shape, wave_size, count, block)
+        if layout is None:
             batch, alive = super()._initial_batch(ctx, kd, shape, wave_size, start, stop,
                                                   counts, grid, block, entry)
             # the work-item id rows (v0, or v0-v2 unpacked); every other register is zero
@@ -412,6 +427,11 @@ class JitExecutor(InterpreterExecutor):
             layouts[count] = (batch.S[0, :user].copy(), wave_field,
                               batch.V[:ids].copy(), batch.exec.copy(), bool(batch.exec_all),
                               batch.wg.copy(), alive.copy(), columns)
+            with self._lock:
+                if len(self._geometries) >= 64:
+                    self._geometries.clear()
+                self._geometries[(kd, shape, wave_size, count, tuple(block))] = \
+                    layouts[count][1:]
             return batch, alive
         arrays = self._state_arrays(layout, shape, wave_size)
         job = self._state_job(layout, arrays, start, counts)
@@ -427,8 +447,23 @@ class JitExecutor(InterpreterExecutor):
         start, stop = chunk[0], chunk[1]
         layout = self._layouts.get(stop - start) if self._layouts is not None else None
         if layout is None:
+            layout = self._known_layout(ctx, kd, shape, wave_size, stop - start, chunk[4])
+        if layout is None:
             self._initial_batch(ctx, kd, shape, wave_size, *chunk, entry)
             layout = self._layouts[stop - start]
+        return layout
+
+    def _known_layout(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, count: int,
+                      block: Any) -> tuple | None:
+        """The layout of chunks of ``count`` workgroups from what an earlier dispatch of the
+        same kernel and geometry kept (everything but the user SGPRs, which hold this
+        dispatch's addresses); None when there is none."""
+        geometry = self._geometries.get((kd, shape, wave_size, count, tuple(block)))
+        if geometry is None:
+            return None
+        row = np.zeros((1, NSREG), np.uint32)
+        user = self._user_sgprs(ctx, kd, row)
+        layout = self._layouts[count] = (row[0, :user].copy(),) + geometry
         return layout
 
     def _state_arrays(self, layout: tuple, shape: tuple, wave_size: int,
