@@ -58,6 +58,8 @@ __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 # register state of one chunk of a parallel-safe dispatch (the interpreter's CHUNK_BYTES keeps
 # its numpy passes in cache; compiled code runs wave by wave and gains more from fewer chunks)
 JIT_CHUNK_BYTES = 2 * CHUNK_BYTES
+# the chunk loop's chunks per thread, over the interpreter's two (see _run_chunks_pooled)
+LOOP_CHUNKS_PER_THREAD = 3
 
 
 # "auto": how long a dispatch waits for its kernel's compilation (started on a background
@@ -289,7 +291,11 @@ class JitExecutor(InterpreterExecutor):
                 self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
                                 table)
             return
-        chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
+        # for the chunk loop, about six chunks per thread: a chunk costs it next to nothing,
+        # and threads that take the next chunk as they finish even out (a thread slowed by the
+        # machine holds up the dispatch by at most one small chunk)
+        chunks = list(self._chunks(ctx, wave_size, shape, lds, private,
+                                   LOOP_CHUNKS_PER_THREAD * threads if threads > 1 else 1))
         plan = loop_plan(program, chunks, entry) if self.chunk_loop else None
         if plan is not None:
             rest = run_looped(self, ctx, kd, programs, shape, wave_size, chunks, entry, lds,
