@@ -536,10 +536,13 @@ def test_thread_count_comes_from_the_environment_or_the_capped_default(monkeypat
     pytest.importorskip("llvmlite")
     import os
 
-    from hsapy.sim.isa.jit.executor import DEFAULT_THREADS_MAX, thread_count
+    from hsapy.sim.isa.jit.executor import DEFAULT_THREADS_MAX, PYTHON_THREADS_MAX, thread_count
 
     monkeypatch.setenv("HSAPY_SIM_THREADS", "7")
-    assert thread_count() == 7
+    assert thread_count() == 7 and thread_count(python=True) == min(7, PYTHON_THREADS_MAX)
+    monkeypatch.setenv("HSAPY_SIM_THREADS", "2")
+    assert thread_count() == 2 and thread_count(python=True) == min(2, PYTHON_THREADS_MAX)
     monkeypatch.delenv("HSAPY_SIM_THREADS")
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert thread_count() == max(1, min(usable or 1, DEFAULT_THREADS_MAX))
+    assert thread_count(python=True) == max(1, min(usable or 1, PYTHON_THREADS_MAX))

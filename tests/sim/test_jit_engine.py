@@ -20,6 +20,17 @@ import pytest
 
 pytest.importorskip("llvmlite")
 
+from _jit_cases import (  # noqa: E402
+    Setup,
+    corpus,
+    dot_atomic,
+    histogram,
+    stencil_1d,
+    transpose,
+    vector_add,
+    vector_add_whole,
+)
+
 import hsapy  # noqa: E402
 from hsapy.sim.isa import jit  # noqa: E402
 from hsapy.sim.isa.jit import last_dispatch  # noqa: E402
@@ -27,53 +38,8 @@ from hsapy.sim.isa.jit import last_dispatch  # noqa: E402
 THREADS = (1, 2, 4)
 
 
-def _corpus(source: str, target: str) -> bytes:
-    from hsapy import toolchain
-
-    try:
-        toolchain.find_tool("clang", min_major=19)
-        toolchain.find_tool("ld.lld", min_major=19)
-    except toolchain.ToolNotFoundError as exc:
-        pytest.skip(f"needs clang-19 and ld.lld-19: {exc}")
-    import corpus_build
-
-    wave = 64 if target == "gfx942" else 32
-    return corpus_build.build_source(source, corpus_build.Build(target, wave, 3))
-
-
-def _vector_add(target: str, rng):
-    from hsapy.asm import kernels
-
-    n = 60_001                      # 235 workgroups of 256, the last one partial
-    a, b = rng.random((2, n), dtype=np.float32)
-    return (kernels.build("vector_add", target), "vector_add",
-            [a, b, np.zeros(n, np.float32), n], n, 256, 0, True)
-
-
-def _stencil_1d(target: str, rng):
-    n, block = 40_001, 256
-    x = rng.standard_normal(n).astype(np.float32)
-    return (_corpus("stencil", target), "stencil_1d", [x, np.zeros(n, np.float32), n],
-            -(-n // block) * block, block, 0, True)
-
-
-def _dot_atomic(target: str, rng):
-    n, block, blocks = 30_000, 128, 40
-    a, b = rng.standard_normal((2, n)).astype(np.float32)
-    return (_corpus("reduce", target), "dot_atomic",
-            [a, b, np.zeros(1, np.float32), n], blocks * block, block, 0, False)
-
-
-def _histogram(target: str, rng):
-    n, block, bins = 30_000, 256, 37
-    keys = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
-    return (_corpus("histogram", target), "histogram_global",
-            [keys, np.zeros(bins, np.uint32), bins, n], -(-n // block) * block, block, 0,
-            False)
-
-
-KERNELS = {"vector_add": _vector_add, "stencil_1d": _stencil_1d,
-           "dot_atomic": _dot_atomic, "histogram_global": _histogram}
+KERNELS = {"vector_add": vector_add, "stencil_1d": stencil_1d,
+           "dot_atomic": dot_atomic, "histogram_global": histogram}
 
 
 @pytest.fixture(scope="module")
@@ -85,42 +51,6 @@ def runtimes():
         target, hsapy.Runtime(backend="sim", targets=[target]))
     for rt in opened.values():
         rt.close()
-
-
-class Setup:
-    """A loaded kernel, its buffers and a queue; ``dispatch`` restores the arguments first."""
-
-    def __init__(self, rt, code: bytes, name: str, args) -> None:
-        self.rt = rt
-        self.agent = rt.gpu_agents[0]
-        self.executable = rt.load(code, self.agent)
-        self.kernel = self.executable.kernel(name)
-        self.args = args
-        self.buffers = [(self.agent.device_pool.allocate(max(a.nbytes, 4)), a)
-                        for a in args if isinstance(a, np.ndarray)]
-        self.queue = self.agent.create_queue(size=64)
-
-    def dispatch(self, engine: str, grid: int, block: int, lds: int) -> list[np.ndarray]:
-        """Memory of every array argument after one dispatch under ``engine``."""
-        self.rt.lib.sim_set_engine(engine)
-        buffers = iter(self.buffers)
-        values = []
-        for arg in self.args:
-            if isinstance(arg, np.ndarray):
-                buf, _ = next(buffers)
-                buf.copy_from(arg)
-                values.append(buf)
-            else:
-                values.append(arg)
-        self.kernel.launch(self.queue, values, grid=grid, workgroup=block, dynamic_lds=lds,
-                           timeout=300)
-        return [buf.copy_to(dtype=np.uint8)[:arr.nbytes] for buf, arr in self.buffers]
-
-    def close(self) -> None:
-        self.queue.close()
-        for buf, _ in self.buffers:
-            buf.close()
-        self.executable.close()
 
 
 # wave64 and wave32 for the kernels whose order matters most; one target for the others
@@ -161,11 +91,12 @@ def test_memory_is_the_interpreters_whatever_the_thread_count(kernel, target, ru
 def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, monkeypatch):
     """A batch that holds every live wave of its chunk passes a barrier without going back to
     the interpreter's scheduler (there would be nothing else to run); a batch that does not
-    (here: the machine's live-wave counts withheld) leaves the barrier to the scheduler. Memory
-    is the interpreter's either way."""
-    from hsapy.sim.isa.jit import runtime
+    (here: the machine's live-wave counts withheld, and chunks not run by the chunk loop, which
+    starts each chunk's batch whole) leaves the barrier to the scheduler. Memory is the
+    interpreter's either way."""
+    from hsapy.sim.isa.jit import executor, runtime
 
-    code, name, args, grid, block, lds, _ = _stencil_1d(target, np.random.default_rng(7))
+    code, name, args, grid, block, lds, _ = stencil_1d(target, np.random.default_rng(7))
     setup = Setup(runtimes(target), code, name, args)
     monkeypatch.setenv("HSAPY_SIM_THREADS", "1")
     try:
@@ -183,6 +114,7 @@ def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, mo
             return run(self, b, m, number, start)
 
         monkeypatch.setattr(runtime.Unit, "run", without_counts)
+        monkeypatch.setattr(executor.JitExecutor, "chunk_loop", False)
         last_dispatch.counters = None
         got = setup.dispatch("jit", grid, block, lds)
         handed = last_dispatch.counters
@@ -192,22 +124,6 @@ def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, mo
         assert handed.calls > inline.calls, (handed.as_dict(), inline.as_dict())
     finally:
         setup.close()
-
-
-def _transpose(target: str, rng):
-    rows, cols = 320, 384                 # 12 x 10 tiles of 32 x 32, each a 32 x 8 workgroup
-    x = rng.standard_normal(rows * cols).astype(np.float32)
-    return (_corpus("stencil", target), "transpose_padded",
-            [x, np.zeros(rows * cols, np.float32), rows, cols], (cols, rows // 4), (32, 8), 0)
-
-
-def _vector_add_whole(target: str, rng):
-    from hsapy.asm import kernels
-
-    n = 256 * 128                         # whole workgroups only
-    a, b = rng.random((2, n), dtype=np.float32)
-    return (kernels.build("vector_add", target), "vector_add",
-            [a, b, np.zeros(n, np.float32), n], n, 256, 0)
 
 
 @pytest.mark.parametrize("kernel", ["transpose", "vector_add"])
@@ -221,7 +137,7 @@ def test_chunks_of_whole_workgroups_share_their_initial_state(kernel, target, ru
     from hsapy.sim.isa import interpreter
     from hsapy.sim.isa.jit import executor
 
-    make = {"transpose": _transpose, "vector_add": _vector_add_whole}[kernel]
+    make = {"transpose": transpose, "vector_add": vector_add_whole}[kernel]
     code, name, args, grid, block, lds = make(target, np.random.default_rng(11))
     setup = Setup(runtimes(target), code, name, args)
     built = []
@@ -264,7 +180,7 @@ def test_a_kernel_without_atomics_runs_on_threads_beside_one_with_them(target, r
     interpreter's memory; dot_atomic's still run in the interpreter's order on one."""
     n, block = 1 << 16, 256
     x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
-    code = _corpus("reduce", target)
+    code = corpus("reduce", target)
     # each workgroup sums 2 x block elements in block x 4 bytes of dynamic LDS
     setup = Setup(runtimes(target), code, "block_sum_tree",
                   [x, np.zeros(n // (2 * block), np.float32), n])
@@ -279,7 +195,7 @@ def test_a_kernel_without_atomics_runs_on_threads_beside_one_with_them(target, r
             counters.as_dict()
     finally:
         setup.close()
-    code, name, args, grid, block, lds, _ = _dot_atomic(target, np.random.default_rng(4))
+    code, name, args, grid, block, lds, _ = dot_atomic(target, np.random.default_rng(4))
     setup = Setup(runtimes(target), code, name, args)
     try:
         last_dispatch.counters = None

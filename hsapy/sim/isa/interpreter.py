@@ -27,6 +27,7 @@ its host-time limit (``DispatchContext.poll``).
 """
 from __future__ import annotations
 
+import copy
 import threading
 import weakref
 from dataclasses import dataclass
@@ -172,6 +173,18 @@ class InterpreterExecutor:
                 compiled.execute(ctx)
                 self.stats = compiled.stats
                 return
+        # the dispatch's own state on a copy: the queues of one agent share its executor and
+        # run their dispatches at the same time
+        run = copy.copy(self)
+        try:
+            run._execute(ctx)
+        finally:
+            self.stats = run.stats
+
+    def _execute(self, ctx: DispatchContext) -> None:
+        """Run every wave of the dispatch (on a copy of the executor that is the dispatch's
+        own)."""
+        global last_stats
         self.stats = ExecutionStats()
         try:
             raw = ctx.memory.read(ctx.kernel_object, 64)
@@ -202,7 +215,6 @@ class InterpreterExecutor:
             items = block[0] * block[1] * block[2]
             waves = groups[0] * groups[1] * groups[2] * ((items + wave_size - 1) // wave_size)
             self.stats = ExecutionStats(grid[0] * grid[1] * grid[2], waves, 1, waves)
-            global last_stats
             last_stats = self.stats
             if recorder is not None:
                 program = programs(mode)
@@ -491,11 +503,16 @@ class InterpreterExecutor:
     # --- scheduling -----------------------------------------------------------------------------
     def _schedule(self, ctx: DispatchContext, programs, machine: _Machine,
                   first: Batch, alive: np.ndarray) -> None:
-        runnable: list[Batch] = [first]
+        self.stats.waves += first.waves
+        self._run_batches(ctx, programs, machine, [first], alive)
+
+    def _run_batches(self, ctx: DispatchContext, programs, machine: _Machine,
+                     runnable: list[Batch], alive: np.ndarray) -> None:
+        """Run the ``runnable`` batches of one chunk (``alive``: its live waves per
+        workgroup) until every wave has ended."""
         waiting: list[Batch] = []
         machine.alive = alive
         stats = self.stats
-        stats.waves += first.waves
         steps = 0
         poll_at = POLL_STEPS
         while runnable or waiting:

@@ -22,7 +22,7 @@ from llvmlite import ir
 from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
 from hsapy.sim.isa.wave import NSREG, TTMP0
 
-__all__ = ["SIZE", "write"]
+__all__ = ["SIZE", "write", "function_address"]
 
 # job words (pointers are addresses; *_BYTES are byte counts)
 S, S_BYTES, V, V_BYTES, IDS, IDS_BYTES, A, A_BYTES = range(8)
@@ -45,11 +45,19 @@ _compiled: list[Any] = []
 def write(job_address: int) -> None:
     """Write the state the job at ``job_address`` describes (the GIL is released meanwhile)."""
     if not _compiled:
+        function_address()
+    _compiled[0](job_address)
+
+
+def function_address() -> int:
+    """The address of the compiled ``int64 (int64 *job)`` function :func:`write` calls
+    (generated code calls it too: :mod:`hsapy.sim.isa.jit.chunk_loop`)."""
+    if not _compiled:
         with _lock:
             if not _compiled:
                 address, keep = compiler().compile(_module(), NAME)
-                _compiled.extend((RUN_TYPE(address), keep))
-    _compiled[0](job_address)
+                _compiled.extend((RUN_TYPE(address), keep, address))
+    return _compiled[2]
 
 
 def _module() -> ir.Module:

@@ -41,7 +41,15 @@ from hsapy.sim.isa.interpreter import (
     initial_mode,
 )
 from hsapy.sim.isa.jit import chunk_state, last_dispatch
-from hsapy.sim.isa.jit.runtime import CANCEL, CURRENT, EngineCounters, JitProgram, address, attach
+from hsapy.sim.isa.jit.loop_runner import loop_plan, run_looped
+from hsapy.sim.isa.jit.runtime import (
+    CANCEL,
+    CURRENT,
+    EngineCounters,
+    JitProgram,
+    address,
+    attach,
+)
 from hsapy.sim.isa.wave import NSREG, TTMP0, Batch
 
 __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
@@ -50,6 +58,9 @@ __all__ = ["JitExecutor", "thread_count", "parallel_safe"]
 # register state of one chunk of a parallel-safe dispatch (the interpreter's CHUNK_BYTES keeps
 # its numpy passes in cache; compiled code runs wave by wave and gains more from fewer chunks)
 JIT_CHUNK_BYTES = 2 * CHUNK_BYTES
+# the chunk loop's chunks per thread, over the interpreter's two (see _run_chunks_pooled)
+LOOP_CHUNKS_PER_THREAD = 3
+
 
 # "auto": how long a dispatch waits for its kernel's compilation (started on a background
 # thread) before it runs in the interpreter instead; loading units from the on-disk cache takes
@@ -65,28 +76,33 @@ class CompiledProgram(JitProgram, Program):
         self._jit_init()
 
 
-# The default thread count's ceiling. Each chunk still runs some Python (its initial batch, the
-# scheduler, the calls into compiled code), and every numpy operation or compiled call in it lets
-# the GIL go and queues to take it back: past a few threads they spend more time queueing than
-# they gain, and dispatches get slower again (benchmarks/sim.py --scaling shows where on a given
-# machine). HSAPY_SIM_THREADS sets any count.
-DEFAULT_THREADS_MAX = 4
+# The thread count's ceilings. Chunks that generated code runs from start to end
+# (hsapy.sim.isa.jit.chunk_loop) need no GIL, and their threads gain until memory bandwidth or
+# the cores run out: by default the usable cores, at most DEFAULT_THREADS_MAX. Chunks the
+# interpreter's scheduler runs or finishes (batches that split, partial workgroups) hold the GIL
+# for their Python, and every numpy operation or compiled call in it lets the GIL go and queues
+# to take it back: past a few threads they spend more time queueing than they gain (the fused
+# softmax took 2.5x longer on 16 threads of a 16-core host than on one), so they use at most
+# PYTHON_THREADS_MAX whatever the count. HSAPY_SIM_THREADS sets the count.
+DEFAULT_THREADS_MAX = 16
+PYTHON_THREADS_MAX = 4
 
 
-def thread_count() -> int:
+def thread_count(python: bool = False) -> int:
     """Threads for the chunks of a parallel-safe dispatch: ``HSAPY_SIM_THREADS``, else the
-    cores this process may run on, at most DEFAULT_THREADS_MAX."""
+    cores this process may run on, at most DEFAULT_THREADS_MAX; ``python``: for chunks that
+    Python runs, that count at most PYTHON_THREADS_MAX."""
     try:
         count = resolve_threads()
     except ValueError:     # changed to something invalid after the runtime checked it
         count = None
-    if count is not None:
-        return count
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, DEFAULT_THREADS_MAX))
+    if count is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        count = max(1, min(cores, DEFAULT_THREADS_MAX))
+    return min(count, PYTHON_THREADS_MAX) if python else count
 
 
 _WRITE_SHARED = ("_atomic", "s_store", "s_buffer_store", "s_scratch_store")
@@ -166,12 +182,19 @@ class JitExecutor(InterpreterExecutor):
 
     program_class = CompiledProgram
     engine_tag = "jit"
+    # run chunks in generated code where the dispatch allows it (tests turn it off to compare)
+    chunk_loop = True
 
     def __init__(self, profile: Any) -> None:
         super().__init__(profile)
         self.counters = EngineCounters()
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_size = 0
+        # shared with the per-dispatch copies (see execute): thread pools by size, and array
+        # pools a finished dispatch leaves for the next one
+        self._pools: dict[int, ThreadPoolExecutor] = {}
+        self._spare_arrays: list[dict] = []
+        # what chunk layouts share from one dispatch to the next (see _known_layout), by kernel
+        # descriptor, register shape, wave size, workgroups per chunk and workgroup shape
+        self._geometries: dict[tuple, tuple] = {}
         self._zero_pools: dict | None = None
         self._layouts: dict | None = None
         self._lock = threading.Lock()
@@ -183,13 +206,17 @@ class JitExecutor(InterpreterExecutor):
         if getattr(ctx, "engine", None) == "auto" and not self._compiled_in_time(ctx):
             self._interpret(ctx)
             return
-        self.counters = EngineCounters()
+        # the dispatch's own state (counts, layouts, array pools) on a copy: the queues of one
+        # agent share its executor and run their dispatches at the same time
+        run = copy.copy(self)
+        run.counters = EngineCounters()
         CURRENT.dispatch = ctx
         try:
-            super().execute(ctx)
+            run._execute(ctx)
         finally:
             CURRENT.dispatch = None
-            last_dispatch.counters = self.counters
+            self.stats = run.stats
+            last_dispatch.counters = run.counters
 
     # --- auto: compile in the background ---------------------------------------------------
     def _compiled_in_time(self, ctx: Any) -> bool:
@@ -233,17 +260,24 @@ class JitExecutor(InterpreterExecutor):
     def _run_chunks(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
                     entry: int, lds: int, private: int, recorder: Any = None) -> None:
         # recorder is always None here: profiled dispatches run on the interpreter
-        self._zero_pools = {}
+        with self._lock:
+            self._zero_pools = self._spare_arrays.pop() if self._spare_arrays else {}
         self._layouts = {}
         try:
             self._run_chunks_pooled(ctx, kd, programs, shape, wave_size, entry, lds, private)
         finally:
+            with self._lock:
+                if not self._spare_arrays and len(self._zero_pools) <= 32:
+                    # the next dispatch's chunks reuse these arrays (fresh pages cost a fault
+                    # each on first touch); one set is kept, at most 8 arrays per thread
+                    self._spare_arrays.append(self._zero_pools)
             self._zero_pools = None
             self._layouts = None
 
     def _run_chunks_pooled(self, ctx: Any, kd: Any, programs: Any, shape: tuple,
                            wave_size: int, entry: int, lds: int, private: int) -> None:
         threads = getattr(ctx, "threads", None) or thread_count()
+        python_threads = min(threads, thread_count(python=True))
         program = programs(shape[2])
         table = ctx.memory.table(ctx.agent_handle or None)
         if not parallel_safe(program, entry):
@@ -257,9 +291,36 @@ class JitExecutor(InterpreterExecutor):
                 self._run_chunk(ctx, kd, programs, shape, wave_size, chunk, entry, lds, private,
                                 table)
             return
-        chunks = list(self._chunks(ctx, wave_size, shape, lds, private, threads))
+        # for the chunk loop, about six chunks per thread: a chunk costs it next to nothing,
+        # and threads that take the next chunk as they finish even out (a thread slowed by the
+        # machine holds up the dispatch by at most one small chunk)
+        chunks = list(self._chunks(ctx, wave_size, shape, lds, private,
+                                   LOOP_CHUNKS_PER_THREAD * threads if threads > 1 else 1))
+        plan = loop_plan(program, chunks, entry) if self.chunk_loop else None
+        if plan is not None:
+            rest = run_looped(self, ctx, kd, programs, shape, wave_size, chunks, entry, lds,
+                              private, table, threads, plan, python_threads)
+            if rest is None:
+                return
+            # the kernel's chunks need the scheduler: the workgroups left, in chunks for fewer
+            # threads (the scheduler's Python costs per chunk, and its threads queue for the GIL)
+            chunks = [(max(c[0], rest),) + c[1:] for c in
+                      self._chunks(ctx, wave_size, shape, lds, private, python_threads)
+                      if c[1] > rest]
+            self._run_parallel(ctx, kd, programs, shape, wave_size, chunks, entry, lds, private,
+                               table, python_threads, merge=True)
+            return
+        self._run_parallel(ctx, kd, programs, shape, wave_size,
+                           list(self._chunks(ctx, wave_size, shape, lds, private, python_threads)),
+                           entry, lds, private, table, python_threads)
+
+    def _run_parallel(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
+                      chunks: list, entry: int, lds: int, private: int, table: Any,
+                      threads: int, merge: bool = False) -> None:
+        """Run ``chunks`` on up to ``threads`` threads, each chunk in Python (its initial
+        batch, then the scheduler); ``merge``: add to the counts already there."""
         if threads <= 1 or len(chunks) <= 1:
-            self.counters.threads = 1
+            self.counters.threads = max(self.counters.threads, 1) if merge else 1
             for chunk in chunks:
                 ctx.poll()
                 self.counters.chunks += 1
@@ -267,7 +328,6 @@ class JitExecutor(InterpreterExecutor):
                                 table)
             return
         pool = self._thread_pool(threads)
-        workers = []
 
         def run(chunk: tuple) -> tuple:
             CURRENT.dispatch = ctx
@@ -280,38 +340,37 @@ class JitExecutor(InterpreterExecutor):
                                   private, table)
             return worker.stats, worker.counters, threading.get_ident()
 
-        futures = [pool.submit(run, chunk) for chunk in chunks]
-        error: BaseException | None = None
-        for future in futures:
-            try:
-                workers.append(future.result())
-            except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
-                if error is None:
-                    error = exc
-        for stats, counters, _ in workers:
-            for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
-                setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
-            self.counters.add(counters)
-        self.counters.threads = len({ident for _, _, ident in workers})
-        if error is not None:
-            raise error
+        used = self.counters.threads if merge else 0
+        self._gather([pool.submit(run, chunk) for chunk in chunks])
+        self.counters.threads = max(used, self.counters.threads)
 
     def _thread_pool(self, threads: int) -> ThreadPoolExecutor:
+        """The executor's pool of ``threads`` threads (a pool is never shut down while the
+        executor lives: another dispatch may be using it)."""
         with self._lock:
-            if self._pool is None or self._pool_size != threads:
-                if self._pool is not None:
-                    self._pool.shutdown(wait=False)
-                self._pool = ThreadPoolExecutor(threads, thread_name_prefix="hsapy-sim-jit")
-                self._pool_size = threads
-            return self._pool
+            pool = self._pools.get(threads)
+            if pool is None:
+                pool = self._pools[threads] = ThreadPoolExecutor(
+                    threads, thread_name_prefix="hsapy-sim-jit")
+            return pool
 
     def _chunks(self, ctx: Any, wave_size: int, shape: tuple, lds: int, private: int,
                 threads: int = 1):
         """Chunks of a parallel-safe dispatch: larger than the interpreter's (each costs a
         fixed amount of Python around the compiled code: the initial batch, the scheduler),
         cut smaller for several threads so that each thread gets a few of them."""
-        yield from InterpreterExecutor._chunks(self, ctx, wave_size, shape, lds, private,
-                                               JIT_CHUNK_BYTES, threads)
+        chunks = list(InterpreterExecutor._chunks(self, ctx, wave_size, shape, lds, private,
+                                                  JIT_CHUNK_BYTES, threads))
+        if len(chunks) > 1:
+            # chunks of one size where a size between half and all of this one divides the
+            # workgroups: a chunk of another size needs a layout of its own
+            per = chunks[0][1] - chunks[0][0]
+            total = chunks[-1][1]
+            even = next((d for d in range(per, (per + 1) // 2 - 1, -1) if total % d == 0), None)
+            if even is not None and even != per:
+                rest = chunks[0][2:]
+                chunks = [(start, start + even) + rest for start in range(0, total, even)]
+        yield from chunks
 
     def _run_chunk(self, ctx: Any, kd: Any, programs: Any, shape: tuple, wave_size: int,
                    chunk: tuple, entry: int, lds: int, private: int, table: Any = None) -> None:
@@ -321,6 +380,24 @@ class JitExecutor(InterpreterExecutor):
         machine = _Machine(ctx, stop - start, lds, private, wave_size)
         self._prepare_machine(ctx, machine, table)
         self._schedule(ctx, programs, machine, batch, alive)
+
+    def _gather(self, futures: list) -> None:
+        """Wait for the threads' work and add up their counts; then raise the first error
+        (the earliest chunk's: the futures are in the chunks' order)."""
+        workers = []
+        errors: list[BaseException] = []
+        for future in futures:
+            try:
+                workers.append(future.result())
+            except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
+                errors.append(exc)
+        for stats, counters, _ in workers:
+            for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
+                setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
+            self.counters.add(counters)
+        self.counters.threads = len({ident for _, _, ident in workers})
+        if errors:
+            raise errors[0]
 
     def _initial_batch(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, start: int,
                        stop: int, counts: Any, grid: Any, block: Any, entry: int) -> tuple:
@@ -338,6 +415,8 @@ class JitExecutor(InterpreterExecutor):
         count = stop - start
         layout = layouts.get(count)
         if layout is None:
+            layout = self._known_layout(ctx, kd, shape, wave_size, count, block)
+        if layout is None:
             batch, alive = super()._initial_batch(ctx, kd, shape, wave_size, start, stop,
                                                   counts, grid, block, entry)
             # the work-item id rows (v0, or v0-v2 unpacked); every other register is zero
@@ -354,20 +433,68 @@ class JitExecutor(InterpreterExecutor):
             layouts[count] = (batch.S[0, :user].copy(), wave_field,
                               batch.V[:ids].copy(), batch.exec.copy(), bool(batch.exec_all),
                               batch.wg.copy(), alive.copy(), columns)
+            with self._lock:
+                if len(self._geometries) >= 64:
+                    self._geometries.clear()
+                self._geometries[(kd, shape, wave_size, count, tuple(block))] = \
+                    layouts[count][1:]
             return batch, alive
-        user, wave_field, ids, live, live_all, wg, alive, columns = layout
+        arrays = self._state_arrays(layout, shape, wave_size)
+        job = self._state_job(layout, arrays, start, counts)
+        chunk_state.write(address(job))
+        S, V, A, exec_mask, scc, wgs = arrays
+        return (Batch(entry, S, V, A, exec_mask, scc, wgs, np.arange(wgs.size, dtype=np.int64),
+                      mode=shape[2], exec_all=layout[4]), layout[6].copy())
+
+    def _layout(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, chunk: tuple,
+                entry: int) -> tuple:
+        """The layout of chunks of ``chunk``'s size (made from its initial batch, which is
+        not run, when there is none yet)."""
+        start, stop = chunk[0], chunk[1]
+        layout = self._layouts.get(stop - start) if self._layouts is not None else None
+        if layout is None:
+            layout = self._known_layout(ctx, kd, shape, wave_size, stop - start, chunk[4])
+        if layout is None:
+            self._initial_batch(ctx, kd, shape, wave_size, *chunk, entry)
+            layout = self._layouts[stop - start]
+        return layout
+
+    def _known_layout(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, count: int,
+                      block: Any) -> tuple | None:
+        """The layout of chunks of ``count`` workgroups from what an earlier dispatch of the
+        same kernel and geometry kept (everything but the user SGPRs, which hold this
+        dispatch's addresses); None when there is none."""
+        geometry = self._geometries.get((kd, shape, wave_size, count, tuple(block)))
+        if geometry is None:
+            return None
+        row = np.zeros((1, NSREG), np.uint32)
+        user = self._user_sgprs(ctx, kd, row)
+        layout = self._layouts[count] = (row[0, :user].copy(),) + geometry
+        return layout
+
+    def _state_arrays(self, layout: tuple, shape: tuple, wave_size: int,
+                      slot: Any = None) -> tuple:
+        """A chunk's register arrays (the pooled ones of ``slot``, default this thread's)
+        and its EXEC, SCC and wave-to-workgroup arrays, for :mod:`chunk_state` to fill."""
+        live, wg = layout[3], layout[5]
         waves = wg.size
-        nvgprs, nagprs, mode = shape
-        S = self._pooled((waves, NSREG), np.uint32)
-        V = self._pooled((nvgprs, waves, wave_size), np.uint32)
-        A = self._pooled((nagprs, waves, wave_size), np.uint32) if nagprs else None
+        nvgprs, nagprs, _ = shape
+        S = self._pooled((waves, NSREG), np.uint32, slot)
+        V = self._pooled((nvgprs, waves, wave_size), np.uint32, slot)
+        A = self._pooled((nagprs, waves, wave_size), np.uint32, slot) if nagprs else None
         if S is None or V is None or (nagprs and A is None):
             S = np.empty((waves, NSREG), np.uint32)
             V = np.empty((nvgprs, waves, wave_size), np.uint32)
             A = np.empty((nagprs, waves, wave_size), np.uint32) if nagprs else None
-        exec_mask = np.empty_like(live)
-        scc = np.empty(waves, bool)
-        wgs = np.empty_like(wg)
+        return S, V, A, np.empty_like(live), np.empty(waves, bool), np.empty_like(wg)
+
+    @staticmethod
+    def _state_job(layout: tuple, arrays: tuple, start: int, counts: Any) -> np.ndarray:
+        """The :mod:`chunk_state` job writing a chunk's initial state into ``arrays``
+        (:meth:`_state_arrays`), its first workgroup being ``start``."""
+        user, wave_field, ids, live, _, wg, _, columns = layout
+        S, V, A, exec_mask, scc, wgs = arrays
+        waves = wg.size
         job = np.zeros(chunk_state.SIZE, np.int64)
         job[chunk_state.S], job[chunk_state.S_BYTES] = address(S), S.nbytes
         job[chunk_state.V], job[chunk_state.V_BYTES] = address(V), V.nbytes
@@ -386,17 +513,15 @@ class JitExecutor(InterpreterExecutor):
         job[chunk_state.SCC], job[chunk_state.WG] = address(scc), address(wgs)
         job[chunk_state.WG_LOCAL] = address(wg)
         job[chunk_state.COLUMNS:chunk_state.COLUMNS + 5] = columns
-        chunk_state.write(address(job))
-        return (Batch(entry, S, V, A, exec_mask, scc, wgs, np.arange(waves, dtype=np.int64),
-                      mode=mode, exec_all=live_all), alive.copy())
+        return job
 
-    def _pooled(self, shape: tuple, dtype: Any) -> np.ndarray | None:
-        """This thread's pooled array of ``shape`` and ``dtype`` (uninitialised when new);
-        None outside a dispatch."""
+    def _pooled(self, shape: tuple, dtype: Any, slot: Any = None) -> np.ndarray | None:
+        """The pooled array of ``shape`` and ``dtype`` (uninitialised when new) of ``slot``
+        (default: this thread's); None outside a dispatch."""
         pools = self._zero_pools
         if pools is None:
             return None
-        pool = pools.setdefault(threading.get_ident(), {})
+        pool = pools.setdefault(threading.get_ident() if slot is None else slot, {})
         key = (shape, np.dtype(dtype).str)
         array = pool.get(key)
         if array is None:

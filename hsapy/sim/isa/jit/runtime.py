@@ -54,7 +54,7 @@ class EngineCounters:
 
     __slots__ = ("compiled_lane_instructions", "compiled_wave_instructions", "calls",
                  "bails", "splits", "interpreted_forced", "chunks", "threads",
-                 "barriers_released")
+                 "barriers_released", "chunks_looped")
 
     def __init__(self) -> None:
         self.compiled_lane_instructions = 0
@@ -66,6 +66,7 @@ class EngineCounters:
         self.chunks = 0           # chunks of workgroups the dispatch ran in
         self.threads = 0          # host threads that ran them
         self.barriers_released = 0   # barriers passed inside compiled code (batch-instructions)
+        self.chunks_looped = 0    # chunks run start to end by generated code (chunk_loop)
 
     def add(self, other: EngineCounters) -> None:
         for name in self.__slots__:
@@ -81,6 +82,7 @@ class Unit:
 
     def __init__(self, plan: Any, address: int, keep: Any, lanes: int, delta: int = 0) -> None:
         self.plan = plan
+        self.address = address
         self.fn = RUN_TYPE(address)
         self.keep = keep
         self.lanes = lanes
@@ -88,6 +90,9 @@ class Unit:
         # compile_program_range): byte addresses going in and out are moved by it
         self.delta = delta
         self.barriers = any(seg.barrier for seg in plan.segments)
+        # set when a dispatch found that every chunk starting here needs the scheduler (the
+        # chunk loop hands such kernels to Python: hsapy.sim.isa.jit.loop_runner)
+        self.hands_over = False
 
     def run(self, b: Any, m: Any, number: int, start: int) -> int | None:
         """Run batch ``b`` from segment ``number`` (at byte address ``start``)."""
@@ -139,7 +144,16 @@ class Unit:
         stop = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
         ctx[C.STOP_AT] = stop if stop == STOP_NEVER else stop - delta
         ctx[C.BUDGET] = getattr(m, "_jit_budget", BUDGET)
-        status = self.fn(m._jit_ctx_address)
+        return self.finish(b, m, self.fn(m._jit_ctx_address))
+
+    def finish(self, b: Any, m: Any, status: int) -> int | None:
+        """What follows a call of the unit's code that ran batch ``b`` and answered
+        ``status`` (its outputs in ``m._jit_ctx``): counts, the dispatch's poll, and the
+        closure protocol's answer. Also used after a call made by generated code
+        (:mod:`hsapy.sim.isa.jit.chunk_loop`)."""
+        ctx = m._jit_ctx
+        waves = b.S.shape[0]
+        delta = self.delta
         b.exec_changed()
         lanes = int(ctx[C.LANES])
         winsts = int(ctx[C.WAVE_INSTS])
@@ -164,7 +178,8 @@ class Unit:
             return pc
         if status == C.SPLIT:
             counters.splits += 1
-            return self._split(b, m, self._next_pcs(ctl[:waves], int(ctx[C.SEG_END]) + delta))
+            return self._split(b, m, self._next_pcs(m._jit_ctl[:waves],
+                                                    int(ctx[C.SEG_END]) + delta))
         # BAIL: the waves before BAIL_WAVE finished the segment, BAIL_WAVE stands at BAIL_PC,
         # the others at the segment's start
         counters.bails += 1
@@ -174,7 +189,7 @@ class Unit:
         pcs = np.empty(waves, np.int64)
         if k:
             if ctx[C.BAIL_CTL]:
-                pcs[:k] = self._next_pcs(ctl[:k], seg_end)
+                pcs[:k] = self._next_pcs(m._jit_ctl[:k], seg_end)
             else:
                 pcs[:k] = seg_end
         pcs[k] = bail_pc
@@ -215,6 +230,7 @@ def _entry(program: JitProgram, unit: Unit, seg: Any) -> Any:
             return interp[0](b, m)
         return unit.run(b, m, number, start)
     entry.jit_segment = seg     # type: ignore[attr-defined]
+    entry.jit_unit = unit       # type: ignore[attr-defined]
     return entry
 
 

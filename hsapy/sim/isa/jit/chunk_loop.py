@@ -1,0 +1,325 @@
+"""A thread's chunks run one after the other by host code, without coming back to Python.
+
+In a dispatch whose kernel runs from its first instruction to ``s_endpgm`` in one call of its
+compiled unit (no divergent branch splits the batch, no wave is handed back, the step budget
+is not reached), the Python around each chunk -- the initial batch, the scheduler, the entry
+closure, the counts -- does the same thing every time. :func:`run` does it in generated code
+(built once per process with llvmlite) for every chunk a thread takes: it takes the next
+chunk from a counter the threads share (an atomic add), writes the chunk's initial state
+(:mod:`hsapy.sim.isa.jit.chunk_state`), zeroes its LDS, calls the unit, and when the unit
+answers that the whole batch stands at an ``s_endpgm`` it counts what ran and goes on with the
+next chunk. Anything else -- a split, a hand-back, the budget, another instruction -- returns
+to Python with the chunk's state as the unit left it: Python wraps it in a batch and the
+scheduler finishes that chunk as if the scheduler had made the call itself.
+
+Threads running chunks side by side each let the GIL go once per call here instead of several
+times per chunk (each time queueing to take it back behind the others).
+
+The job is an ``int64`` array of :data:`SIZE` words; field numbers below.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+from llvmlite import ir
+
+from hsapy.sim.isa.jit import chunk_state
+from hsapy.sim.isa.jit import context as C
+from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
+
+__all__ = ["SIZE", "run", "run_threads", "DONE_ALL", "TO_PYTHON", "POLL"]
+
+# job words: inputs (pointers are addresses)
+STATE_JOB = 0      # int64[chunk_state.SIZE]: the chunk_state job (its START word is set here)
+STATE_FN = 1       # chunk_state's compiled function
+STARTS = 2         # int64[COUNT]: each chunk's first workgroup
+COUNT = 3
+CLAIM = 4          # int64[1] the threads share: the next chunk to take (atomic add)
+UNIT_FN = 5        # the unit's compiled function
+CTX = 6            # the unit's context words (hsapy.sim.isa.jit.context)
+ENTRY = 7          # the unit's segment at the kernel's first instruction
+BUDGET = 8         # batch-instructions per call of the unit, and per call of this function
+ENDS = 9           # int64[NENDS]: unit addresses of the program's s_endpgm instructions
+NENDS = 10
+LDS, LDS_BYTES = 11, 12
+EXEC, EXEC_BYTES = 13, 14   # the batch's EXEC (bool[W, L]; its size a multiple of 8)
+# outputs
+CURRENT = 15       # TO_PYTHON: the chunk the unit ran
+STATUS = 16        # TO_PYTHON: what the unit answered (hsapy.sim.isa.jit.context)
+DONE = 17          # chunks finished here (added to)
+LANES = 18         # the unit's lane-instructions over the finished chunks (added to)
+WAVE_INSTS = 19
+STEPS = 20
+RELEASED = 21
+END_LANES = 22     # EXEC lanes at the finished chunks' s_endpgm (added to)
+RESULT = 23        # what the loop answered, when a thread of run_threads ran it
+SIZE = 24
+
+# run_threads' words
+THREADS = 0        # how many jobs (one thread each; the caller's thread runs the first)
+JOBS = 1           # int64[THREADS]: the jobs' addresses
+CREATE = 2         # pthread_create
+JOIN = 3           # pthread_join
+HANDLES = 4        # int64[THREADS]: the threads' handles (the first unused)
+CREATED = 5        # int64[THREADS]: 1 where a thread was started
+THREADS_SIZE = 8
+
+# what run() answers
+DONE_ALL = 0       # no chunk left to take
+TO_PYTHON = 1      # chunk CURRENT continues in the scheduler (the unit answered STATUS)
+POLL = 2           # the budget is spent: poll the dispatch and call again
+
+STOP_NEVER = (1 << 63) - 1
+I8, I64 = ir.IntType(8), ir.IntType(64)
+PTR = ir.PointerType()
+NAME = "hsapy_chunk_loop"
+_FN_TYPE = ir.FunctionType(I64, [PTR])
+
+_lock = threading.Lock()
+_compiled: list[Any] = []
+_pthread: list[int] = []
+THREADS_NAME = "hsapy_chunk_threads"
+WORKER_NAME = "hsapy_chunk_worker"
+
+
+def run(job_address: int) -> int:
+    """Run chunks as the job at ``job_address`` says (the GIL is released meanwhile); returns
+    DONE_ALL, TO_PYTHON or POLL."""
+    return int(_functions()[0](job_address))
+
+
+def run_threads(threads_address: int) -> None:
+    """Run the jobs listed at ``threads_address`` (:data:`THREADS_SIZE` words, fields above),
+    each on a thread of its own started here (native threads: none of them needs the GIL,
+    which the caller's thread lets go once for the whole call); each job's RESULT says what
+    its loop answered. A thread that cannot be started leaves its job's RESULT as it was
+    (the other threads take its chunks from the shared counter)."""
+    _functions()[1](threads_address)
+
+
+def pthread_functions() -> tuple[int, int]:
+    """The addresses of the C library's pthread_create and pthread_join (CREATE, JOIN)."""
+    if not _pthread:
+        libc = ctypes.CDLL(None)
+        _pthread.extend(ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
+                        for name in ("pthread_create", "pthread_join"))
+    return _pthread[0], _pthread[1]
+
+
+def _functions() -> list:
+    if not _compiled:
+        with _lock:
+            if not _compiled:
+                loop_address, keep = compiler().compile(_module(), NAME)
+                threads_address = keep.get_function_address(THREADS_NAME)
+                _compiled.extend((RUN_TYPE(loop_address), RUN_TYPE(threads_address), keep))
+    return _compiled
+
+
+def state_function() -> int:
+    """The address STATE_FN takes."""
+    return chunk_state.function_address()
+
+
+class _Callee:
+    """A function pointer held in a value, as llvmlite's call instruction takes its callee
+    (it reads the callee's function type; a pointer value has none)."""
+
+    def __init__(self, value: ir.Value, function_type: ir.FunctionType = _FN_TYPE) -> None:
+        self.value = value
+        self.type = value.type
+        self.function_type = function_type
+
+    def get_reference(self) -> str:
+        return self.value.get_reference()
+
+
+def _module() -> ir.Module:
+    module = ir.Module(name=NAME)
+    fn = ir.Function(module, _FN_TYPE, name=NAME)
+    memset = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I8, I64, ir.IntType(1)]),
+                         name="llvm.memset.p0.i64")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    job = fn.args[0]
+
+    def slot(base: ir.Value, index: Any) -> ir.Value:
+        index = ir.Constant(I64, index) if isinstance(index, int) else index
+        return b.gep(base, [index], source_etype=I64)
+
+    def word(index: int) -> ir.Value:
+        return b.load(slot(job, index), typ=I64)
+
+    def pointer(index: int) -> ir.Value:
+        return b.inttoptr(word(index), PTR)
+
+    def callee(index: int) -> Any:
+        return _Callee(pointer(index))
+
+    def add_to(index: int, value: ir.Value) -> None:
+        b.store(b.add(word(index), value), slot(job, index))
+
+    def const(value: int) -> ir.Value:
+        return ir.Constant(I64, value)
+
+    ctx = pointer(CTX)
+    state_job = pointer(STATE_JOB)
+    starts = pointer(STARTS)
+    count = word(COUNT)
+    claim = pointer(CLAIM)
+    entry_segment = word(ENTRY)
+    budget = word(BUDGET)
+    ends, nends = pointer(ENDS), word(NENDS)
+    lds, lds_bytes = pointer(LDS), word(LDS_BYTES)
+    exec_words = b.udiv(word(EXEC_BYTES), const(8))
+    exec_base = pointer(EXEC)
+    pre = b.block
+    head = fn.append_basic_block("take")
+    b.branch(head)
+
+    # take the next chunk (or stop)
+    b.position_at_end(head)
+    spent = b.phi(I64, name="spent")
+    spent.add_incoming(const(0), pre)
+    k = b.atomic_rmw("add", claim, const(1), "monotonic", name="k")
+    body = fn.append_basic_block("chunk")
+    finished = fn.append_basic_block("all_done")
+    b.cbranch(b.icmp_signed("<", k, count), body, finished)
+    b.position_at_end(finished)
+    b.ret(const(DONE_ALL))
+
+    # its initial state and zeroed LDS, then the unit from the kernel's first instruction
+    b.position_at_end(body)
+    b.store(b.load(slot(starts, k), typ=I64), slot(state_job, chunk_state.START))
+    b.call(callee(STATE_FN), [state_job])
+    b.call(memset, [lds, ir.Constant(I8, 0), lds_bytes, ir.Constant(ir.IntType(1), 0)])
+    for index, value in ((C.ENTRY, entry_segment), (C.STOP_AT, const(STOP_NEVER)),
+                         (C.BUDGET, budget), (C.WHOLE, const(1)), (C.RELEASED, const(0))):
+        b.store(value, slot(ctx, index))
+    status = b.call(callee(UNIT_FN), [ctx], name="status")
+    to_python = fn.append_basic_block("to_python")
+    continued = fn.append_basic_block("continued")
+    b.cbranch(b.icmp_signed("==", status, const(C.CONTINUE)), continued, to_python)
+    b.position_at_end(to_python)
+    b.store(k, slot(job, CURRENT))
+    b.store(status, slot(job, STATUS))
+    b.ret(const(TO_PYTHON))
+
+    # the chunk is done when the whole batch stands at an s_endpgm
+    b.position_at_end(continued)
+    out_pc = b.load(slot(ctx, C.OUT_PC), typ=I64)
+    scan = fn.append_basic_block("scan")
+    scan_body = fn.append_basic_block("scan_body")
+    ended = fn.append_basic_block("ended")
+    b.branch(scan)
+    b.position_at_end(scan)
+    e = b.phi(I64, name="e")
+    e.add_incoming(const(0), continued)
+    b.cbranch(b.icmp_signed("<", e, nends), scan_body, to_python)
+    b.position_at_end(scan_body)
+    found = b.icmp_signed("==", b.load(slot(ends, e), typ=I64), out_pc)
+    e.add_incoming(b.add(e, const(1)), scan_body)
+    b.cbranch(found, ended, scan)
+
+    # count it: the unit's outputs, and s_endpgm's own instruction over the EXEC lanes
+    b.position_at_end(ended)
+    for out, field in ((LANES, C.LANES), (WAVE_INSTS, C.WAVE_INSTS), (STEPS, C.STEPS),
+                       (RELEASED, C.RELEASED)):
+        add_to(out, b.load(slot(ctx, field), typ=I64))
+    add_to(DONE, const(1))
+    count_head = fn.append_basic_block("lanes")
+    count_body = fn.append_basic_block("lanes_body")
+    counted = fn.append_basic_block("counted")
+    b.branch(count_head)
+    b.position_at_end(count_head)
+    i = b.phi(I64, name="i")
+    total = b.phi(I64, name="total")
+    i.add_incoming(const(0), ended)
+    total.add_incoming(const(0), ended)
+    b.cbranch(b.icmp_signed("<", i, exec_words), count_body, counted)
+    b.position_at_end(count_body)
+    # EXEC's bytes are 0 or 1: one multiply sums the eight of a word into its top byte
+    eight = b.load(slot(exec_base, i), typ=I64)
+    summed = b.lshr(b.mul(eight, const(0x0101010101010101)), const(56))
+    i.add_incoming(b.add(i, const(1)), count_body)
+    total.add_incoming(b.add(total, summed), count_body)
+    b.branch(count_head)
+    b.position_at_end(counted)
+    add_to(END_LANES, total)
+    now = b.add(spent, b.load(slot(ctx, C.STEPS), typ=I64))
+    spent.add_incoming(now, counted)
+    poll = fn.append_basic_block("poll")
+    b.cbranch(b.icmp_signed(">=", now, budget), poll, head)
+    b.position_at_end(poll)
+    b.ret(const(POLL))
+    _threads_functions(module, fn)
+    return module
+
+
+def _threads_functions(module: ir.Module, loop: ir.Function) -> None:
+    """``ptr hsapy_chunk_worker(ptr job)`` (a thread's start routine: the loop, its answer
+    into RESULT) and ``int64 hsapy_chunk_threads(ptr words)`` (run_threads)."""
+    I32 = ir.IntType(32)
+    worker = ir.Function(module, ir.FunctionType(PTR, [PTR]), name=WORKER_NAME)
+    b = ir.IRBuilder(worker.append_basic_block("entry"))
+    job = worker.args[0]
+    answer = b.call(loop, [job])
+    b.store(answer, b.gep(job, [ir.Constant(I64, RESULT)], source_etype=I64))
+    b.ret(ir.Constant(PTR, None))
+
+    fn = ir.Function(module, _FN_TYPE, name=THREADS_NAME)
+    entry = fn.append_basic_block("entry")
+    b = ir.IRBuilder(entry)
+    words = fn.args[0]
+
+    def word(index: int) -> ir.Value:
+        return b.load(b.gep(words, [ir.Constant(I64, index)], source_etype=I64), typ=I64)
+
+    def element(index: int, k: ir.Value) -> ir.Value:
+        return b.gep(b.inttoptr(word(index), PTR), [k], source_etype=I64)
+
+    create_type = ir.FunctionType(I32, [PTR, PTR, PTR, PTR])
+    join_type = ir.FunctionType(I32, [I64, PTR])
+    count = word(THREADS)
+    one = ir.Constant(I64, 1)
+
+    def each_thread(label: str, body: Any) -> None:
+        # for k in 1 .. count - 1: body(k)
+        before = b.block
+        head = fn.append_basic_block(f"{label}_head")
+        step = fn.append_basic_block(f"{label}_body")
+        after = fn.append_basic_block(f"{label}_done")
+        b.branch(head)
+        b.position_at_end(head)
+        k = b.phi(I64, name=label)
+        k.add_incoming(one, before)
+        b.cbranch(b.icmp_signed("<", k, count), step, after)
+        b.position_at_end(step)
+        body(k)
+        k.add_incoming(b.add(k, one), b.block)
+        b.branch(head)
+        b.position_at_end(after)
+
+    def start(k: ir.Value) -> None:
+        create = _Callee(b.inttoptr(word(CREATE), PTR), create_type)
+        job_k = b.inttoptr(b.load(element(JOBS, k), typ=I64), PTR)
+        status = b.call(create, [element(HANDLES, k), ir.Constant(PTR, None), worker, job_k])
+        b.store(b.zext(b.icmp_signed("==", status, ir.Constant(I32, 0)), I64),
+                element(CREATED, k))
+
+    def wait(k: ir.Value) -> None:
+        started = fn.append_basic_block("started")
+        joined = fn.append_basic_block("joined")
+        b.cbranch(b.icmp_signed("!=", b.load(element(CREATED, k), typ=I64),
+                                ir.Constant(I64, 0)), started, joined)
+        b.position_at_end(started)
+        join = _Callee(b.inttoptr(word(JOIN), PTR), join_type)
+        b.call(join, [b.load(element(HANDLES, k), typ=I64), ir.Constant(PTR, None)])
+        b.branch(joined)
+        b.position_at_end(joined)
+
+    each_thread("start", start)
+    b.call(worker, [b.inttoptr(b.load(element(JOBS, ir.Constant(I64, 0)), typ=I64), PTR)])
+    each_thread("join", wait)
+    b.ret(ir.Constant(I64, 0))
