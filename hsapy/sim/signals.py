@@ -32,7 +32,7 @@ KIND_DOORBELL = -1              # AMD_SIGNAL_KIND_DOORBELL
 WORD_KIND, WORD_VALUE, WORD_START_TS, WORD_END_TS = 0, 1, 4, 5
 
 _MASK64 = (1 << 64) - 1
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def to_int64(value: int) -> int:
@@ -93,7 +93,7 @@ class SimSignal:
 
     def store_silent(self, value: int) -> None:
         """Set the value without waking waiters (they see it at their next check)."""
-        if not _INT64_MIN <= value <= _INT64_MAX:
+        if not INT64_MIN <= value <= INT64_MAX:
             value = to_int64(value)
         lock = self.cond
         lock.acquire()
@@ -104,7 +104,7 @@ class SimSignal:
 
     def exchange(self, value: int) -> int:
         """Atomically set the value; return the old one. Wakes waiters when there are any."""
-        if not _INT64_MIN <= value <= _INT64_MAX:
+        if not INT64_MIN <= value <= INT64_MAX:
             value = to_int64(value)
         cond = self.cond
         cond.acquire()
@@ -142,7 +142,7 @@ class SimSignal:
             view = self.view
             old = view[WORD_VALUE]
             new = old - amount
-            view[WORD_VALUE] = new if new >= _INT64_MIN else to_int64(new)
+            view[WORD_VALUE] = new if new >= INT64_MIN else to_int64(new)
             if cond._waiters or self.watchers:  # type: ignore[attr-defined]
                 self._changed()
         finally:
