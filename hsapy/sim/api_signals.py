@@ -177,18 +177,18 @@ def compiled_signal_store(live_signals: dict[int, Any],
             return slow(signal, value)
         if value.__class__ is not int or not INT64_MIN <= value <= INT64_MAX:
             return slow(signal, value)
-        # SimSignal.exchange without reading the old value (Condition.__enter__ would be a
-        # Python frame of its own: acquire and release are the lock's own methods)
-        cond = sim_signal.cond
-        cond.acquire()
+        # SimSignal.exchange without reading the old value, through the condition's lock
+        # itself (SimSignal.lock; Condition.__enter__ would be a Python frame of its own)
+        lock = sim_signal.lock
+        lock.acquire()
         try:
             sim_signal.view[word] = value
             if value > sim_signal.high_water:
                 sim_signal.high_water = value
-            if cond._waiters or sim_signal.watchers:
+            if sim_signal.waiters or sim_signal.watchers:
                 sim_signal._changed()
         finally:
-            cond.release()
+            lock.release()
         return None
 
     return hsa_signal_store_screlease

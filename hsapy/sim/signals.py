@@ -57,8 +57,8 @@ def condition_holds(condition: int, value: int, compare: int) -> bool:
 class SimSignal:
     """One signal. ``handle`` is its slot address; ``words`` an int64 view of the slot."""
 
-    __slots__ = ("handle", "words", "view", "cond", "watchers", "is_valid", "high_water",
-                 "__weakref__")
+    __slots__ = ("handle", "words", "view", "cond", "lock", "waiters", "watchers", "is_valid",
+                 "high_water", "__weakref__")
 
     def __init__(self, handle: int, words: np.ndarray, kind: int, initial_value: int) -> None:
         self.handle = handle
@@ -66,7 +66,13 @@ class SimSignal:
         # The same slot as a memoryview of int64: one load/store per access on the hot paths,
         # cheaper from Python than a numpy scalar or a cffi int64_t * (about half of the latter).
         self.view = memoryview(words).cast("B").cast("q")
-        self.cond = threading.Condition(threading.Lock())
+        # ``lock`` is the condition's own lock and ``waiters`` its list of blocked waiters
+        # (CPython's Condition._waiters, one object for the condition's life), held here so
+        # that a store (hsapy.sim.api_signals.compiled_signal_store) touches neither the
+        # Condition nor its attribute dictionary
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.waiters = self.cond._waiters  # type: ignore[attr-defined]
         self.watchers: set[threading.Event] = set()
         self.is_valid = True
         # Largest value ever stored: a doorbell's "rung up to" index (producers may ring out of
