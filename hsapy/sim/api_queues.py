@@ -44,7 +44,12 @@ def compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
     its token, its amd_queue_t as uint64 words) -- a producer passes the same cdata on every
     call, and an identity test costs less than hashing a cdata for the dict (the queue's
     destruction resets it). Anything unusual (an unknown queue, a token held by another
-    producer) goes the general way, ``slow``."""
+    producer) goes the general way, ``slow``.
+
+    The sum is range-checked by the store itself: the words are a memoryview of uint64, which
+    refuses (ValueError) what a uint64_t cannot hold, so only a negative ``value`` needs a test
+    of its own; a sum past 2^64 - 1 of a valid ``value`` then wraps around in ``_wrapped``."""
+    word = WRITE_INDEX_WORD
 
     def hsa_queue_add_write_index_scacq_screl(queue: Any, value: int) -> int:
         """Fetch-and-add the write index; return the previous value."""
@@ -62,11 +67,11 @@ def compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
             return slow(queue, value)
         try:
             new = old + value
-            if new > 0xFFFFFFFFFFFFFFFF:
-                new &= 0xFFFFFFFFFFFFFFFF
-            elif new < old:
+            if new < old:
                 raise OverflowError("can't convert negative number to unsigned")
-            words[WRITE_INDEX_WORD] = new             # amd_queue_t.write_dispatch_id
+            words[word] = new                         # amd_queue_t.write_dispatch_id
+        except ValueError:
+            new = _wrapped(old, value, token, words, word)
         except BaseException:
             # what cffi does with a value a uint64_t cannot take: raise, the index untouched
             token.append(old)
@@ -76,6 +81,19 @@ def compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
         return old
 
     return hsa_queue_add_write_index_scacq_screl
+
+
+def _wrapped(old: int, value: Any, token: list, words: Any, word: int) -> int:
+    """compiled_add_write_index's sum that a uint64 cannot hold: with a valid ``value`` it wraps
+    around, as C's fetch-and-add on a uint64_t does; else cffi's error for ``value`` is raised
+    and the index is left untouched (the token given back)."""
+    try:
+        new = (old + uint64_argument(value)) & 0xFFFFFFFFFFFFFFFF
+        words[word] = new
+    except BaseException:
+        token.append(old)
+        raise
+    return new
 
 
 def compiled_load_read_index(queue_pointers: dict[Any, SimQueue],

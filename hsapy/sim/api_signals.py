@@ -15,7 +15,7 @@ from hsapy.hsa_enums import (
 )
 from hsapy.sim.objects import UINT64_MAX
 from hsapy.sim.objects import handle_of as _handle
-from hsapy.sim.signals import condition_holds, wait_any
+from hsapy.sim.signals import INT64_MAX, INT64_MIN, WORD_VALUE, condition_holds, wait_any
 
 
 class SignalsMixin:
@@ -162,10 +162,12 @@ class SignalsMixin:
 def compiled_signal_store(live_signals: dict[int, Any],
                            slow: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
     """hsa_signal_store_screlease / _relaxed for one SimLib: SimLib._store with the signal
-    lookup inlined, so a store (every doorbell) is one Python call into SimSignal.store.
-    ``live_signals`` maps each live signal's handle to its SimSignal; anything unusual (an
-    unknown or destroyed handle, a handle given as an int or dict, a value that is not an int)
-    goes the general way, ``slow``."""
+    lookup and SimSignal.store's steps inlined (under the signal's lock: set the value word,
+    raise the high-water mark, wake waiters and watchers when there are any), so a store --
+    every doorbell -- is one Python frame. ``live_signals`` maps each live signal's handle to
+    its SimSignal; anything unusual (an unknown or destroyed handle, a handle given as an int
+    or dict, a value that is not an int64) goes the general way, ``slow``."""
+    word = WORD_VALUE
 
     def hsa_signal_store_screlease(signal: Any, value: int) -> None:
         """Set the value; wakes waiters. On a doorbell this rings the queue."""
@@ -173,9 +175,20 @@ def compiled_signal_store(live_signals: dict[int, Any],
             sim_signal = live_signals[signal.handle]
         except (AttributeError, KeyError, TypeError):
             return slow(signal, value)
-        if value.__class__ is not int:
+        if value.__class__ is not int or not INT64_MIN <= value <= INT64_MAX:
             return slow(signal, value)
-        sim_signal.store(value)
+        # SimSignal.exchange without reading the old value, through the condition's lock
+        # itself (SimSignal.lock; Condition.__enter__ would be a Python frame of its own)
+        lock = sim_signal.lock
+        lock.acquire()
+        try:
+            sim_signal.view[word] = value
+            if value > sim_signal.high_water:
+                sim_signal.high_water = value
+            if sim_signal.waiters or sim_signal.watchers:
+                sim_signal._changed()
+        finally:
+            lock.release()
         return None
 
     return hsa_signal_store_screlease

@@ -32,7 +32,7 @@ KIND_DOORBELL = -1              # AMD_SIGNAL_KIND_DOORBELL
 WORD_KIND, WORD_VALUE, WORD_START_TS, WORD_END_TS = 0, 1, 4, 5
 
 _MASK64 = (1 << 64) - 1
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def to_int64(value: int) -> int:
@@ -57,8 +57,8 @@ def condition_holds(condition: int, value: int, compare: int) -> bool:
 class SimSignal:
     """One signal. ``handle`` is its slot address; ``words`` an int64 view of the slot."""
 
-    __slots__ = ("handle", "words", "view", "cond", "watchers", "is_valid", "high_water",
-                 "__weakref__")
+    __slots__ = ("handle", "words", "view", "cond", "lock", "waiters", "watchers", "is_valid",
+                 "high_water", "__weakref__")
 
     def __init__(self, handle: int, words: np.ndarray, kind: int, initial_value: int) -> None:
         self.handle = handle
@@ -66,7 +66,13 @@ class SimSignal:
         # The same slot as a memoryview of int64: one load/store per access on the hot paths,
         # cheaper from Python than a numpy scalar or a cffi int64_t * (about half of the latter).
         self.view = memoryview(words).cast("B").cast("q")
-        self.cond = threading.Condition(threading.Lock())
+        # ``lock`` is the condition's own lock and ``waiters`` its list of blocked waiters
+        # (CPython's Condition._waiters, one object for the condition's life), held here so
+        # that a store (hsapy.sim.api_signals.compiled_signal_store) touches neither the
+        # Condition nor its attribute dictionary
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.waiters = self.cond._waiters  # type: ignore[attr-defined]
         self.watchers: set[threading.Event] = set()
         self.is_valid = True
         # Largest value ever stored: a doorbell's "rung up to" index (producers may ring out of
@@ -93,7 +99,7 @@ class SimSignal:
 
     def store_silent(self, value: int) -> None:
         """Set the value without waking waiters (they see it at their next check)."""
-        if not _INT64_MIN <= value <= _INT64_MAX:
+        if not INT64_MIN <= value <= INT64_MAX:
             value = to_int64(value)
         lock = self.cond
         lock.acquire()
@@ -104,7 +110,7 @@ class SimSignal:
 
     def exchange(self, value: int) -> int:
         """Atomically set the value; return the old one. Wakes waiters when there are any."""
-        if not _INT64_MIN <= value <= _INT64_MAX:
+        if not INT64_MIN <= value <= INT64_MAX:
             value = to_int64(value)
         cond = self.cond
         cond.acquire()
@@ -142,7 +148,7 @@ class SimSignal:
             view = self.view
             old = view[WORD_VALUE]
             new = old - amount
-            view[WORD_VALUE] = new if new >= _INT64_MIN else to_int64(new)
+            view[WORD_VALUE] = new if new >= INT64_MIN else to_int64(new)
             if cond._waiters or self.watchers:  # type: ignore[attr-defined]
                 self._changed()
         finally:

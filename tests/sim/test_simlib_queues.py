@@ -123,6 +123,21 @@ def test_write_index_of_queues_used_in_turn_and_past_two_to_the_64(lib):
     assert lib.hsa_queue_load_read_index_scacquire(b) == 0
 
 
+def test_add_write_index_refuses_what_a_uint64_t_cannot_hold(lib):
+    # as cffi refuses the argument before ROCr's fetch-and-add runs: the index is untouched
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    add = lib.hsa_queue_add_write_index_scacq_screl
+    assert add(queue, 5) == 0
+    for value, error in ((2**64, OverflowError), (-1, OverflowError), (1.0, TypeError),
+                         (None, TypeError)):
+        with pytest.raises(error):
+            add(queue, value)
+        assert lib.hsa_queue_load_write_index_relaxed(queue) == 5
+    assert add(queue, 2**64 - 1) == 5                  # a valid value wraps around
+    assert add(queue, 1) == 4
+    lib.hsa_queue_destroy(queue)
+
+
 def test_a_lost_write_index_is_reported_not_a_hang(lib, monkeypatch):
     import hsapy.sim.queues as queues
     monkeypatch.setattr(queues, "_WRITE_TOKEN_LOST_S", 0.05)
