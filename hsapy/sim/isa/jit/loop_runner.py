@@ -171,8 +171,9 @@ def run_looped(executor: Any, ctx: Any, kd: Any, programs: Any, shape: tuple, wa
     """Run ``chunks`` (whole workgroups, ``plan`` from :func:`loop_plan`) on up to ``threads``
     threads, one group of chunks of one size after another. Returns None when every chunk ran,
     or the first workgroup not yet run when the kernel's chunks turn out to need the scheduler
-    (every thread's first chunk did) and there are more threads than ``python_threads``: the
-    caller runs the rest in Python, cut for that many threads."""
+    (every thread's first chunk did): the caller runs the rest in Python, in chunks cut for
+    ``python_threads`` threads (the loop's chunks are smaller, and the scheduler's Python costs
+    per chunk)."""
     groups: dict[int, list] = {}
     for chunk in chunks:
         groups.setdefault(chunk[1] - chunk[0], []).append(chunk)
@@ -198,8 +199,7 @@ def run_looped(executor: Any, ctx: Any, kd: Any, programs: Any, shape: tuple, wa
                                       layout, plan, starts, claim, group[0][2], ("loop", k))
                            for k in range(count)]
             try:
-                handed = _rounds(executor, ctx, programs, entry, workers, claim,
-                                 python_threads if count > python_threads else None)
+                handed = _rounds(executor, ctx, programs, entry, workers, claim, python_threads)
             finally:
                 if count > 1:
                     for worker in workers:
@@ -217,11 +217,10 @@ def run_looped(executor: Any, ctx: Any, kd: Any, programs: Any, shape: tuple, wa
 
 
 def _rounds(executor: Any, ctx: Any, programs: Any, entry: int, workers: list,
-            claim: np.ndarray, hand_over: int | None) -> int | None:
-    """Rounds of the workers' loops until no chunk is left (None), or, with ``hand_over``
-    threads, until the first round shows that every chunk needs the scheduler: then the index
-    of the first chunk not taken."""
-    python_threads = hand_over or len(workers)
+            claim: np.ndarray, python_threads: int) -> int | None:
+    """Rounds of the workers' loops until no chunk is left (None), or until the first round
+    shows that every chunk needs the scheduler: then the index of the first chunk not taken.
+    The scheduler finishes chunks on up to ``python_threads`` threads."""
     if len(workers) > 1:
         jobs = np.array([w.job_address for w in workers], np.int64)
         handles = np.zeros(len(workers), np.int64)
@@ -240,6 +239,7 @@ def _rounds(executor: Any, ctx: Any, programs: Any, entry: int, workers: list,
         else:
             chunk_loop.run_threads(start)
         answers = [int(w.job[chunk_loop.RESULT]) for w in workers]
+        looped = sum(int(w.job[chunk_loop.DONE]) for w in workers)
         for worker in workers:
             worker.count()
         pending = sorted((w for w in workers if w.pending is not None),
@@ -248,7 +248,7 @@ def _rounds(executor: Any, ctx: Any, programs: Any, entry: int, workers: list,
             _finish(executor, ctx, programs, entry, pending, claim, python_threads)
         if all(answer == chunk_loop.DONE_ALL for answer in answers):
             return None
-        if first and hand_over is not None and len(pending) == len(workers):
+        if first and not looped and len(pending) == len(workers):
             taken = int(claim[0])
             claim[0] = 1 << 40
             return taken
