@@ -143,6 +143,8 @@ def _module() -> ir.Module:
                          name="llvm.memset.p0.i64")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     job = fn.args[0]
+    # a chunk's EXEC lanes at s_endpgm, summed (in the entry block: a register once optimised)
+    total = b.alloca(ir.IntType(64), name="total")
 
     def slot(base: ir.Value, index: Any) -> ir.Value:
         index = ir.Constant(I64, index) if isinstance(index, int) else index
@@ -228,33 +230,44 @@ def _module() -> ir.Module:
                        (RELEASED, C.RELEASED)):
         add_to(out, b.load(slot(ctx, field), typ=I64))
     add_to(DONE, const(1))
-    count_head = fn.append_basic_block("lanes")
-    count_body = fn.append_basic_block("lanes_body")
-    counted = fn.append_basic_block("counted")
-    b.branch(count_head)
-    b.position_at_end(count_head)
-    i = b.phi(I64, name="i")
-    total = b.phi(I64, name="total")
-    i.add_incoming(const(0), ended)
-    total.add_incoming(const(0), ended)
-    b.cbranch(b.icmp_signed("<", i, exec_words), count_body, counted)
-    b.position_at_end(count_body)
-    # EXEC's bytes are 0 or 1: one multiply sums the eight of a word into its top byte
-    eight = b.load(slot(exec_base, i), typ=I64)
-    summed = b.lshr(b.mul(eight, const(0x0101010101010101)), const(56))
-    i.add_incoming(b.add(i, const(1)), count_body)
-    total.add_incoming(b.add(total, summed), count_body)
-    b.branch(count_head)
-    b.position_at_end(counted)
-    add_to(END_LANES, total)
+    b.store(const(0), total)
+
+    def add_lanes(i: ir.Value) -> None:
+        # EXEC's bytes are 0 or 1: one multiply sums the eight of a word into its top byte
+        eight = b.load(slot(exec_base, i), typ=I64)
+        summed = b.lshr(b.mul(eight, const(0x0101010101010101)), const(56))
+        b.store(b.add(b.load(total, typ=I64), summed), total)
+
+    _for_range(fn, b, const(0), exec_words, "lanes", add_lanes)
+    add_to(END_LANES, b.load(total, typ=I64))
     now = b.add(spent, b.load(slot(ctx, C.STEPS), typ=I64))
-    spent.add_incoming(now, counted)
+    spent.add_incoming(now, b.block)
     poll = fn.append_basic_block("poll")
     b.cbranch(b.icmp_signed(">=", now, budget), poll, head)
     b.position_at_end(poll)
     b.ret(const(POLL))
     _threads_functions(module, fn)
     return module
+
+
+def _for_range(fn: ir.Function, b: ir.IRBuilder, first: ir.Value, stop: ir.Value, label: str,
+               body: Any) -> None:
+    """``for i in range(first, stop): body(i)`` at the builder's position, which it leaves
+    after the loop (``body`` may add blocks of its own)."""
+    before = b.block
+    head = fn.append_basic_block(f"{label}_head")
+    step = fn.append_basic_block(f"{label}_body")
+    after = fn.append_basic_block(f"{label}_done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64, name=label)
+    i.add_incoming(first, before)
+    b.cbranch(b.icmp_signed("<", i, stop), step, after)
+    b.position_at_end(step)
+    body(i)
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+    b.branch(head)
+    b.position_at_end(after)
 
 
 def _threads_functions(module: ir.Module, loop: ir.Function) -> None:
@@ -284,23 +297,6 @@ def _threads_functions(module: ir.Module, loop: ir.Function) -> None:
     count = word(THREADS)
     one = ir.Constant(I64, 1)
 
-    def each_thread(label: str, body: Any) -> None:
-        # for k in 1 .. count - 1: body(k)
-        before = b.block
-        head = fn.append_basic_block(f"{label}_head")
-        step = fn.append_basic_block(f"{label}_body")
-        after = fn.append_basic_block(f"{label}_done")
-        b.branch(head)
-        b.position_at_end(head)
-        k = b.phi(I64, name=label)
-        k.add_incoming(one, before)
-        b.cbranch(b.icmp_signed("<", k, count), step, after)
-        b.position_at_end(step)
-        body(k)
-        k.add_incoming(b.add(k, one), b.block)
-        b.branch(head)
-        b.position_at_end(after)
-
     def start(k: ir.Value) -> None:
         create = _Callee(b.inttoptr(word(CREATE), PTR), create_type)
         job_k = b.inttoptr(b.load(element(JOBS, k), typ=I64), PTR)
@@ -319,7 +315,7 @@ def _threads_functions(module: ir.Module, loop: ir.Function) -> None:
         b.branch(joined)
         b.position_at_end(joined)
 
-    each_thread("start", start)
+    _for_range(fn, b, one, count, "start", start)        # the first job runs on this thread
     b.call(worker, [b.inttoptr(b.load(element(JOBS, ir.Constant(I64, 0)), typ=I64), PTR)])
-    each_thread("join", wait)
+    _for_range(fn, b, one, count, "join", wait)
     b.ret(ir.Constant(I64, 0))
