@@ -6,9 +6,13 @@ same batches, the same scheduling -- with programs whose decoded functions are c
 (:mod:`hsapy.sim.isa.jit.runtime`). When no workgroup of the kernel can observe another one's
 order of execution (no atomic on global memory, no scalar store: see :func:`parallel_safe`),
 chunks of workgroups run on several threads (``HSAPY_SIM_THREADS``, default the cores the
-process may use, at most :data:`DEFAULT_THREADS_MAX`); the compiled code releases the GIL.
-Otherwise the chunks run one after another in the interpreter's order, so atomics and their
-returned values come out as the interpreter's.
+process may use, at most :data:`DEFAULT_THREADS_MAX`). Where its workgroups are all whole and
+its kernel starts in compiled code, generated code runs the chunks, on native threads
+(:mod:`hsapy.sim.isa.jit.loop_runner`); chunks that Python runs use at most
+:data:`PYTHON_THREADS_MAX` threads. Otherwise the chunks run one after another in the
+interpreter's order, so atomics and their returned values come out as the interpreter's.
+Each dispatch runs on a copy of the executor (its counts, chunk layouts and register pools are
+its own: the queues of one agent share the executor and dispatch at the same time).
 
 Under ``HSAPY_SIM_ENGINE=auto`` a dispatch does not wait for its kernel's compilation: the first
 dispatch of a kernel starts it on a background thread and waits at most
