@@ -9,8 +9,9 @@ chunks of workgroups run on several threads (``HSAPY_SIM_THREADS``, default the 
 process may use, at most :data:`DEFAULT_THREADS_MAX`). Where its workgroups are all whole and
 its kernel starts in compiled code, generated code runs the chunks, on native threads
 (:mod:`hsapy.sim.isa.jit.loop_runner`); chunks that Python runs use at most
-:data:`PYTHON_THREADS_MAX` threads. Otherwise the chunks run one after another in the
-interpreter's order, so atomics and their returned values come out as the interpreter's.
+:data:`PYTHON_THREADS_MAX` threads. A kernel that is not parallel-safe runs its chunks one after
+another in the interpreter's order, so atomics and their returned values come out as the
+interpreter's.
 Each dispatch runs on a copy of the executor (its counts, chunk layouts and register pools are
 its own: the queues of one agent share the executor and dispatch at the same time).
 
