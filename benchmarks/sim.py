@@ -19,7 +19,10 @@ median of ``repeats`` runs after one warm-up run that decodes, and for the compi
 compiles, the code), ``lane_instructions`` (for every instruction a wave executes, the number of
 lanes in EXEC at that moment, summed) and ``lane_instructions_per_s``; compiled-engine lines add
 ``compile_s`` (host seconds the engine spent tracing and compiling code, or loading it from its
-on-disk cache, during the row: the warm-up run pays it, the timed runs do not).
+on-disk cache, during the row: the warm-up run pays it, the timed runs do not) and, for the
+row's last dispatch, ``chunks`` (chunks of workgroups it ran in), ``chunks_looped`` (those the
+chunk loop of generated code ran from start to end: docs/simulator.md, "Threads") and
+``threads_used`` (host threads that ran them).
 
 The empty-kernel line has ``kernel: "empty"``, ``engine: "auto"`` (the default engine, which
 interprets a dispatch this small) and ``median_us`` / ``p95_us`` of the round trip (publish ->
@@ -201,10 +204,27 @@ def kernel_benches(quick: bool, repeats: int) -> list[Bench]:
 
 def _timed(bench: Bench, rt, agent, engine: str) -> dict:
     compiled_before = _compile_seconds() if engine != "interp" else 0.0
+    if engine != "interp":
+        from hsapy.sim.isa.jit import last_dispatch
+
+        last_dispatch.counters = None      # what the row's own dispatches leave
     record = bench(rt, agent)
     if engine != "interp":
         record["compile_s"] = round(_compile_seconds() - compiled_before, 3)
+        record.update(_last_dispatch())
     return record
+
+
+def _last_dispatch() -> dict:
+    """How the compiled engine ran the row's last dispatch (empty when the engine did not run
+    it, for example under "auto" below its size threshold)."""
+    from hsapy.sim.isa.jit import last_dispatch
+
+    counters = last_dispatch.counters
+    if counters is None:
+        return {}
+    return {"chunks": counters.chunks, "chunks_looped": counters.chunks_looped,
+            "threads_used": counters.threads}
 
 
 def _runtime(engine: str | None, targets: list[str]):
