@@ -1,4 +1,5 @@
-"""``hsapy bench launch`` on the simulator, and benchmarks/launch.py's rows (the same format)."""
+"""``hsapy bench launch`` on the simulator, benchmarks/launch.py's rows (the same format), and
+benchmarks/sim.py's rows on its quick sizes."""
 from __future__ import annotations
 
 import contextlib
@@ -98,16 +99,17 @@ def test_unknown_benchmark_is_refused():
         main(["bench", "kernels", "--backend", "sim"])
 
 
-def _launch_script():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "launch.py"
-    spec = importlib.util.spec_from_file_location("launch_benchmark", path)
+def _benchmark_script(name: str):
+    """benchmarks/<name>.py as a module."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     return script
 
 
 def test_benchmarks_launch_script_keeps_its_rows(capsys):
-    script = _launch_script()
+    script = _benchmark_script("launch")
     assert script.main(["--repeats", "1"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(row["mode"], row["doorbell"]) for row in rows] == [
@@ -252,7 +254,7 @@ def test_the_launch_scripts_active_wait_returns_on_completion_and_times_out(monk
     from hsapy.errors import WaitTimeoutError
     from hsapy.runtime import Runtime
 
-    script = _launch_script()
+    script = _benchmark_script("launch")
     monkeypatch.setattr(hsapy.bench, "WAIT_TIMEOUT", 0.3)
     monkeypatch.setattr(script, "ACTIVE_SLICE_NS", 20_000_000)
     with Runtime(backend="sim", targets=["gfx942"], executor="null") as rt:
@@ -405,3 +407,19 @@ def test_a_peer_without_a_device_is_a_note_and_missing_ones_are_named(fake_peers
     assert [r.mode for r in results] == ["cuda_core_launch"]
     assert notes[0].startswith("cupy: not measured (not importable")
     assert notes[1] == "torch_launch: not measured (HsapyValueError: torch sees no CUDA device)"
+
+
+def test_compiled_rows_say_how_the_dispatch_ran(capsys):
+    pytest.importorskip("llvmlite")
+    script = _benchmark_script("sim")
+    assert script.main(["--quick", "--targets", "gfx942", "--engines", "jit", "--threads", "2",
+                        "--repeats", "1"]) in (0, None)
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    kernels = [r for r in rows if r.get("kernel") != "empty"]
+    assert kernels and all(r["engine"] == "jit" and r["threads"] == 2 for r in kernels), rows
+    for row in kernels:
+        assert row["lane_instructions"] > 0 and row["lane_instructions_per_s"] > 0, row
+        assert 1 <= row["threads_used"] <= 2 and 0 <= row["chunks_looped"] <= row["chunks"], row
+    vector_add = next(r for r in kernels if r["kernel"] == "vector_add")
+    # whole workgroups straight to s_endpgm: the chunk loop runs every chunk
+    assert vector_add["chunks_looped"] == vector_add["chunks"] >= 2, vector_add
