@@ -397,12 +397,16 @@ class JitExecutor(InterpreterExecutor):
             except BaseException as exc:  # noqa: BLE001 - the first chunk's fault is raised
                 errors.append(exc)
         for stats, counters, _ in workers:
-            for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
-                setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
-            self.counters.add(counters)
+            self._add_counts(stats, counters)
         self.counters.threads = len({ident for _, _, ident in workers})
         if errors:
             raise errors[0]
+
+    def _add_counts(self, stats: ExecutionStats, counters: EngineCounters) -> None:
+        """Add a worker's counts (a copy of this executor that ran some chunks) to these."""
+        for name in ("lane_instructions", "wave_instructions", "batch_steps", "waves"):
+            setattr(self.stats, name, getattr(self.stats, name) + getattr(stats, name))
+        self.counters.add(counters)
 
     def _initial_batch(self, ctx: Any, kd: Any, shape: tuple, wave_size: int, start: int,
                        stop: int, counts: Any, grid: Any, block: Any, entry: int) -> tuple:

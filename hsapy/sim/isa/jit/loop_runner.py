@@ -31,7 +31,6 @@ __all__ = ["END_INSTRUCTIONS", "loop_plan", "run_looped", "LoopWorker"]
 
 # what ends a wave (the interpreter's scheduler retires the batch there)
 END_INSTRUCTIONS = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
-STAT_FIELDS = ("lane_instructions", "wave_instructions", "batch_steps", "waves")
 
 
 def loop_plan(program: Any, chunks: list, entry: int) -> tuple | None:
@@ -203,10 +202,7 @@ def run_looped(executor: Any, ctx: Any, kd: Any, programs: Any, shape: tuple, wa
             finally:
                 if count > 1:
                     for worker in workers:
-                        for name in STAT_FIELDS:
-                            setattr(executor.stats, name, getattr(executor.stats, name)
-                                    + getattr(worker.executor.stats, name))
-                        executor.counters.add(worker.executor.counters)
+                        executor._add_counts(worker.executor.stats, worker.executor.counters)
             if handed is not None:
                 # the kernel's later dispatches go to the Python path at once
                 plan[0].hands_over = True
