@@ -54,8 +54,17 @@ def loop_plan(program: Any, chunks: list, entry: int) -> tuple | None:
     if unit is None or unit.plan.scratch or unit.hands_over:
         # (hands_over: an earlier dispatch found that every chunk needs the scheduler)
         return None
-    ends = np.array([offset - unit.delta for inst, offset in zip(program.insts, program.offsets)
-                     if inst is not None and inst.name in END_INSTRUCTIONS], np.int64)
+    # the program's s_endpgm addresses, found once per decoded length of the program (a scan
+    # of every instruction: not work for each dispatch)
+    decoded = len(program.insts)
+    known = unit.loop_ends
+    if known is not None and known[0] == decoded:
+        ends = known[1]
+    else:
+        ends = np.array([offset - unit.delta
+                         for inst, offset in zip(program.insts, program.offsets)
+                         if inst is not None and inst.name in END_INSTRUCTIONS], np.int64)
+        unit.loop_ends = (decoded, ends)
     if not ends.size:
         return None
     return unit, fn.jit_segment.number, ends

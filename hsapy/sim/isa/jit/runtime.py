@@ -93,6 +93,8 @@ class Unit:
         # set when a dispatch found that every chunk starting here needs the scheduler (the
         # chunk loop hands such kernels to Python: hsapy.sim.isa.jit.loop_runner)
         self.hands_over = False
+        # (decoded length of the program, its s_endpgm addresses): loop_runner.loop_plan's
+        self.loop_ends: tuple | None = None
 
     def run(self, b: Any, m: Any, number: int, start: int) -> int | None:
         """Run batch ``b`` from segment ``number`` (at byte address ``start``)."""
