@@ -237,32 +237,44 @@ def _entry(program: JitProgram, unit: Unit, seg: Any) -> Any:
 
 
 def attach(machine: Any, table: tuple, stats: Any, counters: EngineCounters,
-           poll: Any) -> None:
+           poll: Any, words: np.ndarray | None = None, ctl: np.ndarray | None = None) -> None:
     """Give an interpreter machine (one chunk of a dispatch) what entry closures use: the
     context words with its LDS and the allocation table (``SimMemory.table``), counters, the
-    dispatch's poll."""
-    from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
-
-    starts, ends, allowed, allocations = table
-    words = np.zeros(C.SIZE, np.int64)
+    dispatch's poll. ``words`` and ``ctl``: context words and a control array to use (the
+    chunk loop's, whose outputs the scheduler reads next) instead of new ones."""
+    if words is None:
+        words = np.zeros(C.SIZE, np.int64)
+    if ctl is None:
+        ctl = np.zeros(64, np.int64)
     machine._jit_table = table          # keeps the arrays and the allocations alive
-    words[C.ALLOC_STARTS] = address(starts) if starts.size else 0
-    words[C.ALLOC_ENDS] = address(ends) if ends.size else 0
-    words[C.ALLOC_AGENT] = address(allowed) if allowed.size else 0
-    words[C.ALLOC_COUNT] = len(allocations)
-    words[C.LDS] = address(machine.lds)
-    words[C.LDS_STRIDE] = machine.lds_stride
-    words[C.LDS_SIZE] = machine.lds_size
-    words[C.SHARED_HI] = SHARED_APERTURE_BASE >> 32
-    words[C.PRIVATE_HI] = PRIVATE_APERTURE_BASE >> 32
+    fill_context(words, table, address(machine.lds), machine.lds_stride, machine.lds_size)
     machine._jit_ctx = words
     machine._jit_ctx_address = address(words)
-    machine._jit_ctl = ctl = np.zeros(64, np.int64)
+    machine._jit_ctl = ctl
     words[C.CTL] = address(ctl)
     machine._jit_force = set()
     machine._jit_stats = stats
     machine._jit_counters = counters
     machine._jit_poll = poll
+
+
+def fill_context(words: np.ndarray, table: tuple, lds: int, lds_stride: int,
+                 lds_size: int) -> None:
+    """Write the context words a machine's calls share: the allocation table
+    (``SimMemory.table``), the LDS (its address, bytes per workgroup and per workgroup's
+    window) and the apertures' high words. The other words are left as they are."""
+    from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
+
+    starts, ends, allowed, allocations = table
+    words[C.ALLOC_STARTS] = address(starts) if starts.size else 0
+    words[C.ALLOC_ENDS] = address(ends) if ends.size else 0
+    words[C.ALLOC_AGENT] = address(allowed) if allowed.size else 0
+    words[C.ALLOC_COUNT] = len(allocations)
+    words[C.LDS] = lds
+    words[C.LDS_STRIDE] = lds_stride
+    words[C.LDS_SIZE] = lds_size
+    words[C.SHARED_HI] = SHARED_APERTURE_BASE >> 32
+    words[C.PRIVATE_HI] = PRIVATE_APERTURE_BASE >> 32
 
 
 class CompileRecord:
