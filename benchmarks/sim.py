@@ -32,7 +32,13 @@ completion observed) with a prepared dispatch of one 64-wide workgroup.
 default, the usable cores up to its ceiling). ``--scaling`` runs the compiled engine's kernels at
 1, 2, ... N threads instead (default N: the usable cores) and adds
 ``speedup`` (wall time at one thread over wall time at ``threads``) to each line; the interpreter
-and the empty kernel are not run in that mode.
+and the empty kernel are not run in that mode. It first measures the host itself, the ceiling
+for any such speed-up (hsapy.sim.isa.jit.host_ceiling): lines with ``kernel`` "host_compute" (a
+native loop of register arithmetic) and "host_memory" (a native loop summing 16 MiB per
+thread), ``engine: "native"``, ``target: "host"``, ``simulated: false``, each thread doing the
+same work, ``speedup`` = threads x t(1) / t(threads). On a virtual machine whose vCPUs share
+cores, or whose memory bandwidth a core or two use up, these stay well below the thread count,
+and so do the kernels.
 """
 from __future__ import annotations
 
@@ -69,9 +75,9 @@ def _default_threads() -> int:
     return thread_count()
 
 
-def _emit(record: dict, engine: str, threads: int) -> None:
+def _emit(record: dict, engine: str, threads: int, simulated: bool = True) -> None:
     record.update(engine=engine, threads=threads if engine != "interp" else 1,
-                  cpu_count=os.cpu_count(), cores_usable=cores_usable(), simulated=True)
+                  cpu_count=os.cpu_count(), cores_usable=cores_usable(), simulated=simulated)
     print(json.dumps(record), flush=True)
 
 
@@ -261,6 +267,13 @@ def main(argv: list[str] | None = None) -> int:
     benches = kernel_benches(args.quick, args.repeats)
 
     if args.scaling:
+        # the host's own ceiling first: native loops that need no simulator
+        from hsapy.sim.isa.jit import host_ceiling
+
+        for kind in host_ceiling.KINDS:
+            for row in host_ceiling.scaling(kind, threads, args.repeats):
+                record = {"kernel": f"host_{kind}", "target": "host", **row}
+                _emit(record, "native", row["threads"], simulated=False)
         with _runtime("jit", targets) as rt:
             for agent in rt.gpu_agents:
                 if agent.name not in targets:

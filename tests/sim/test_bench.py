@@ -423,3 +423,21 @@ def test_compiled_rows_say_how_the_dispatch_ran(capsys):
     vector_add = next(r for r in kernels if r["kernel"] == "vector_add")
     # whole workgroups straight to s_endpgm: the chunk loop runs every chunk
     assert vector_add["chunks_looped"] == vector_add["chunks"] >= 2, vector_add
+
+
+def test_scaling_rows_start_with_the_hosts_own_ceiling(capsys):
+    pytest.importorskip("llvmlite")
+    script = _benchmark_script("sim")
+    assert script.main(["--quick", "--targets", "gfx942", "--scaling", "--threads", "2",
+                        "--repeats", "1"]) in (0, None)
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    host = [r for r in rows if r["engine"] == "native"]
+    assert [(r["kernel"], r["threads"]) for r in host] == [
+        ("host_compute", 1), ("host_compute", 2), ("host_memory", 1), ("host_memory", 2)]
+    assert rows[:4] == host
+    assert all(r["target"] == "host" and r["simulated"] is False for r in host), host
+    assert host[0]["speedup"] == host[2]["speedup"] == 1.0
+    kernels = rows[4:]
+    assert kernels and all(r["engine"] == "jit" and r["simulated"] is True for r in kernels)
+    assert {r["threads"] for r in kernels} == {1, 2}
+    assert all(r["speedup"] > 0 for r in kernels), kernels
