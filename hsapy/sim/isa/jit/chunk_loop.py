@@ -19,7 +19,6 @@ The job is an ``int64`` array of :data:`SIZE` words; field numbers below.
 """
 from __future__ import annotations
 
-import ctypes
 import threading
 from typing import Any
 
@@ -29,7 +28,7 @@ from hsapy.sim.isa.jit import chunk_state
 from hsapy.sim.isa.jit import context as C
 from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
 
-__all__ = ["SIZE", "run", "run_threads", "DONE_ALL", "TO_PYTHON", "POLL"]
+__all__ = ["SIZE", "run", "loop_function", "DONE_ALL", "TO_PYTHON", "POLL"]
 
 # job words: inputs (pointers are addresses)
 STATE_JOB = 0      # int64[chunk_state.SIZE]: the chunk_state job (its START word is set here)
@@ -54,17 +53,8 @@ WAVE_INSTS = 19
 STEPS = 20
 RELEASED = 21
 END_LANES = 22     # EXEC lanes at the finished chunks' s_endpgm (added to)
-RESULT = 23        # what the loop answered, when a thread of run_threads ran it
+RESULT = 23        # what the loop answered, when a thread of a team ran it
 SIZE = 24
-
-# run_threads' words
-THREADS = 0        # how many jobs (one thread each; the caller's thread runs the first)
-JOBS = 1           # int64[THREADS]: the jobs' addresses
-CREATE = 2         # pthread_create
-JOIN = 3           # pthread_join
-HANDLES = 4        # int64[THREADS]: the threads' handles (the first unused)
-CREATED = 5        # int64[THREADS]: 1 where a thread was started
-THREADS_SIZE = 8
 
 # what run() answers
 DONE_ALL = 0       # no chunk left to take
@@ -79,9 +69,6 @@ _FN_TYPE = ir.FunctionType(I64, [PTR])
 
 _lock = threading.Lock()
 _compiled: list[Any] = []
-_pthread: list[int] = []
-THREADS_NAME = "hsapy_chunk_threads"
-WORKER_NAME = "hsapy_chunk_worker"
 
 
 def run(job_address: int) -> int:
@@ -90,22 +77,10 @@ def run(job_address: int) -> int:
     return int(_functions()[0](job_address))
 
 
-def run_threads(threads_address: int) -> None:
-    """Run the jobs listed at ``threads_address`` (:data:`THREADS_SIZE` words, fields above),
-    each on a thread of its own started here (native threads: none of them needs the GIL,
-    which the caller's thread lets go once for the whole call); each job's RESULT says what
-    its loop answered. A thread that cannot be started leaves its job's RESULT as it was
-    (the other threads take its chunks from the shared counter)."""
-    _functions()[1](threads_address)
-
-
-def pthread_functions() -> tuple[int, int]:
-    """The addresses of the C library's pthread_create and pthread_join (CREATE, JOIN)."""
-    if not _pthread:
-        libc = ctypes.CDLL(None)
-        _pthread.extend(ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
-                        for name in ("pthread_create", "pthread_join"))
-    return _pthread[0], _pthread[1]
+def loop_function() -> int:
+    """The address of the compiled ``int64 (int64 *job)`` loop :func:`run` calls (the native
+    threads of :mod:`hsapy.sim.isa.jit.team` call it too)."""
+    return _functions()[1]
 
 
 def _functions() -> list:
@@ -113,8 +88,7 @@ def _functions() -> list:
         with _lock:
             if not _compiled:
                 loop_address, keep = compiler().compile(_module(), NAME)
-                threads_address = keep.get_function_address(THREADS_NAME)
-                _compiled.extend((RUN_TYPE(loop_address), RUN_TYPE(threads_address), keep))
+                _compiled.extend((RUN_TYPE(loop_address), loop_address, keep))
     return _compiled
 
 
@@ -246,7 +220,6 @@ def _module() -> ir.Module:
     b.cbranch(b.icmp_signed(">=", now, budget), poll, head)
     b.position_at_end(poll)
     b.ret(const(POLL))
-    _threads_functions(module, fn)
     return module
 
 
@@ -268,54 +241,3 @@ def _for_range(fn: ir.Function, b: ir.IRBuilder, first: ir.Value, stop: ir.Value
     i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
     b.branch(head)
     b.position_at_end(after)
-
-
-def _threads_functions(module: ir.Module, loop: ir.Function) -> None:
-    """``ptr hsapy_chunk_worker(ptr job)`` (a thread's start routine: the loop, its answer
-    into RESULT) and ``int64 hsapy_chunk_threads(ptr words)`` (run_threads)."""
-    I32 = ir.IntType(32)
-    worker = ir.Function(module, ir.FunctionType(PTR, [PTR]), name=WORKER_NAME)
-    b = ir.IRBuilder(worker.append_basic_block("entry"))
-    job = worker.args[0]
-    answer = b.call(loop, [job])
-    b.store(answer, b.gep(job, [ir.Constant(I64, RESULT)], source_etype=I64))
-    b.ret(ir.Constant(PTR, None))
-
-    fn = ir.Function(module, _FN_TYPE, name=THREADS_NAME)
-    entry = fn.append_basic_block("entry")
-    b = ir.IRBuilder(entry)
-    words = fn.args[0]
-
-    def word(index: int) -> ir.Value:
-        return b.load(b.gep(words, [ir.Constant(I64, index)], source_etype=I64), typ=I64)
-
-    def element(index: int, k: ir.Value) -> ir.Value:
-        return b.gep(b.inttoptr(word(index), PTR), [k], source_etype=I64)
-
-    create_type = ir.FunctionType(I32, [PTR, PTR, PTR, PTR])
-    join_type = ir.FunctionType(I32, [I64, PTR])
-    count = word(THREADS)
-    one = ir.Constant(I64, 1)
-
-    def start(k: ir.Value) -> None:
-        create = _Callee(b.inttoptr(word(CREATE), PTR), create_type)
-        job_k = b.inttoptr(b.load(element(JOBS, k), typ=I64), PTR)
-        status = b.call(create, [element(HANDLES, k), ir.Constant(PTR, None), worker, job_k])
-        b.store(b.zext(b.icmp_signed("==", status, ir.Constant(I32, 0)), I64),
-                element(CREATED, k))
-
-    def wait(k: ir.Value) -> None:
-        started = fn.append_basic_block("started")
-        joined = fn.append_basic_block("joined")
-        b.cbranch(b.icmp_signed("!=", b.load(element(CREATED, k), typ=I64),
-                                ir.Constant(I64, 0)), started, joined)
-        b.position_at_end(started)
-        join = _Callee(b.inttoptr(word(JOIN), PTR), join_type)
-        b.call(join, [b.load(element(HANDLES, k), typ=I64), ir.Constant(PTR, None)])
-        b.branch(joined)
-        b.position_at_end(joined)
-
-    _for_range(fn, b, one, count, "start", start)        # the first job runs on this thread
-    b.call(worker, [b.inttoptr(b.load(element(JOBS, ir.Constant(I64, 0)), typ=I64), PTR)])
-    _for_range(fn, b, one, count, "join", wait)
-    b.ret(ir.Constant(I64, 0))

@@ -3,10 +3,10 @@
 :func:`loop_plan` says whether a dispatch can take this path (its workgroups all whole, its
 kernel starting in compiled code); :func:`run_looped` runs it. Chunks of one size share a
 counter from which every thread takes the next; each thread has its own register arrays, LDS
-and context words (a :class:`LoopWorker`), all made on the dispatching thread before any runs.
-Several threads are started by generated code itself (``chunk_loop.run_threads``), so that the
-whole round lets the GIL go once: Python threads would each need the GIL to start and to set
-themselves up, and each waits for it behind the others.
+and context words (its row of a :class:`Crew`), all made on the dispatching thread before any
+runs. The threads are native threads parked between rounds (:mod:`hsapy.sim.isa.jit.team`),
+so that the whole round lets the GIL go once: Python threads would each need the GIL to start
+and to set themselves up, and each waits for it behind the others.
 
 A round ends when every thread's loop has answered: no chunk left, the step budget spent
 (the dispatch is polled: watchdog, cancellation), or a chunk the scheduler must finish (a
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from hsapy.sim.isa.interpreter import ExecutionStats, _Machine
-from hsapy.sim.isa.jit import chunk_loop, chunk_state
+from hsapy.sim.isa.jit import chunk_loop, chunk_state, team
 from hsapy.sim.isa.jit import context as C
 from hsapy.sim.isa.jit.runtime import (
     BUDGET,
@@ -216,12 +216,13 @@ class Crew:
         self.words.rows[:, _POINTERS] = self.pointers
         self.jobs[:, chunk_loop.RESULT] = chunk_loop.DONE_ALL
 
-    def run(self, threads_address: int) -> None:
-        """One round: every thread's loop (on this thread when there is one)."""
+    def run(self) -> None:
+        """One round: every thread's loop (on this thread when there is one; else on a team
+        of parked native threads, :mod:`hsapy.sim.isa.jit.team`)."""
         if self.count == 1:
             self.jobs[0, chunk_loop.RESULT] = chunk_loop.run(int(self.jobs_at[0]))
         else:
-            chunk_loop.run_threads(threads_address)
+            team.run(self.jobs_at)
 
     def count_done(self) -> int:
         """Add the chunks the loops finished to the executor's counts, as the scheduler counts
@@ -329,19 +330,10 @@ def _rounds(executor: Any, programs: Any, entry: int, crew: Crew, claim: np.ndar
     """Rounds of the crew's loops until no chunk is left (None), or until the first round
     shows that every chunk needs the scheduler: then the index of the first chunk not taken.
     The scheduler finishes chunks on up to ``python_threads`` threads."""
-    start = 0
-    if crew.count > 1:
-        handles = np.zeros(crew.count, np.int64)
-        created = np.zeros(crew.count, np.int64)
-        words = np.zeros(chunk_loop.THREADS_SIZE, np.int64)
-        words[chunk_loop.THREADS], words[chunk_loop.JOBS] = crew.count, address(crew.jobs_at)
-        words[chunk_loop.CREATE], words[chunk_loop.JOIN] = chunk_loop.pthread_functions()
-        words[chunk_loop.HANDLES], words[chunk_loop.CREATED] = address(handles), address(created)
-        start = address(words)
     first = True
     while True:
         crew.ready()
-        crew.run(start)
+        crew.run()
         answers = crew.jobs[:, chunk_loop.RESULT].copy()
         looped = crew.count_done()
         pending = crew.pending()
