@@ -5,12 +5,22 @@ object that does NOT reference the owner. ``close()`` releases at once and is id
 cleanup failures warn and never raise. ``live_counts()`` reports how many of each kind are open
 (used by leak tests).
 
-An owner collected without ``close()`` is released by ``weakref.finalize(owner,
-state.close_later)``. A finalizer (or an ``ffi.gc`` destructor) runs wherever the garbage
-collector happens to run -- possibly inside the runtime, with one of its locks held (on the
-simulator the runtime is Python code). Calling back into the runtime from there deadlocks, so
-finalizers only append to a queue (``defer``); a daemon reaper thread, ``drain()``,
-``live_counts()`` and ``Runtime.close()`` perform the releases from a normal context.
+An owner collected without ``close()`` is released by its ``weakref.finalize(owner,
+state.close_later)`` (``release_when_collected``). A finalizer (or an ``ffi.gc`` destructor)
+runs wherever the garbage collector happens to run -- possibly inside the runtime, with one of
+its locks held (on the simulator the runtime is Python code). Calling back into the runtime from
+there deadlocks, so finalizers only append to a queue (``defer``); a daemon reaper thread,
+``drain()``, ``live_counts()`` and ``Runtime.close()`` perform the releases from a normal
+context.
+
+At interpreter exit, what was not closed is not released: the process is ending, the operating
+system takes its memory back and the runtime ends with it (a ``rocr-sim`` runtime is closed by
+its own exit hook before, hsapy.runtime). Releasing then would only do harm: the interpreter
+finalizes while objects are still dying, with module globals (``defer``, its queue) already set
+to None, so a destructor using them prints "Exception ignored" tracebacks; and releases deferred
+then would run in the reaper while the interpreter tears down. So finalizers are not called at
+exit (``release_when_collected``) and an ``ffi.gc`` destructor (``ReleaseOnce``) that runs once
+the interpreter is finalizing does nothing.
 
 Every use of an object first asks its state: a closed state raises
 :class:`~hsapy.errors.ClosedError`, naming the object and what closed it (``close()``, the
@@ -33,6 +43,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -149,6 +160,16 @@ def _ensure_reaper() -> None:
             thread = threading.Thread(target=_reap, name="hsapy-reaper", daemon=True)
             thread.start()
             _REAPER.append(thread)
+
+
+def release_when_collected(owner: object, state: HandleState) -> weakref.finalize:
+    """Release ``state`` (deferred: ``HandleState.close_later``) once ``owner`` is collected
+    without ``close()``; but not at interpreter exit, where weakref.finalize would otherwise call
+    every live finalizer (see the module docstring). Returns the finalizer (``detach()`` it once
+    the owner is closed, if it should not keep the state alive)."""
+    finalizer = weakref.finalize(owner, state.close_later)
+    finalizer.atexit = False
+    return finalizer
 
 
 def live_counts() -> dict[str, int]:
@@ -307,8 +328,11 @@ class ReleaseOnce:
     def __init__(self, release: Callable[[], None]) -> None:
         self.release: Callable[[], None] | None = release
 
-    def __call__(self, _cdata: Any) -> None:
-        if self.release is not None:
+    def __call__(self, _cdata: Any, _finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
+        # At interpreter shutdown (the module docstring) releasing is moot, and the globals
+        # this would use (defer, its queue) may already be None: nothing to do. The test is
+        # bound as a default argument because the global ``sys`` may be None by then too.
+        if self.release is not None and not _finalizing():
             defer(self.now)
 
     def now(self) -> None:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import os
 import warnings
-import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from hsapy._hsa import check
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.codeobject import (
     CodeObject,
     KernelDescriptor,
@@ -213,7 +212,7 @@ class Executable:
         track = getattr(runtime, "_track", None)
         if track is not None:
             track(self._state)
-        self._finalizer = weakref.finalize(self, self._state.close_later)
+        self._finalizer = release_when_collected(self, self._state)
         try:
             self._load(lib, ffi, handles, data)
         except BaseException:

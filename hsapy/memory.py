@@ -14,7 +14,7 @@ import numpy as np
 
 from hsapy._checks import check_timeout
 from hsapy._hsa import call, constant
-from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
+from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.interop import BufferView
@@ -272,7 +272,7 @@ class Buffer:
                                                             self._holder.release),
                                   what=f"buffer {address:#x} ({size} bytes)")
         self.runtime._track(self._state)
-        weakref.finalize(self, self._state.close_later)
+        release_when_collected(self, self._state)
 
     @property
     def is_closed(self) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 from hsapy import aql
 from hsapy._checks import check_timeout
 from hsapy._hsa import check
-from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory
+from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
 from hsapy.aql import Packet, split
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError, error_for
 from hsapy.observers import (
@@ -275,7 +275,7 @@ class Queue:
         runtime._queues.add(self)
         self._state = state
         # The finalizer holds the state (and so the callback) until the queue is destroyed.
-        weakref.finalize(self, state.handle_state.close_later)
+        release_when_collected(self, state.handle_state)
         if OBSERVERS:
             notify("queue_created", self)
 

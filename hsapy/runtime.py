@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
-from hsapy._lifetime import HandleState, Outstanding, drain, park
+from hsapy._lifetime import HandleState, Outstanding, drain, park, release_when_collected
 from hsapy.diagnose import explain_rocr_failure
 from hsapy.errors import (
     BackendUnavailableError,
@@ -160,7 +160,7 @@ class Runtime:
         self._outstanding = Outstanding()
         self._state = HandleState("Runtime", _shut_down(lib, self._outstanding),
                                   what=f"the runtime ({backend} backend)")
-        weakref.finalize(self, self._state.close_later)
+        release_when_collected(self, self._state)
         self._signal_pool: SignalPool | None = None
         self._children: weakref.WeakSet[HandleState] = weakref.WeakSet()
         # Kernarg rings and batch arenas (hsapy.dispatch), each able to list its dispatches

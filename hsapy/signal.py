@@ -9,13 +9,12 @@ from __future__ import annotations
 import enum
 import time
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hsapy._checks import check_timeout
 from hsapy._hsa import constant
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.observers import OBSERVERS, notify_signal_reused
@@ -131,7 +130,7 @@ class Signal:
         self._state = HandleState("Signal", _destroy_when_unused(runtime, self._lib, handle),
                                   what=f"signal {handle:#x}")
         runtime._track(self._state)
-        weakref.finalize(self, self._state.close_later)
+        release_when_collected(self, self._state)
 
     @property
     def handle(self) -> int:

@@ -5,13 +5,12 @@ them."""
 from __future__ import annotations
 
 import enum
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hsapy import aql
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.hip.errors import HipError, dim3, hipError_t
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 
@@ -142,7 +141,7 @@ class Event:
         # closed by hipEventDestroy or the HipRuntime's close (no handle of its own: the
         # signal is the runtime's, pooled)
         self._state = HandleState("hip Event", release_nothing, what="hip event")
-        weakref.finalize(self, self._state.close_later)
+        release_when_collected(self, self._state)
 
     @property
     def is_recorded(self) -> bool:

@@ -2,14 +2,13 @@
 docstring, hsapy/hip/__init__.py, says how each kind of call maps onto AQL)."""
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from hsapy import aql
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 from hsapy.hip.errors import (
     STICKY_ERRORS,
@@ -80,7 +79,7 @@ class HipRuntime:
         # launch must not unload the code its queued dispatch still has to run.
         self._modules: list[Module] = []
         self._state = HandleState("HipRuntime", release_nothing, what="the HIP runtime")
-        weakref.finalize(self, self._state.close_later)
+        release_when_collected(self, self._state)
         self._call: str | None = None
         self.trace: list[TraceEntry] | None = [] if trace else None
         if not self.runtime.gpu_agents:
