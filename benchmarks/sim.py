@@ -51,7 +51,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
-import numpy as np
+from hsapy.hostenv import quiet_blas_spin
+
+quiet_blas_spin()      # before numpy loads its BLAS (hsapy/hostenv.py says why)
+
+import numpy as np  # noqa: E402
 
 ENGINES = ("interp", "jit", "auto")
 THREADS_ENV = "HSAPY_SIM_THREADS"

@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from hsapy import __version__
+from hsapy.hostenv import quiet_blas_spin
 
 # Order is the order shown in --help.
 COMMANDS = ("demo", "info", "inspect", "disasm", "build", "run", "bench", "trace", "profile",
@@ -43,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # before anything imports numpy: its BLAS threads would spin on the simulator's cores
+    quiet_blas_spin()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
