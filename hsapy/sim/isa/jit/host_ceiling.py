@@ -26,6 +26,7 @@ from llvmlite import ir
 
 from hsapy.sim.isa.jit.compiler import compiler
 from hsapy.sim.isa.jit.runtime import address
+from hsapy.sim.isa.jit.team import libc
 
 __all__ = ["KINDS", "run", "scaling", "thread_words", "result", "compute_reference",
            "MEMORY_BYTES"]
@@ -128,33 +129,23 @@ def _functions() -> dict[str, Any]:
     return _compiled
 
 
-def _pthreads() -> tuple[Any, Any]:
-    libc = ctypes.CDLL(None)
-    create, join = libc.pthread_create, libc.pthread_join
-    create.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    create.restype = ctypes.c_int
-    join.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    join.restype = ctypes.c_int
-    return create, join
-
-
 def run(kind: str, threads: int, words: np.ndarray) -> float:
     """Wall seconds of ``kind``'s loop on ``threads`` native threads, thread ``k`` working on
     row ``k`` of ``words`` (int64 [>= threads, 8], see :func:`thread_words`)."""
     function = _functions()[kind]
-    create, join = _pthreads()
+    c = libc()
     handles = (ctypes.c_void_p * threads)()
     started = []
     start = time.perf_counter()
     try:
         for k in range(threads):
-            if create(ctypes.addressof(handles) + k * ctypes.sizeof(ctypes.c_void_p), None,
-                      function, address(words[k])) != 0:
+            handle = ctypes.addressof(handles) + k * ctypes.sizeof(ctypes.c_void_p)
+            if c.pthread_create(handle, None, function, address(words[k])) != 0:
                 raise OSError(f"pthread_create failed for thread {k + 1} of {threads}")
             started.append(k)
     finally:
         for k in started:
-            join(handles[k], None)
+            c.pthread_join(handles[k], None)
     return time.perf_counter() - start
 
 

@@ -42,7 +42,7 @@ from hsapy.sim.isa.jit import chunk_loop
 from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
 from hsapy.sim.isa.jit.runtime import address
 
-__all__ = ["run", "workers_started", "Team"]
+__all__ = ["run", "workers_started", "Team", "libc"]
 
 # a worker's slot (int64 words; its start semaphore lives in words SEMAPHORE..)
 JOB = 0            # the job to run (0: stop)
@@ -73,31 +73,24 @@ _free: list[Team] = []
 _libc: list[Any] = []
 
 
-def _c() -> Any:
+def libc() -> Any:
+    """The C library, with argument and result types set for the calls made through ctypes
+    here and in :mod:`hsapy.sim.isa.jit.host_ceiling` (sem_init, sem_post, pthread_create,
+    pthread_join)."""
     if not _libc:
-        libc = ctypes.CDLL(None)
+        c = ctypes.CDLL(None)
         for name, args in (("sem_init", [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint]),
                            ("sem_post", [ctypes.c_void_p]),
                            ("pthread_create", [ctypes.c_void_p] * 4),
                            ("pthread_join", [ctypes.c_void_p, ctypes.c_void_p])):
-            getattr(libc, name).argtypes = args
-            getattr(libc, name).restype = ctypes.c_int
-        _libc.append(libc)
+            getattr(c, name).argtypes = args
+            getattr(c, name).restype = ctypes.c_int
+        _libc.append(c)
     return _libc[0]
 
 
 def _symbol(name: str) -> int:
-    return int(ctypes.cast(getattr(_c(), name), ctypes.c_void_p).value or 0)
-
-
-class _Callee:
-    """A function pointer as llvmlite's call instruction takes it (see chunk_loop._Callee)."""
-
-    def __init__(self, value: ir.Value, function_type: ir.FunctionType) -> None:
-        self.value, self.type, self.function_type = value, value.type, function_type
-
-    def get_reference(self) -> str:
-        return self.value.get_reference()
+    return int(ctypes.cast(getattr(libc(), name), ctypes.c_void_p).value or 0)
 
 
 _SEM_TYPE = ir.FunctionType(I32, [PTR])
@@ -118,7 +111,7 @@ def _module() -> ir.Module:
         return b.inttoptr(load(b, base, index), PTR)
 
     def run_job(b: ir.IRBuilder, loop: ir.Value, job: ir.Value) -> None:
-        answer = b.call(_Callee(loop, _LOOP_TYPE), [job])
+        answer = b.call(chunk_loop._Callee(loop, _LOOP_TYPE), [job])
         b.store(answer, word(b, job, chunk_loop.RESULT))
 
     def wait_for(fn: ir.Function, b: ir.IRBuilder, wait: ir.Value, semaphore: ir.Value,
@@ -128,7 +121,7 @@ def _module() -> ir.Module:
         after = fn.append_basic_block(f"{label}_taken")
         b.branch(again)
         b.position_at_end(again)
-        status = b.call(_Callee(wait, _SEM_TYPE), [semaphore])
+        status = b.call(chunk_loop._Callee(wait, _SEM_TYPE), [semaphore])
         b.cbranch(b.icmp_signed("!=", status, ir.Constant(I32, 0)), again, after)
         b.position_at_end(after)
 
@@ -137,7 +130,7 @@ def _module() -> ir.Module:
     b = ir.IRBuilder(worker.append_basic_block("entry"))
     slot = worker.args[0]
     mask_type = ir.FunctionType(I32, [I32, PTR, PTR])
-    b.call(_Callee(pointer(b, slot, MASK), mask_type),
+    b.call(chunk_loop._Callee(pointer(b, slot, MASK), mask_type),
            [ir.Constant(I32, int(signal.SIG_BLOCK)), pointer(b, slot, SIGSET),
             ir.Constant(PTR, None)])
     start, done = pointer(b, slot, START), pointer(b, slot, DONE)
@@ -146,7 +139,7 @@ def _module() -> ir.Module:
     work, stop = worker.append_basic_block("work"), worker.append_basic_block("stop")
     b.branch(park)
     b.position_at_end(park)
-    status = b.call(_Callee(wait, _SEM_TYPE), [start])      # fails with EINTR: wait again
+    status = b.call(chunk_loop._Callee(wait, _SEM_TYPE), [start])   # EINTR: wait again
     b.cbranch(b.icmp_signed("!=", status, ir.Constant(I32, 0)), park, got)
     b.position_at_end(got)
     # take the job unless the round gave up on this worker (or this post is a stale one)
@@ -160,7 +153,7 @@ def _module() -> ir.Module:
     b.position_at_end(work)
     run_job(b, loop, b.inttoptr(job, PTR))
     b.atomic_rmw("xchg", word(b, slot, STATE), ir.Constant(I64, IDLE), "release")
-    b.call(_Callee(post, _SEM_TYPE), [done])
+    b.call(chunk_loop._Callee(post, _SEM_TYPE), [done])
     b.branch(park)
     b.position_at_end(stop)
     b.ret(ir.Constant(PTR, None))
@@ -179,7 +172,7 @@ def _module() -> ir.Module:
         worker_slot = b.inttoptr(load(b, slots, b.sub(k, one)), PTR)
         b.store(load(b, jobs, k), word(b, worker_slot, JOB))
         b.atomic_rmw("xchg", word(b, worker_slot, STATE), ir.Constant(I64, ASSIGNED), "release")
-        b.call(_Callee(post, _SEM_TYPE), [pointer(b, worker_slot, START)])
+        b.call(chunk_loop._Callee(post, _SEM_TYPE), [pointer(b, worker_slot, START)])
 
     taking = b.alloca(I64, name="taking")     # workers that took their job: posts to wait for
 
@@ -236,7 +229,7 @@ class Team:
         self.slots: list[np.ndarray] = []
         self.handles: list[ctypes.c_void_p] = []
         self.done = np.zeros(SLOT_SIZE, np.int64)
-        if _c().sem_init(address(self.done), 0, 0) != 0:
+        if libc().sem_init(address(self.done), 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "sem_init failed for the chunk loop's team")
         self.sigset = np.full(128, 0xFF, np.uint8)   # every signal (sigset_t is <= 128 bytes)
         self.addresses = np.zeros(0, np.int64)
@@ -248,7 +241,7 @@ class Team:
 
     def grow(self, workers: int) -> None:
         """Start workers until there are ``workers`` (fewer if the system refuses a thread)."""
-        c, worker = _c(), _functions()[1]
+        c, worker = libc(), _functions()[1]
         shared = {DONE: address(self.done), WAIT: _symbol("sem_wait"),
                   POST: _symbol("sem_post"), LOOP: chunk_loop.loop_function(),
                   MASK: _symbol("pthread_sigmask"), SIGSET: address(self.sigset)}
@@ -282,7 +275,7 @@ class Team:
 
     def stop(self) -> None:
         """Stop and join every worker (none may be in a round)."""
-        c = _c()
+        c = libc()
         for slot in self.slots:
             slot[JOB] = 0
             slot[STATE] = ASSIGNED      # (sem_post orders these stores before the wake)
