@@ -38,7 +38,8 @@ native loop of register arithmetic) and "host_memory" (a native loop summing 16 
 thread), ``engine: "native"``, ``target: "host"``, ``simulated: false``, each thread doing the
 same work, ``speedup`` = threads x t(1) / t(threads). On a virtual machine whose vCPUs share
 cores, or whose memory bandwidth a core or two use up, these stay well below the thread count,
-and so do the kernels.
+and so do the kernels. Each kernel line repeats them for its thread count as
+``host_compute_speedup`` and ``host_memory_speedup``, to read its own ``speedup`` against.
 """
 from __future__ import annotations
 
@@ -274,8 +275,10 @@ def main(argv: list[str] | None = None) -> int:
         # the host's own ceiling first: native loops that need no simulator
         from hsapy.sim.isa.jit import host_ceiling
 
+        ceilings: dict[int, dict] = {}
         for kind in host_ceiling.KINDS:
             for row in host_ceiling.scaling(kind, threads, args.repeats):
+                ceilings.setdefault(row["threads"], {})[f"host_{kind}_speedup"] = row["speedup"]
                 record = {"kernel": f"host_{kind}", "target": "host", **row}
                 _emit(record, "native", row["threads"], simulated=False)
         with _runtime("jit", targets) as rt:
@@ -290,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                         single = single or record["wall_s"]
                         record["speedup"] = round(single / record["wall_s"], 2) \
                             if record["wall_s"] else None
+                        record.update(ceilings[count])
                         _emit(record, "jit", count)
         return 0
 

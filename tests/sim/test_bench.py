@@ -441,3 +441,8 @@ def test_scaling_rows_start_with_the_hosts_own_ceiling(capsys):
     assert kernels and all(r["engine"] == "jit" and r["simulated"] is True for r in kernels)
     assert {r["threads"] for r in kernels} == {1, 2}
     assert all(r["speedup"] > 0 for r in kernels), kernels
+    # each kernel line carries the host's figures for its own thread count
+    ceiling = {(r["kernel"], r["threads"]): r["speedup"] for r in host}
+    for r in kernels:
+        assert r["host_compute_speedup"] == ceiling[("host_compute", r["threads"])], r
+        assert r["host_memory_speedup"] == ceiling[("host_memory", r["threads"])], r
