@@ -93,15 +93,17 @@ class _Machine:
     """Per-dispatch-chunk state the instruction closures use (memory, LDS, scheduler)."""
 
     def __init__(self, ctx: DispatchContext, workgroups: int, lds_size: int, private_size: int,
-                 wave_size: int) -> None:
+                 wave_size: int, lds: np.ndarray | None = None) -> None:
+        """``lds``: the chunk's LDS to use (uint8, ``lds_layout``'s bytes) instead of a new
+        zeroed one."""
         from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
         self.memory = ctx.memory
         self.agent = ctx.agent_handle or None
         self.clock = ctx.clock
         self.lds_size = lds_size
-        self.lds_stride = (max(lds_size, 4) + 3) & ~3
-        self.lds = np.zeros(workgroups * self.lds_stride + 16, np.uint8)
+        self.lds_stride, nbytes = self.lds_layout(workgroups, lds_size)
+        self.lds = np.zeros(nbytes, np.uint8) if lds is None else lds
         self.lds_words = self.lds[: (self.lds.size // 4) * 4].view(np.uint32)
         self.private_size = private_size
         self.shared_base = SHARED_APERTURE_BASE
@@ -110,6 +112,13 @@ class _Machine:
         self.pending: list[Batch] = []
         self.recorder: counters.DispatchRecorder | None = None   # set on profiled dispatches
         self.alive: np.ndarray | None = None   # live waves per workgroup (set by _schedule)
+
+    @staticmethod
+    def lds_layout(workgroups: int, lds_size: int) -> tuple[int, int]:
+        """(bytes from one workgroup's LDS to the next, bytes of a chunk's LDS) for
+        ``workgroups`` workgroups of ``lds_size`` bytes each."""
+        stride = (max(lds_size, 4) + 3) & ~3
+        return stride, workgroups * stride + 16
 
     def split(self, b: Batch, taken: np.ndarray, target: int, fallthrough: int) -> None:
         """Divergent scalar branch: continue the two halves as separate batches."""

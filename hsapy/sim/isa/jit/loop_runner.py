@@ -162,9 +162,9 @@ class Crew:
         self.exec = _Rows(count, live.shape, np.bool_)
         self.scc = _Rows(count, (waves,), np.bool_)
         self.wgs = _Rows(count, wg.shape, np.int64)
-        # the interpreter machine's LDS layout: workgroups x stride + 16 bytes
-        stride = (max(lds, 4) + 3) & ~3
-        self.lds = _Rows(count, (self.workgroups * stride + 16,), np.uint8, executor, "lds")
+        # the interpreter machine's LDS layout
+        stride, lds_bytes = _Machine.lds_layout(self.workgroups, lds)
+        self.lds = _Rows(count, (lds_bytes,), np.uint8, executor, "lds")
         self.ctl = _Rows(count, (max(64, waves),), np.int64)
         self.ctl.rows[:] = 0
         per_thread = {"S": self.S, "V": self.V, "A": self.A, "EXEC": self.exec,
@@ -264,9 +264,8 @@ class Crew:
         executor = copy.copy(self.executor)
         executor.stats, executor.counters = ExecutionStats(), EngineCounters()
         stats, ctx, waves = executor.stats, self.ctx, self.waves
-        machine = _Machine(ctx, self.workgroups, self.lds_size, self.private, self.wave_size)
-        machine.lds = self.lds.row(k)
-        machine.lds_words = machine.lds[:(machine.lds.size // 4) * 4].view(np.uint32)
+        machine = _Machine(ctx, self.workgroups, self.lds_size, self.private, self.wave_size,
+                           self.lds.row(k))
         attach(machine, self.table, stats, executor.counters, ctx.poll,
                self.words.row(k), self.ctl.row(k))
         executor.counters.chunks += 1
