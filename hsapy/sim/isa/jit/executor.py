@@ -481,16 +481,15 @@ class JitExecutor(InterpreterExecutor):
         layout = self._layouts[count] = (row[0, :user].copy(),) + geometry
         return layout
 
-    def _state_arrays(self, layout: tuple, shape: tuple, wave_size: int,
-                      slot: Any = None) -> tuple:
-        """A chunk's register arrays (the pooled ones of ``slot``, default this thread's)
-        and its EXEC, SCC and wave-to-workgroup arrays, for :mod:`chunk_state` to fill."""
+    def _state_arrays(self, layout: tuple, shape: tuple, wave_size: int) -> tuple:
+        """A chunk's register arrays (this thread's pooled ones) and its EXEC, SCC and
+        wave-to-workgroup arrays, for :mod:`chunk_state` to fill."""
         live, wg = layout[3], layout[5]
         waves = wg.size
         nvgprs, nagprs, _ = shape
-        S = self._pooled((waves, NSREG), np.uint32, slot)
-        V = self._pooled((nvgprs, waves, wave_size), np.uint32, slot)
-        A = self._pooled((nagprs, waves, wave_size), np.uint32, slot) if nagprs else None
+        S = self._pooled((waves, NSREG), np.uint32)
+        V = self._pooled((nvgprs, waves, wave_size), np.uint32)
+        A = self._pooled((nagprs, waves, wave_size), np.uint32) if nagprs else None
         if S is None or V is None or (nagprs and A is None):
             S = np.empty((waves, NSREG), np.uint32)
             V = np.empty((nvgprs, waves, wave_size), np.uint32)
