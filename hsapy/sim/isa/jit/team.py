@@ -234,6 +234,11 @@ class Team:
         self.sigset = np.full(128, 0xFF, np.uint8)   # every signal (sigset_t is <= 128 bytes)
         self.addresses = np.zeros(0, np.int64)
         self.pid = os.getpid()
+        # a round's words (the team is leased for one round at a time): what no round changes
+        self.words = np.zeros(ROUND_SIZE, np.int64)
+        self.words[ROUND_DONE] = address(self.done)
+        self.words[ROUND_WAIT], self.words[ROUND_POST] = _symbol("sem_wait"), _symbol("sem_post")
+        self.words[ROUND_LOOP] = chunk_loop.loop_function()
 
     @property
     def workers(self) -> int:
@@ -264,13 +269,9 @@ class Team:
         """Run the jobs at ``jobs_at`` (int64 addresses), the first on this thread; returns
         how many ran. Those beyond the team's workers + 1 did not, nor those whose worker had
         not woken when the first was done: their RESULT stays as it was."""
-        count = min(int(jobs_at.size), self.workers + 1)
-        words = np.zeros(ROUND_SIZE, np.int64)
-        words[JOBS], words[COUNT] = address(jobs_at), count
+        words = self.words
+        words[JOBS], words[COUNT] = address(jobs_at), min(int(jobs_at.size), self.workers + 1)
         words[SLOTS] = address(self.addresses) if self.addresses.size else 0
-        words[ROUND_DONE] = address(self.done)
-        words[ROUND_WAIT], words[ROUND_POST] = _symbol("sem_wait"), _symbol("sem_post")
-        words[ROUND_LOOP] = chunk_loop.loop_function()
         return 1 + int(_functions()[0](address(words)))
 
     def stop(self) -> None:
