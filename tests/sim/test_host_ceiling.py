@@ -5,6 +5,7 @@ import pytest
 
 pytest.importorskip("llvmlite")
 
+from hsapy.errors import HsapyValueError  # noqa: E402
 from hsapy.sim.isa.jit import host_ceiling as H  # noqa: E402
 
 
@@ -41,5 +42,5 @@ def test_scaling_rows_are_per_thread_count_with_speedup_one_at_one_thread():
 
 
 def test_an_unknown_loop_is_refused_naming_the_choices():
-    with pytest.raises(ValueError, match="compute, memory"):
+    with pytest.raises(HsapyValueError, match="compute, memory"):
         H.scaling("cache", 2)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from llvmlite import ir
 
+from hsapy.errors import HsapyValueError
 from hsapy.sim.isa.jit.compiler import compiler
 from hsapy.sim.isa.jit.runtime import address
 from hsapy.sim.isa.jit.team import libc
@@ -189,7 +190,7 @@ def scaling(kind: str, max_threads: int, repeats: int = 3) -> list[dict]:
     """``kind``'s rows for 1 .. ``max_threads`` threads: threads, wall_s (best of ``repeats``)
     and speedup (threads x t(1) / t(threads))."""
     if kind not in KINDS:
-        raise ValueError(f"host ceiling loop {kind!r}: choose from {', '.join(KINDS)}")
+        raise HsapyValueError(f"host ceiling loop {kind!r}: choose from {', '.join(KINDS)}")
     words, _arrays = thread_words(kind, max_threads)   # (the arrays live while the loops run)
     rows = []
     single = None
