@@ -115,22 +115,43 @@ def test_benchmarks_launch_script_keeps_its_rows(capsys):
     assert [(row["mode"], row["doorbell"]) for row in rows] == [
         ("plain", True), ("prepared", False), ("prepared", True), ("prepared_result", False),
         ("prepared_result", True), ("batch256", True), ("python_call", False), ("c_timed_each", False),
-        ("c_floor", False)]
+        ("c_floor", False), ("c_floor_consumed", True)]
     keys = ["mode", "doorbell", "api", "median_us", "p5_us", "p95_us", "min_us", "n",
             "simulated", "ratio_to_floor"]
+    floor = next(row for row in rows if row["mode"] == "c_floor")
     for row in rows:
         assert list(row) == keys
         assert row["simulated"] is (row["mode"] not in ("python_call", "c_timed_each",
-                                                        "c_floor"))
-        assert row["p5_us"] <= row["median_us"] <= row["p95_us"]
-        assert row["ratio_to_floor"] == pytest.approx(row["median_us"] / rows[-1]["median_us"])
+                                                        "c_floor", "c_floor_consumed"))
+        assert 0 < row["p5_us"] <= row["median_us"] <= row["p95_us"]
+        assert row["ratio_to_floor"] == pytest.approx(row["median_us"] / floor["median_us"])
     assert [row["api"] for row in rows] == [
         "kernel.launch(wait=False)", "prepared.publish()", "prepared.submit()",
         "prepared(doorbell=False)", "prepared()", "prepared.batch()", "an empty Python function", "C loop (cffi), each packet timed",
-        "C loop (cffi), timed whole"]
+        "C loop (cffi), timed whole", "C loop (cffi) against a consumer thread, timed whole"]
     # one sample per batch and per whole C loop
-    assert [row["n"] for row in rows] == [256, 256, 256, 256, 256, 1, 256, 256, 1]
+    assert [row["n"] for row in rows] == [256, 256, 256, 256, 256, 1, 256, 256, 1, 1]
 
+
+def test_benchmarks_launch_consumer_empties_the_ring():
+    """The C consumer behind row c_floor_consumed does what a packet processor does: after each
+    burst (a burst returns 0 when the consumer did not catch up in time) every slot holds an
+    INVALID header again, and it read every packet's kernarg address."""
+    from hsapy.queue import INVALID_WORD
+
+    lib = _benchmark_script("launch")._compile_helpers().lib
+    body = bytearray(60)
+    body[36:44] = (0x1234).to_bytes(8, "little")        # kernarg_address: packet bytes 40..47
+    ring = lib.consumed_open(16, INVALID_WORD)
+    bursts = (8, 8, 15, 3, 16)
+    try:
+        assert lib.consumed_free_slots(ring) == 16
+        for burst in bursts:
+            assert lib.consumed_burst(ring, bytes(body), 0x00031402, burst, 5_000_000_000) > 0
+            assert lib.consumed_free_slots(ring) == 16
+    finally:
+        seen = lib.consumed_close(ring)
+    assert seen == sum(bursts) * 0x1234
 
 class _FakeHip:
     """Stands in for hip-python's ``hip.hip``: records calls, returns (hipError_t, value...)."""
