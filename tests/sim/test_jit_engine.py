@@ -126,6 +126,43 @@ def test_barriers_of_a_whole_batch_release_in_compiled_code(target, runtimes, mo
         setup.close()
 
 
+@pytest.mark.parametrize("target", ["gfx942", "gfx1201"])
+def test_a_tree_reduction_runs_without_splitting_its_batches(target, runtimes, monkeypatch):
+    """The fused softmax reduces through two LDS trees whose levels are each guarded by
+    ``if (tid < stride)``: below the workgroup size the waves disagree at the guard's
+    s_cbranch_execz, which split the batch every level and sent it to the interpreter's
+    scheduler. The compiled engine runs such a guarded block for every wave (it leaves a wave
+    whose EXEC is zero as it was): no batch splits, every chunk runs start to end in the
+    chunk loop, and memory and the lane and wave instruction counts are the interpreter's."""
+    from hsapy import operators as O
+    from hsapy.sim.isa import interpreter
+
+    rows, cols = 24, 1024
+    x = np.random.default_rng(11).standard_normal((rows, cols)).astype(np.float32)
+    op = O.operator("softmax")
+    code = O.prebuilt_path(op, target).read_bytes()
+    setup = Setup(runtimes(target), code, "softmax_fused",
+                  [x, np.zeros_like(x), rows, cols])
+    monkeypatch.setenv("HSAPY_SIM_THREADS", "2")
+    try:
+        want = setup.dispatch("interp", rows * 256, 256, 1024)
+        stats = interpreter.last_stats
+        want_counts = (stats.lane_instructions, stats.wave_instructions)
+        last_dispatch.counters = None
+        got = setup.dispatch("jit", rows * 256, 256, 1024)
+        counters = last_dispatch.counters
+        stats = interpreter.last_stats
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        assert (stats.lane_instructions, stats.wave_instructions) == want_counts
+        assert counters is not None and counters.splits == 0, counters.as_dict()
+        assert counters.chunks_looped == counters.chunks > 1, counters.as_dict()
+        y = got[1].view(np.float32).reshape(rows, cols)
+        e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+        assert np.allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    finally:
+        setup.close()
+
+
 @pytest.mark.parametrize("kernel", ["transpose", "vector_add"])
 @pytest.mark.parametrize("target", ["gfx942", "gfx1201"])
 def test_chunks_of_whole_workgroups_share_their_initial_state(kernel, target, runtimes,

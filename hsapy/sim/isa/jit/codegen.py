@@ -34,7 +34,7 @@ from hsapy.sim.isa.jit.trace import NEXT, TraceResult, trace_closure
 __all__ = ["Step", "Segment", "UnitPlan", "plan_unit", "generate", "ENGINE_VERSION"]
 
 # Bumped whenever generated code changes meaning: part of the on-disk cache key.
-ENGINE_VERSION = 2
+ENGINE_VERSION = 3
 
 PTR = ir.PointerType()
 MEMORY_ENCODINGS = ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER")
@@ -75,6 +75,9 @@ class Segment:
     number: int
     steps: list[Step] = field(default_factory=list)
     writes: bool = False       # starts with a memory write
+    # (target, instructions) when the segment ends with an s_cbranch_execz whose skipped
+    # instructions leave a wave with EXEC zero as it was (see inert_skip)
+    skip: tuple[int, int] | None = None
 
     @property
     def start(self) -> int:
@@ -211,6 +214,11 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
         current.steps.append(step)
         if kind == "branch":
             current = None
+    end = first + count
+    for seg in segments:
+        branch = seg.branch
+        if branch is not None and branch.inst.name == "s_cbranch_execz":
+            seg.skip = inert_skip(insts, kinds, branch.index, end, by_offset)
     vgprs, agprs = 0, 0
     for seg in segments:
         for step in seg.steps:
@@ -226,6 +234,61 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
     scratch = any(step.mem is not None and step.mem.kind.startswith("scratch")
                   for seg in segments for step in seg.steps)
     return UnitPlan(segments, fallback, vgprs, agprs, scratch)
+
+
+# Waves that disagree at an ``s_cbranch_execz`` would split the batch: those whose EXEC is zero
+# jump over the guarded instructions, the others run them (LLVM's structurizer emits one around
+# every ``if`` whose condition differs between lanes: a tree reduction's ``if (tid < stride)``
+# does this at every level once stride is below the workgroup size). When every skipped
+# instruction leaves a wave with EXEC zero exactly as it was, running them for such a wave is
+# skipping them -- the hardware itself takes the branch only to save the time -- so the batch
+# goes through together instead, and the instructions counted for those waves are taken back.
+# Inert with EXEC zero: vector ALU instructions that write only vector registers and honour
+# EXEC, vector memory and LDS instructions (an access for no lane is none), and the waits.
+_EXEC_IGNORING = ("v_writelane", "v_readlane", "v_readfirstlane", "v_mfma", "v_smfmac",
+                  "v_wmma", "v_swmmac")
+_INERT_SCALAR = frozenset({"s_nop", "s_delay_alu", "s_clause"})
+_INERT_LIMIT = 256          # longer guarded blocks are left to split (their runs amortise it)
+
+
+def _inert(inst: Any, kind: str | None, payload: Any) -> bool:
+    """Whether running ``inst`` for a wave whose EXEC is zero leaves the wave and memory as
+    they were (see inert_skip)."""
+    name = inst.name
+    if kind in ("load", "write"):
+        dst = payload.dst
+        return not payload.kind.startswith("smem") and (dst is None or dst.kind == "vgpr")
+    if kind != "alu":
+        return False
+    if name.startswith("s_"):
+        return (name in _INERT_SCALAR or name.startswith("s_wait")) and not payload.writes
+    if name.startswith(_EXEC_IGNORING):
+        return False
+    return all(key[0] in ("v", "a") for key in payload.writes)
+
+
+def inert_skip(insts: list, kinds: dict, index: int, end: int,
+               by_offset: dict[int, int]) -> tuple[int, int] | None:
+    """(target, n) when the ``s_cbranch_execz`` at program entry ``index`` guards ``n``
+    instructions, from the next one on, that all leave a wave with EXEC zero as it was and lead
+    to its target: straight on to the target, or through a final ``s_branch`` to it (the form
+    LLVM gives a loop body's ``if``). None otherwise."""
+    targets = [t for t in _targets(kinds[index][1]) if t >= 0]
+    if len(targets) != 1 or targets[0] not in by_offset:
+        return None
+    target = targets[0]
+    at = by_offset[target]
+    for j in range(index + 1, min(end, index + 1 + _INERT_LIMIT)):
+        if j == at:
+            return target, j - index - 1
+        kind, payload, _ = kinds[j]
+        if kind == "branch":
+            if insts[j].name == "s_branch" and _targets(payload) == [target]:
+                return target, j - index
+            return None
+        if not _inert(insts[j], kind, payload):
+            return None
+    return None
 
 
 # --- code generation ---------------------------------------------------------------------------
@@ -324,6 +387,7 @@ class UnitCodegen:
         self.wave_var = pro.alloca(I64, name="w")
         self.code0 = pro.alloca(I64, name="code0")
         self.diverged = pro.alloca(I1, name="diverged")
+        self.skipping = pro.alloca(I64, name="skipping")
         for acc in (self.lanes_acc, self.waves_acc, self.steps_acc, self.released_acc):
             pro.store(ir.Constant(I64, 0), acc)
         self.stop_at = self.field(C.STOP_AT)
@@ -462,6 +526,8 @@ class UnitCodegen:
         b.store(ir.Constant(I64, 0), self.wave_var)
         b.store(ir.Constant(I64, -1), self.code0)
         b.store(ir.Constant(I1, 0), self.diverged)
+        if seg.skip is not None:
+            b.store(ir.Constant(I64, 0), self.skipping)
         head = self.fn.append_basic_block(f"s{seg.number}_head")
         body = self.fn.append_basic_block(f"s{seg.number}_body")
         done = self.fn.append_basic_block(f"s{seg.number}_done")
@@ -481,6 +547,9 @@ class UnitCodegen:
             b.store(same, self.code0)
             b.store(b.or_(b.load(self.diverged), b.icmp_signed("!=", code, same)),
                     self.diverged)
+            if seg.skip is not None:
+                jumps = b.icmp_signed("==", code, ir.Constant(I64, seg.skip[0]))
+                self.add(self.skipping, b.zext(jumps, I64))
         b.store(b.add(w, ir.Constant(I64, 1)), self.wave_var)
         b.branch(head)
         b.position_at_end(done)
@@ -492,8 +561,15 @@ class UnitCodegen:
         uniform = self.fn.append_basic_block(f"s{seg.number}_uniform")
         b.cbranch(b.load(self.diverged), split, uniform)
         b.position_at_end(split)
-        self.set_field(C.SEG_END, seg.end)
-        self.ret(C.SPLIT)
+        if seg.skip is None:
+            self.set_field(C.SEG_END, seg.end)
+            self.ret(C.SPLIT)
+        else:
+            # every wave runs the guarded instructions (see inert_skip): the ones that would
+            # have jumped do nothing there and are not counted
+            guarded = b.mul(b.load(self.skipping), ir.Constant(I64, seg.skip[1]))
+            self.add(self.waves_acc, b.neg(guarded))
+            self.goto(seg.end)
         b.position_at_end(uniform)
         code0 = b.load(self.code0)
         targets = [t for t in _targets(seg.branch.trace) if t >= 0]

@@ -86,8 +86,9 @@ class CompiledProgram(JitProgram, Program):
 # the cores run out: by default the usable cores, at most DEFAULT_THREADS_MAX. Chunks the
 # interpreter's scheduler runs or finishes (batches that split, partial workgroups) hold the GIL
 # for their Python, and every numpy operation or compiled call in it lets the GIL go and queues
-# to take it back: past a few threads they spend more time queueing than they gain (the fused
-# softmax took 2.5x longer on 16 threads of a 16-core host than on one), so they use at most
+# to take it back: past a few threads they spend more time queueing than they gain (a kernel
+# whose batches split at every level of a tree reduction took 2.5x longer on 16 threads of a
+# 16-core host than on one), so they use at most
 # PYTHON_THREADS_MAX whatever the count. HSAPY_SIM_THREADS sets the count.
 DEFAULT_THREADS_MAX = 16
 PYTHON_THREADS_MAX = 4
