@@ -245,8 +245,11 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
 # goes through together instead, and the instructions counted for those waves are taken back.
 # Inert with EXEC zero: vector ALU instructions that write only vector registers and honour
 # EXEC, vector memory and LDS instructions (an access for no lane is none), and the waits.
-_EXEC_IGNORING = ("v_writelane", "v_readlane", "v_readfirstlane", "v_mfma", "v_smfmac",
-                  "v_wmma", "v_swmmac")
+# Not inert whatever they write: lane access that ignores EXEC, matrix instructions (the
+# simulator refuses them with inactive lanes), M0-relative moves (refused when M0 points
+# outside the register file, EXEC or not).
+_NOT_INERT_VALU = ("v_writelane", "v_readlane", "v_readfirstlane", "v_mfma", "v_smfmac",
+                   "v_wmma", "v_swmmac", "v_movrel")
 _INERT_SCALAR = frozenset({"s_nop", "s_delay_alu", "s_clause"})
 _INERT_LIMIT = 256          # longer guarded blocks are left to split (their runs amortise it)
 
@@ -262,7 +265,7 @@ def _inert(inst: Any, kind: str | None, payload: Any) -> bool:
         return False
     if name.startswith("s_"):
         return (name in _INERT_SCALAR or name.startswith("s_wait")) and not payload.writes
-    if name.startswith(_EXEC_IGNORING):
+    if name.startswith(_NOT_INERT_VALU):
         return False
     return all(key[0] in ("v", "a") for key in payload.writes)
 
