@@ -3,9 +3,10 @@
 At an ``s_cbranch_execz`` the waves whose EXEC is zero jump over the block the others run. When
 each instruction of that block leaves a wave with EXEC zero as it was, the compiled engine
 sends every wave through it (codegen.inert_skip): the plan marks such a branch with its target
-and the number of guarded instructions; any instruction that would change such a wave -- a
-scalar write, a vector compare into an SGPR, an instruction that ignores EXEC, a scalar load, a
-branch elsewhere -- leaves the branch to split as before.
+and the number of guarded instructions; any instruction that would change such a wave -- an
+instruction that ignores EXEC, a scalar load, a branch elsewhere, a scalar result (a scalar
+write, a vector compare into SGPRs, a carry into VCC, SCC) that some path from the target reads
+before writing it -- leaves the branch to split as before.
 """
 from __future__ import annotations
 
@@ -86,9 +87,6 @@ def test_a_block_ending_in_a_branch_to_the_same_target_is_run_through():
 
 
 @pytest.mark.parametrize("intruder", [
-    "s_add_u32 s4, s4, 1",                      # a scalar write
-    "v_cmp_gt_u32_e64 s[2:3], v1, v2",          # a vector compare into SGPRs
-    "v_add_co_u32_e32 v1, vcc, v2, v3",         # a carry into VCC
     "v_writelane_b32 v1, s4, 0",                # writes its lane whatever EXEC says
     "v_readfirstlane_b32 s4, v1",               # into an SGPR
     "s_load_dword s4, s[0:1], 0x0",             # a scalar load
@@ -109,3 +107,82 @@ def test_a_backward_or_outside_target_keeps_the_split():
                              *END])
     guard = next(seg for seg in plan.segments if seg.branch is not None)
     assert guard.skip is None
+
+
+# scalar results, each with an instruction after the target that reads what it writes
+SCALAR = [
+    ("s_add_u32 s4, s4, 1", "s_add_u32 s5, s4, 1"),                     # s4 (and SCC)
+    ("s_cmp_lt_u32 s4, s5", "s_cselect_b32 s6, s7, s8"),                # SCC
+    ("v_cmp_gt_u32_e64 s[2:3], v1, v2", "v_cndmask_b32_e64 v4, v5, v6, s[2:3]"),
+    ("v_add_co_u32_e32 v1, vcc, v2, v3", "v_addc_co_u32_e32 v4, vcc, v5, v6, vcc"),
+]
+
+
+@pytest.mark.parametrize("write,reader", SCALAR)
+def test_a_scalar_result_dead_at_the_target_is_run_through(write, reader):
+    # the wave ends after the target without reading it: a wave that ran the write while its
+    # EXEC was zero ends as one that jumped
+    lines = [GUARD, "v_add_u32_e32 v1, v2, v3", write, "ds_write_b32 v1, v2", "target:",
+             *END]
+    plan, addresses = _plan(TARGET, lines)
+    guard = next(seg for seg in plan.segments if seg.branch is not None)
+    assert guard.skip == (addresses[4], 3)
+
+
+@pytest.mark.parametrize("write,reader", SCALAR)
+def test_a_scalar_result_read_after_the_target_keeps_the_split(write, reader):
+    lines = [GUARD, "v_add_u32_e32 v1, v2, v3", write, "ds_write_b32 v1, v2", "target:",
+             "v_mov_b32_e32 v9, 0", reader, "s_endpgm"]
+    assert _skip(lines) is None
+
+
+def test_a_scalar_result_overwritten_before_any_read_is_dead():
+    lines = [GUARD, "s_mov_b32 s4, 7", "v_mov_b32_e32 v1, s4", "target:",
+             "s_mov_b32 s4, 0", "v_mov_b32_e32 v2, s4", "s_endpgm"]
+    assert _skip(lines) is not None
+
+
+def test_a_read_on_either_side_of_a_later_branch_keeps_the_split():
+    # the target's code branches (on SCC, set at the target); s4 is read on the taken side
+    # only, after the untaken side wrote it
+    tail = ["s_cmp_eq_u32 s6, 0", "s_cbranch_scc1 {over}", "s_mov_b32 s4, 0", "target:",
+            "v_mov_b32_e32 v2, s4", "s_endpgm"]
+    guarded = ["s_mov_b32 s4, 7", "v_mov_b32_e32 v1, s4"]
+    # one label per plan: resolve the guard to the first line after the block by hand
+    probe = ["s_cbranch_execz 2", *guarded, *[line.format(over=1) for line in tail
+                                               if line != "target:"]]
+    plan, _ = _plan(TARGET, [*probe[:-1], "target:", probe[-1]])
+    guard = next(seg for seg in plan.segments if seg.branch is not None
+                 and seg.branch.inst.name == "s_cbranch_execz")
+    assert guard.skip is None
+    # the same with s4 written on both sides before the read: dead
+    probe[3:3] = ["s_mov_b32 s4, 1"]
+    plan, _ = _plan(TARGET, [*probe[:-1], "target:", probe[-1]])
+    guard = next(seg for seg in plan.segments if seg.branch is not None
+                 and seg.branch.inst.name == "s_cbranch_execz")
+    assert guard.skip is not None
+
+
+def test_a_scalar_result_read_round_a_loop_keeps_the_split():
+    # after the target a loop reads s4 at its head before writing it at its end
+    lines = [GUARD, "s_mov_b32 s4, 7", "v_mov_b32_e32 v1, s4", "target:",
+             "v_add_u32_e32 v2, s4, v2", "s_mov_b32 s4, 1", "s_cbranch_scc1 -3", "s_endpgm"]
+    assert _skip(lines) is None
+
+
+def test_a_scalar_result_that_leaves_the_unit_live():
+    # the unit ends (no s_endpgm, the decoded code runs out) before s4 is written again
+    plan, _ = _plan(TARGET, [GUARD, "s_mov_b32 s4, 7", "v_mov_b32_e32 v1, s4", "target:",
+                             "v_mov_b32_e32 v2, 0"])
+    guard = next(seg for seg in plan.segments if seg.branch is not None)
+    assert guard.skip is None
+
+
+@pytest.mark.parametrize("write", [
+    "s_mov_b32 m0, s4",                         # M0: LDS and moves read it without naming it
+    "s_mov_b64 exec, s[4:5]",                   # EXEC itself
+    "s_mov_b32 ttmp0, s4",                      # trap registers
+])
+def test_registers_with_implicit_readers_keep_the_split(write):
+    lines = [GUARD, "v_add_u32_e32 v1, v2, v3", write, "target:", *END]
+    assert _skip(lines) is None

@@ -34,7 +34,7 @@ from hsapy.sim.isa.jit.trace import NEXT, TraceResult, trace_closure
 __all__ = ["Step", "Segment", "UnitPlan", "plan_unit", "generate", "ENGINE_VERSION"]
 
 # Bumped whenever generated code changes meaning: part of the on-disk cache key.
-ENGINE_VERSION = 3
+ENGINE_VERSION = 4
 
 PTR = ir.PointerType()
 MEMORY_ENCODINGS = ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER")
@@ -218,7 +218,7 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
     for seg in segments:
         branch = seg.branch
         if branch is not None and branch.inst.name == "s_cbranch_execz":
-            seg.skip = inert_skip(insts, kinds, branch.index, end, by_offset)
+            seg.skip = inert_skip(insts, kinds, branch.index, first, end, by_offset)
     vgprs, agprs = 0, 0
     for seg in segments:
         for step in seg.steps:
@@ -239,59 +239,148 @@ def plan_unit(insts: list, first: int, count: int, info: Any, lanes: int,
 # Waves that disagree at an ``s_cbranch_execz`` would split the batch: those whose EXEC is zero
 # jump over the guarded instructions, the others run them (LLVM's structurizer emits one around
 # every ``if`` whose condition differs between lanes: a tree reduction's ``if (tid < stride)``
-# does this at every level once stride is below the workgroup size). When every skipped
-# instruction leaves a wave with EXEC zero exactly as it was, running them for such a wave is
-# skipping them -- the hardware itself takes the branch only to save the time -- so the batch
-# goes through together instead, and the instructions counted for those waves are taken back.
-# Inert with EXEC zero: vector ALU instructions that write only vector registers and honour
-# EXEC, vector memory and LDS instructions (an access for no lane is none), and the waits.
+# does this at every level once stride is below the workgroup size). When running the skipped
+# instructions leaves a wave with EXEC zero as it would be after the jump -- the hardware itself
+# takes the branch only to save the time -- the batch goes through together instead, and the
+# instructions counted for those waves are taken back.
+# Inert with EXEC zero: vector ALU instructions that honour EXEC, vector memory and LDS
+# instructions (an access for no lane is none), and the waits.
 # Not inert whatever they write: lane access that ignores EXEC, matrix instructions (the
 # simulator refuses them with inactive lanes), M0-relative moves (refused when M0 points
-# outside the register file, EXEC or not).
+# outside the register file, EXEC or not), scalar loads (a wave that jumped would not have made
+# the access, which may fault), EXEC writes, messages, barriers.
+# Scalar results (SGPRs, VCC, SCC: a scalar instruction, a compare or carry into SGPRs) do
+# change such a wave, so they are allowed only when they are dead at the target: no path from
+# there reads one before writing it (see _dead_at). Registers with implicit readers (M0, the
+# trap and flat-scratch registers) are never allowed.
 _NOT_INERT_VALU = ("v_writelane", "v_readlane", "v_readfirstlane", "v_mfma", "v_smfmac",
                    "v_wmma", "v_swmmac", "v_movrel")
 _INERT_SCALAR = frozenset({"s_nop", "s_delay_alu", "s_clause"})
 _INERT_LIMIT = 256          # longer guarded blocks are left to split (their runs amortise it)
+_LIVENESS_LIMIT = 4096      # instructions visited per register before it is taken as live
+# SGPR rows a guarded block may leave changed when dead: s0-s101 (gfx9 has no more; gfx11/12's
+# s102-s105 are left out with them) and VCC
+_DEAD_WRITABLE = frozenset({("scc",)} | {("s", r) for r in (*range(102), 106, 107)})
+_WAVE_ENDS = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
 
 
-def _inert(inst: Any, kind: str | None, payload: Any) -> bool:
-    """Whether running ``inst`` for a wave whose EXEC is zero leaves the wave and memory as
-    they were (see inert_skip)."""
+def _inert(inst: Any, kind: str | None, payload: Any) -> frozenset | None:
+    """The scalar state keys ``inst`` writes when running it for a wave whose EXEC is zero
+    changes the wave in nothing else (empty when it changes nothing at all); None when it would
+    (see inert_skip)."""
     name = inst.name
     if kind in ("load", "write"):
         dst = payload.dst
-        return not payload.kind.startswith("smem") and (dst is None or dst.kind == "vgpr")
+        if payload.kind.startswith("smem") or not (dst is None or dst.kind == "vgpr"):
+            return None
+        return frozenset()
     if kind != "alu":
-        return False
+        return None
+    writes = frozenset(payload.writes)
     if name.startswith("s_"):
-        return (name in _INERT_SCALAR or name.startswith("s_wait")) and not payload.writes
+        if name in _INERT_SCALAR or name.startswith("s_wait"):
+            return frozenset() if not writes else None
+        return writes if writes and writes <= _DEAD_WRITABLE else None
     if name.startswith(_NOT_INERT_VALU):
-        return False
-    return all(key[0] in ("v", "a") for key in payload.writes)
+        return None
+    scalar = frozenset(key for key in writes if key[0] not in ("v", "a"))
+    return scalar if scalar <= _DEAD_WRITABLE else None
 
 
-def inert_skip(insts: list, kinds: dict, index: int, end: int,
+def _scalar_reads(inst: Any, kind: str, payload: Any) -> set | None:
+    """The scalar state keys instruction ``inst`` reads; None when that is not known."""
+    if kind in ("alu", "branch"):
+        # the inputs its results depend on (a traced wave's EXEC and SCC are inputs of every
+        # trace, read or not)
+        roots = [*payload.writes.values(), payload.bail]
+        if payload.control is not None and not isinstance(payload.control, int):
+            roots.append(payload.control)
+        return {node.attr for node in walk(roots) if node.op == "input"}
+    if kind == "barrier":
+        return set()
+    reads: set = set()
+    for op in (*inst.srcs, *inst.dsts):      # a memory instruction: its explicit operands
+        if op.kind in ("sgpr", "special"):
+            reads.update(("s", row) for row in range(op.index, op.index + op.count))
+        elif op.kind == "ttmp":
+            return None
+    return reads
+
+
+def _dead_at(keys: frozenset, at: int, insts: list, kinds: dict, first: int, end: int,
+             by_offset: dict[int, int]) -> bool:
+    """Whether every path from program entry ``at`` writes each of ``keys`` before reading it
+    (or ends the wave first). A path that leaves the unit's instructions, reaches one the engine
+    leaves to the interpreter, or branches where the plan cannot see counts as a read."""
+    known: dict[int, set | None] = {}
+    for key in keys:
+        seen: set[int] = set()
+        stack = [at]
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            if len(seen) > _LIVENESS_LIMIT or not first <= i < end:
+                return False
+            kind, payload, _ = kinds[i]
+            inst = insts[i]
+            if kind is None:
+                if inst is not None and inst.name in _WAVE_ENDS:
+                    continue
+                return False
+            if i not in known:
+                known[i] = _scalar_reads(inst, kind, payload)
+            reads = known[i]
+            if reads is None or key in reads:
+                return False
+            if kind in ("alu", "branch") and key in payload.writes:
+                continue
+            if kind != "branch":
+                stack.append(i + 1)
+                continue
+            for target in _targets(payload):
+                if target == NEXT:
+                    stack.append(i + 1)
+                elif target in by_offset:
+                    stack.append(by_offset[target])
+                else:
+                    return False
+    return True
+
+
+def inert_skip(insts: list, kinds: dict, index: int, first: int, end: int,
                by_offset: dict[int, int]) -> tuple[int, int] | None:
     """(target, n) when the ``s_cbranch_execz`` at program entry ``index`` guards ``n``
-    instructions, from the next one on, that all leave a wave with EXEC zero as it was and lead
-    to its target: straight on to the target, or through a final ``s_branch`` to it (the form
-    LLVM gives a loop body's ``if``). None otherwise."""
+    instructions, from the next one on, that leave a wave with EXEC zero as the jump would
+    (``_inert``, with the scalar registers they write dead at the target) and lead to its
+    target: straight on to the target, or through a final ``s_branch`` to it (the form LLVM
+    gives a loop body's ``if``). None otherwise."""
     targets = [t for t in _targets(kinds[index][1]) if t >= 0]
     if len(targets) != 1 or targets[0] not in by_offset:
         return None
     target = targets[0]
     at = by_offset[target]
+    written: set = set()
     for j in range(index + 1, min(end, index + 1 + _INERT_LIMIT)):
         if j == at:
-            return target, j - index - 1
+            n = j - index - 1
+            break
         kind, payload, _ = kinds[j]
         if kind == "branch":
             if insts[j].name == "s_branch" and _targets(payload) == [target]:
-                return target, j - index
+                n = j - index
+                break
             return None
-        if not _inert(insts[j], kind, payload):
+        scalar = _inert(insts[j], kind, payload)
+        if scalar is None:
             return None
-    return None
+        written |= scalar
+    else:
+        return None
+    if written and not _dead_at(frozenset(written), at, insts, kinds, first, end, by_offset):
+        return None
+    return target, n
 
 
 # --- code generation ---------------------------------------------------------------------------
