@@ -53,7 +53,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Callable
@@ -230,11 +229,11 @@ def _compile_helpers() -> object:
     Python 3.12+ virtual environment does not have unless asked for.)"""
     import importlib.machinery
     import importlib.util
-    import shutil
     import subprocess
-    import sysconfig
 
     import cffi
+
+    from hsapy.toolchain.tools import host_c_compiler
 
     builder = cffi.FFI()
     builder.cdef("double publish_loop(uint8_t *, uint32_t, const uint8_t *, uint32_t, uint64_t *,"
@@ -248,8 +247,7 @@ def _compile_helpers() -> object:
                  "uint64_t consumed_close(struct consumed *);")
     name = "_hsapy_launch_floor"
     builder.set_source(name, C_FLOOR_SOURCE)
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    include = sysconfig.get_paths()["include"]
+    compiler, include = host_c_compiler()
     if compiler is None or not Path(include, "Python.h").exists():
         raise SystemExit("benchmarks/launch.py builds its C rows with a C compiler and Python's "
                          "headers: install gcc and python3-dev (or set CC)")

@@ -121,6 +121,18 @@ def ziglang_argv() -> tuple[tuple[str, ...], str] | None:
     return (sys.executable, "-m", "ziglang", "ld.lld"), str(zig)
 
 
+def host_c_compiler() -> tuple[str | None, Path]:
+    """(the host C compiler: ``$CC``, else ``cc``, else ``gcc``, None when there is none; the
+    directory of Python's C headers) -- what building a cffi extension from its emitted C source
+    needs, without setuptools (which a Python 3.12+ virtual environment lacks unless asked for).
+    Whether ``Python.h`` is there is the caller's to check and report."""
+    import shutil
+    import sysconfig
+
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    return compiler, Path(sysconfig.get_paths()["include"])
+
+
 def _path_candidates(name: str) -> list[str]:
     """``name`` and ``name-N`` executables on PATH (first PATH entry wins per file name)."""
     pattern = re.compile(re.escape(name) + r"(-\d+)?$")

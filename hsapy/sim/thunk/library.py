@@ -25,10 +25,8 @@ import hashlib
 import io
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -432,11 +430,12 @@ def build() -> Path:
         raise ThunkBuildError("the simulated thunk needs hsakmt.h (the KFD thunk's header) to "
                               "build: install libhsakmt-dev (Debian/Ubuntu) or ROCm, or set "
                               "ROCM_PATH")
-    python_include = sysconfig.get_paths()["include"]
+    from hsapy.toolchain.tools import host_c_compiler
+
+    compiler, python_include = host_c_compiler()
     if not Path(python_include, "Python.h").exists():
         raise ThunkBuildError(f"the simulated thunk needs Python's headers "
                               f"({python_include}/Python.h): install python3-dev")
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise ThunkBuildError("the simulated thunk needs a C compiler: install gcc")
     target.parent.mkdir(parents=True, exist_ok=True)
