@@ -29,12 +29,22 @@ STAT_FIELDS = ("lane_instructions", "wave_instructions", "batch_steps", "waves")
 
 
 def _block_sum_tree(target: str, rng):
-    """LDS, barriers and a tree whose later steps leave waves idle: the batch splits, so most
-    chunks go back to the scheduler after the loop's call."""
+    """LDS, barriers and a tree whose later steps leave waves idle: the waves disagree at each
+    level's ``if (t < s)``, whose guarded block the batch goes through together, so every chunk
+    stays in the loop."""
     n, block = 1 << 15, 256
     x = rng.standard_normal(n).astype(np.float32)
     return (corpus("reduce", target), "block_sum_tree",
             [x, np.zeros(n // (2 * block), np.float32), n], n // 2, block, 4 * block)
+
+
+def _block_sum_shfl(target: str, rng):
+    """LDS, a barrier, then work for the first wave only, with an ``if`` nested in it: the batch
+    splits there, so every chunk goes back to the scheduler after the loop's call."""
+    n, block = 1 << 15, 256
+    x = rng.standard_normal(n).astype(np.float32)
+    return (corpus("reduce", target), "block_sum_shfl",
+            [x, np.zeros(n // block, np.float32), n], n, block, 0)
 
 
 def _vector_add(target: str, rng):
@@ -54,7 +64,8 @@ def _vector_add_tail(target: str, rng):
 
 
 KERNELS = {"vector_add": _vector_add, "transpose": transpose, "stencil_1d": _stencil,
-           "block_sum_tree": _block_sum_tree, "vector_add_tail": _vector_add_tail}
+           "block_sum_tree": _block_sum_tree, "block_sum_shfl": _block_sum_shfl,
+           "vector_add_tail": _vector_add_tail}
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +110,11 @@ def test_looped_chunks_match_the_interpreter_and_the_python_path(kernel, target,
             assert plain_counters.chunks_looped == 0
             assert counters.compiled_lane_instructions == \
                 plain_counters.compiled_lane_instructions
-            if kernel in ("vector_add", "transpose"):
-                # straight to s_endpgm: every chunk stays in the loop
+            if kernel in ("vector_add", "transpose", "block_sum_tree"):
+                # every chunk stays in the loop: straight to s_endpgm, or (the tree) through
+                # its guarded blocks with the whole batch
                 assert counters.chunks_looped == counters.chunks, counters.as_dict()
+                assert counters.splits == 0, counters.as_dict()
             elif kernel == "vector_add_tail":
                 # the loop runs every chunk but the last, which the scheduler finishes
                 assert counters.chunks_looped == counters.chunks - 1, counters.as_dict()
@@ -163,7 +176,7 @@ def test_an_endless_kernel_in_the_loop_is_stopped_by_the_watchdog(target, monkey
             assert time.monotonic() - start < 6.0
 
 
-@pytest.mark.parametrize("kernel", ["block_sum_tree", "stencil_1d"])
+@pytest.mark.parametrize("kernel", ["block_sum_shfl", "stencil_1d"])
 def test_chunks_that_need_the_scheduler_go_to_fewer_python_threads(kernel, runtimes,
                                                                    monkeypatch):
     """When every thread's first chunk goes back to the scheduler and there are more threads
