@@ -7,7 +7,7 @@ from typing import Any
 
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
-__all__ = ["check_timeout"]
+__all__ = ["check_agent", "check_int", "check_timeout"]
 
 _MAX_TIMEOUT_S = float(1 << 40)
 
@@ -31,3 +31,32 @@ def check_timeout(timeout: Any, what: str) -> float:
         raise HsapyValueError(f"{what}: timeout must be a finite number of seconds >= 0, not "
                               f"{timeout!r}; every wait has one")
     return float(timeout)
+
+
+def check_int(value: Any, what: str, low: int, high: int) -> int:
+    """An int in ``low..high`` (numpy integers taken, bools refused), or a typed error naming
+    ``what``: never a value wrapped, truncated or read as something else."""
+    if value.__class__ is not int:
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise HsapyTypeError(f"{what} must be an int, not {type(value).__name__} "
+                                 f"{value!r:.40}")
+        value = int(value.__index__())
+    if not low <= value <= high:
+        raise HsapyValueError(f"{what} must be in {low}..{high}, not {value}")
+    return value
+
+
+def check_agent(agent: Any, runtime: Any, what: str) -> Any:
+    """``agent`` when it is an Agent of ``runtime``, else a typed error. Agent handles of two
+    runtimes may be equal (two simulators number their agents alike), so a handle says nothing
+    about which runtime an agent came from: the Agent object does."""
+    from hsapy.agent import Agent
+
+    if not isinstance(agent, Agent):
+        raise HsapyTypeError(f"{what}: an agent is an Agent (runtime.gpu_agents, "
+                             f"runtime.gpu()), not {type(agent).__name__}")
+    if agent.runtime is not runtime:
+        raise HsapyValueError(f"{what}: agent {agent.name} belongs to another Runtime; take "
+                              "the agent from the runtime this object came from "
+                              "(runtime.gpu_agents)")
+    return agent

@@ -130,6 +130,13 @@ def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: in
     workgroup3, wg_dims = normalize_dims(workgroup, "workgroup")
     agent = queue.agent
     name = kernel.name
+    kernel_runtime = getattr(kernel.executable, "runtime", None)
+    if kernel_runtime is not None and kernel_runtime is not queue.runtime:
+        # (two runtimes may number their agents alike: the handles below would agree)
+        raise DispatchConfigError(
+            f"kernel {name} was loaded by another Runtime than the one queue {queue.id} belongs "
+            f"to: load the code object with the queue's runtime (queue.runtime.load(co, "
+            "queue.agent))")
     kernel_agent = getattr(kernel.executable, "agent", None)
     if kernel_agent is not None and getattr(kernel_agent, "handle", None) != agent.handle:
         raise DispatchConfigError(
@@ -646,6 +653,9 @@ class Graph:
     then publishes the whole batch with one doorbell."""
 
     def __init__(self, queue: Queue) -> None:
+        if not isinstance(queue, Queue):
+            raise HsapyTypeError(f"Graph records packets for a Queue (agent.create_queue), not "
+                                 f"{type(queue).__name__}")
         self.queue = queue
         self._nodes: list[tuple[str, Any, Any, bytes]] = []
 

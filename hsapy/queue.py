@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from hsapy import aql
+from hsapy._checks import check_int as _check_int
 from hsapy._checks import check_timeout
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
@@ -40,6 +41,7 @@ QUEUE_TYPES = {"multi": 0, "single": 1, "cooperative": 2}
 PACKET_SIZE = 64
 AMD_QUEUE_APERTURES_OFFSET = 64   # amd_queue_t.group_segment_aperture_base_hi
 UINT32_MAX = 0xFFFFFFFF
+_UINT64_MAX = (1 << 64) - 1
 
 
 # A free slot's header|setup word: header type INVALID, setup 0 (see write_many).
@@ -172,18 +174,6 @@ def _closed_call(state: HandleState) -> Callable[..., Any]:
     def closed(*_args: Any) -> Any:
         raise state.error()
     return closed
-
-
-def _check_int(value: Any, what: str, low: int, high: int) -> int:
-    """An int in ``low..high`` (bools refused), or a typed error naming ``what``."""
-    if value.__class__ is not int:
-        if isinstance(value, bool) or not hasattr(value, "__index__"):
-            raise HsapyTypeError(f"{what} must be an int, not {type(value).__name__} "
-                                 f"{value!r:.40}")
-        value = int(value.__index__())
-    if not low <= value <= high:
-        raise HsapyValueError(f"{what} must be in {low}..{high}, not {value}")
-    return value
 
 
 class Queue:
@@ -337,6 +327,7 @@ class Queue:
         return consumed
 
     def __enter__(self) -> Queue:
+        self._check_open()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -392,6 +383,7 @@ class Queue:
 
     def slot_address(self, index: int) -> int:
         """Address of the packet slot that packet ``index`` occupies."""
+        self._check_open()
         index = _check_int(index, "Queue.slot_address: index", 0, 0xFFFFFFFFFFFFFFFF)
         return self.base_address + (index & self._mask) * PACKET_SIZE
 
@@ -446,6 +438,9 @@ class Queue:
         Through the runtime (hsa_signal_store_screlease on the doorbell signal), never by poking
         a doorbell address: queues may be emulated or intercepted by profilers. (A closed
         queue's doorbell call raises ClosedError: see _closed_call.)"""
+        if index.__class__ is not int or not 0 <= index <= _UINT64_MAX:
+            # the doorbell carries a packet index: a str, float or negative value is no packet
+            index = _check_int(index, "Queue.ring_doorbell: index", 0, _UINT64_MAX)
         if OBSERVERS:
             notify_doorbell(self, index)
         self._store_doorbell(self._doorbell_cdata, index)
@@ -506,6 +501,7 @@ class Queue:
         instead (a barrier-AND without dependencies, completion signal, barrier bit or fences)
         as soon as the slot is free -- from the next call that finds the ring full or the next
         ``check()`` (every wait calls it) -- and lets the next doorbell announce it."""
+        self._check_open()
         first = _check_int(first, "Queue.abandon: first", 0, 0xFFFFFFFFFFFFFFFF)
         count = _check_int(count, "Queue.abandon: count", 1, self.size)
         self._abandoned.extend(range(first, first + count))
@@ -555,8 +551,8 @@ class Queue:
             self._check_open()
         if word.__class__ is not int or not 0 <= word <= UINT32_MAX:
             word = _check_int(word, "Queue.write: word (header | setup << 16)", 0, UINT32_MAX)
-        if index.__class__ is not int or index < 0:
-            index = _check_int(index, "Queue.write: index", 0, 0xFFFFFFFFFFFFFFFF)
+        if index.__class__ is not int or not 0 <= index <= _UINT64_MAX:
+            index = _check_int(index, "Queue.write: index", 0, _UINT64_MAX)
         slot = index & self._mask
         try:
             self._body_views[slot][:] = body
@@ -582,12 +578,16 @@ class Queue:
         size, and another thread that takes it then (the simulator's packet processor, waking
         to look at its queue) makes this thread wait to get it back."""
         self._check_open()
-        count = len(packets)
+        if first.__class__ is not int or not 0 <= first <= _UINT64_MAX:
+            first = _check_int(first, "Queue.write_many: first", 0, _UINT64_MAX)
         if (packets.__class__ is not np.ndarray or packets.ndim != 2 or packets.itemsize != 1
-                or packets.shape[1] != PACKET_SIZE or len(words) != count or count > self.size):
+                or packets.shape[1] != PACKET_SIZE or not packets.flags.c_contiguous
+                or words.__class__ is not np.ndarray or words.dtype != np.uint32
+                or len(words) != len(packets) or len(packets) > self.size):
             raise HsapyValueError(
                 "Queue.write_many takes packets as a C-contiguous (n, 64) uint8 array and their "
-                "n header|setup words, n at most the queue size")
+                "n header|setup words as a uint32 array, n at most the queue size")
+        count = len(packets)
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around
         # (numpy's stubs give ndarray the buffer protocol only for Python 3.12 and later)
@@ -650,7 +650,9 @@ def _timeout(timeout: Any, what: str) -> float:
 
 
 def _packet(packet: Any) -> Packet:
-    """A Packet from 64 bytes, or a typed error."""
+    """A Packet (as it is, or from 64 bytes), or a typed error."""
+    if isinstance(packet, Packet):
+        return packet
     if not isinstance(packet, (bytes, bytearray, memoryview, np.ndarray)):
         raise HsapyTypeError(f"a packet is an hsapy.aql.Packet or 64 bytes, not "
                              f"{type(packet).__name__}")

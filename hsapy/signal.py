@@ -158,6 +158,7 @@ class Signal:
         self._state.close()
 
     def __enter__(self) -> Signal:
+        self._state.check()
         return self
 
     def __exit__(self, *exc: object) -> None:
