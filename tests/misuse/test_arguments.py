@@ -119,8 +119,11 @@ CASES = [
     ("fence scope", lambda r, a, k, q, b: aql.barrier_and([], acquire="global"), V),
     ("split int", lambda r, a, k, q, b: aql.split(64), T),
     ("parse short", lambda r, a, k, q, b: aql.parse(bytes(10)), V),
-    # found by an outside user's pass over every public call (each an untyped error from
-    # inside, or a value silently wrapped or reinterpreted)
+]
+
+# Found by an outside user's pass over every public call: each raised an untyped error from
+# inside, or had its value silently wrapped, stored or reinterpreted.
+OUTSIDE_PASS_CASES = [
     ("Runtime targets int", lambda r, a, k, q, b: Runtime(backend="sim", targets=5), T),
     ("Runtime targets empty", lambda r, a, k, q, b: Runtime(backend="sim", targets=[]), V),
     ("Runtime executor int", lambda r, a, k, q, b: Runtime(backend="sim", executor=5), T),
@@ -161,6 +164,14 @@ def test_a_bad_argument_raises_a_typed_error_and_publishes_nothing(rt, agent, va
     if name != "result timeout":
         assert queue.load_write_index() == 0
     assert queue.error is None
+
+
+@pytest.mark.parametrize("name, call, error", OUTSIDE_PASS_CASES,
+                         ids=[c[0] for c in OUTSIDE_PASS_CASES])
+def test_what_an_outside_pass_found_raises_a_typed_error(rt, agent, vadd, queue, bufs, name,
+                                                         call, error):
+    test_a_bad_argument_raises_a_typed_error_and_publishes_nothing(rt, agent, vadd, queue, bufs,
+                                                                   name, call, error)
 
 
 # -- objects of another runtime ------------------------------------------------------------
