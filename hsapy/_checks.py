@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
-__all__ = ["check_agent", "check_int", "check_timeout"]
+__all__ = ["check_agent", "check_flag", "check_int", "check_timeout"]
 
 _MAX_TIMEOUT_S = float(1 << 40)
 
@@ -60,3 +62,12 @@ def check_agent(agent: Any, runtime: Any, what: str) -> Any:
                               "the agent from the runtime this object came from "
                               "(runtime.gpu_agents)")
     return agent
+
+
+def check_flag(value: Any, what: str) -> bool:
+    """A yes/no option: True or False (a numpy bool too), else a typed error -- "no", 0.0 or
+    None are not read as their truth value. Callers test ``value is True``/``is False`` first,
+    so the common case costs two identity tests."""
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    raise HsapyTypeError(f"{what} is True or False, not {type(value).__name__} {value!r:.40}")

@@ -16,8 +16,8 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from hsapy import aql
+from hsapy._checks import check_flag, check_timeout
 from hsapy._checks import check_int as _check_int
-from hsapy._checks import check_timeout
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
 from hsapy.aql import Packet, split
@@ -390,6 +390,8 @@ class Queue:
     def load_read_index(self, relaxed: bool = False) -> int:
         """The read index (hsa_queue_load_read_index_scacquire, or _relaxed)."""
         self._check_open()
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.load_read_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_load_read_index_relaxed if relaxed
               else lib.hsa_queue_load_read_index_scacquire)
@@ -398,6 +400,8 @@ class Queue:
     def load_write_index(self, relaxed: bool = False) -> int:
         """The write index (hsa_queue_load_write_index_scacquire, or _relaxed)."""
         self._check_open()
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.load_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_load_write_index_relaxed if relaxed
               else lib.hsa_queue_load_write_index_scacquire)
@@ -408,6 +412,8 @@ class Queue:
         not wait for the slots to be free -- see :meth:`reserve`.)"""
         self._check_open()
         count = _check_int(count, "Queue.add_write_index: count", 0, self.size)
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.add_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_add_write_index_relaxed if relaxed
               else lib.hsa_queue_add_write_index_scacq_screl)
@@ -418,6 +424,8 @@ class Queue:
         self._check_open()
         expected = _check_int(expected, "Queue.cas_write_index: expected", 0, 0xFFFFFFFFFFFFFFFF)
         value = _check_int(value, "Queue.cas_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.cas_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_cas_write_index_relaxed if relaxed
               else lib.hsa_queue_cas_write_index_scacq_screl)
@@ -427,6 +435,8 @@ class Queue:
         """Set the write index."""
         self._check_open()
         value = _check_int(value, "Queue.store_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.store_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_store_write_index_relaxed if relaxed
               else lib.hsa_queue_store_write_index_screlease)
@@ -455,6 +465,8 @@ class Queue:
     def enable_profiling(self, enabled: bool = True) -> None:
         """Ask the runtime to record dispatch start/end timestamps for this queue."""
         self._check_open()
+        if enabled is not True and enabled is not False:
+            enabled = check_flag(enabled, "Queue.enable_profiling: enabled")
         check(self._lib.hsa_amd_profiling_set_profiler_enabled(self._ptr, int(bool(enabled))),
               "hsa_amd_profiling_set_profiler_enabled", self._lib)
         self.is_profiling = bool(enabled)
@@ -607,6 +619,8 @@ class Queue:
 
         Reserve, wait for space, write the body, release-store header|setup, ring the
         doorbell with the packet's index (hsa_signal_store_screlease)."""
+        if doorbell is not True and doorbell is not False:
+            doorbell = check_flag(doorbell, "Queue.publish: doorbell")
         if packet.__class__ is not Packet:
             packet = _packet(packet)
         index = self.reserve(1, timeout)
@@ -622,6 +636,8 @@ class Queue:
     def publish_batch(self, packets: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
         """Publish several packets with one reservation and one doorbell; returns the first
         index. Slots wrap around the ring; each header is stored after its own body, in order."""
+        if doorbell is not True and doorbell is not False:
+            doorbell = check_flag(doorbell, "Queue.publish_batch: doorbell")
         if isinstance(packets, (bytes, bytearray, Packet)):
             raise HsapyTypeError("publish_batch takes a list of packets; publish one with "
                                  "Queue.publish")

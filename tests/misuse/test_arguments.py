@@ -153,6 +153,20 @@ OUTSIDE_PASS_CASES = [
     ("agent dispatch args int", lambda r, a, k, q, b: aql.agent_dispatch(0, 5), T),
     ("decode_header str", lambda r, a, k, q, b: aql.decode_header("x"), T),
     ("decode_header 17 bits", lambda r, a, k, q, b: aql.decode_header(1 << 16), V),
+    # a yes/no option given "no" (truthy: it meant yes) or None
+    ("load relaxed str", lambda r, a, k, q, b: r.create_signal(1).load(relaxed="no"), T),
+    ("store silent str", lambda r, a, k, q, b: r.create_signal(1).store(0, silent="no"), T),
+    ("store relaxed None", lambda r, a, k, q, b: r.create_signal(1).store(0, relaxed=None), T),
+    ("add relaxed int", lambda r, a, k, q, b: r.create_signal(1).add(1, relaxed=1), T),
+    ("read index relaxed str", lambda r, a, k, q, b: q.load_read_index(relaxed="yes"), T),
+    ("add_write_index relaxed", lambda r, a, k, q, b: q.add_write_index(1, relaxed="no"), T),
+    ("publish doorbell str", lambda r, a, k, q, b: q.publish(BARRIER, doorbell="no"), T),
+    ("publish_batch doorbell", lambda r, a, k, q, b: q.publish_batch([BARRIER], doorbell=0), T),
+    ("enable_profiling str", lambda r, a, k, q, b: q.enable_profiling("no"), T),
+    ("prepared doorbell str", lambda r, a, k, q, b: k.prepare(q, N, 64)(*b, N, doorbell="no"), T),
+    ("batch doorbell str", lambda r, a, k, q, b: k.prepare(q, N, 64).batch([(*b, N)],
+                                                                           doorbell="no"), T),
+    ("graph launch wait str", lambda r, a, k, q, b: Graph(q).launch(wait="no"), T),
 ]
 
 

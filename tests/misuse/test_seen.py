@@ -452,3 +452,12 @@ def test_a_mangled_kernel_name_is_suggested_for_its_plain_name():
     text = _suggestions("vector_add", names)
     assert "did you mean '_Z10vector_addPKfS0_Pfi'?" in text
     assert "and 12 more" in text and "k20" not in text
+
+
+def test_a_numpy_bool_is_a_yes_no_option(rt, queue):
+    signal = rt.create_signal(3)
+    assert signal.load(relaxed=np.True_) == 3
+    signal.store(4, relaxed=np.False_, silent=np.True_)
+    assert queue.load_read_index(relaxed=np.True_) == 0
+    queue.publish(aql.barrier_and([]), doorbell=np.True_)
+    assert signal.load() == 4
