@@ -49,19 +49,20 @@ def check_int(value: Any, what: str, low: int, high: int) -> int:
 
 
 def check_agent(agent: Any, runtime: Any, what: str) -> Any:
-    """``agent`` when it is an Agent of ``runtime``, else a typed error. Agent handles of two
+    """``agent`` when it is one of ``runtime.agents``, else a typed error. Agent handles of two
     runtimes may be equal (two simulators number their agents alike), so a handle says nothing
-    about which runtime an agent came from: the Agent object does."""
-    from hsapy.agent import Agent
-
-    if not isinstance(agent, Agent):
-        raise HsapyTypeError(f"{what}: an agent is an Agent (runtime.gpu_agents, "
-                             f"runtime.gpu()), not {type(agent).__name__}")
-    if agent.runtime is not runtime:
+    about which runtime an agent came from: the Agent object does. (Identity against the
+    runtime's own list: this module sits below hsapy.agent and does not import it.)"""
+    for known in runtime.agents:
+        if agent is known:
+            return agent
+    other = getattr(agent, "runtime", None)
+    if other is not None and any(agent is known for known in getattr(other, "agents", ())):
         raise HsapyValueError(f"{what}: agent {agent.name} belongs to another Runtime; take "
                               "the agent from the runtime this object came from "
                               "(runtime.gpu_agents)")
-    return agent
+    raise HsapyTypeError(f"{what}: an agent is an Agent (runtime.gpu_agents, runtime.gpu()), "
+                         f"not {type(agent).__name__}")
 
 
 def check_flag(value: Any, what: str) -> bool:

@@ -436,9 +436,7 @@ class Buffer:
 
 def _agents(agents: Any, runtime: Runtime, what: str) -> list[Any]:
     """A list of Agents of ``runtime``, or a typed error naming what was given instead."""
-    from hsapy.agent import Agent
-
-    if isinstance(agents, Agent):
+    if getattr(agents, "runtime", None) is not None:     # one Agent (of any runtime)
         agents = [agents]
     try:
         agents = list(agents)
