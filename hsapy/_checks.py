@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
-__all__ = ["check_timeout"]
+__all__ = ["check_agent", "check_flag", "check_int", "check_timeout"]
 
 _MAX_TIMEOUT_S = float(1 << 40)
 
@@ -31,3 +33,42 @@ def check_timeout(timeout: Any, what: str) -> float:
         raise HsapyValueError(f"{what}: timeout must be a finite number of seconds >= 0, not "
                               f"{timeout!r}; every wait has one")
     return float(timeout)
+
+
+def check_int(value: Any, what: str, low: int, high: int) -> int:
+    """An int in ``low..high`` (numpy integers taken, bools refused), or a typed error naming
+    ``what``: never a value wrapped, truncated or read as something else."""
+    if value.__class__ is not int:
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise HsapyTypeError(f"{what} must be an int, not {type(value).__name__} "
+                                 f"{value!r:.40}")
+        value = int(value.__index__())
+    if not low <= value <= high:
+        raise HsapyValueError(f"{what} must be in {low}..{high}, not {value}")
+    return value
+
+
+def check_agent(agent: Any, runtime: Any, what: str) -> Any:
+    """``agent`` when it is one of ``runtime.agents``, else a typed error. Agent handles of two
+    runtimes may be equal (two simulators number their agents alike), so a handle says nothing
+    about which runtime an agent came from: the Agent object does. (Identity against the
+    runtime's own list: this module sits below hsapy.agent and does not import it.)"""
+    for known in runtime.agents:
+        if agent is known:
+            return agent
+    other = getattr(agent, "runtime", None)
+    if other is not None and any(agent is known for known in getattr(other, "agents", ())):
+        raise HsapyValueError(f"{what}: agent {agent.name} belongs to another Runtime; take "
+                              "the agent from the runtime this object came from "
+                              "(runtime.gpu_agents)")
+    raise HsapyTypeError(f"{what}: an agent is an Agent (runtime.gpu_agents, runtime.gpu()), "
+                         f"not {type(agent).__name__}")
+
+
+def check_flag(value: Any, what: str) -> bool:
+    """A yes/no option: True or False (a numpy bool too), else a typed error -- "no", 0.0 or
+    None are not read as their truth value. Callers test ``value is True``/``is False`` first,
+    so the common case costs two identity tests."""
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    raise HsapyTypeError(f"{what} is True or False, not {type(value).__name__} {value!r:.40}")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hsapy._hsa import cache_info, call, constant, iterate
-from hsapy.errors import HsapyValueError, OutOfResourcesError
+from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.memory import MemoryPool
 
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from hsapy.runtime import Runtime
 
 __all__ = ["Agent", "AGENT_INFO", "InfoField"]
+
+# create_queue's keyword options besides size and type (hsa_queue_create's segment sizes)
+_QUEUE_OPTIONS = frozenset({"private_segment_size", "group_segment_size"})
 
 # hsa_device_type_t (hsa.h)
 DEVICE_TYPE_NAMES = {
@@ -240,6 +243,10 @@ class Agent:
         from hsapy.queue import Queue
 
         self.runtime._state.check()
+        unknown = sorted(set(options) - _QUEUE_OPTIONS)
+        if unknown:
+            raise HsapyTypeError(f"create_queue: unknown option {', '.join(unknown)}; the "
+                                 f"options are size, type, {', '.join(sorted(_QUEUE_OPTIONS))}")
         try:
             return Queue(self, size=size, type=type, **options)
         except OutOfResourcesError as exc:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import construct as cs
 
+from hsapy._checks import check_int
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.hsa_enums import (
     HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
@@ -139,6 +140,8 @@ def encode_header(packet_type: int, barrier: bool = False, acquire: Any = FenceS
 
 
 def decode_header(header: int) -> Header:
+    """The fields of a 16-bit packet header."""
+    header = check_int(header, "decode_header: a packet header", 0, 0xFFFF)
     return Header(type=header & 0xFF, barrier=bool(header >> HEADER_BARRIER_SHIFT & 1),
                   acquire=header >> HEADER_ACQUIRE_SHIFT & 3,
                   release=header >> HEADER_RELEASE_SHIFT & 3, reserved=header >> 13 & 7)
@@ -219,7 +222,8 @@ def _dims3(value: Any, what: str) -> tuple[tuple[int, int, int], int]:
     single = _exact_int(value)
     if single is not None:
         return (single, 1, 1), 1
-    if isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__"):
+    if (isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__")
+            or getattr(value, "ndim", None) == 0):
         raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not {value!r:.40}")
     values = tuple(_exact_int(v) for v in value)
     if any(v is None for v in values):
@@ -258,6 +262,9 @@ def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_addre
 
 def _barrier(packet_type: PacketType, deps: Sequence[int], completion_signal: int, barrier: bool,
              acquire: Any, release: Any) -> Packet:
+    if isinstance(deps, (str, bytes, bytearray)) or not hasattr(deps, "__iter__"):
+        raise HsapyTypeError(f"a barrier packet's deps are a list of signals (or their "
+                             f"handles), not {type(deps).__name__}")
     deps = [getattr(d, "handle", d) for d in deps]
     if len(deps) > 5:
         raise HsapyValueError(f"a barrier packet holds at most 5 dependency signals, got "
@@ -284,6 +291,11 @@ def agent_dispatch(function: int, args: Sequence[int] = (), return_address: int 
                    completion_signal: int = 0, barrier: bool = False,
                    acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
     """Agent dispatch: asks an agent (usually a CPU agent servicing a queue) to run ``function``."""
+    # the function code is the packet's 16-bit type field (hsa.h hsa_agent_dispatch_packet_t)
+    function = check_int(function, "agent_dispatch: function", 0, 0xFFFF)
+    if isinstance(args, (str, bytes, bytearray)) or not hasattr(args, "__iter__"):
+        raise HsapyTypeError(f"agent_dispatch: args are up to 4 integers, not "
+                             f"{type(args).__name__}")
     args = list(args)
     if len(args) > 4:
         raise HsapyValueError("an agent dispatch packet carries at most 4 arguments")

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hsapy import aql
+from hsapy._checks import check_flag
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernargLayout, normalize_dims
@@ -130,6 +131,13 @@ def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: in
     workgroup3, wg_dims = normalize_dims(workgroup, "workgroup")
     agent = queue.agent
     name = kernel.name
+    kernel_runtime = getattr(kernel.executable, "runtime", None)
+    if kernel_runtime is not None and kernel_runtime is not queue.runtime:
+        # (two runtimes may number their agents alike: the handles below would agree)
+        raise DispatchConfigError(
+            f"kernel {name} was loaded by another Runtime than the one queue {queue.id} belongs "
+            f"to: load the code object with the queue's runtime (queue.runtime.load(co, "
+            "queue.agent))")
     kernel_agent = getattr(kernel.executable, "agent", None)
     if kernel_agent is not None and getattr(kernel_agent, "handle", None) != agent.handle:
         raise DispatchConfigError(
@@ -388,6 +396,8 @@ class PreparedDispatch:
 
     def __call__(self, *args: Any, doorbell: bool = True) -> DispatchResult:
         """Publish one dispatch with ``args``; returns its (not yet waited) result."""
+        if doorbell is not True and doorbell is not False:
+            doorbell = check_flag(doorbell, "PreparedDispatch: doorbell")
         return self._dispatch(args, doorbell, self.kernel)
 
     def _named(self, doorbell: bool) -> Any:
@@ -432,6 +442,8 @@ class PreparedDispatch:
         every dispatch before it) whose completion signal guards the chunk's kernarg arena; the
         dispatch packets themselves carry no completion signal. Argument lists equal to the
         first share its kernarg segment (kernels only read it)."""
+        if doorbell is not True and doorbell is not False:
+            doorbell = check_flag(doorbell, "PreparedDispatch.batch: doorbell")
         if arg_lists.__class__ is list and 0 < len(arg_lists) <= self._chunk_limit:
             first, count, signal, half = self._batch_chunk(arg_lists, doorbell)
             return BatchResult(self.queue, self.kernel, [(first, count, signal)], self._arena,
@@ -646,6 +658,9 @@ class Graph:
     then publishes the whole batch with one doorbell."""
 
     def __init__(self, queue: Queue) -> None:
+        if not isinstance(queue, Queue):
+            raise HsapyTypeError(f"Graph records packets for a Queue (agent.create_queue), not "
+                                 f"{type(queue).__name__}")
         self.queue = queue
         self._nodes: list[tuple[str, Any, Any, bytes]] = []
 
@@ -674,6 +689,8 @@ class Graph:
         """Replay the recorded packets as one batch; returns the dispatch results."""
         queue = self.queue
         timeout = check_timeout(timeout, "Graph.launch")
+        wait = check_flag(wait, "Graph.launch: wait")
+        doorbell = check_flag(doorbell, "Graph.launch: doorbell")
         queue.handle_state.check()
         for kind, prepared, _node_packet, _kernarg in self._nodes:
             if kind == "dispatch":

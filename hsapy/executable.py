@@ -255,6 +255,7 @@ class Executable:
         return self._state.closed
 
     def __enter__(self) -> Executable:
+        self._state.check()
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -39,6 +39,7 @@ import ctypes
 import enum
 import functools
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -295,7 +296,11 @@ class BufferView:
             shape = ((buffer.size - offset) // dtype.itemsize,)
         elif isinstance(shape, (int, np.integer)):
             shape = (int(shape),)
-        shape = tuple(int(extent) for extent in shape)
+        try:
+            shape = tuple(operator.index(extent) for extent in shape)
+        except TypeError:
+            raise HsapyTypeError(f"Buffer.view: shape is an int or a tuple of ints, not "
+                                 f"{shape!r:.40}") from None
         if any(extent < 0 for extent in shape):
             raise HsapyValueError(f"Buffer.view: negative extent in shape {shape}")
         nbytes = math.prod(shape) * dtype.itemsize

@@ -151,6 +151,8 @@ def _exact_int(value: Any) -> int | None:
         return None
     if isinstance(value, (int, np.integer)):
         return int(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu":
+        return int(value)             # a 0-d integer array: one size, not something to iterate
     return None
 
 
@@ -176,7 +178,8 @@ def normalize_dims(value: int | Sequence[int], what: str) -> tuple[tuple[int, in
         items = value  # type: ignore[assignment]
     elif (single := _exact_int(value)) is not None:
         items = (single,)
-    elif isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__"):
+    elif (isinstance(value, (str, bytes, bytearray)) or not hasattr(value, "__iter__")
+          or getattr(value, "ndim", None) == 0):
         raise HsapyTypeError(f"{what} must be an int or 1 to 3 ints, not "
                              f"{type(value).__name__} {value!r:.40}")
     else:

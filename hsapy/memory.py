@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsapy._checks import check_timeout
+from hsapy._checks import check_agent, check_timeout
 from hsapy._hsa import call, constant
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
@@ -63,9 +63,6 @@ class MemoryPool:
 
     def __init__(self, agent: Agent, handle: int) -> None:
         self.agent = agent
-        # Agents build their pools (hsapy.agent sits above this module): the owner's class is
-        # what an agent argument must be.
-        self._agent_class = type(agent)
         self.runtime = agent.runtime
         self.handle = int(handle)
         lib, ffi = self.runtime.lib, self.runtime.ffi
@@ -106,9 +103,7 @@ class MemoryPool:
         allow_access" (Buffer.allow_access first) or "never"
         (hsa_amd_agent_memory_pool_get_info, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS)."""
         self.runtime._state.check()
-        if not isinstance(agent, self._agent_class):
-            raise HsapyTypeError(f"MemoryPool.access: agent must be an Agent, not "
-                                 f"{type(agent).__name__}")
+        check_agent(agent, self.runtime, "MemoryPool.access")
         lib, ffi = self.runtime.lib, self.runtime.ffi
         out = ffi.new("uint32_t *")
         call(lib, "hsa_amd_agent_memory_pool_get_info", {"handle": agent.handle},
@@ -295,6 +290,7 @@ class Buffer:
         return self._holder.cdata
 
     def __enter__(self) -> Buffer:
+        self._state.check()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -404,11 +400,17 @@ class Buffer:
     def fill(self, value: int) -> None:
         """Set every 32-bit word to ``value`` (hsa_amd_memory_fill, synchronous; any pool).
 
-        The size must be a multiple of 4; ``value`` is taken modulo 2**32."""
+        The size must be a multiple of 4; ``value`` is one word, signed or unsigned (-1 is
+        0xFFFFFFFF)."""
         self._check_open()
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
             raise HsapyTypeError(f"Buffer.fill: value must be an int (a 32-bit word), not "
                                  f"{value!r}")
+        if not -(1 << 31) <= value < 1 << 32:
+            # a word is what fits 32 bits signed or unsigned; more would be silently cut off
+            raise HsapyValueError(f"Buffer.fill: {value} does not fit a 32-bit word "
+                                  f"({-(1 << 31)}..{(1 << 32) - 1}); fill writes one word over "
+                                  "and over (use copy_from for wider patterns)")
         if self.size % 4:
             raise HsapyValueError("Buffer.fill writes 32-bit words: the size must be a multiple "
                                   "of 4")
@@ -419,7 +421,7 @@ class Buffer:
     def allow_access(self, agents: Iterable[Agent]) -> None:
         """Let ``agents`` access this allocation (hsa_amd_agents_allow_access)."""
         self._check_open()
-        agents = _agents(agents, self.pool._agent_class, "Buffer.allow_access")
+        agents = _agents(agents, self.runtime, "Buffer.allow_access")
         if not agents:
             raise HsapyValueError("Buffer.allow_access needs at least one agent")
         ffi = self.runtime.ffi
@@ -432,20 +434,16 @@ class Buffer:
         return f"<Buffer {self._address:#x} {state} in {self.pool!r}>"
 
 
-def _agents(agents: Any, agent_class: type, what: str) -> list[Any]:
-    """A list of Agents, or a typed error naming what was given instead."""
-    if isinstance(agents, agent_class):
+def _agents(agents: Any, runtime: Runtime, what: str) -> list[Any]:
+    """A list of Agents of ``runtime``, or a typed error naming what was given instead."""
+    if getattr(agents, "runtime", None) is not None:     # one Agent (of any runtime)
         agents = [agents]
     try:
         agents = list(agents)
     except TypeError:
         raise HsapyTypeError(f"{what}: agents must be a list of Agents (runtime.gpu_agents), "
                              f"not {type(agents).__name__}") from None
-    for agent in agents:
-        if not isinstance(agent, agent_class):
-            raise HsapyTypeError(f"{what}: agents must be Agents (runtime.gpu_agents), not "
-                                 f"{type(agent).__name__}")
-    return agents
+    return [check_agent(agent, runtime, what) for agent in agents]
 
 
 def _plain_dtype(dtype: Any, what: str) -> np.dtype:
@@ -462,10 +460,13 @@ def _plain_dtype(dtype: Any, what: str) -> np.dtype:
 
 def _source_bytes(source: Any, what: str) -> np.ndarray:
     """The bytes of an array-like source, flat and contiguous, or a typed error."""
-    if source is None or isinstance(source, (str, Buffer)):
+    if source is None or isinstance(source, (str, Buffer, int, float, complex)):
         hint = ("; copy between buffers with runtime.copy(dst, src, nbytes)"
                 if isinstance(source, Buffer) else
-                "; encode text first (str.encode)" if isinstance(source, str) else "")
+                "; encode text first (str.encode)" if isinstance(source, str) else
+                # a Python number has no byte width: int64? int32? float32?
+                "; a Python number has no size in bytes: give numpy.array(x, dtype), or use "
+                "Buffer.fill(word) to repeat a 32-bit word" if source is not None else "")
         raise HsapyTypeError(f"{what} takes a numpy array or bytes, not "
                              f"{type(source).__name__}{hint}")
     try:

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from hsapy import aql
-from hsapy._checks import check_timeout
+from hsapy._checks import check_flag, check_timeout
+from hsapy._checks import check_int as _check_int
 from hsapy._hsa import check
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
 from hsapy.aql import Packet, split
@@ -40,6 +41,7 @@ QUEUE_TYPES = {"multi": 0, "single": 1, "cooperative": 2}
 PACKET_SIZE = 64
 AMD_QUEUE_APERTURES_OFFSET = 64   # amd_queue_t.group_segment_aperture_base_hi
 UINT32_MAX = 0xFFFFFFFF
+_UINT64_MAX = (1 << 64) - 1
 
 
 # A free slot's header|setup word: header type INVALID, setup 0 (see write_many).
@@ -172,18 +174,6 @@ def _closed_call(state: HandleState) -> Callable[..., Any]:
     def closed(*_args: Any) -> Any:
         raise state.error()
     return closed
-
-
-def _check_int(value: Any, what: str, low: int, high: int) -> int:
-    """An int in ``low..high`` (bools refused), or a typed error naming ``what``."""
-    if value.__class__ is not int:
-        if isinstance(value, bool) or not hasattr(value, "__index__"):
-            raise HsapyTypeError(f"{what} must be an int, not {type(value).__name__} "
-                                 f"{value!r:.40}")
-        value = int(value.__index__())
-    if not low <= value <= high:
-        raise HsapyValueError(f"{what} must be in {low}..{high}, not {value}")
-    return value
 
 
 class Queue:
@@ -337,6 +327,7 @@ class Queue:
         return consumed
 
     def __enter__(self) -> Queue:
+        self._check_open()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -392,12 +383,15 @@ class Queue:
 
     def slot_address(self, index: int) -> int:
         """Address of the packet slot that packet ``index`` occupies."""
+        self._check_open()
         index = _check_int(index, "Queue.slot_address: index", 0, 0xFFFFFFFFFFFFFFFF)
         return self.base_address + (index & self._mask) * PACKET_SIZE
 
     def load_read_index(self, relaxed: bool = False) -> int:
         """The read index (hsa_queue_load_read_index_scacquire, or _relaxed)."""
         self._check_open()
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.load_read_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_load_read_index_relaxed if relaxed
               else lib.hsa_queue_load_read_index_scacquire)
@@ -406,6 +400,8 @@ class Queue:
     def load_write_index(self, relaxed: bool = False) -> int:
         """The write index (hsa_queue_load_write_index_scacquire, or _relaxed)."""
         self._check_open()
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.load_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_load_write_index_relaxed if relaxed
               else lib.hsa_queue_load_write_index_scacquire)
@@ -416,6 +412,8 @@ class Queue:
         not wait for the slots to be free -- see :meth:`reserve`.)"""
         self._check_open()
         count = _check_int(count, "Queue.add_write_index: count", 0, self.size)
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.add_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_add_write_index_relaxed if relaxed
               else lib.hsa_queue_add_write_index_scacq_screl)
@@ -426,6 +424,8 @@ class Queue:
         self._check_open()
         expected = _check_int(expected, "Queue.cas_write_index: expected", 0, 0xFFFFFFFFFFFFFFFF)
         value = _check_int(value, "Queue.cas_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.cas_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_cas_write_index_relaxed if relaxed
               else lib.hsa_queue_cas_write_index_scacq_screl)
@@ -435,6 +435,8 @@ class Queue:
         """Set the write index."""
         self._check_open()
         value = _check_int(value, "Queue.store_write_index: value", 0, 0xFFFFFFFFFFFFFFFF)
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, "Queue.store_write_index: relaxed")
         lib = self._lib
         fn = (lib.hsa_queue_store_write_index_relaxed if relaxed
               else lib.hsa_queue_store_write_index_screlease)
@@ -446,6 +448,9 @@ class Queue:
         Through the runtime (hsa_signal_store_screlease on the doorbell signal), never by poking
         a doorbell address: queues may be emulated or intercepted by profilers. (A closed
         queue's doorbell call raises ClosedError: see _closed_call.)"""
+        if index.__class__ is not int or not 0 <= index <= _UINT64_MAX:
+            # the doorbell carries a packet index: a str, float or negative value is no packet
+            index = _check_int(index, "Queue.ring_doorbell: index", 0, _UINT64_MAX)
         if OBSERVERS:
             notify_doorbell(self, index)
         self._store_doorbell(self._doorbell_cdata, index)
@@ -460,6 +465,8 @@ class Queue:
     def enable_profiling(self, enabled: bool = True) -> None:
         """Ask the runtime to record dispatch start/end timestamps for this queue."""
         self._check_open()
+        if enabled is not True and enabled is not False:
+            enabled = check_flag(enabled, "Queue.enable_profiling: enabled")
         check(self._lib.hsa_amd_profiling_set_profiler_enabled(self._ptr, int(bool(enabled))),
               "hsa_amd_profiling_set_profiler_enabled", self._lib)
         self.is_profiling = bool(enabled)
@@ -506,6 +513,7 @@ class Queue:
         instead (a barrier-AND without dependencies, completion signal, barrier bit or fences)
         as soon as the slot is free -- from the next call that finds the ring full or the next
         ``check()`` (every wait calls it) -- and lets the next doorbell announce it."""
+        self._check_open()
         first = _check_int(first, "Queue.abandon: first", 0, 0xFFFFFFFFFFFFFFFF)
         count = _check_int(count, "Queue.abandon: count", 1, self.size)
         self._abandoned.extend(range(first, first + count))
@@ -555,8 +563,8 @@ class Queue:
             self._check_open()
         if word.__class__ is not int or not 0 <= word <= UINT32_MAX:
             word = _check_int(word, "Queue.write: word (header | setup << 16)", 0, UINT32_MAX)
-        if index.__class__ is not int or index < 0:
-            index = _check_int(index, "Queue.write: index", 0, 0xFFFFFFFFFFFFFFFF)
+        if index.__class__ is not int or not 0 <= index <= _UINT64_MAX:
+            index = _check_int(index, "Queue.write: index", 0, _UINT64_MAX)
         slot = index & self._mask
         try:
             self._body_views[slot][:] = body
@@ -582,12 +590,16 @@ class Queue:
         size, and another thread that takes it then (the simulator's packet processor, waking
         to look at its queue) makes this thread wait to get it back."""
         self._check_open()
-        count = len(packets)
+        if first.__class__ is not int or not 0 <= first <= _UINT64_MAX:
+            first = _check_int(first, "Queue.write_many: first", 0, _UINT64_MAX)
         if (packets.__class__ is not np.ndarray or packets.ndim != 2 or packets.itemsize != 1
-                or packets.shape[1] != PACKET_SIZE or len(words) != count or count > self.size):
+                or packets.shape[1] != PACKET_SIZE or not packets.flags.c_contiguous
+                or words.__class__ is not np.ndarray or words.dtype != np.uint32
+                or len(words) != len(packets) or len(packets) > self.size):
             raise HsapyValueError(
                 "Queue.write_many takes packets as a C-contiguous (n, 64) uint8 array and their "
-                "n header|setup words, n at most the queue size")
+                "n header|setup words as a uint32 array, n at most the queue size")
+        count = len(packets)
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around
         # (numpy's stubs give ndarray the buffer protocol only for Python 3.12 and later)
@@ -607,6 +619,8 @@ class Queue:
 
         Reserve, wait for space, write the body, release-store header|setup, ring the
         doorbell with the packet's index (hsa_signal_store_screlease)."""
+        if doorbell is not True and doorbell is not False:
+            doorbell = check_flag(doorbell, "Queue.publish: doorbell")
         if packet.__class__ is not Packet:
             packet = _packet(packet)
         index = self.reserve(1, timeout)
@@ -622,6 +636,8 @@ class Queue:
     def publish_batch(self, packets: Any, timeout: float = 10.0, doorbell: bool = True) -> int:
         """Publish several packets with one reservation and one doorbell; returns the first
         index. Slots wrap around the ring; each header is stored after its own body, in order."""
+        if doorbell is not True and doorbell is not False:
+            doorbell = check_flag(doorbell, "Queue.publish_batch: doorbell")
         if isinstance(packets, (bytes, bytearray, Packet)):
             raise HsapyTypeError("publish_batch takes a list of packets; publish one with "
                                  "Queue.publish")
@@ -650,7 +666,9 @@ def _timeout(timeout: Any, what: str) -> float:
 
 
 def _packet(packet: Any) -> Packet:
-    """A Packet from 64 bytes, or a typed error."""
+    """A Packet (as it is, or from 64 bytes), or a typed error."""
+    if isinstance(packet, Packet):
+        return packet
     if not isinstance(packet, (bytes, bytearray, memoryview, np.ndarray)):
         raise HsapyTypeError(f"a packet is an hsapy.aql.Packet or 64 bytes, not "
                              f"{type(packet).__name__}")

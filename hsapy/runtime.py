@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hsapy._checks import check_agent
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import HandleState, Outstanding, drain, park, release_when_collected
 from hsapy.diagnose import explain_rocr_failure
@@ -302,6 +303,7 @@ class Runtime:
             self._exit_hook = None
 
     def __enter__(self) -> Runtime:
+        self._state.check()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -432,13 +434,11 @@ class Runtime:
     def load(self, code_object: Any, agent: Agent | None = None) -> Executable:
         """Load a code object (bytes, path, offload bundle or CodeObject) for ``agent``
         (default: the first GPU agent) through the runtime's loader; returns an Executable."""
-        from hsapy.agent import Agent
         from hsapy.executable import Executable
 
         self._state.check()
-        if agent is not None and not isinstance(agent, Agent):
-            raise HsapyTypeError(f"Runtime.load: agent must be an Agent (from "
-                                 f"runtime.gpu_agents), not {type(agent).__name__}")
+        if agent is not None:
+            check_agent(agent, self, "Runtime.load")
         return Executable(self, code_object, agent if agent is not None else self.gpu())
 
 

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hsapy._checks import check_timeout
+from hsapy._checks import check_flag, check_timeout
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
@@ -158,6 +158,7 @@ class Signal:
         self._state.close()
 
     def __enter__(self) -> Signal:
+        self._state.check()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -172,6 +173,8 @@ class Signal:
     # shorthand for order="relaxed". The default is the first order listed for the operation.
     def _function(self, operation: str, order: str | None, relaxed: bool) -> Callable[..., Any]:
         self._state.check()
+        if relaxed is not True and relaxed is not False:
+            relaxed = check_flag(relaxed, f"Signal.{operation}: relaxed")
         orders = ORDERS[operation]
         if order is None:
             order = "relaxed" if relaxed else orders[0]
@@ -185,9 +188,10 @@ class Signal:
         if self._state.closed:
             raise self._state.error()
         if order is None:
-            if relaxed:
+            if relaxed is True:
                 return self._lib.hsa_signal_load_relaxed(self._cdata)
-            return self._lib.hsa_signal_load_scacquire(self._cdata)
+            if relaxed is False:
+                return self._lib.hsa_signal_load_scacquire(self._cdata)
         return self._function("load", order, relaxed)(self._cdata)
 
     def store(self, value: int, relaxed: bool = False, silent: bool = False,
@@ -197,7 +201,9 @@ class Signal:
             raise self._state.error()
         if value.__class__ is not int or not _INT64_MIN <= value <= _INT64_MAX:
             value = signal_value(value, "Signal.store")
-        if order is None and not silent:
+        if silent is not False and silent is not True:
+            silent = check_flag(silent, "Signal.store: silent")
+        if order is None and not silent and (relaxed is True or relaxed is False):
             lib = self._lib
             (lib.hsa_signal_store_relaxed if relaxed else lib.hsa_signal_store_screlease)(
                 self._cdata, value)

@@ -1,6 +1,7 @@
 """The code object: :class:`CodeObject` parses an AMDHSA ELF completely (see hsapy.codeobject)."""
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -170,9 +171,8 @@ class CodeObject:
             return self.kernels[name]
         if name.endswith(".kd") and name[:-3] in self.kernels:
             return self.kernels[name[:-3]]
-        available = ", ".join(self.kernels) or "none"
-        raise CodeObjectError(
-            f"no kernel named {name!r} in this code object (kernels: {available})")
+        raise CodeObjectError(f"no kernel named {name!r} in this code object"
+                              f"{_suggestions(name, list(self.kernels))}")
 
     # -- parsing steps -------------------------------------------------------------------------
 
@@ -542,3 +542,19 @@ class CodeObject:
             ],
             "kernels": kernels,
         }
+
+
+def _suggestions(name: str, kernels: list[str], listed: int = 20) -> str:
+    """What to say after "no kernel named ...": the close names first (a typo, or a C++ name
+    whose mangled form contains the one asked for: ``_Z10vector_addPfS_S_i``), then the
+    kernels, at most ``listed`` of them."""
+    if not kernels:
+        return " (it has no kernels)"
+    close = [k for k in kernels if name and name in k and k != name]
+    folded = {k.lower(): k for k in kernels}
+    close += [folded[k] for k in difflib.get_close_matches(name.lower(), list(folded), n=3,
+                                                           cutoff=0.6) if folded[k] not in close]
+    hint = f"; did you mean {' or '.join(repr(k) for k in close[:3])}?" if close else ""
+    shown = ", ".join(kernels[:listed])
+    more = f" and {len(kernels) - listed} more" if len(kernels) > listed else ""
+    return f"{hint} (kernels: {shown}{more})"

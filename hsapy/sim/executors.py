@@ -120,6 +120,13 @@ class ExecutorCache:
             raise HsapyValueError(
                 f"unknown simulator executor {mode!r}; use 'null' or leave HSAPY_SIM_EXECUTOR unset"
             )
+        if mode is not None and not isinstance(mode, str) and not callable(
+                getattr(mode, "execute", None)):
+            from hsapy.errors import HsapyTypeError
+
+            raise HsapyTypeError(
+                f"a simulator executor is 'null' or an object with execute(ctx), not "
+                f"{type(mode).__name__} {mode!r:.40}")
         self.mode = mode
         self._cache: dict[str, tuple[Any, Executor]] = {}
 

@@ -209,6 +209,16 @@ def resolve_targets(targets: list[str] | tuple[str, ...] | str | None = None) ->
         targets = os.environ.get("HSAPY_SIM_TARGETS") or ",".join(DEFAULT_TARGETS)
     if isinstance(targets, str):
         targets = [t for t in (part.strip() for part in targets.split(",")) if t]
+    elif isinstance(targets, (bytes, bytearray)) or not hasattr(targets, "__iter__"):
+        from hsapy.errors import HsapyTypeError
+
+        raise HsapyTypeError(f"simulator targets are a list of names such as ['gfx942'] (or "
+                             f"one comma-separated str), not {type(targets).__name__}")
+    targets = list(targets)
+    if not targets:
+        raise HsapyValueError(
+            "no simulator target given: name at least one GPU, e.g. targets=['gfx942'] or "
+            f"HSAPY_SIM_TARGETS=gfx942 (known: {', '.join(GPU_PROFILES)})")
     profiles: list[GpuProfile] = []
     for target in targets:
         if isinstance(target, GpuProfile):

@@ -11,6 +11,7 @@ import pytest
 from _misuse import N
 
 from hsapy import aql
+from hsapy.asm import kernels
 from hsapy.dispatch import DispatchConfigError, Graph
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.hip import HipError, HipRuntime, hipError_t
@@ -120,6 +121,54 @@ CASES = [
     ("parse short", lambda r, a, k, q, b: aql.parse(bytes(10)), V),
 ]
 
+# Found by an outside user's pass over every public call: each raised an untyped error from
+# inside, or had its value silently wrapped, stored or reinterpreted.
+OUTSIDE_PASS_CASES = [
+    ("Runtime targets int", lambda r, a, k, q, b: Runtime(backend="sim", targets=5), T),
+    ("Runtime targets empty", lambda r, a, k, q, b: Runtime(backend="sim", targets=[]), V),
+    ("Runtime executor int", lambda r, a, k, q, b: Runtime(backend="sim", executor=5), T),
+    ("create_queue option", lambda r, a, k, q, b: a.create_queue(64, bogus=1), T),
+    ("view shape str", lambda r, a, k, q, b: b[0].view(np.float32, "x"), T),
+    ("fill 33 bits", lambda r, a, k, q, b: b[0].fill(1 << 32), V),
+    ("fill below int32", lambda r, a, k, q, b: b[0].fill(-(1 << 31) - 1), V),
+    ("copy_from int", lambda r, a, k, q, b: b[0].copy_from(5), T),
+    ("copy_from float", lambda r, a, k, q, b: b[0].copy_from(1.5), T),
+    ("copy_from bool", lambda r, a, k, q, b: b[0].copy_from(True), T),
+    ("prepare grid 0-d float array", lambda r, a, k, q, b: k.prepare(q, np.array(256.0), 64), T),
+    ("write index 2**64", lambda r, a, k, q, b: q.write(2**64, BARRIER.word, BARRIER.body), V),
+    ("write_many strided", lambda r, a, k, q, b: q.write_many(
+        0, np.zeros((1, 128), np.uint8)[:, ::2], np.zeros(1, np.uint32)), V),
+    ("write_many first", lambda r, a, k, q, b: q.write_many(
+        -1, np.zeros((1, 64), np.uint8), np.zeros(1, np.uint32)), V),
+    ("write_many words int64", lambda r, a, k, q, b: q.write_many(
+        0, np.zeros((1, 64), np.uint8), np.full(1, 1 << 40, np.int64)), V),
+    ("ring_doorbell str", lambda r, a, k, q, b: q.ring_doorbell("0"), T),
+    ("ring_doorbell float", lambda r, a, k, q, b: q.ring_doorbell(0.0), T),
+    ("ring_doorbell negative", lambda r, a, k, q, b: q.ring_doorbell(-1), V),
+    ("graph queue", lambda r, a, k, q, b: Graph(None), T),
+    ("barrier deps None", lambda r, a, k, q, b: aql.barrier_and(None), T),
+    ("barrier deps int", lambda r, a, k, q, b: aql.barrier_or(5), T),
+    ("agent dispatch function -1", lambda r, a, k, q, b: aql.agent_dispatch(-1), V),
+    ("agent dispatch function 17 bits", lambda r, a, k, q, b: aql.agent_dispatch(1 << 16), V),
+    ("agent dispatch args int", lambda r, a, k, q, b: aql.agent_dispatch(0, 5), T),
+    ("decode_header str", lambda r, a, k, q, b: aql.decode_header("x"), T),
+    ("decode_header 17 bits", lambda r, a, k, q, b: aql.decode_header(1 << 16), V),
+    # a yes/no option given "no" (truthy: it meant yes) or None
+    ("load relaxed str", lambda r, a, k, q, b: r.create_signal(1).load(relaxed="no"), T),
+    ("store silent str", lambda r, a, k, q, b: r.create_signal(1).store(0, silent="no"), T),
+    ("store relaxed None", lambda r, a, k, q, b: r.create_signal(1).store(0, relaxed=None), T),
+    ("add relaxed int", lambda r, a, k, q, b: r.create_signal(1).add(1, relaxed=1), T),
+    ("read index relaxed str", lambda r, a, k, q, b: q.load_read_index(relaxed="yes"), T),
+    ("add_write_index relaxed", lambda r, a, k, q, b: q.add_write_index(1, relaxed="no"), T),
+    ("publish doorbell str", lambda r, a, k, q, b: q.publish(BARRIER, doorbell="no"), T),
+    ("publish_batch doorbell", lambda r, a, k, q, b: q.publish_batch([BARRIER], doorbell=0), T),
+    ("enable_profiling str", lambda r, a, k, q, b: q.enable_profiling("no"), T),
+    ("prepared doorbell str", lambda r, a, k, q, b: k.prepare(q, N, 64)(*b, N, doorbell="no"), T),
+    ("batch doorbell str", lambda r, a, k, q, b: k.prepare(q, N, 64).batch([(*b, N)],
+                                                                           doorbell="no"), T),
+    ("graph launch wait str", lambda r, a, k, q, b: Graph(q).launch(wait="no"), T),
+]
+
 
 @pytest.mark.parametrize("name, call, error", CASES, ids=[c[0] for c in CASES])
 def test_a_bad_argument_raises_a_typed_error_and_publishes_nothing(rt, agent, vadd, queue, bufs,
@@ -129,6 +178,41 @@ def test_a_bad_argument_raises_a_typed_error_and_publishes_nothing(rt, agent, va
     if name != "result timeout":
         assert queue.load_write_index() == 0
     assert queue.error is None
+
+
+@pytest.mark.parametrize("name, call, error", OUTSIDE_PASS_CASES,
+                         ids=[c[0] for c in OUTSIDE_PASS_CASES])
+def test_what_an_outside_pass_found_raises_a_typed_error(rt, agent, vadd, queue, bufs, name,
+                                                         call, error):
+    test_a_bad_argument_raises_a_typed_error_and_publishes_nothing(rt, agent, vadd, queue, bufs,
+                                                                   name, call, error)
+
+
+# -- objects of another runtime ------------------------------------------------------------
+# Two simulators number their agents alike, so an agent's handle cannot tell runtimes apart:
+# each object says which runtime it belongs to, and a call refuses an object of another one
+# before the packet it would write reaches a queue (where a kernel object or agent of the
+# other runtime means nothing).
+
+OTHER_RUNTIME_CASES = [
+    ("load for its agent", lambda r, o, k, q, b: r.load(kernels.build("vector_add", "gfx942"),
+                                                        o.gpu()), V),
+    ("pool access", lambda r, o, k, q, b: r.system_pool.access(o.gpu()), V),
+    ("allow_access", lambda r, o, k, q, b: b[0].allow_access([o.gpu()]), V),
+    ("launch on its queue", lambda r, o, k, q, b: k.launch(q, [*b, N], N, 64), D),
+    ("prepare on its queue", lambda r, o, k, q, b: k.prepare(q, N, 64), D),
+    ("graph on its queue", lambda r, o, k, q, b: Graph(q).add_dispatch(k, [*b, N], N, 64), D),
+]
+
+
+@pytest.mark.parametrize("name, call, error", OTHER_RUNTIME_CASES,
+                         ids=[c[0] for c in OTHER_RUNTIME_CASES])
+def test_an_object_of_another_runtime_is_refused(rt, vadd, bufs, name, call, error):
+    with Runtime(backend="sim", targets=["gfx942"]) as other:
+        queue = other.gpu().create_queue(64)
+        with pytest.raises(error, match="another Runtime"):
+            call(rt, other, vadd, queue, bufs)
+        assert queue.load_write_index() == 0 and queue.error is None
 
 
 # -- hsapy.hip --------------------------------------------------------------------------------

@@ -42,6 +42,12 @@ def ctx(backend):
     rt.close()
 
 
+def _enter(closable):
+    """``with closable:`` -- entering a closed object's context is a use too."""
+    with closable:
+        return closable
+
+
 # (what is closed, use) -> the use after close; ``c`` is the ctx
 USES = {
     "runtime": [
@@ -53,6 +59,7 @@ USES = {
         ("pool.allocate", lambda c: c.pool.allocate(64)),
         ("pool.access", lambda c: c.pool.access(c.agent)),
         ("agent.create_queue", lambda c: c.agent.create_queue(64)),
+        ("with", lambda c: _enter(c.rt)),
     ],
     "buffer": [
         ("numpy", lambda c: c.bufs[0].numpy()),
@@ -68,6 +75,7 @@ USES = {
         ("prepared argument", lambda c: c.prepared(*c.bufs, N)),
         ("publish argument", lambda c: c.prepared.publish(*c.bufs, N)),
         ("batch argument", lambda c: c.prepared.batch([(*c.bufs, N)])),
+        ("with", lambda c: _enter(c.bufs[0])),
     ],
     "signal": [
         ("load", lambda c: c.signal.load()),
@@ -84,6 +92,7 @@ USES = {
         ("wait", lambda c: c.signal.wait(timeout=5)),
         ("copy dependency", lambda c: c.rt.copy(c.bufs[0], c.bufs[1], 16, deps=[c.signal])),
         ("copy completion", lambda c: c.rt.copy(c.bufs[0], c.bufs[1], 16, completion=c.signal)),
+        ("with", lambda c: _enter(c.signal)),
     ],
     "queue": [
         ("ring", lambda c: c.queue.ring),
@@ -110,6 +119,9 @@ USES = {
         ("publish fast path", lambda c: c.prepared.publish(*c.bufs, N)),
         ("batch", lambda c: c.prepared.batch([(*c.bufs, N)] * 4)),
         ("graph", lambda c: Graph(c.queue).add_packet(BARRIER)),
+        ("with", lambda c: _enter(c.queue)),
+        ("slot_address", lambda c: c.queue.slot_address(0)),
+        ("abandon", lambda c: c.queue.abandon(0)),
     ],
     "executable": [
         ("kernel", lambda c: c.executable.kernel("vector_add")),
@@ -120,6 +132,7 @@ USES = {
         ("publish", lambda c: c.prepared.publish(*c.bufs, N)),
         ("batch", lambda c: c.prepared.batch([(*c.bufs, N)])),
         ("graph", lambda c: Graph(c.queue).add_dispatch(c.vadd, [*c.bufs, N], N, 64)),
+        ("with", lambda c: _enter(c.executable)),
     ],
 }
 

@@ -405,3 +405,59 @@ def test_hip_free_of_none_does_nothing_as_in_hip():
         hip.free(None)
         hip.hostFree(None)
         assert hip.getLastError() == 0
+
+
+# -- refused by mistake ---------------------------------------------------------------------
+
+def test_a_graph_records_and_replays_an_aql_packet(rt, vadd, queue, bufs):
+    from hsapy.dispatch import Graph
+
+    done = rt.create_signal(2)
+    graph = Graph(queue)
+    graph.add_dispatch(vadd, [*bufs, N], N, 64)
+    packet = aql.barrier_and([], completion_signal=done.handle)
+    graph.add_packet(packet)                          # was refused: "not Packet"
+    graph.add_packet(bytes(packet))
+    graph.launch(timeout=10)
+    assert done.wait(value=1, timeout=10) <= 0
+    assert queue.error is None
+
+
+@pytest.mark.parametrize("word", [-1, -(1 << 31), (1 << 32) - 1, np.uint32(7)])
+def test_fill_takes_any_32_bit_word_signed_or_unsigned(rt, word):
+    buffer = rt.system_pool.allocate(16)
+    buffer.fill(word)
+    assert (buffer.copy_to(dtype=np.uint32) == int(word) & 0xFFFFFFFF).all()
+
+
+def test_a_0d_integer_array_is_one_size(vadd, queue, bufs):
+    vadd.launch(queue, [*bufs, N], np.array(N), np.array(64, np.int32), timeout=10)
+    assert np.array_equal(bufs[2].copy_to(dtype=np.float32), np.arange(N) + 1.0)
+
+
+@pytest.mark.parametrize("asked, suggested", [("vector_ad", True), ("VECTOR_ADD", True),
+                                              ("softmax", False)])
+def test_an_unknown_kernel_name_suggests_the_close_ones(executable, asked, suggested):
+    from hsapy.codeobject import CodeObjectError
+
+    with pytest.raises(CodeObjectError, match="kernels: vector_add") as caught:
+        executable.kernel(asked)
+    assert ("did you mean 'vector_add'?" in str(caught.value)) == suggested
+
+
+def test_a_mangled_kernel_name_is_suggested_for_its_plain_name():
+    from hsapy.codeobject.code_object import _suggestions
+
+    names = ["_Z10vector_addPKfS0_Pfi", "_Z6reducePfi"] + [f"k{i}" for i in range(30)]
+    text = _suggestions("vector_add", names)
+    assert "did you mean '_Z10vector_addPKfS0_Pfi'?" in text
+    assert "and 12 more" in text and "k20" not in text
+
+
+def test_a_numpy_bool_is_a_yes_no_option(rt, queue):
+    signal = rt.create_signal(3)
+    assert signal.load(relaxed=np.True_) == 3
+    signal.store(4, relaxed=np.False_, silent=np.True_)
+    assert queue.load_read_index(relaxed=np.True_) == 0
+    queue.publish(aql.barrier_and([]), doorbell=np.True_)
+    assert signal.load() == 4

@@ -98,3 +98,24 @@ def test_version_flag_prints_the_package_version():
     assert result.returncode == 0
     assert result.stdout.strip() == f"hsapy {hsapy.__version__}"
     assert "version" in project()["dynamic"]   # one source: hsapy.__version__
+
+
+def test_every_data_file_of_the_package_directories_is_package_data():
+    # setuptools ships only the .py files and what package-data matches: a code object or
+    # header added under hsapy/, asm/ or kernels/ with a new suffix would be missing from the
+    # wheel (and `hsapy demo` would fail only after a pip install)
+    import fnmatch
+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["*"]
+    unshipped = [str(path.relative_to(REPO)) for directory in PACKAGE_DIRS
+                 for path in (REPO / directory).rglob("*")
+                 if path.is_file() and path.suffix not in (".py", ".pyc")
+                 and "__pycache__" not in path.parts
+                 and not any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)]
+    assert not unshipped
+
+
+def test_the_license_is_an_spdx_expression():
+    # the TOML-table form is deprecated by setuptools (builds stop accepting it in 2027)
+    assert project()["license"] == "MIT"
