@@ -10,6 +10,7 @@ to be multiples of the workgroup, so partial waves and partial workgroups are ex
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -1488,3 +1489,110 @@ def describe(name: str) -> str:
 
 
 __all__ = ["CASES", "Case", "KernelRun", "case", "close", "describe", "grid_for", "same"]
+
+
+# ================================================================================================
+# edges.hip
+
+
+def _round_fraction(q: Fraction, mantissa_bits: int, min_exponent: int, max_exponent: int) -> float:
+    """The exact rational ``q`` rounded to nearest even in a binary format with
+    ``mantissa_bits`` significand bits, subnormals below 2**min_exponent and overflow to
+    infinity at 2**max_exponent."""
+    if q == 0:
+        return 0.0
+    sign = -1.0 if q < 0 else 1.0
+    a = abs(q)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, min_exponent) - mantissa_bits + 1)
+    scaled = a / quantum
+    whole = scaled.numerator // scaled.denominator
+    rest = scaled - whole
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and whole % 2):
+        whole += 1
+    value = whole * quantum
+    return sign * (math.inf if value >= Fraction(2) ** max_exponent else float(value))
+
+
+def _exact(op: str, values: tuple, mantissa_bits: int, min_exponent: int,
+           max_exponent: int, dtype) -> float:
+    """op ("div", "fma", "sqrt") of finite ``values`` correctly rounded to ``dtype``; IEEE
+    special cases (NaN, infinities, zeros, negative square roots) from numpy."""
+    v = [float(t) for t in values]
+    with np.errstate(all="ignore"):
+        arr = [dtype(t) for t in v]
+        plain = {"div": lambda: arr[0] / arr[1], "sqrt": lambda: np.sqrt(arr[0]),
+                 "fma": lambda: dtype(np.float64(arr[0]) * np.float64(arr[1]) + np.float64(arr[2]))}
+        if not all(math.isfinite(t) for t in v) or (op == "div" and v[1] == 0) or \
+                (op == "sqrt" and v[0] <= 0):
+            return plain[op]() if op != "fma" else dtype(arr[0] * arr[1] + arr[2])
+    f = [Fraction(t) for t in v]
+    if op == "div":
+        return _round_fraction(f[0] / f[1], mantissa_bits, min_exponent, max_exponent)
+    if op == "fma":
+        q = f[0] * f[1] + f[2]
+        if q == 0:      # the sign of an exact zero: numpy's, from the same operations
+            return float(np.float64(v[0]) * np.float64(v[1]) + np.float64(v[2]))
+        return _round_fraction(q, mantissa_bits, min_exponent, max_exponent)
+    # sqrt: the candidate r whose rounding interval holds the exact root (r^2 near x)
+    r = np.sqrt(dtype(v[0]))
+    for candidate in (np.nextafter(r, dtype(-np.inf)), r, np.nextafter(r, dtype(np.inf))):
+        lo = (Fraction(float(np.nextafter(candidate, dtype(-np.inf)))) + Fraction(float(candidate))) / 2
+        hi = (Fraction(float(candidate)) + Fraction(float(np.nextafter(candidate, dtype(np.inf))))) / 2
+        if lo * lo < f[0] < hi * hi:
+            return float(candidate)
+    return float(r)
+
+
+def _hard_floats(rng: np.random.Generator, n: int, dtype) -> np.ndarray:
+    """Operands where a rounding error shows: all-ones mantissas, values a few ulps from powers
+    of two, denormals, the top and bottom of the exponent range, signed zeros and infinities."""
+    info = np.finfo(dtype)
+    mant = info.nmant
+    emax = int(info.maxexp)
+    ones = (np.ldexp(2.0 - 2.0 ** -mant, rng.integers(-emax + 3, emax - 3, n))).astype(dtype)
+    near = (np.ldexp(1 + rng.integers(-4, 5, n) * 2.0 ** -mant,
+                     rng.integers(-emax + 3, emax - 3, n))).astype(dtype)
+    wide = (rng.standard_normal(n) * np.exp2(rng.integers(-emax - mant, emax - 1, n)
+                                             .astype(np.float64))).astype(dtype)
+    special = np.array([0.0, -0.0, info.tiny, -info.smallest_subnormal, info.max, -np.inf,
+                        np.inf, 1.0, 3.0, 1.0 - info.epsneg], dtype)
+    pick = rng.integers(0, 4, n)
+    out = np.select([pick == 0, pick == 1, pick == 2], [ones, near, wide],
+                    special[rng.integers(0, len(special), n)]).astype(dtype)
+    return out * np.where(rng.random(n) < 0.3, -1, 1).astype(dtype)
+
+
+@case("edges")
+def div_edges(k: KernelRun) -> None:
+    n, block = 256, 64
+    a, b, c = (_hard_floats(k.rng, n, np.float32) for _ in range(3))
+    x, y, z = (_hard_floats(k.rng, n, np.float64) for _ in range(3))
+    # pairs whose exact results sit next to a rounding boundary: quotients by all-ones
+    # mantissas (found wrong by one ulp when an fma rounded twice), quotients near the bottom
+    # of the normal range and divisors near the top of the exponent range
+    a[:4] = [-2.0 ** 31, -2.0 ** 31, -(2.0 ** -126 - 2.0 ** -149), 2.0 ** -126]
+    b[:4] = [8388607.5, 0.49999997, 0.99999994, 0.99999994]
+    x[:3] = [-1.2020234407384665e-07, 1.5 * 2.0 ** 1000, 2.0 ** -1022]
+    y[:3] = [-2.768267069851693e+300, 2.0 ** -1000 * (1 + 2.0 ** -52), 1 - 2.0 ** -53]
+    z[1] = -1.5
+    out32 = k.output(np.float32, 3 * n)
+    out64 = k.output(np.float64, 3 * n)
+    k.launch("div_edges", [k.input(a), k.input(b), k.input(c), k.input(x), k.input(y),
+                           k.input(z), out32, out64, n], grid_for(n, block), block)
+    # Every operation is one correctly rounded IEEE operation (clang's default for HIP:
+    # correctly rounded division and sqrt; fma is fused by definition): exact comparison
+    # against the exact rational result rounded once.
+    g32 = k.read(out32).reshape(n, 3)
+    g64 = k.read(out64).reshape(n, 3)
+    f32 = (24, -126, 128, np.float32)
+    f64 = (53, -1022, 1024, np.float64)
+    for column, (op, args32, args64) in enumerate(
+            (("div", (a, b), (x, y)), ("fma", (a, b, c), (x, y, z)), ("sqrt", (a,), (x,)))):
+        want32 = np.array([_exact(op, tuple(v[i] for v in args32), *f32) for i in range(n)],
+                          np.float32)
+        want64 = np.array([_exact(op, tuple(v[i] for v in args64), *f64) for i in range(n)])
+        same(g32[:, column], want32, f"f32 {op}")
+        same(g64[:, column], want64, f"f64 {op}")

@@ -75,6 +75,22 @@ add(case("*", "v_fma_f16 v3, v0, v1, v2",
 add(case("*", "v_fma_f64 v[6:7], v[0:1], v[2:3], v[4:5]",
          {"v0.f64": [1.0 + 2 ** -52, 2.0], "v2.f64": [1.0 - 2 ** -52, 3.0], "v4.f64": [-1.0, 1.0]},
          {"v6.f64": [-(2.0 ** -104), 7.0]}, "fused f64: the product is not rounded first"))
+# One rounding, not two: the f32 sum rounded first to float64 can land exactly half-way between
+# two f32 values (here 1 + 1.5u, with the exact value 2^-70 below it): rounding that tie to even
+# gives 1 + 2u, the fused result is 1 + u. clang's correctly rounded f32 division relies on it.
+add(case("*", "v_fma_f32 v3, v0, v1, v2",
+         {"v0.f32": [(1.0 + ULP1) * 2.0 ** -12], "v1.f32": [(1.0 - ULP1) * 2.0 ** -12],
+          "v2.f32": [1.0 + ULP1]},
+         {"v3.f32": [1.0 + ULP1]},
+         "(2^-24 - 2^-70) + (1 + u): just below the midpoint 1 + 1.5u, so 1 + u"))
+add(case("*", "v_fma_f64 v[6:7], v[0:1], v[2:3], v[4:5]",
+         {"v0.f64": [1.5 * 2.0 ** 1000, 2.0 ** -600 * (1 + 2.0 ** -52)],
+          "v2.f64": [2.0 ** -1000 * (1 + 2.0 ** -52), 2.0 ** -475],
+          "v4.f64": [-1.5, (2.0 ** 52 - 2) * 2.0 ** -1074]},
+         {"v6.f64": [3 * 2.0 ** -53, (2.0 ** 52 - 1) * 2.0 ** -1074]},
+         "a near the top of the range (its split must not overflow): 1.5(1 + 2^-52) - 1.5 is "
+         "3 * 2^-53 exactly; a subnormal result in the top binade: c + just over half a "
+         "quantum rounds up once"))
 add(case("*", "v_fmac_f32 v2, v0, v1",
          {"v0.f32": [2.0, 3.0], "v1.f32": [4.0, -1.0], "v2.f32": [1.0, 3.0]},
          {"v2.f32": [9.0, 0.0]}, "fmac accumulates into its destination: 2*4+1, 3*-1+3"))
@@ -261,6 +277,20 @@ add(both("v_div_fmas_f32 v3, v0, v1, v2", "v_div_fmas_f32 v3, v0, v1, v2",
 add(case("*", "v_div_fmas_f64 v[6:7], v[0:1], v[2:3], v[4:5]",
          {"v0.f64": [2.0], "v2.f64": [3.0], "v4.f64": [1.0], "vcc": "0"}, {"v6.f64": [7.0]},
          "VCC clear: a plain fma"))
+add(both("v_div_fmas_f32 v3, v0, v1, v2", "v_div_fmas_f32 v3, v0, v1, v2",
+         {"v0.f32": [2.0 ** -50], "v1.f32": [2.0 ** -50], "v2.f32": [2.0 ** -63 + 2.0 ** -86],
+          "vcc": "1"},
+         {"v3.f32": [2.0 ** -127 + 2.0 ** -149]},
+         "VCC set, S2's exponent below the bias: (2^-63 + 2^-86 + 2^-100) * 2^-64 rounded once "
+         "into the denormals (2^-150 + 2^-164 is above half a quantum: up); rounding the fma "
+         "to f32 first drops 2^-100 and the scaled tie goes to even"))
+add(case("*", "v_div_fmas_f64 v[6:7], v[0:1], v[2:3], v[4:5]",
+         {"v0.f64": [2.0 ** -503], "v2.f64": [2.0 ** -503], "v4.f64": [2.0 ** -900 + 2.0 ** -947],
+          "vcc": "1"},
+         {"v6.f64": [2.0 ** -1028 + 2.0 ** -1074]},
+         "the f64 form: (2^-900 + 2^-947 + 2^-1006) * 2^-128 is 2^46 + 1/2 + 2^-60 quanta "
+         "(2^-1074): rounded once, up; rounding the fma to f64 first drops 2^-1006 and the "
+         "scaled tie goes to even"))
 add(both("v_div_scale_f32 v3, vcc, v0, v1, v2", "v_div_scale_f32 v3, vcc_lo, v0, v1, v2",
          {"v0.f32": [3.0, 1.0], "v1.f32": [3.0, 3.0], "v2.f32": [1.0, 1.0]},
          {"v3.f32": [3.0, 1.0], "vcc": "00"},

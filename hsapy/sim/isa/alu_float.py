@@ -61,35 +61,124 @@ def _ldexp(a, n):
     return np.ldexp(np.asarray(a), n.astype(np.int32)).astype(np.asarray(a).dtype)
 
 
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """s = fl(a + b) and the exact error a + b - s (Knuth's two-sum; exact for finite float64)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _round_to_odd(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """hi + lo (hi = fl(hi + lo)) rounded to float64 with round-to-odd: rounding that once more
+    to a format of at most 51 bits gives the correctly rounded result of hi + lo."""
+    inexact = (lo != 0) & np.isfinite(hi)
+    even = (hi.view(np.uint64) & np.uint64(1)) == 0
+    toward = np.where(lo > 0, np.inf, -np.inf)
+    return np.where(inexact & even, np.nextafter(hi, toward), hi)
+
+
+def _fused_narrow(a, b, c, ftype):
+    """fma(a, b, c) of f32/f16 values (or anything exact in float64) rounded once to ``ftype``
+    (round to nearest even). The product of two 24-bit significands is exact in float64, but
+    the sum is not: rounding it to float64 and then to ``ftype`` rounds twice, which is wrong
+    whenever the float64 sum lands exactly half-way between two ``ftype`` values (the
+    Newton-Raphson remainders of a correctly rounded division do exactly that). Rounding the
+    float64 sum to odd first makes the second rounding the correct one."""
+    with np.errstate(all="ignore"):
+        p = np.asarray(a, f64) * np.asarray(b, f64)
+        s, err = _two_sum(p, np.asarray(c, f64))
+        return _round_to_odd(np.asarray(s, f64), err).astype(ftype)
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p = fl(a * b) and the exact error a * b - p (Veltkamp split and Dekker's product; exact
+    while neither the split nor the error over- or underflows: |a|, |b| in [0.5, 1) here)."""
+    split = f64(134217729.0)            # 2**27 + 1
+    p = a * b
+    ah = a * split
+    ah = ah - (ah - a)
+    al = a - ah
+    bh = b * split
+    bh = bh - (bh - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _fma64_scaled(a, b, c, k):
+    """2**k * (a * b + c) for float64 a, b, c and integer k, rounded once to float64 (round to
+    nearest even): what V_FMA_F64 (k = 0) and V_DIV_FMAS_F64 compute.
+
+    a and b are replaced by their frexp fractions (|f| in [0.5, 1)) and c by c * 2**-(ea + eb),
+    so the exact product splits without over- or underflow wherever the operands lie. c far
+    below the product only breaks ties (a same-signed stand-in does that); c far above it is
+    the result. The three-term sum is rounded as Boldo and Melquiond show ("Emulation of FMA
+    and correctly rounded sums: proved algorithms using rounding to odd", IEEE TC 2008): the
+    low parts summed with rounding to odd, then one rounding to nearest. Results below the
+    smallest normal are rounded to odd first and then to the subnormal quantum by the final
+    scaling, correct wherever that quantum leaves at most 51 bits (every subnormal but the
+    top binade, where a tie of the last bit could still round twice)."""
+    a, b, c = (np.asarray(v, f64) for v in (a, b, c))
+    shape = np.broadcast_shapes(a.shape, b.shape, c.shape, np.shape(k))
+    a, b, c = (np.broadcast_to(v, shape) for v in (a, b, c))
+    k = np.broadcast_to(np.asarray(k, np.int64), shape)
+    with np.errstate(all="ignore"):
+        naive = np.ldexp(a * b + c, np.clip(k, -2000, 2000).astype(np.int32))
+        fa, ea = np.frexp(a)
+        fb, eb = np.frexp(b)
+        _, ec = np.frexp(c)
+        e = ea.astype(np.int64) + eb
+        regular = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & (a != 0) & (b != 0)
+        nonzero_c = c != 0
+        c_rules = regular & nonzero_c & (ec - e > 108)          # |a*b| < ulp(c) / 2**55
+        tiny_c = regular & nonzero_c & (e - ec > 108)           # c only breaks ties
+        shift = np.where(regular, np.clip(e, -2200, 2200), 0)
+        cs = np.ldexp(c, (-shift).astype(np.int32))
+        cs = np.where(tiny_c, np.copysign(f64(2.0 ** -110), c), np.where(c_rules, 0.0, cs))
+        uh, ul = _two_product(np.where(regular, fa, 0.0), np.where(regular, fb, 0.0))
+        th, tl = _two_sum(cs, uh)
+        lo, lo_err = _two_sum(tl, ul)
+        v = _round_to_odd(lo, lo_err)
+        nearest = th + v
+        total = shift + k
+        out = np.ldexp(nearest, np.clip(total, -2200, 2200).astype(np.int32))
+        # Subnormal results: ``out`` is within one quantum (2**-1074) of the answer, which is
+        # the neighbour on the exact sum's side of each midpoint (ties to even). The midpoints,
+        # scaled back, are exact float64 values; x - m = (th - m) + lo + lo_err, whose first
+        # term is exact (th and m are within a factor of two) and whose sign is the sign of
+        # the rounded sum of the first two, or of lo_err when they cancel.
+        small = regular & ~c_rules & (np.abs(out) < f64(2.2250738585072014e-308))
+        t32 = np.clip(total, -2200, 2200).astype(np.int32)
+        half_q = np.ldexp(f64(0.5), (-1074 - np.clip(total, -2200, 2200)).astype(np.int32))
+
+        def above(m):        # a float64 with the sign of (exact sum - m), 0 when equal
+            d, d_err = _two_sum(th - m, lo)
+            return np.where(d != 0, d, d_err + lo_err)
+
+        base = np.ldexp(out, (-t32).astype(np.int32))
+        up = above(base + half_q)
+        down = above(base - half_q)
+        upper = np.nextafter(out, np.inf)
+        lower = np.nextafter(out, -np.inf)
+        even = (out.view(np.uint64) & np.uint64(1)) == 0
+        fixed = np.where(up > 0, upper, np.where(down < 0, lower, out))
+        fixed = np.where((up == 0) & ~even, upper, fixed)
+        fixed = np.where((down == 0) & ~even, lower, fixed)
+        out = np.where(small, fixed, out)
+        c_scaled = np.ldexp(c, np.clip(k, -2000, 2000).astype(np.int32))
+        out = np.where(c_rules, c_scaled, out)
+        return np.where(regular, out, naive)
+
+
 def _fma(ftype):
-    """Fused multiply-add rounded once (exact product in float64 for f32/f16; for f64 a
-    two-product correction keeps the single rounding)."""
+    """Fused multiply-add rounded once (f32/f16: exact product in float64, sum rounded to odd
+    then to the type; f64: :func:`_fma64_scaled`)."""
     if ftype is f64:
         def fma64(a, b, c):
-            a = np.asarray(a, f64)
-            b = np.asarray(b, f64)
-            c = np.asarray(c, f64)
-            p = a * b
-            # error-free transformation of the product (Dekker split)
-            split = f64(134217729.0)
-            ah = a * split
-            ah = ah - (ah - a)
-            al = a - ah
-            bh = b * split
-            bh = bh - (bh - b)
-            bl = b - bh
-            err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-            s = p + c
-            bb = s - p
-            serr = (p - (s - bb)) + (c - bb)
-            out = s + (serr + err)
-            return np.where(np.isfinite(out), out, p + c)
+            return _fma64_scaled(a, b, c, 0)
         return fma64
 
     def fma_narrow(a, b, c):
-        # The product of two f32 is exact in f64; the sum rounds once in f64 and once to f32;
-        # double rounding can differ from a true fma by one ulp only in tie cases.
-        return (np.asarray(a, f64) * np.asarray(b, f64) + np.asarray(c, f64)).astype(ftype)
+        return _fused_narrow(a, b, c, ftype)
     return fma_narrow
 
 
@@ -147,17 +236,24 @@ def _div_scale(ftype):
 
 def _div_fmas(ftype):
     """V_DIV_FMAS: fma, then (lanes with VCC) rescale by 2**+-scale by the sign of S2's
-    exponent (the quotient estimate), undoing V_DIV_SCALE."""
-    fma = _fma(ftype)
+    exponent (the quotient estimate), undoing V_DIV_SCALE. The exact scaled value is rounded
+    once: a quotient that lands in the denormal range after the rescale is rounded there, not
+    first at full precision and again by the scaling."""
     bias = 127 if ftype is f32 else 1023
     scale = 64 if ftype is f32 else 128
 
     def div_fmas(a, b, c, vcc):
-        result = np.asarray(fma(a, b, c), ftype)
-        exp_c = _exp_of(np.broadcast_to(np.asarray(c, ftype), result.shape))
-        factor = np.where(exp_c > bias, scale, -scale)
-        scaled = _ldexp(result, factor)
-        return np.where(vcc, scaled, result).astype(ftype)
+        exp_c = _exp_of(np.asarray(c, ftype))
+        if ftype is not f64:
+            with np.errstate(all="ignore"):
+                p = np.asarray(a, f64) * np.asarray(b, f64)          # exact
+                s, err = _two_sum(p, np.asarray(c, f64))
+                k = np.where(vcc, np.where(exp_c > bias, scale, -scale), 0).astype(np.int32)
+                # scaling by a power of two is exact in float64 for every f32 quotient
+                s, err = np.ldexp(s, k), np.ldexp(err, k)
+                return _round_to_odd(np.asarray(s, f64), err).astype(ftype)
+        k = np.where(vcc, np.where(exp_c > bias, scale, -scale), 0)
+        return _fma64_scaled(a, b, c, k)
     return div_fmas
 
 

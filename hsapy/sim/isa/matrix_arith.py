@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hsapy.sim.isa.alu_float import _round_to_odd, _two_sum
+
 if TYPE_CHECKING:
     from hsapy.sim.isa.semantics_matrix import MatrixOp
 
@@ -98,21 +100,6 @@ def _round_to(x: np.ndarray, ty: str) -> np.ndarray:
 
 
 # --- arithmetic ---------------------------------------------------------------------------------
-
-def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _round_to_odd(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """hi + lo (hi = fl(hi + lo)) rounded to float64 with round-to-odd: rounding that once more
-    to a format of at most 51 bits gives the correctly rounded result of hi + lo."""
-    inexact = (lo != 0) & np.isfinite(hi)
-    even = (hi.view(np.uint64) & np.uint64(1)) == 0
-    toward = np.where(lo > 0, np.inf, -np.inf)
-    return np.where(inexact & even, np.nextafter(hi, toward), hi)
-
 
 def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """f32 fused multiply-add (float64 in and out): the product is exact in float64, the sum is

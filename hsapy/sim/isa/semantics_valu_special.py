@@ -454,8 +454,8 @@ def _vmix(inst: Instruction, info: Any = None):
         if directed is not None:      # a MODE rounding toward +-inf or zero
             result = directed(*args)
         elif fused:
-            # the f32 x f32 product is exact in f64; round the sum once to the result type
-            result = args[0].astype(np.float64) * args[1] + args[2]
+            # one rounding of the exact a * b + c to the result type
+            result = alu_float._fused_narrow(args[0], args[1], args[2], out)
         else:
             result = (args[0] * args[1]).astype(np.float32) + args[2]
         if int(f.get("clamp", 0)):
