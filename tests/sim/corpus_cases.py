@@ -10,9 +10,9 @@ to be multiples of the workgroup, so partial waves and partial workgroups are ex
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
