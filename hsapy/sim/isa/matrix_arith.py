@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hsapy.sim.isa.alu_float import _round_to_odd, _two_sum
+from hsapy.sim.isa.alu_float import _round_to_odd, _two_product, _two_sum
 
 if TYPE_CHECKING:
     from hsapy.sim.isa.semantics_matrix import MatrixOp
@@ -113,15 +113,7 @@ def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 def _fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """f64 fused multiply-add: product and sum kept as float64 pairs (Dekker/Knuth), the terms
     summed once more (correct except in rare ties of the last bit)."""
-    p = a * b
-    split = 134217729.0
-    ah = a * split
-    ah = ah - (ah - a)
-    al = a - ah
-    bh = b * split
-    bh = bh - (bh - b)
-    bl = b - bh
-    perr = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    p, perr = _two_product(a, b)
     s, serr = _two_sum(p, c)
     out = s + (serr + perr)
     return np.where(np.isfinite(out), out, p + c)
