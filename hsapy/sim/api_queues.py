@@ -30,7 +30,8 @@ from hsapy.sim.queues import (
     uint64_argument,
 )
 
-__all__ = ["QueuesMixin", "compiled_add_write_index", "compiled_load_read_index"]
+__all__ = ["QueuesMixin", "compiled_add_write_index", "compiled_load_read_index",
+           "installed_add_write_index", "NO_QUEUE"]
 
 _log = logging.getLogger("hsapy.sim")
 
@@ -66,6 +67,8 @@ def compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
         except IndexError:
             return slow(queue, value)
         try:
+            if value.__class__ is not int and value.__class__ is not bool:
+                value = uint64_argument(value)         # a numpy integer: the token holds ints
             new = old + value
             if new < old:
                 raise OverflowError("can't convert negative number to unsigned")
@@ -81,6 +84,48 @@ def compiled_add_write_index(queue_pointers: dict[Any, SimQueue],
         return old
 
     return hsa_queue_add_write_index_scacq_screl
+
+
+# What the builtin's state names as its queue when it has none: an object no caller has, so no
+# argument (not even None) matches it.
+NO_QUEUE = object()
+
+
+def installed_add_write_index(queue_pointers: dict[Any, SimQueue],
+                              last_queue: list[tuple[Any, Any, Any]],
+                              slow: Callable[[Any, int], int]
+                              ) -> tuple[Callable[[Any, int], int], list[Any] | None]:
+    """(hsa_queue_add_write_index_scacq_screl for one SimLib, the state list to reset when a
+    queue is destroyed, or None): compiled_add_write_index's function as a builtin compiled for
+    the host (hsapy.sim.native_index) where one can be made, else the Python function itself.
+
+    The builtin handles a call with the queue its state names; every other call goes to
+    ``miss``, which points the state at the queue it finds (its token, the address of its
+    write_dispatch_id) before the Python function does the work. The state names NO_QUEUE
+    while it is being changed, so a builtin call on another thread never pairs one queue with
+    another's token or word."""
+    python_add = compiled_add_write_index(queue_pointers, last_queue, slow)
+    from hsapy.sim.native_index import native_add_write_index
+
+    state: list[Any] = [NO_QUEUE, None, 0, None]
+
+    def miss(queue: Any, value: int) -> int:
+        try:
+            sim_queue = queue_pointers.get(queue)
+        except TypeError:
+            sim_queue = None
+        if sim_queue is not None:
+            state[0] = NO_QUEUE
+            state[1] = sim_queue.write_token
+            state[2] = sim_queue.address + 8 * WRITE_INDEX_WORD
+            state[0] = queue
+        return python_add(queue, value)
+
+    state[3] = miss
+    native = native_add_write_index(state)
+    if native is None:
+        return python_add, None
+    return native, state
 
 
 def _wrapped(old: int, value: Any, token: list, words: Any, word: int) -> int:
@@ -175,6 +220,8 @@ class QueuesMixin:
         pointer = self.ffi.cast("hsa_queue_t *", sim_queue.address)
         self._queue_pointers.pop(pointer, None)
         self._last_queue[0] = (None, None, None)
+        if self._add_state is not None:          # the builtin's (see installed_add_write_index)
+            self._add_state[0] = NO_QUEUE
         self.signals.destroy(sim_queue.doorbell.handle)
         self.memory.free(sim_queue.ring_address)
         self.memory.free(sim_queue.address)

@@ -57,8 +57,8 @@ from hsapy.sim import info as _info
 from hsapy.sim.api_memory import MemoryMixin
 from hsapy.sim.api_queues import (
     QueuesMixin,
-    compiled_add_write_index,
     compiled_load_read_index,
+    installed_add_write_index,
 )
 from hsapy.sim.api_signals import SignalsMixin, compiled_signal_store
 from hsapy.sim.clock import SimClock
@@ -144,10 +144,11 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         self._queue_pointers: dict[Any, SimQueue] = {}
         # The producer's hot path (one call per dispatch) as a plain function over the queue
         # table, shadowing the method of the same name: no bound-method call and no attribute
-        # lookups on self per call. QueuesMixin._add_write_index (api_queues.py) is the
-        # reference it must match.
+        # lookups on self per call; a builtin compiled for the host where one can be made
+        # (installed_add_write_index). QueuesMixin._add_write_index (api_queues.py) is the
+        # reference they must match.
         self._last_queue: list[tuple[Any, Any, Any]] = [(None, None, None)]
-        self.hsa_queue_add_write_index_scacq_screl = compiled_add_write_index(
+        self.hsa_queue_add_write_index_scacq_screl, self._add_state = installed_add_write_index(
             self._queue_pointers, self._last_queue, self._add_write_index)
         self.hsa_queue_load_read_index_scacquire = self.hsa_queue_load_read_index_relaxed = (
             compiled_load_read_index(self._queue_pointers, self._last_queue, self._read_index))

@@ -4,20 +4,29 @@ from __future__ import annotations
 import struct
 import sys
 import threading
+from types import BuiltinFunctionType
 
 import pytest
 from _packets import agents, create_queue, gpu
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib
+from hsapy.sim.native_index import why_not
 
 SUCCESS, INVALID_ARGUMENT, INVALID_QUEUE_CREATION = 0, 0x1001, 0x1002
 INVALID_AGENT, INVALID_QUEUE, OUT_OF_RESOURCES = 0x1004, 0x1007, 0x1008
 
 
-@pytest.fixture
-def lib():
+@pytest.fixture(params=["native", "python"])
+def lib(request, monkeypatch):
+    # hsa_queue_add_write_index_scacq_screl is a builtin compiled for the host where one can be
+    # made (hsapy.sim.native_index), else the Python function it stands in for: both are held
+    # to every test here
+    if request.param == "python":
+        monkeypatch.setenv("HSAPY_SIM_NATIVE_INDEX", "0")
     sim = SimLib(ffi)
+    add = sim.hsa_queue_add_write_index_scacq_screl
+    assert isinstance(add, BuiltinFunctionType) == (request.param == "native"), why_not()
     assert sim.hsa_init() == SUCCESS
     yield sim
     sim.hsa_shut_down()
@@ -227,3 +236,48 @@ def test_runtime_can_be_reopened_after_the_last_shut_down():
         assert sim.hsa_queue_destroy(queue) == SUCCESS
         assert sim.hsa_shut_down() == SUCCESS
         assert sim.memory.allocations() == []
+
+
+def test_concurrent_adds_on_two_queues_never_mix_them(lib):
+    # Every call alternates between two queues, so each one finds the other queue named in the
+    # fast path's state and repoints it: a reservation must still land on its own queue.
+    a, b = (create_queue(lib, gpu(lib, "gfx942")) for _ in range(2))
+    got: dict[int, list[int]] = {0: [], 1: []}
+    lock = threading.Lock()
+    add = lib.hsa_queue_add_write_index_scacq_screl
+
+    def reserve(first):
+        queues = (a, b) if first == 0 else (b, a)
+        mine: dict[int, list[int]] = {0: [], 1: []}
+        for _ in range(1500):
+            for queue in queues:
+                mine[0 if queue is a else 1].append(add(queue, 1))
+        with lock:
+            for k in (0, 1):
+                got[k].extend(mine[k])
+
+    threads = [threading.Thread(target=reserve, args=(k % 2,)) for k in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    for k, queue in enumerate((a, b)):
+        assert sorted(got[k]) == list(range(6000))
+        assert lib.hsa_queue_load_write_index_relaxed(queue) == 6000
+    lib.hsa_queue_destroy(a)
+    lib.hsa_queue_destroy(b)
+
+
+def test_add_on_a_destroyed_queue_writes_nothing(lib):
+    queue = create_queue(lib, gpu(lib, "gfx942"))
+    add = lib.hsa_queue_add_write_index_scacq_screl
+    assert add(queue, 4) == 0 and add(queue, 1) == 4         # the fast path knows the queue
+    lib.hsa_queue_destroy(queue)
+    # its memory is free: the fast path must have forgotten it (the general way answers 0)
+    assert add(queue, 1) == 0
+    assert add(ffi.cast("hsa_queue_t *", int(ffi.cast("uintptr_t", queue))), 1) == 0
