@@ -4,7 +4,7 @@ A producer calls ``hsa_queue_add_write_index_scacq_screl`` once per dispatch. On
 that call is SimLib's (hsapy/sim/api_queues.py, ``compiled_add_write_index``): a Python function
 whose frame alone costs about as much as the rest of ``prepared.publish()``'s statements put
 together. This module builds the same fast path as a CPython builtin (``METH_FASTCALL``) from
-LLVM IR with llvmlite's MCJIT, as the simulator's JIT builds kernels: calling a builtin costs no
+LLVM IR, compiled for the host by llvmlite's MCJIT (hsapy/_native.py): calling a builtin costs no
 Python frame (timeit on a 2-vCPU VM, Python 3.11: 122 ns for the Python function, 45 ns for
 this one).
 
@@ -23,35 +23,21 @@ The builtin keeps the Python function's protocol exactly, so the two mix freely:
   arguments: the Python function decides, updates the state list and raises what it raises.
 
 Where it cannot be built -- no llvmlite host target, a Python without the GIL (the token is
-then guarded by per-object locks this code does not take) or ``HSAPY_SIM_NATIVE_INDEX=0`` --
+then guarded by per-object locks this code does not take) or ``HSAPY_NATIVE_BUILTINS=0`` --
 :func:`native_add_write_index` returns None and SimLib keeps the Python function.
 """
 from __future__ import annotations
 
-import ctypes
-import os
-import sysconfig
 import threading
 from typing import Any
 
+from hsapy import _native
+
 __all__ = ["native_add_write_index", "available", "why_not"]
 
-_METH_FASTCALL = 0x0080
-# The C API functions the builtin calls (each in the stable ABI of CPython 3.11+).
-_API = ("PyList_GetItem", "PyList_Size", "PyList_SetItem", "PyLong_AsUnsignedLongLong",
-        "PyLong_FromUnsignedLongLong", "PyErr_Occurred", "PyErr_Clear", "Py_IncRef",
-        "PyObject_Vectorcall")
 _NAME = "hsapy_sim_add_write_index"
-
-
-class _MethodDef(ctypes.Structure):
-    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
-                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
-
-
 _lock = threading.Lock()
-# (method definition, engine): kept for the life of the process, as the builtins point into them
-_built: list[Any] = []
+_built: list[Any] = []          # the method definition, once compiled
 _failed: list[str] = []
 
 
@@ -59,22 +45,15 @@ def _module() -> Any:
     """The IR of ``add(state, args, nargs)`` (see the module docstring)."""
     from llvmlite import ir
 
-    i32, i64 = ir.IntType(32), ir.IntType(64)
+    i64 = ir.IntType(64)
     ptr = ir.PointerType()
     module = ir.Module(name="hsapy_sim_native_index")
 
-    def declare(name: str, ret: Any, *args: Any) -> ir.Function:
-        return ir.Function(module, ir.FunctionType(ret, args), name=name)
-
-    get_item = declare("PyList_GetItem", ptr, ptr, i64)
-    size = declare("PyList_Size", i64, ptr)
-    set_item = declare("PyList_SetItem", i32, ptr, i64, ptr)
-    as_u64 = declare("PyLong_AsUnsignedLongLong", i64, ptr)
-    from_u64 = declare("PyLong_FromUnsignedLongLong", ptr, i64)
-    occurred = declare("PyErr_Occurred", ptr)
-    clear = declare("PyErr_Clear", ir.VoidType())
-    incref = declare("Py_IncRef", ir.VoidType(), ptr)
-    vectorcall = declare("PyObject_Vectorcall", ptr, ptr, ptr, i64, ptr)
+    api = _native.declare_api(module)
+    get_item, size, set_item = api["PyList_GetItem"], api["PyList_Size"], api["PyList_SetItem"]
+    as_u64, from_u64 = api["PyLong_AsUnsignedLongLong"], api["PyLong_FromUnsignedLongLong"]
+    occurred, clear, incref = api["PyErr_Occurred"], api["PyErr_Clear"], api["Py_IncRef"]
+    vectorcall = api["PyObject_Vectorcall"]
 
     fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_NAME)
     state, args, nargs = fn.args
@@ -147,47 +126,17 @@ def _module() -> Any:
     return module
 
 
-def _disabled() -> str | None:
-    if os.environ.get("HSAPY_SIM_NATIVE_INDEX", "1") == "0":
-        return "HSAPY_SIM_NATIVE_INDEX=0"
-    if sysconfig.get_config_var("Py_GIL_DISABLED"):
-        return "a Python without the GIL"
-    return None
-
-
-def _build() -> Any:
-    """The method definition of the compiled function (built once per process). Its own
-    MCJIT engine, without the simulator's kernel compiler: a few milliseconds, no import of
-    the JIT engine's modules."""
-    import llvmlite.binding as llvm
-
-    api = ctypes.pythonapi
-    for name in _API:
-        llvm.add_symbol(name, ctypes.cast(getattr(api, name), ctypes.c_void_p).value)
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    machine = llvm.Target.from_default_triple().create_target_machine(opt=2, jit=True)
-    module = _module()
-    module.triple = llvm.get_process_triple()
-    module.data_layout = str(machine.target_data)
-    parsed = llvm.parse_assembly(str(module))
-    parsed.verify()
-    engine = llvm.create_mcjit_compiler(parsed, machine)
-    engine.finalize_object()
-    address = engine.get_function_address(_NAME)
-    if not address:
-        raise RuntimeError(f"MCJIT gave no address for {_NAME}")
-    definition = _MethodDef(b"hsa_queue_add_write_index_scacq_screl", address, _METH_FASTCALL,
-                            b"Fetch-and-add the write index; return the previous value "
-                            b"(the simulator's, compiled: hsapy.sim.native_index).")
-    _built.append((definition, engine, machine))
-    return definition
+def _build() -> None:
+    _built.append(_native.compile_builtin(
+        _module(), _NAME, "hsa_queue_add_write_index_scacq_screl",
+        "Fetch-and-add the write index; return the previous value (the simulator's, "
+        "compiled: hsapy.sim.native_index)."))
 
 
 def available() -> bool:
     """Whether the compiled fetch-and-add can be made in this process (built on first ask;
     ``why_not()`` says what stopped it)."""
-    if _disabled():
+    if _native.disabled():
         return False
     if _built:
         return True
@@ -206,7 +155,7 @@ def why_not() -> str | None:
     """Why no compiled fetch-and-add is made in this process (None: one is)."""
     if available():
         return None
-    return _disabled() or (_failed[0] if _failed else "not built")
+    return _native.disabled() or (_failed[0] if _failed else "not built")
 
 
 def native_add_write_index(state: list[Any]) -> Any:
@@ -215,11 +164,4 @@ def native_add_write_index(state: list[Any]) -> Any:
     made."""
     if len(state) != 4 or not callable(state[3]) or not available():
         return None
-    definition = _built[0][0]
-    return _new_function(ctypes.addressof(definition), state, None)
-
-
-# PyCFunction_NewEx(method definition, self, module), with a prototype of its own (the
-# attributes of ctypes.pythonapi's functions are left as other code may have set them)
-_new_function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
-                                  ctypes.py_object)(("PyCFunction_NewEx", ctypes.pythonapi))
+    return _native.new_builtin(_built[0], state)

@@ -23,7 +23,7 @@ def lib(request, monkeypatch):
     # made (hsapy.sim.native_index), else the Python function it stands in for: both are held
     # to every test here
     if request.param == "python":
-        monkeypatch.setenv("HSAPY_SIM_NATIVE_INDEX", "0")
+        monkeypatch.setenv("HSAPY_NATIVE_BUILTINS", "0")
     sim = SimLib(ffi)
     add = sim.hsa_queue_add_write_index_scacq_screl
     assert isinstance(add, BuiltinFunctionType) == (request.param == "native"), why_not()

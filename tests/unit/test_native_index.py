@@ -122,7 +122,7 @@ def test_builtin_keeps_reference_counts():
 
 
 def test_disabled_by_the_environment(monkeypatch):
-    monkeypatch.setenv("HSAPY_SIM_NATIVE_INDEX", "0")
+    monkeypatch.setenv("HSAPY_NATIVE_BUILTINS", "0")
     assert not native_index.available()
-    assert native_index.why_not() == "HSAPY_SIM_NATIVE_INDEX=0"
+    assert native_index.why_not() == "HSAPY_NATIVE_BUILTINS=0"
     assert native_index.native_add_write_index([object(), [0], 0, print]) is None

@@ -1,0 +1,117 @@
+"""hsapy._hsa.fastcall: a C function called through a compiled builtin answers as cffi's call of
+the same function pointer does, argument by argument."""
+from __future__ import annotations
+
+import platform
+import random
+from types import BuiltinFunctionType
+
+import numpy as np
+import pytest
+
+from hsapy._hsa import ffi
+from hsapy._hsa.fastcall import bound_u64
+
+pytestmark = pytest.mark.skipif(
+    platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"),
+    reason="llvmlite's host JIT is tested on x86-64 and AArch64")
+
+_keep: list = []
+
+
+def _fetch_add_function():
+    """A C function ``uint64_t f(uint64_t *word, uint64_t value)`` compiled here: it adds
+    ``value`` to ``*word`` and returns the old value (0xDEAD for a null pointer), as a cffi
+    function pointer."""
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    i64, ptr = ir.IntType(64), ir.PointerType()
+    module = ir.Module(name="fetch_add_for_tests")
+    fn = ir.Function(module, ir.FunctionType(i64, (ptr, i64)), name="fetch_add")
+    word, value = fn.args
+    entry, work, null = (fn.append_basic_block(n) for n in ("entry", "work", "null"))
+    b = ir.IRBuilder(entry)
+    b.cbranch(b.icmp_unsigned("==", b.ptrtoint(word, i64), ir.Constant(i64, 0)), null, work)
+    b.position_at_end(null)
+    b.ret(ir.Constant(i64, 0xDEAD))
+    b.position_at_end(work)
+    b.ret(b.atomic_rmw("add", word, value, "seq_cst"))
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
+    module.triple = llvm.get_process_triple()
+    parsed = llvm.parse_assembly(str(module))
+    engine = llvm.create_mcjit_compiler(parsed, machine)
+    engine.finalize_object()
+    _keep.append(engine)
+    return ffi.cast("uint64_t (*)(uint64_t *, uint64_t)", engine.get_function_address("fetch_add"))
+
+
+class _Index:
+    def __index__(self) -> int:
+        return 3
+
+
+VALUES = [0, 1, 9, 2**63, 2**64 - 1, 2**64, -1, True, 1.5, None, "2", np.uint64(4),
+          np.int64(-1), _Index(), 10**40]
+
+
+def _outcome(call, pointer, value, words):
+    try:
+        result = ("returned", call(pointer, value))
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+        result = ("raised", type(exc), str(exc))
+    return result, int(words[0])
+
+
+def test_builtin_answers_as_cffi_does():
+    function = _fetch_add_function()
+    call = bound_u64(ffi, function)
+    assert isinstance(call, BuiltinFunctionType)
+    worlds = []
+    for _ in range(2):
+        words = ffi.new("uint64_t[1]", [7])
+        worlds.append((words, words + 0, ffi.cast("uint64_t *", words)))
+    rng = random.Random(1)
+    for _ in range(500):
+        value = rng.choice(VALUES)
+        which = rng.randrange(2)                   # the same pointer object, or another one
+        (a, a_first, a_other), (b, b_first, b_other) = worlds
+        pa = a_first if which == 0 else a_other
+        pb = b_first if which == 0 else b_other
+        assert _outcome(call, pa, value, a) == _outcome(function, pb, value, b), value
+    assert call(ffi.NULL, 1) == function(ffi.NULL, 1) == 0xDEAD
+    with pytest.raises(TypeError):
+        call(12345, 1)                             # not a pointer: cffi's error
+    with pytest.raises(TypeError):
+        call(worlds[0][1])                         # one argument: cffi's error
+
+
+def test_other_functions_are_returned_as_they_are():
+    def python(queue, value):
+        return value
+
+    assert bound_u64(ffi, python) is python
+    other = ffi.cast("int64_t (*)(uint64_t *, uint64_t)", 0)
+    assert bound_u64(ffi, other) is other
+
+
+def test_disabled_by_the_environment(monkeypatch):
+    monkeypatch.setenv("HSAPY_NATIVE_BUILTINS", "0")
+    function = _fetch_add_function()
+    assert bound_u64(ffi, function) is function
+
+
+def test_real_rocr_fetch_and_add_through_the_builtin(rocr_sim_runtime):
+    # the real libhsa-runtime64's hsa_queue_add_write_index_scacq_screl, over the simulated thunk
+    agent = rocr_sim_runtime.gpu_agents[0]
+    with agent.create_queue(size=64) as queue:
+        add = queue.producer().add_write_index
+        assert isinstance(add, BuiltinFunctionType)
+        pointer = queue.producer().queue_ptr
+        assert [add(pointer, 2), add(pointer, 3), queue.load_write_index()] == [0, 2, 5]
+        with pytest.raises(OverflowError):
+            add(pointer, -1)
+        assert queue.load_write_index() == 5
+        queue.store_write_index(0)          # nothing was written: reserve nothing at close
