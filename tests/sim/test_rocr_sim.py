@@ -223,11 +223,16 @@ def test_backend_rocr_is_refused_while_rocr_runs_over_the_simulated_thunk(rocr_s
         Runtime(backend="rocr")
 
 
-def test_an_event_set_wakes_every_waiter_and_stays_set_only_for_none(rocr_sim_runtime):
+def test_an_event_set_wakes_every_waiter_and_stays_set_only_for_none(rocr_sim_runtime,
+                                                                    monkeypatch):
     """KFD semantics (kfd_events.c): ROCr waits on one auto-reset event from several threads (a
     queue's destructor and its async-handler thread); one set must wake them all."""
     import threading
 
+    from hsapy.sim.thunk import kfd
+
+    # Waits sleep whole, so that both waiters are surely asleep when the event is set.
+    monkeypatch.setattr(kfd, "KFD_WAIT_SLICE_MS", 60_000)
     device = _device()
     ffi = device.ffi
     out = ffi.new("HsaEvent **")
@@ -251,6 +256,102 @@ def test_an_event_set_wakes_every_waiter_and_stays_set_only_for_none(rocr_sim_ru
     assert device.hsaKmtWaitOnEvent(event, 50) == success      # ... for the next wait
     assert device.hsaKmtWaitOnEvent(event, 50) == timeout      # which consumed it
     assert device.hsaKmtDestroyEvent(event) == 0
+
+
+@pytest.mark.parametrize("milliseconds", [0xFFFFFFFE, 0xFFFFFFFF])
+def test_a_wait_after_another_waiter_consumed_the_set_still_returns(rocr_sim_runtime,
+                                                                    milliseconds):
+    """The wake-up the KFD loses: an auto-reset event set while nobody sleeps stays set, and the
+    next wait from ANY thread consumes it. ROCr 5.2's queue destructor reads its signal, the
+    async-handler thread stores to it (the set) and goes back to sleep on the same event (it is
+    shared by every queue's inactive signal) before the destructor sleeps: the destructor must
+    still come back (0xFFFFFFFE ms is what ROCr asks for), to re-read the signal."""
+    import threading
+    import time
+
+    from hsapy.sim.thunk import kfd
+
+    device = _device()
+    ffi = device.ffi
+    out = ffi.new("HsaEvent **")
+    assert device.hsaKmtCreateEvent(ffi.new("HsaEventDescriptor *"), False, False, out) == 0
+    event = out[0]
+    success, timeout = device.lib.HSAKMT_STATUS_SUCCESS, device.lib.HSAKMT_STATUS_WAIT_TIMEOUT
+    device.hsaKmtSetEvent(event)                       # the handler's store: nobody asleep
+    events = ffi.new("HsaEvent *[1]", [event])
+    assert device.hsaKmtWaitOnMultipleEvents(events, 1, False, milliseconds) == success
+    results = []                                       # ^ the async thread consumed the set
+
+    def destructor():
+        start = time.monotonic()
+        results.append((device.hsaKmtWaitOnEvent(event, milliseconds), time.monotonic() - start))
+
+    waiter = threading.Thread(target=destructor, daemon=True)
+    waiter.start()
+    waiter.join(10)
+    try:
+        assert not waiter.is_alive(), "the wait never returned: the lost wake-up hangs ROCr"
+        [(status, seconds)] = results
+        assert status == timeout                       # nothing set it: an early return
+        assert seconds < kfd.KFD_WAIT_SLICE_MS / 1e3 + 2
+    finally:
+        device.hsaKmtSetEvent(event)                   # frees a waiter left asleep
+        waiter.join(5)
+        assert device.hsaKmtDestroyEvent(event) == 0
+
+
+def test_destroying_a_queue_survives_the_lost_wake_up_through_rocr():
+    """The same race through ROCr 5.2.3 itself, made certain by delays in the simulated thunk:
+    the async-handler thread is held (0.3 s) after the wake-up for the new queue's handler
+    registration, so the destructor's store sets nothing and it goes to sleep (held 0.6 s
+    before it enters the KFD wait); meanwhile the handler stores -1 (a set with nobody asleep)
+    and the async thread's next wait, on the utility queue's signal (the same event), consumes
+    it. Without a bound on KFD waits, hsa_queue_destroy never returns."""
+    script = textwrap.dedent("""
+        import threading, time
+        from hsapy.runtime import Runtime
+        from hsapy.sim.thunk import kfd
+
+        with Runtime(backend="rocr-sim") as rt:
+            agent = rt.gpu_agents[0]
+            device = kfd.attached()
+            main = threading.main_thread()
+            hold = {"async": False, "main": False}
+            wait_one, wait_many = device.hsaKmtWaitOnEvent, device.hsaKmtWaitOnMultipleEvents
+
+            def wait_many_held(*args):
+                status = wait_many(*args)
+                if hold["async"] and threading.current_thread() is not main:
+                    hold["async"] = False
+                    time.sleep(0.3)
+                return status
+
+            def wait_one_held(*args):
+                if hold["main"] and threading.current_thread() is main:
+                    hold["main"] = False
+                    time.sleep(0.6)
+                return wait_one(*args)
+
+            device.hsaKmtWaitOnMultipleEvents = wait_many_held
+            device.hsaKmtWaitOnEvent = wait_one_held
+            # The first queue makes ROCr's utility queue, and the async thread now waits
+            # through wait_many_held.
+            agent.create_queue(size=agent.queue_min_size).close()
+            time.sleep(0.1)
+            hold["async"] = True
+            queue = agent.create_queue(size=agent.queue_min_size)
+            hold["main"] = True
+            queue.close()
+            print("destroyed", hold, flush=True)
+    """)
+    try:
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("hsa_queue_destroy hung: the wake-up for its inactive signal was lost")
+    assert result.returncode == 0, result.stderr[-2000:]
+    # Both holds were taken, so the race was set up as described.
+    assert "destroyed {'async': False, 'main': False}" in result.stdout
 
 
 def test_a_process_that_exits_with_a_rocr_sim_runtime_open_exits_cleanly():

@@ -49,6 +49,12 @@ PAGE = 4096
 # and checks <= 1.3 for gfx906 sramecc quirks only).
 KFD_VERSION = (1, 8)
 
+# The longest one hsaKmtWaitOnEvent / hsaKmtWaitOnMultipleEvents sleeps before it returns
+# HSAKMT_STATUS_WAIT_TIMEOUT, whatever timeout it was given (ROCr 5.2 asks for 0xFFFFFFFE ms, in
+# effect forever). KFD events lose wake-ups, and ROCr 5.2 sleeps on them without a bound; see
+# SimKfd._wait for the race and why returning early is safe for ROCr.
+KFD_WAIT_SLICE_MS = 100
+
 CPU_NODE, GPU_NODE = 0, 1
 # The GPU node's id in KFD's topology (gpu_id, any non-zero value) and its PCI location.
 GPU_LOCATION_ID = 0x0300
@@ -616,11 +622,32 @@ class SimKfd:
         return self._wait([array[i] for i in range(count)], bool(wait_all), milliseconds)
 
     def _wait(self, cdatas: list, wait_all: bool, milliseconds: int) -> int:
+        """Wait as the KFD does (kfd_events.c, kfd_wait_on_events), but never longer than
+        :data:`KFD_WAIT_SLICE_MS`: a longer wait returns HSAKMT_STATUS_WAIT_TIMEOUT early.
+
+        Why the bound: an auto-reset event set while nobody sleeps on it stays set for the next
+        wait, and any thread's wait consumes it (init_event_waiter_get_status). ROCr 5.2 gives
+        every queue's queue_inactive_signal one shared event (AqlQueue::queue_event_,
+        amd_aql_queue.cpp). ~AqlQueue stores 0x8000000000000000 there and waits (timeout
+        0xFFFFFFFE ms, InterruptSignal::WaitRelaxed) for the async-events thread's
+        DynamicScratchHandler to store -1. If that store's hsaKmtSetEvent comes after the
+        destructor last read the signal but before it sleeps, the set stays pending, the async
+        thread (Runtime::AsyncEventsLoop -> Signal::WaitAny) goes back to sleep on the same event
+        for the other queues' signals -- ROCr's utility queue is always one -- and consumes it,
+        and the destructor then sleeps forever. The real KFD loses this wake-up too: later
+        KFDs (ioctl 1.14) added event ages for it, and ROCr's change that uses them says that
+        without them "race condition can cause some threads to sleep without wakeup"; 5.2's only
+        guard, letting one waiter per Signal sleep, does not cover two Signals on one event. The
+        simulator makes the window wide (the GIL can delay a thread's entry into this function by
+        milliseconds), so a wait here is bounded: ROCr's two callers (WaitRelaxed, WaitAny)
+        ignore the status and re-read their signals after every return, so an early return is
+        one more poll, and a lost wake-up costs at most one slice.
+        """
         lib = self.lib
         events = [self._event(c) for c in cdatas]
         if any(e is None for e in events):
             return lib.HSAKMT_STATUS_INVALID_HANDLE
-        deadline = None if milliseconds == 0xFFFFFFFF else time.monotonic() + milliseconds / 1e3
+        deadline = time.monotonic() + min(milliseconds, KFD_WAIT_SLICE_MS) / 1e3
         with self._event_cond:
             seen = [e.generation for e in events]
             for e in events:
@@ -633,10 +660,10 @@ class SimKfd:
                             if not e.manual_reset:
                                 e.signaled = False
                         return lib.HSAKMT_STATUS_SUCCESS
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
                         return lib.HSAKMT_STATUS_WAIT_TIMEOUT
-                    self._event_cond.wait(remaining if remaining is not None else 1.0)
+                    self._event_cond.wait(remaining)
             finally:
                 for e in events:
                     e.waiters -= 1
