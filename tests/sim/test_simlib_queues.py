@@ -179,6 +179,20 @@ def test_amd_queue_t_apertures_and_limits(lib):
     lib.hsa_queue_destroy(queue)
 
 
+def _race(threads):
+    """Run ``threads`` to the end with a tiny switch interval, so that the GIL changes hands
+    inside reservations often."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+
+
 def test_concurrent_add_write_index_is_atomic(lib):
     # Producers race through the flattened hot path and the generic one; a tiny switch
     # interval makes the GIL change hands inside reservations often.
@@ -192,16 +206,7 @@ def test_concurrent_add_write_index_is_atomic(lib):
             got.extend(mine)
 
     adds = [lib.hsa_queue_add_write_index_scacq_screl, lib.hsa_queue_add_write_index_relaxed] * 2
-    threads = [threading.Thread(target=reserve, args=(add,)) for add in adds]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    _race([threading.Thread(target=reserve, args=(add,)) for add in adds])
     assert sorted(got) == list(range(12000))
     assert ffi.cast("uint64_t *", queue)[56 // 8] == 12000      # amd_queue_t.write_dispatch_id
     lib.hsa_queue_destroy(queue)
@@ -256,16 +261,7 @@ def test_concurrent_adds_on_two_queues_never_mix_them(lib):
             for k in (0, 1):
                 got[k].extend(mine[k])
 
-    threads = [threading.Thread(target=reserve, args=(k % 2,)) for k in range(4)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    _race([threading.Thread(target=reserve, args=(k % 2,)) for k in range(4)])
     for k, queue in enumerate((a, b)):
         assert sorted(got[k]) == list(range(6000))
         assert lib.hsa_queue_load_write_index_relaxed(queue) == 6000
