@@ -128,10 +128,8 @@ def bound_u64(ffi: Any, function: Any) -> Any:
     def slow(*args: Any) -> Any:
         if len(args) == 2 and isinstance(args[0], ffi.CData):
             first = args[0]
-            if ffi.typeof(first) is first_type:
-                state[0] = _NO_ARGUMENT
-                state[1] = int(ffi.cast("uintptr_t", first))
-                state[0] = first
+            if ffi.typeof(first) is first_type:   # both items in one step for other threads
+                state[0:2] = (first, int(ffi.cast("uintptr_t", first)))
         return function(*args)
 
     state[3] = slow

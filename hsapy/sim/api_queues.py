@@ -101,9 +101,10 @@ def installed_add_write_index(queue_pointers: dict[Any, SimQueue],
 
     The builtin handles a call with the queue its state names; every other call goes to
     ``miss``, which points the state at the queue it finds (its token, the address of its
-    write_dispatch_id) before the Python function does the work. The state names NO_QUEUE
-    while it is being changed, so a builtin call on another thread never pairs one queue with
-    another's token or word."""
+    write_dispatch_id) before the Python function does the work. It changes the three items
+    with one slice assignment (one C call under the GIL), so a builtin call on another thread
+    never pairs one queue with another's token or word; NO_QUEUE names no queue (a destroyed
+    queue's state is reset to it)."""
     python_add = compiled_add_write_index(queue_pointers, last_queue, slow)
     from hsapy.sim.native_index import native_add_write_index
 
@@ -114,11 +115,9 @@ def installed_add_write_index(queue_pointers: dict[Any, SimQueue],
             sim_queue = queue_pointers.get(queue)
         except TypeError:
             sim_queue = None
-        if sim_queue is not None:
-            state[0] = NO_QUEUE
-            state[1] = sim_queue.write_token
-            state[2] = sim_queue.address + 8 * WRITE_INDEX_WORD
-            state[0] = queue
+        if sim_queue is not None:          # one slice assignment: one step for other threads
+            state[0:3] = (queue, sim_queue.write_token,
+                          sim_queue.address + 8 * WRITE_INDEX_WORD)
         return python_add(queue, value)
 
     state[3] = miss
