@@ -25,7 +25,7 @@ __all__ = ["API", "METH_FASTCALL", "disabled", "compile_builtin", "new_builtin"]
 METH_FASTCALL = 0x0080
 # The C API functions builtins may call (each in the stable ABI of CPython 3.11+).
 API = ("PyList_GetItem", "PyList_Size", "PyList_SetItem", "PyLong_AsUnsignedLongLong",
-       "PyLong_AsLongLong", "PyLong_FromUnsignedLongLong", "PyErr_Occurred", "PyErr_Clear",
+       "PyLong_FromUnsignedLongLong", "PyErr_Occurred", "PyErr_Clear",
        "Py_IncRef", "PyObject_Vectorcall")
 
 
@@ -61,7 +61,7 @@ def declare_api(module: Any) -> dict[str, Any]:
     signatures = {
         "PyList_GetItem": (ptr, ptr, i64), "PyList_Size": (i64, ptr),
         "PyList_SetItem": (i32, ptr, i64, ptr), "PyLong_AsUnsignedLongLong": (i64, ptr),
-        "PyLong_AsLongLong": (i64, ptr), "PyLong_FromUnsignedLongLong": (ptr, i64),
+        "PyLong_FromUnsignedLongLong": (ptr, i64),
         "PyErr_Occurred": (ptr,), "PyErr_Clear": (void,), "Py_IncRef": (void, ptr),
         "PyObject_Vectorcall": (ptr, ptr, ptr, i64, ptr)}
     return {name: ir.Function(module, ir.FunctionType(ret, args), name=name)

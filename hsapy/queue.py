@@ -19,7 +19,7 @@ from hsapy import aql
 from hsapy._checks import check_flag, check_timeout
 from hsapy._checks import check_int as _check_int
 from hsapy._hsa import check
-from hsapy._hsa.fastcall import bound_u64
+from hsapy._hsa.fastcall import bound_signal_store, bound_u64
 from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
 from hsapy.aql import Packet, split
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError, error_for
@@ -235,9 +235,10 @@ class Queue:
         self._free_end = [self.size]
         # Indices reserved but never written (the reserving call failed: see abandon).
         self._abandoned: list[int] = []
-        # one call per dispatch: without libffi where the library is C (hsapy._hsa.fastcall)
+        # one call each per dispatch: without libffi where the library is C (hsapy._hsa.fastcall)
         self._add_write_index = bound_u64(ffi, lib.hsa_queue_add_write_index_scacq_screl)
-        self._store_doorbell = lib.hsa_signal_store_screlease
+        self._store_doorbell = bound_signal_store(ffi, lib.hsa_signal_store_screlease,
+                                                  self._doorbell_cdata)
         _require_tso()
         self._base = ffi.cast("uint8_t *", self.base_address)
         # Bodies are written through a memoryview of the ring (one memcpy, cheaper from Python

@@ -115,3 +115,71 @@ def test_real_rocr_fetch_and_add_through_the_builtin(rocr_sim_runtime):
             add(pointer, -1)
         assert queue.load_write_index() == 5
         queue.store_write_index(0)          # nothing was written: reserve nothing at close
+
+
+def _store_function():
+    """A C function ``void f(hsa_signal_t signal, int64_t value)`` compiled here: it stores
+    ``value`` at the address the signal's handle holds (the struct passed by value, as a
+    uint64_t), as a cffi function pointer."""
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    i64 = ir.IntType(64)
+    module = ir.Module(name="store_for_tests")
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), (i64, i64)), name="store")
+    handle, value = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.store(value, b.inttoptr(handle, ir.PointerType()))
+    b.ret_void()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
+    module.triple = llvm.get_process_triple()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)), machine)
+    engine.finalize_object()
+    _keep.append(engine)
+    return ffi.cast("void (*)(hsa_signal_t, int64_t)", engine.get_function_address("store"))
+
+
+STORE_VALUES = [0, 1, -1, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, True, 1.5, None,
+                np.int64(-7), np.uint64(8), _Index(), 10**40]
+
+
+def test_signal_store_builtin_answers_as_cffi_does():
+    from hsapy._hsa.fastcall import bound_signal_store
+
+    function = _store_function()
+    words = ffi.new("int64_t[2]")
+    signals = ffi.new("hsa_signal_t[2]")
+    for k in (0, 1):
+        signals[k].handle = int(ffi.cast("uintptr_t", words + k))
+    doorbell = signals[0]
+    store = bound_signal_store(ffi, function, doorbell)
+    assert isinstance(store, BuiltinFunctionType)
+    rng = random.Random(2)
+    for _ in range(300):
+        value = rng.choice(STORE_VALUES)
+        target = rng.choice((doorbell, signals[1], signals[0]))   # the bound one, or not
+        got = _outcome(store, target, value, words)
+        words_after = (int(words[0]), int(words[1]))
+        want = _outcome(function, target, value, words)
+        assert got == want and words_after == (int(words[0]), int(words[1])), value
+    assert store(doorbell, 5) is None and words[0] == 5
+    assert bound_signal_store(ffi, function, 12345) is function          # not a signal
+    other = ffi.cast("void (*)(hsa_signal_t, uint64_t)", 0)
+    assert bound_signal_store(ffi, other, doorbell) is other
+
+
+def test_real_rocr_doorbell_store_through_the_builtin(rocr_sim_runtime):
+    # the real libhsa-runtime64's doorbell store, over the simulated thunk: submitted dispatches
+    # of the empty kernel complete, and their doorbells went through the builtin
+    from hsapy.bench import LaunchSetup
+
+    with LaunchSetup(rocr_sim_runtime) as setup:
+        producer = setup.queue.producer()
+        assert isinstance(producer.store_doorbell, BuiltinFunctionType)
+        assert isinstance(producer.add_write_index, BuiltinFunctionType)
+        indices = [setup.prepared.submit() for _ in range(5)]
+        assert indices == list(range(indices[0], indices[0] + 5))
+        setup.prepared().wait(30)
+        assert setup.queue.load_read_index() == indices[-1] + 2
