@@ -98,3 +98,88 @@ def compile_builtin(module: Any, symbol: str, name: str, doc: str) -> Any:
 def new_builtin(definition: Any, state: Any) -> Any:
     """A builtin function running ``definition``'s C function with ``state`` as its self."""
     return _new_function(ctypes.addressof(definition), state, None)
+
+
+_ROWS_SYMBOL = "hsapy_write_rows"
+_rows: dict[str, Any] = {}
+
+
+def _rows_module() -> Any:
+    """``write_rows(ring, rows, count, words)``: copy ``count`` 64-byte packet rows from address
+    ``rows`` to address ``ring`` (their header|setup words hold INVALID), then store the
+    ``count`` uint32 header|setup words at address ``words`` into them, first to last, each a
+    release store -- the AQL publishing protocol for a run of packets (body first, then the
+    header) without a numpy call per step. Returns None; an argument that is not an int raises
+    the conversion's error with nothing written."""
+    from llvmlite import ir
+
+    i1, i32, i64, ptr = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType()
+    module = ir.Module(name="hsapy_write_rows")
+    api = declare_api(module)
+    memcpy = ir.Function(module, ir.FunctionType(ir.VoidType(), (ptr, ptr, i64, i1)),
+                         name="llvm.memcpy.p0.p0.i64")
+    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_ROWS_SYMBOL)
+    state, args, nargs = fn.args
+    entry, convert, wrong, error, work, loop, done = (fn.append_basic_block(n) for n in (
+        "entry", "convert", "wrong_count", "error", "work", "loop", "done"))
+    b = ir.IRBuilder(entry)
+
+    def const(value: int, kind: Any = i64) -> ir.Constant:
+        return ir.Constant(kind, value)
+
+    b.cbranch(b.icmp_signed("==", nargs, const(4)), convert, wrong)
+    b.position_at_end(wrong)          # state[1] raises the TypeError that names the arguments
+    b.ret(b.call(api["PyObject_Vectorcall"], [b.call(api["PyList_GetItem"], [state, const(1)]),
+                                              args, nargs, ir.Constant(ptr, None)]))
+    b.position_at_end(convert)
+    values = [b.call(api["PyLong_AsUnsignedLongLong"],
+                     [b.load(b.gep(args, [const(k)], source_etype=ptr), typ=ptr)])
+              for k in range(4)]
+    failed = b.icmp_unsigned("!=", b.ptrtoint(b.call(api["PyErr_Occurred"], []), i64), const(0))
+    b.cbranch(failed, error, work)
+    b.position_at_end(error)          # the conversion's error is set
+    b.ret(ir.Constant(ptr, None))
+    b.position_at_end(work)
+    ring, rows, count, words = values
+    b.call(memcpy, [b.inttoptr(ring, ptr), b.inttoptr(rows, ptr), b.shl(count, const(6)),
+                    ir.Constant(i1, 0)])
+    start = b.block
+    b.branch(loop)
+    b.position_at_end(loop)
+    k = b.phi(i64)
+    k.add_incoming(const(0), start)
+    more = b.icmp_unsigned("<", k, count)
+    body = fn.append_basic_block("body")
+    b.cbranch(more, body, done)
+    b.position_at_end(body)
+    word = b.load(b.inttoptr(b.add(words, b.shl(k, const(2))), ir.PointerType(i32)), typ=i32)
+    header = b.inttoptr(b.add(ring, b.shl(k, const(6))), ir.PointerType(i32))
+    b.store_atomic(word, header, "release", 4)
+    k.add_incoming(b.add(k, const(1)), body)
+    b.branch(loop)
+    b.position_at_end(done)
+    none = b.call(api["PyList_GetItem"], [state, const(0)])
+    b.call(api["Py_IncRef"], [none])
+    b.ret(none)
+    return module
+
+
+def row_writer() -> Any:
+    """The ``write_rows(ring, rows, count, words)`` builtin (see _rows_module), or None where
+    no builtin can be made (``disabled()``, or it failed to compile)."""
+    if disabled():
+        return None
+    if "builtin" not in _rows and "failed" not in _rows:
+        try:
+            definition = compile_builtin(
+                _rows_module(), _ROWS_SYMBOL, "write_rows",
+                "Copy packet rows into a ring, then store their header|setup words in order "
+                "(hsapy._native).")
+            _rows["builtin"] = new_builtin(definition, [None, _write_rows_arguments])
+        except Exception as exc:  # noqa: BLE001 - any failure keeps the Python copy
+            _rows["failed"] = f"{type(exc).__name__}: {exc}"
+    return _rows.get("builtin")
+
+
+def _write_rows_arguments(*args: Any) -> None:
+    raise TypeError(f"write_rows(ring, rows, count, words) takes 4 arguments ({len(args)} given)")

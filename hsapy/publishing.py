@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from hsapy import aql
+from hsapy._native import row_writer
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
 from hsapy.observers import OBSERVERS, notify_signal_reused, watch_observers
 from hsapy.queue import INVALID_WORD
@@ -734,6 +735,7 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
     add, queue_ptr, free_end, mask = (producer.add_write_index, producer.queue_ptr,
                                       producer.free_end, producer.mask)
     rows, header_words, make_space = producer.rows, producer.word_array, producer.make_space
+    ring_address, write_rows = producer.ring_address, row_writer()
     size = mask + 1
     ring_doorbell = queue.ring_doorbell
     store_doorbell, doorbell_signal = producer.store_doorbell, producer.doorbell_signal
@@ -743,10 +745,13 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                                            arena.half_size)
     pack, pack_explicit, explicit = (packer.pack_into, packer.pack_explicit_into,
                                      packer.explicit_count)
-    # The rows as flat bytes, per entry of ``chunks``: memoryviews copy holding the GIL (numpy
+    # Per entry of ``chunks``: the rows as flat bytes and the addresses of the rows and their
+    # words. Without the write_rows builtin, memoryviews copy the rows holding the GIL (numpy
     # lets it go for a copy this size, and the simulator's packet processor taking it then
-    # makes the publishing thread wait to get it back).
-    flat: dict[Any, memoryview] = {}
+    # makes the publishing thread wait to get it back) and numpy stores the words. With it,
+    # one call does both (benchmarks/launch.py's batch256 on a 16-core host: the numpy store
+    # and its indexing were a fifth of the batch's samples under py-spy).
+    flat: dict[Any, tuple[memoryview, int, int]] = {}
 
     def chunk(arg_lists: list[Sequence[Any]], doorbell: bool) -> tuple[int, int, Any, int]:
         if OBSERVERS or values is None:
@@ -780,14 +785,16 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                         base += slot_size
                 owners[half] = packer
             key = (half, count, shared)
-            packets = flat.get(key)
-            if packets is None:
+            entry = flat.get(key)
+            if entry is None:
                 if len(chunks) >= _CHUNK_LAYOUTS:
                     chunks.clear()
                     flat.clear()
                 chunks[key] = made = chunk_packets(template, arena, half, count, shared)
                 # (numpy's stubs give ndarray the buffer protocol only from Python 3.12)
-                packets = flat[key] = memoryview(made[0]).cast("B")  # type: ignore[arg-type]
+                entry = flat[key] = (memoryview(made[0]).cast("B"),  # type: ignore[arg-type]
+                                     made[0].ctypes.data, made[1].ctypes.data)
+            packets, packets_address, words_address = entry
             hwords = chunks[key][1]
             first = add(queue_ptr, count + 1)
             last = first + count
@@ -804,7 +811,15 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
             raise
         at = first & mask
         end = at + count + 1
-        if end <= size:
+        if write_rows is not None:
+            if end <= size:
+                write_rows(ring_address + (at << 6), packets_address, count + 1, words_address)
+            else:                                          # wraps around the ring
+                head = size - at
+                write_rows(ring_address + (at << 6), packets_address, head, words_address)
+                write_rows(ring_address, packets_address + (head << 6), end - size,
+                           words_address + (head << 2))
+        elif end <= size:
             rows[at << 6:end << 6] = packets
             header_words[at << 4:end << 4:16] = hwords
         else:                                              # wraps around the ring

@@ -89,7 +89,8 @@ class QueueProducer(NamedTuple):
        through ``rows`` whose header|setup words hold INVALID_WORD -- then header|setup with one
        32-bit store, ``words[(index & mask) << 4] = word`` (a release store: see Queue.write);
        after whole rows, ``word_array[first << 4:(last + 1) << 4:16] = their words`` (numpy
-       stores them one by one, in order).
+       stores them one by one, in order), or both steps in one call of hsapy._native's
+       ``write_rows`` at ``ring_address + (index & mask) * 64``.
     3. ``store_doorbell(doorbell_signal, index)`` (hsa_signal_store_screlease).
 
     Observers (OBSERVERS) are the producer's business: Queue's methods tell them, this does
@@ -108,6 +109,7 @@ class QueueProducer(NamedTuple):
     make_space: Callable[[int, int, float], None]
     store_doorbell: Callable[[Any, int], None]
     doorbell_signal: Any
+    ring_address: int
 
 
 class _QueueState:
@@ -308,7 +310,7 @@ class Queue:
         return QueueProducer(self._add_write_index, self._ptr, self._free_end, self._mask,
                              self._body_views, self._words, self._ring_bytes, self._ring_words,
                              self._make_space,
-                             self._store_doorbell, self._doorbell_cdata)
+                             self._store_doorbell, self._doorbell_cdata, self.base_address)
 
     def consumed_mark(self) -> Any:
         """None when the packet processor has consumed every packet published so far; else a

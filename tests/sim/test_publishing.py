@@ -335,6 +335,29 @@ def run(side: Side, ops, recorder, keep: list | None):
           suppress_health_check=list(HealthCheck))
 @given(scenario=scenarios())
 def test_the_fast_path_publishes_what_the_reference_publishes(setup, scenario):
+    publishes_alike(setup, scenario)
+
+
+@settings(max_examples=max(EXAMPLES // 4, 5), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(scenario=scenarios())
+def test_without_compiled_builtins_too(setup, scenario):
+    # batches then copy rows and store header words with memoryviews and numpy instead of
+    # hsapy._native's write_rows (the batcher looks when it is made, per prepared launch)
+    saved = os.environ.get("HSAPY_NATIVE_BUILTINS")
+    os.environ["HSAPY_NATIVE_BUILTINS"] = "0"
+    try:
+        publishes_alike(setup, scenario)
+    finally:
+        if saved is None:
+            del os.environ["HSAPY_NATIVE_BUILTINS"]
+        else:
+            os.environ["HSAPY_NATIVE_BUILTINS"] = saved
+
+
+def publishes_alike(setup, scenario):
+    """The scenario's operations on a fast and a plain side publish the same packets, kernarg
+    segments, outcomes and slot generations."""
     runtime, agent, kernel = setup
     layout, shapes, warm, compared, index, slot = scenario
     queues = [agent.create_queue(QUEUE_SIZE) for _ in range(2)]
