@@ -20,7 +20,8 @@ import sysconfig
 import threading
 from typing import Any
 
-__all__ = ["API", "METH_FASTCALL", "disabled", "compile_builtin", "new_builtin"]
+__all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "compile_builtin",
+           "cached_definition", "why_not", "new_builtin", "row_writer"]
 
 METH_FASTCALL = 0x0080
 # The C API functions builtins may call (each in the stable ABI of CPython 3.11+).
@@ -34,10 +35,13 @@ class _MethodDef(ctypes.Structure):
                 ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 # (method definition, engine, target machine) per compiled builtin: kept for the life of the
 # process, as the builtins point into them
 _kept: list[Any] = []
+# per symbol: its method definition once compiled (cached_definition), or why it failed
+_definitions: dict[str, Any] = {}
+_failures: dict[str, str] = {}
 # PyCFunction_NewEx(method definition, self, module), with a prototype of its own (the
 # attributes of ctypes.pythonapi's functions are left as other code may have set them)
 _new_function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
@@ -51,6 +55,17 @@ def disabled() -> str | None:
     if sysconfig.get_config_var("Py_GIL_DISABLED"):
         return "a Python without the GIL"
     return None
+
+
+class Callee:
+    """A function pointer held in an IR value, as llvmlite's call instruction takes its callee
+    (it reads the callee's function type, which a pointer value does not have)."""
+
+    def __init__(self, value: Any, function_type: Any) -> None:
+        self.value, self.type, self.function_type = value, value.type, function_type
+
+    def get_reference(self) -> str:
+        return str(self.value.get_reference())
 
 
 def declare_api(module: Any) -> dict[str, Any]:
@@ -95,13 +110,35 @@ def compile_builtin(module: Any, symbol: str, name: str, doc: str) -> Any:
     return definition
 
 
+def cached_definition(symbol: str, make_module: Any, name: str, doc: str) -> Any:
+    """compile_builtin(make_module(), symbol, name, doc), once per process; None where builtins
+    are disabled or compiling failed (``why_not(symbol)`` says which; a failure is not
+    retried)."""
+    if disabled():
+        return None
+    if symbol not in _definitions and symbol not in _failures:
+        with _lock:
+            if symbol not in _definitions and symbol not in _failures:
+                try:
+                    _definitions[symbol] = compile_builtin(make_module(), symbol, name, doc)
+                except Exception as exc:  # noqa: BLE001 - any failure keeps the caller's way
+                    _failures[symbol] = f"{type(exc).__name__}: {exc}"
+    return _definitions.get(symbol)
+
+
+def why_not(symbol: str) -> str | None:
+    """Why ``symbol``'s builtin is not in use in this process (None: it is compiled)."""
+    if symbol in _definitions and not disabled():
+        return None
+    return disabled() or _failures.get(symbol) or "not built"
+
+
 def new_builtin(definition: Any, state: Any) -> Any:
     """A builtin function running ``definition``'s C function with ``state`` as its self."""
     return _new_function(ctypes.addressof(definition), state, None)
 
 
 _ROWS_SYMBOL = "hsapy_write_rows"
-_rows: dict[str, Any] = {}
 
 
 def _rows_module() -> Any:
@@ -166,19 +203,12 @@ def _rows_module() -> Any:
 
 def row_writer() -> Any:
     """The ``write_rows(ring, rows, count, words)`` builtin (see _rows_module), or None where
-    no builtin can be made (``disabled()``, or it failed to compile)."""
-    if disabled():
-        return None
-    if "builtin" not in _rows and "failed" not in _rows:
-        try:
-            definition = compile_builtin(
-                _rows_module(), _ROWS_SYMBOL, "write_rows",
-                "Copy packet rows into a ring, then store their header|setup words in order "
-                "(hsapy._native).")
-            _rows["builtin"] = new_builtin(definition, [None, _write_rows_arguments])
-        except Exception as exc:  # noqa: BLE001 - any failure keeps the Python copy
-            _rows["failed"] = f"{type(exc).__name__}: {exc}"
-    return _rows.get("builtin")
+    no builtin can be made (``why_not("hsapy_write_rows")``)."""
+    definition = cached_definition(
+        _ROWS_SYMBOL, _rows_module, "write_rows",
+        "Copy packet rows into a ring, then store their header|setup words in order "
+        "(hsapy._native).")
+    return None if definition is None else new_builtin(definition, [None, _write_rows_arguments])
 
 
 def _write_rows_arguments(*args: Any) -> None:

@@ -745,13 +745,13 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                                            arena.half_size)
     pack, pack_explicit, explicit = (packer.pack_into, packer.pack_explicit_into,
                                      packer.explicit_count)
-    # Per entry of ``chunks``: the rows as flat bytes and the addresses of the rows and their
-    # words. Without the write_rows builtin, memoryviews copy the rows holding the GIL (numpy
-    # lets it go for a copy this size, and the simulator's packet processor taking it then
-    # makes the publishing thread wait to get it back) and numpy stores the words. With it,
+    # Per entry of ``chunks``: the rows as flat bytes, their words, and the addresses of both.
+    # Without the write_rows builtin, memoryviews copy the rows holding the GIL (numpy lets it
+    # go for a copy this size, and the simulator's packet processor taking it then makes the
+    # publishing thread wait to get it back) and numpy stores the words. With it,
     # one call does both (benchmarks/launch.py's batch256 on a 16-core host: the numpy store
     # and its indexing were a fifth of the batch's samples under py-spy).
-    flat: dict[Any, tuple[memoryview, int, int]] = {}
+    flat: dict[Any, tuple[memoryview, np.ndarray, int, int]] = {}
 
     def chunk(arg_lists: list[Sequence[Any]], doorbell: bool) -> tuple[int, int, Any, int]:
         if OBSERVERS or values is None:
@@ -793,9 +793,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                 chunks[key] = made = chunk_packets(template, arena, half, count, shared)
                 # (numpy's stubs give ndarray the buffer protocol only from Python 3.12)
                 entry = flat[key] = (memoryview(made[0]).cast("B"),  # type: ignore[arg-type]
-                                     made[0].ctypes.data, made[1].ctypes.data)
-            packets, packets_address, words_address = entry
-            hwords = chunks[key][1]
+                                     made[1], made[0].ctypes.data, made[1].ctypes.data)
+            packets, hwords, packets_address, words_address = entry
             first = add(queue_ptr, count + 1)
             last = first + count
             if last >= free_end[0]:

@@ -24,7 +24,6 @@ store one store to the doorbell.
 """
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from hsapy import _native
@@ -33,21 +32,6 @@ __all__ = ["bound_u64", "bound_signal_store"]
 
 _NAMES = {False: "hsapy_call_u64_u64", True: "hsapy_call_void_i64"}
 _NO_ARGUMENT = object()
-_lock = threading.Lock()
-_built: dict[bool, Any] = {}       # store? -> method definition
-_failed: dict[bool, str] = {}
-
-
-class _Callee:
-    """A function pointer held in a value, as llvmlite's call instruction takes its callee (it
-    reads the callee's function type, which a pointer value does not have)."""
-
-    def __init__(self, value: Any, function_type: Any) -> None:
-        self.value, self.type, self.function_type = value, value.type, function_type
-
-    def get_reference(self) -> str:
-        return str(self.value.get_reference())
-
 
 def _module(store: bool) -> Any:
     """The IR of ``call(state, args, nargs)`` (see the module docstring): with ``store``,
@@ -101,12 +85,12 @@ def _module(store: bool) -> Any:
     if store:
         # hsa_signal_t (a struct of one uint64_t) by value: one integer register on the
         # x86-64 System V and AArch64 calling conventions, as a uint64_t
-        b.call(_Callee(target, ir.FunctionType(void, (i64, i64))), [raw, value])
+        b.call(_native.Callee(target, ir.FunctionType(void, (i64, i64))), [raw, value])
         none = item(4)
         b.call(incref, [none])
         b.ret(none)
     else:
-        result = b.call(_Callee(target, ir.FunctionType(i64, (ptr, i64))),
+        result = b.call(_native.Callee(target, ir.FunctionType(i64, (ptr, i64))),
                         [b.inttoptr(raw, ptr), value])
         b.ret(b.call(from_u64, [result]))
     b.position_at_end(blocks["cleared_slow"])
@@ -120,20 +104,9 @@ def _module(store: bool) -> Any:
 def _definition(store: bool) -> Any:
     """The method definition of one kind of call (compiled on first ask), or None where no
     builtin can be made."""
-    if _native.disabled():
-        return None
-    if store not in _built and store not in _failed:
-        with _lock:
-            if store not in _built and store not in _failed:
-                try:
-                    _built[store] = _native.compile_builtin(
-                        _module(store), _NAMES[store],
-                        "hsa_signal_store" if store else "hsa_call_u64",
-                        "A C function of the HSA library called without libffi "
-                        "(hsapy._hsa.fastcall).")
-                except Exception as exc:  # noqa: BLE001 - any failure keeps the cffi call
-                    _failed[store] = f"{type(exc).__name__}: {exc}"
-    return _built.get(store)
+    return _native.cached_definition(
+        _NAMES[store], lambda: _module(store), "hsa_signal_store" if store else "hsa_call_u64",
+        "A C function of the HSA library called without libffi (hsapy._hsa.fastcall).")
 
 
 def bound_u64(ffi: Any, function: Any) -> Any:

@@ -28,7 +28,6 @@ then guarded by per-object locks this code does not take) or ``HSAPY_NATIVE_BUIL
 """
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from hsapy import _native
@@ -36,9 +35,6 @@ from hsapy import _native
 __all__ = ["native_add_write_index", "available", "why_not"]
 
 _NAME = "hsapy_sim_add_write_index"
-_lock = threading.Lock()
-_built: list[Any] = []          # the method definition, once compiled
-_failed: list[str] = []
 
 
 def _module() -> Any:
@@ -126,42 +122,31 @@ def _module() -> Any:
     return module
 
 
-def _build() -> None:
-    _built.append(_native.compile_builtin(
-        _module(), _NAME, "hsa_queue_add_write_index_scacq_screl",
+def _definition() -> Any:
+    """The compiled function's method definition (built on first ask), or None."""
+    return _native.cached_definition(
+        _NAME, _module, "hsa_queue_add_write_index_scacq_screl",
         "Fetch-and-add the write index; return the previous value (the simulator's, "
-        "compiled: hsapy.sim.native_index)."))
+        "compiled: hsapy.sim.native_index).")
 
 
 def available() -> bool:
     """Whether the compiled fetch-and-add can be made in this process (built on first ask;
     ``why_not()`` says what stopped it)."""
-    if _native.disabled():
-        return False
-    if _built:
-        return True
-    if _failed:
-        return False
-    with _lock:
-        if not _built and not _failed:
-            try:
-                _build()
-            except Exception as exc:  # noqa: BLE001 - any failure leaves the Python function
-                _failed.append(f"{type(exc).__name__}: {exc}")
-    return bool(_built)
+    return _definition() is not None
 
 
 def why_not() -> str | None:
     """Why no compiled fetch-and-add is made in this process (None: one is)."""
-    if available():
-        return None
-    return _native.disabled() or (_failed[0] if _failed else "not built")
+    _definition()
+    return _native.why_not(_NAME)
 
 
 def native_add_write_index(state: list[Any]) -> Any:
     """A builtin ``hsa_queue_add_write_index_scacq_screl(queue, value)`` over ``state``
     (``[queue, token, address, slow]``, see the module docstring), or None where none can be
     made."""
-    if len(state) != 4 or not callable(state[3]) or not available():
+    if len(state) != 4 or not callable(state[3]):
         return None
-    return _native.new_builtin(_built[0], state)
+    definition = _definition()
+    return None if definition is None else _native.new_builtin(definition, state)

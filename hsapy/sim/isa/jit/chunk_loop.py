@@ -24,6 +24,7 @@ from typing import Any
 
 from llvmlite import ir
 
+from hsapy._native import Callee
 from hsapy.sim.isa.jit import chunk_state
 from hsapy.sim.isa.jit import context as C
 from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
@@ -97,19 +98,6 @@ def state_function() -> int:
     return chunk_state.function_address()
 
 
-class _Callee:
-    """A function pointer held in a value, as llvmlite's call instruction takes its callee
-    (it reads the callee's function type; a pointer value has none)."""
-
-    def __init__(self, value: ir.Value, function_type: ir.FunctionType = _FN_TYPE) -> None:
-        self.value = value
-        self.type = value.type
-        self.function_type = function_type
-
-    def get_reference(self) -> str:
-        return self.value.get_reference()
-
-
 def _module() -> ir.Module:
     module = ir.Module(name=NAME)
     fn = ir.Function(module, _FN_TYPE, name=NAME)
@@ -131,7 +119,7 @@ def _module() -> ir.Module:
         return b.inttoptr(word(index), PTR)
 
     def callee(index: int) -> Any:
-        return _Callee(pointer(index))
+        return Callee(pointer(index), _FN_TYPE)
 
     def add_to(index: int, value: ir.Value) -> None:
         b.store(b.add(word(index), value), slot(job, index))

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from llvmlite import ir
 
+from hsapy._native import Callee
 from hsapy.sim.isa.jit import chunk_loop
 from hsapy.sim.isa.jit.compiler import RUN_TYPE, compiler
 from hsapy.sim.isa.jit.runtime import address
@@ -111,7 +112,7 @@ def _module() -> ir.Module:
         return b.inttoptr(load(b, base, index), PTR)
 
     def run_job(b: ir.IRBuilder, loop: ir.Value, job: ir.Value) -> None:
-        answer = b.call(chunk_loop._Callee(loop, _LOOP_TYPE), [job])
+        answer = b.call(Callee(loop, _LOOP_TYPE), [job])
         b.store(answer, word(b, job, chunk_loop.RESULT))
 
     def wait_for(fn: ir.Function, b: ir.IRBuilder, wait: ir.Value, semaphore: ir.Value,
@@ -121,7 +122,7 @@ def _module() -> ir.Module:
         after = fn.append_basic_block(f"{label}_taken")
         b.branch(again)
         b.position_at_end(again)
-        status = b.call(chunk_loop._Callee(wait, _SEM_TYPE), [semaphore])
+        status = b.call(Callee(wait, _SEM_TYPE), [semaphore])
         b.cbranch(b.icmp_signed("!=", status, ir.Constant(I32, 0)), again, after)
         b.position_at_end(after)
 
@@ -130,7 +131,7 @@ def _module() -> ir.Module:
     b = ir.IRBuilder(worker.append_basic_block("entry"))
     slot = worker.args[0]
     mask_type = ir.FunctionType(I32, [I32, PTR, PTR])
-    b.call(chunk_loop._Callee(pointer(b, slot, MASK), mask_type),
+    b.call(Callee(pointer(b, slot, MASK), mask_type),
            [ir.Constant(I32, int(signal.SIG_BLOCK)), pointer(b, slot, SIGSET),
             ir.Constant(PTR, None)])
     start, done = pointer(b, slot, START), pointer(b, slot, DONE)
@@ -139,7 +140,7 @@ def _module() -> ir.Module:
     work, stop = worker.append_basic_block("work"), worker.append_basic_block("stop")
     b.branch(park)
     b.position_at_end(park)
-    status = b.call(chunk_loop._Callee(wait, _SEM_TYPE), [start])   # EINTR: wait again
+    status = b.call(Callee(wait, _SEM_TYPE), [start])   # EINTR: wait again
     b.cbranch(b.icmp_signed("!=", status, ir.Constant(I32, 0)), park, got)
     b.position_at_end(got)
     # take the job unless the round gave up on this worker (or this post is a stale one)
@@ -153,7 +154,7 @@ def _module() -> ir.Module:
     b.position_at_end(work)
     run_job(b, loop, b.inttoptr(job, PTR))
     b.atomic_rmw("xchg", word(b, slot, STATE), ir.Constant(I64, IDLE), "release")
-    b.call(chunk_loop._Callee(post, _SEM_TYPE), [done])
+    b.call(Callee(post, _SEM_TYPE), [done])
     b.branch(park)
     b.position_at_end(stop)
     b.ret(ir.Constant(PTR, None))
@@ -172,7 +173,7 @@ def _module() -> ir.Module:
         worker_slot = b.inttoptr(load(b, slots, b.sub(k, one)), PTR)
         b.store(load(b, jobs, k), word(b, worker_slot, JOB))
         b.atomic_rmw("xchg", word(b, worker_slot, STATE), ir.Constant(I64, ASSIGNED), "release")
-        b.call(chunk_loop._Callee(post, _SEM_TYPE), [pointer(b, worker_slot, START)])
+        b.call(Callee(post, _SEM_TYPE), [pointer(b, worker_slot, START)])
 
     taking = b.alloca(I64, name="taking")     # workers that took their job: posts to wait for
 
