@@ -4,13 +4,14 @@ cache is bounded, and it never outlives or confuses the objects it was made for.
 from __future__ import annotations
 
 import gc
+import sys
 
 import pytest
 
 from hsapy import dispatch
 from hsapy.asm import kernels
 from hsapy.dispatch import LAUNCH_CACHE_SIZE, DispatchConfigError
-from hsapy.errors import ClosedError
+from hsapy.errors import ClosedError, HsapyTypeError
 from hsapy.runtime import Runtime
 
 
@@ -80,6 +81,66 @@ def test_values_that_equal_a_cached_one_are_still_checked(sim, monkeypatch):
         empty.launch(queue, [], 64, 64)
 
 
+def test_the_last_call_is_reused_only_for_the_very_same_options(sim, monkeypatch):
+    # launch's first test compares the whole call with the last exact one (LaunchCache.
+    # last_call): what equals it but is of another type, or fails a check the call's key does
+    # not hold, takes the checked way and gets its error
+    rt, agent = sim
+    empty = _kernel(rt, agent)
+    with agent.create_queue(64) as queue:
+        empty.launch(queue, [], 64, 64, wait=False, timeout=5.0).wait(5)
+        assert _cache(queue).last_call[1] is _cache(queue).found[1]
+        for bad in (dict(wait=0), dict(wait=None), dict(timeout=-5.0), dict(timeout=float("nan"))):
+            with pytest.raises(Exception) as refused:
+                empty.launch(queue, [], 64, 64, **{"wait": False, "timeout": 5.0, **bad})
+            assert "wait" in str(refused.value) or "timeout" in str(refused.value)
+        with pytest.raises(Exception) as refused:
+            empty.launch(queue, [], 64.0, 64, wait=False, timeout=5.0)
+        assert "grid" in str(refused.value)
+        with pytest.raises(HsapyTypeError, match="args"):
+            empty.launch(queue, "", 64, 64, wait=False, timeout=5.0)
+        # equal values of other accepted types, and other argument containers, still launch
+        made = _prepared_count(monkeypatch)
+        empty.launch(queue, (), 64, 64, wait=False, timeout=5).wait(5)
+        empty.launch(queue, iter([]), 64, 64, wait=False, timeout=5.0).wait(5)
+        empty.launch(queue, [], 64, 64, barrier=0, timeout=5.0)
+        assert made == []                          # one preparation serves them all
+        assert empty.launch(queue, [], 64, 64, wait=False, timeout=5.0).wait(5).is_done
+
+
+def test_threads_launching_shapes_in_turn_get_their_own_packets(sim):
+    # several threads on one queue, each with its own shape: every packet has its launch's grid
+    # (the last call and the last entry found are each one tuple, key and entry, read and
+    # replaced in one step)
+    import threading
+
+    rt, agent = sim
+    empty = _kernel(rt, agent)
+    with agent.create_queue(4096) as queue:
+        results: dict[int, list] = {64: [], 128: [], 192: []}
+
+        def launch_many(grid):
+            for _ in range(300):
+                results[grid].append(empty.launch(queue, [], grid, 64, wait=False))
+
+        threads = [threading.Thread(target=launch_many, args=(grid,)) for grid in results]
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)                # switch threads as often as CPython can
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+        finally:
+            sys.setswitchinterval(interval)
+        ring = queue.ring
+        for grid, launched in results.items():
+            assert len(launched) == 300
+            for result in launched:
+                result.wait(10)
+                assert int(ring[result.index % queue.size].view("<u4")[3]) == grid   # grid_size_x
+
+
 def test_each_queue_and_each_kernel_has_its_own_entries(sim, monkeypatch):
     rt, agent = sim
     first, second = _kernel(rt, agent), _kernel(rt, agent)
@@ -134,7 +195,7 @@ def test_closing_the_queue_drops_its_cache(sim):
     empty.launch(queue, [], 64, 64)
     cache = _cache(queue)
     queue.close()
-    assert len(cache) == 0 and cache.last_entry is None
+    assert len(cache) == 0 and cache.found[1] is None and cache.last_call[1] is None
     with pytest.raises(ClosedError):
         empty.launch(queue, [], 64, 64)
 
@@ -148,7 +209,7 @@ def test_closing_the_executable_drops_its_entries_only(sim):
         doomed.launch(queue, [], 64, 64)           # the last one found
         assert len(_cache(queue)) == 2
         doomed.executable.close()
-        assert len(_cache(queue)) == 1 and _cache(queue).last_entry is None
+        assert len(_cache(queue)) == 1 and _cache(queue).found[1] is None
         with pytest.raises(ClosedError):
             doomed.launch(queue, [], 64, 64)
         assert kept.launch(queue, [], 64, 64).is_done
@@ -160,7 +221,7 @@ def test_the_cache_holds_kernels_weakly(sim, monkeypatch):
     with agent.create_queue(64) as queue:
         first = _kernel(rt, agent)
         first.launch(queue, [], 64, 64)
-        entry = _cache(queue).last_entry
+        entry = _cache(queue).found[1]
         made.clear()
         del first
         gc.collect()
