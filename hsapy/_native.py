@@ -20,14 +20,14 @@ import sysconfig
 import threading
 from typing import Any
 
-__all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "compile_builtin",
-           "cached_definition", "why_not", "new_builtin", "row_writer"]
+__all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "unsigned_or",
+           "compile_builtin", "cached_definition", "why_not", "new_builtin", "row_writer"]
 
 METH_FASTCALL = 0x0080
 # The C API functions builtins may call (each in the stable ABI of CPython 3.11+).
 API = ("PyList_GetItem", "PyList_Size", "PyList_SetItem", "PyLong_AsUnsignedLongLong",
        "PyLong_FromUnsignedLongLong", "PyErr_Occurred", "PyErr_Clear",
-       "Py_IncRef", "PyObject_Vectorcall")
+       "Py_IncRef", "PyObject_Vectorcall", "PyObject_Size")
 
 
 class _MethodDef(ctypes.Structure):
@@ -78,9 +78,33 @@ def declare_api(module: Any) -> dict[str, Any]:
         "PyList_SetItem": (i32, ptr, i64, ptr), "PyLong_AsUnsignedLongLong": (i64, ptr),
         "PyLong_FromUnsignedLongLong": (ptr, i64),
         "PyErr_Occurred": (ptr,), "PyErr_Clear": (void,), "Py_IncRef": (void, ptr),
-        "PyObject_Vectorcall": (ptr, ptr, ptr, i64, ptr)}
+        "PyObject_Vectorcall": (ptr, ptr, ptr, i64, ptr), "PyObject_Size": (i64, ptr)}
     return {name: ir.Function(module, ir.FunctionType(ret, args), name=name)
             for name, (ret, *args) in signatures.items()}
+
+
+def unsigned_or(b: Any, api: dict[str, Any], obj: Any, otherwise: Any) -> Any:
+    """``PyLong_AsUnsignedLongLong(obj)`` emitted at ``b`` (an llvmlite IRBuilder); where the
+    conversion fails (not an int -- it takes no ``__index__`` object --, negative or past
+    2^64 - 1) the error is cleared and control goes to the block ``otherwise``, else on at the
+    block the builder is left at. Returns the value."""
+    from llvmlite import ir
+
+    i64 = ir.IntType(64)
+    fn = b.function
+    check, failed, converted = (fn.append_basic_block(name) for name in (
+        "conversion_check", "conversion_failed", "converted"))
+    value = b.call(api["PyLong_AsUnsignedLongLong"], [obj])
+    b.cbranch(b.icmp_unsigned("==", value, ir.Constant(i64, 0xFFFFFFFFFFFFFFFF)), check,
+              converted)
+    b.position_at_end(check)                 # 2^64 - 1, or the conversion failed
+    error = b.ptrtoint(b.call(api["PyErr_Occurred"], []), i64)
+    b.cbranch(b.icmp_unsigned("!=", error, ir.Constant(i64, 0)), failed, converted)
+    b.position_at_end(failed)
+    b.call(api["PyErr_Clear"], [])
+    b.branch(otherwise)
+    b.position_at_end(converted)
+    return value
 
 
 def compile_builtin(module: Any, symbol: str, name: str, doc: str) -> Any:

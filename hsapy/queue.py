@@ -145,7 +145,8 @@ def _queue_release(lib: Any, ptr: Any, ring_memory: ViewedMemory, queue_ref: Any
     def release() -> None:
         queue = queue_ref()
         if queue is not None:
-            queue._add_write_index = queue._store_doorbell = _closed_call(handle_state)
+            queue._add_write_index = queue._store_doorbell = queue._load_read_index = (
+                _closed_call(handle_state))
             queue._ring = None          # its own view: only the caller's views count below
         rings = rings_ref()
         rings = list(rings.values()) if rings is not None else []
@@ -239,6 +240,7 @@ class Queue:
         self._abandoned: list[int] = []
         # one call each per dispatch: without libffi where the library is C (hsapy._hsa.fastcall)
         self._add_write_index = bound_u64(ffi, lib.hsa_queue_add_write_index_scacq_screl)
+        self._load_read_index = bound_u64(ffi, lib.hsa_queue_load_read_index_scacquire)
         self._store_doorbell = bound_signal_store(ffi, lib.hsa_signal_store_screlease,
                                                   self._doorbell_cdata)
         _require_tso()
@@ -500,7 +502,7 @@ class Queue:
         then wait for the slots to be free. If that fails (QueueFullError, an interrupt), the
         slots are abandoned (see :meth:`abandon`) before the error propagates."""
         try:
-            read_index = self._lib.hsa_queue_load_read_index_scacquire(self._ptr)
+            read_index = self._load_read_index(self._ptr)
             self._free_end[0] = read_index + self.size
             if self._abandoned:
                 self._fill_abandoned(read_index)
@@ -540,7 +542,7 @@ class Queue:
 
     def _wait_for_space(self, last: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        load = self._lib.hsa_queue_load_read_index_scacquire
+        load = self._load_read_index
         free_end = self._free_end
         self.flush()  # the packets ahead of us must have been announced to be consumed
         while last >= free_end[0]:

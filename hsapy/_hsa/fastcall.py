@@ -14,13 +14,16 @@ one first argument a producer always passes (its queue's ``hsa_queue_t *``):
   function's first parameter type and then calls the cffi function itself, so conversions
   and errors are cffi's.
 
+The same goes for a function of the queue alone, ``uint64_t function(raw)`` (the read-index
+load a producer makes when the ring may be full: every batch of more than half a ring).
+
 :func:`bound_signal_store` does the same for the doorbell store (``hsa_signal_store_screlease``
 on the queue's doorbell signal, about 240 ns through libffi, 50 ns through the builtin), bound to
 that one signal.
 
 The builtin holds the GIL during the C call (cffi lets it go). It is used only for functions
-that do not block: the write-index fetch-and-add is one atomic instruction in ROCr, a doorbell
-store one store to the doorbell.
+that do not block: the write-index fetch-and-add is one atomic instruction in ROCr, the
+read-index load one load, a doorbell store one store to the doorbell.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from hsapy import _native
 __all__ = ["bound_u64", "bound_signal_store"]
 
 _NAMES = {False: "hsapy_call_u64_u64", True: "hsapy_call_void_i64"}
+_LOAD_NAME = "hsapy_call_u64"
 _NO_ARGUMENT = object()
 
 def _module(store: bool) -> Any:
@@ -43,14 +47,12 @@ def _module(store: bool) -> Any:
     module = ir.Module(name="hsapy_fastcall")
     api = _native.declare_api(module)
     get_item, from_u64 = api["PyList_GetItem"], api["PyLong_FromUnsignedLongLong"]
-    as_u64, occurred, clear = (api["PyLong_AsUnsignedLongLong"], api["PyErr_Occurred"],
-                               api["PyErr_Clear"])
+    as_u64 = api["PyLong_AsUnsignedLongLong"]
     incref, vectorcall = api["Py_IncRef"], api["PyObject_Vectorcall"]
     fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_NAMES[store])
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
-        "entry", "same_first", "value", "value_check", "in_range", "call", "slow",
-        "cleared_slow")}
+        "entry", "same_first", "value", "call", "slow")}
     b = ir.IRBuilder(blocks["entry"])
 
     def const(value: int) -> ir.Constant:
@@ -68,13 +70,8 @@ def _module(store: bool) -> Any:
     b.position_at_end(blocks["value"])
     # PyLong_AsUnsignedLongLong takes ints only (no __index__, which cffi does not take
     # either); a signal value must also fit int64_t: a negative one goes the cffi way
-    value = b.call(as_u64, [b.load(b.gep(args, [const(1)], source_etype=ptr), typ=ptr)])
-    b.cbranch(b.icmp_unsigned("==", value, const(0xFFFFFFFFFFFFFFFF)), blocks["value_check"],
-              blocks["in_range"])
-    b.position_at_end(blocks["value_check"])        # 2^64 - 1, or the conversion failed
-    failed = b.icmp_unsigned("!=", b.ptrtoint(b.call(occurred, []), i64), const(0))
-    b.cbranch(failed, blocks["cleared_slow"], blocks["in_range"])
-    b.position_at_end(blocks["in_range"])
+    value = _native.unsigned_or(
+        b, api, b.load(b.gep(args, [const(1)], source_etype=ptr), typ=ptr), blocks["slow"])
     if store:
         b.cbranch(b.icmp_signed("<", value, const(0)), blocks["slow"], blocks["call"])
     else:
@@ -93,11 +90,41 @@ def _module(store: bool) -> Any:
         result = b.call(_native.Callee(target, ir.FunctionType(i64, (ptr, i64))),
                         [b.inttoptr(raw, ptr), value])
         b.ret(b.call(from_u64, [result]))
-    b.position_at_end(blocks["cleared_slow"])
-    b.call(clear, [])
-    b.branch(blocks["slow"])
     b.position_at_end(blocks["slow"])
     b.ret(b.call(vectorcall, [item(3), args, nargs, null]))
+    return module
+
+
+def _load_module() -> Any:
+    """The IR of ``call(state, args, nargs)`` for ``uint64_t function(void *first)``: state as
+    bound_u64's; one argument, the known first, calls the function and returns its result as
+    an int, anything else calls ``slow``."""
+    from llvmlite import ir
+
+    i64, ptr = ir.IntType(64), ir.PointerType()
+    module = ir.Module(name="hsapy_fastcall_load")
+    api = _native.declare_api(module)
+    get_item, as_u64 = api["PyList_GetItem"], api["PyLong_AsUnsignedLongLong"]
+    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_LOAD_NAME)
+    state, args, nargs = fn.args
+    entry, same_first, call, slow = (fn.append_basic_block(n) for n in (
+        "entry", "same_first", "call", "slow"))
+    b = ir.IRBuilder(entry)
+
+    def item(index: int) -> ir.Value:
+        return b.call(get_item, [state, ir.Constant(i64, index)])
+
+    b.cbranch(b.icmp_signed("==", nargs, ir.Constant(i64, 1)), same_first, slow)
+    b.position_at_end(same_first)
+    same = b.icmp_unsigned("==", b.ptrtoint(b.load(args, typ=ptr), i64), b.ptrtoint(item(0), i64))
+    b.cbranch(same, call, slow)
+    b.position_at_end(call)
+    raw = b.inttoptr(b.call(as_u64, [item(1)]), ptr)
+    target = b.inttoptr(b.call(as_u64, [item(2)]), ptr)
+    result = b.call(_native.Callee(target, ir.FunctionType(i64, (ptr,))), [raw])
+    b.ret(b.call(api["PyLong_FromUnsignedLongLong"], [result]))
+    b.position_at_end(slow)
+    b.ret(b.call(api["PyObject_Vectorcall"], [item(3), args, nargs, ir.Constant(ptr, None)]))
     return module
 
 
@@ -110,17 +137,24 @@ def _definition(store: bool) -> Any:
 
 
 def bound_u64(ffi: Any, function: Any) -> Any:
-    """``function`` -- a cffi function pointer of type ``uint64_t (*)(T *, uint64_t)`` -- as
-    the builtin described in the module docstring, or ``function`` itself when it is anything
-    else (the simulator's functions are Python) or no builtin can be made."""
+    """``function`` -- a cffi function pointer of type ``uint64_t (*)(T *, uint64_t)`` (the
+    write-index fetch-and-add) or ``uint64_t (*)(T *)`` (the read-index load) -- as the
+    builtin described in the module docstring, or ``function`` itself when it is anything else
+    (the simulator's functions are Python) or no builtin can be made."""
     if not isinstance(function, ffi.CData):
         return function
     kind = ffi.typeof(function)
     uint64 = ffi.typeof("uint64_t")
-    if (kind.kind != "function" or kind.result is not uint64 or len(kind.args) != 2
-            or kind.args[0].kind != "pointer" or kind.args[1] is not uint64 or kind.ellipsis):
+    arity = len(kind.args) if kind.kind == "function" else 0
+    if (arity not in (1, 2) or kind.result is not uint64 or kind.ellipsis
+            or kind.args[0].kind != "pointer" or (arity == 2 and kind.args[1] is not uint64)):
         return function
-    definition = _definition(False)
+    if arity == 1:
+        definition = _native.cached_definition(
+            _LOAD_NAME, _load_module, "hsa_call_u64",
+            "A C function of the HSA library called without libffi (hsapy._hsa.fastcall).")
+    else:
+        definition = _definition(False)
     if definition is None:
         return function
     first_type = kind.args[0]
@@ -146,8 +180,14 @@ def bound_signal_store(ffi: Any, function: Any, signal: Any) -> Any:
     Unlike :func:`bound_u64`'s pointer, an hsa_signal_t cdata is a struct whose handle could be
     changed in place, so the builtin is bound to ``signal``'s handle as it is now and never
     re-pointed: meant for a queue's doorbell, which the runtime's hsa_queue_t fixes for the
-    queue's life. ROCr's doorbell store is one store to the doorbell (gfx9 and later)."""
-    if not isinstance(function, ffi.CData) or not isinstance(signal, ffi.CData):
+    queue's life. ROCr's doorbell store is one store to the doorbell (gfx9 and later).
+
+    A ``function`` that is Python with a ``bound_to_signal`` attribute (the simulator's store,
+    hsapy.sim.api_signals.compiled_signal_store) makes its own: ``bound_to_signal(signal)``."""
+    if not isinstance(function, ffi.CData):
+        bind = getattr(function, "bound_to_signal", None)
+        return bind(signal) if callable(bind) else function
+    if not isinstance(signal, ffi.CData):
         return function
     kind = ffi.typeof(function)
     signal_type = ffi.typeof("hsa_signal_t")

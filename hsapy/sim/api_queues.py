@@ -31,6 +31,7 @@ from hsapy.sim.queues import (
 )
 
 __all__ = ["QueuesMixin", "compiled_add_write_index", "compiled_load_read_index",
+           "installed_load_read_index",
            "installed_add_write_index", "NO_QUEUE"]
 
 _log = logging.getLogger("hsapy.sim")
@@ -158,6 +159,24 @@ def compiled_load_read_index(queue_pointers: dict[Any, SimQueue],
         return words[READ_INDEX_WORD]
 
     return hsa_queue_load_read_index_scacquire
+
+
+def installed_load_read_index(queue_pointers: dict[Any, SimQueue],
+                              last_queue: list[tuple[Any, Any, Any]],
+                              slow: Callable[[Any], int],
+                              add_state: list[Any] | None) -> Callable[[Any], int]:
+    """hsa_queue_load_read_index_scacquire for one SimLib: compiled_load_read_index's function,
+    or where the add is a builtin (``add_state``, see installed_add_write_index) a builtin that
+    reads the read index of the queue that state names and hands any other queue to it
+    (hsapy.sim.native_index.native_load_read_index)."""
+    python_load = compiled_load_read_index(queue_pointers, last_queue, slow)
+    if add_state is None:
+        return python_load
+    from hsapy.sim.native_index import native_load_read_index
+
+    native = native_load_read_index(add_state, 8 * (READ_INDEX_WORD - WRITE_INDEX_WORD),
+                                    python_load)
+    return python_load if native is None else native
 
 
 class QueuesMixin:

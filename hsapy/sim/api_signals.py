@@ -15,7 +15,15 @@ from hsapy.hsa_enums import (
 )
 from hsapy.sim.objects import UINT64_MAX
 from hsapy.sim.objects import handle_of as _handle
-from hsapy.sim.signals import INT64_MAX, INT64_MIN, WORD_VALUE, condition_holds, wait_any
+from hsapy.sim.signals import (
+    INT64_MAX,
+    INT64_MIN,
+    WORD_HIGH_WATER,
+    WORD_VALUE,
+    SignalTable,
+    condition_holds,
+    wait_any,
+)
 
 
 class SignalsMixin:
@@ -159,15 +167,21 @@ class SignalsMixin:
         return index
 
 
-def compiled_signal_store(live_signals: dict[int, Any],
+def compiled_signal_store(table: SignalTable,
                            slow: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
     """hsa_signal_store_screlease / _relaxed for one SimLib: SimLib._store with the signal
     lookup and SimSignal.store's steps inlined (under the signal's lock: set the value word,
     raise the high-water mark, wake waiters and watchers when there are any), so a store --
-    every doorbell -- is one Python frame. ``live_signals`` maps each live signal's handle to
-    its SimSignal; anything unusual (an unknown or destroyed handle, a handle given as an int
-    or dict, a value that is not an int64) goes the general way, ``slow``."""
-    word = WORD_VALUE
+    every doorbell -- is one Python frame. ``table`` holds the live signals; anything unusual
+    (an unknown or destroyed handle, a handle given as an int or dict, a value that is not an
+    int64) goes the general way, ``slow``.
+
+    The function's ``bound_to_signal(signal)`` is the same store bound to one signal (an
+    hsa_signal_t cdata: a queue's doorbell), compiled for the host where it can be
+    (hsapy.sim.native_signal; hsapy._hsa.fastcall.bound_signal_store asks for it), else this
+    function itself."""
+    live_signals = table.by_handle
+    word, mark = WORD_VALUE, WORD_HIGH_WATER
 
     def hsa_signal_store_screlease(signal: Any, value: int) -> None:
         """Set the value; wakes waiters. On a doorbell this rings the queue."""
@@ -182,13 +196,27 @@ def compiled_signal_store(live_signals: dict[int, Any],
         lock = sim_signal.lock
         lock.acquire()
         try:
-            sim_signal.view[word] = value
-            if value > sim_signal.high_water:
-                sim_signal.high_water = value
+            view = sim_signal.view
+            view[word] = value
+            if value > view[mark]:
+                view[mark] = value
             if sim_signal.waiters or sim_signal.watchers:
                 sim_signal._changed()
         finally:
             lock.release()
         return None
 
+    def bound_to_signal(signal: Any) -> Callable[[Any, int], None]:
+        from hsapy.sim.native_signal import native_signal_store
+
+        try:
+            sim_signal = live_signals[signal.handle]
+        except (AttributeError, KeyError, TypeError):
+            return hsa_signal_store_screlease
+        made = native_signal_store(signal, sim_signal, hsa_signal_store_screlease)
+        if made is None or not table.keep_bound(sim_signal.handle, made[1]):
+            return hsa_signal_store_screlease
+        return made[0]
+
+    hsa_signal_store_screlease.bound_to_signal = bound_to_signal  # type: ignore[attr-defined]
     return hsa_signal_store_screlease

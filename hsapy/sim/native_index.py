@@ -32,9 +32,10 @@ from typing import Any
 
 from hsapy import _native
 
-__all__ = ["native_add_write_index", "available", "why_not"]
+__all__ = ["native_add_write_index", "native_load_read_index", "available", "why_not"]
 
 _NAME = "hsapy_sim_add_write_index"
+_LOAD_NAME = "hsapy_sim_load_read_index"
 
 
 def _module() -> Any:
@@ -48,14 +49,12 @@ def _module() -> Any:
     api = _native.declare_api(module)
     get_item, size, set_item = api["PyList_GetItem"], api["PyList_Size"], api["PyList_SetItem"]
     as_u64, from_u64 = api["PyLong_AsUnsignedLongLong"], api["PyLong_FromUnsignedLongLong"]
-    occurred, clear, incref = api["PyErr_Occurred"], api["PyErr_Clear"], api["Py_IncRef"]
-    vectorcall = api["PyObject_Vectorcall"]
+    incref, vectorcall = api["Py_IncRef"], api["PyObject_Vectorcall"]
 
     fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_NAME)
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
-        "entry", "same_queue", "token_free", "value_ok", "value_check", "no_overflow",
-        "old_check", "sum", "commit", "slow", "cleared_slow")}
+        "entry", "same_queue", "token_free", "value_ok", "commit", "slow")}
     b = ir.IRBuilder(blocks["entry"])
 
     def const(value: int, kind: Any = i64) -> ir.Constant:
@@ -80,22 +79,12 @@ def _module() -> Any:
     b.cbranch(present, blocks["value_ok"], blocks["slow"])
     # the value as a uint64_t; an error (not an int, negative, too large) goes the slow way
     b.position_at_end(blocks["value_ok"])
-    value = b.call(as_u64, [b.load(b.gep(args, [const(1)], source_etype=ptr), typ=ptr)])
-    maybe_error = b.icmp_unsigned("==", value, const(-1 & 0xFFFFFFFFFFFFFFFF))
-    b.cbranch(maybe_error, blocks["value_check"], blocks["no_overflow"])
-    b.position_at_end(blocks["value_check"])
-    failed = b.icmp_unsigned("!=", b.ptrtoint(b.call(occurred, []), i64), const(0))
-    b.cbranch(failed, blocks["cleared_slow"], blocks["no_overflow"])
-    # old + value must fit 64 bits (the Python function wraps it, or refuses the value)
-    b.position_at_end(blocks["no_overflow"])
+    value = _native.unsigned_or(
+        b, api, b.load(b.gep(args, [const(1)], source_etype=ptr), typ=ptr), blocks["slow"])
+    # old + value must fit 64 bits (the Python function wraps it, or refuses the value); the
+    # token holds ints (a failed conversion: never, but never guess)
     old_object = item(token, 0)
-    old = b.call(as_u64, [old_object])
-    b.cbranch(b.icmp_unsigned("==", old, const(-1 & 0xFFFFFFFFFFFFFFFF)), blocks["old_check"],
-              blocks["sum"])
-    b.position_at_end(blocks["old_check"])       # (the token holds ints: never, but never guess)
-    failed = b.icmp_unsigned("!=", b.ptrtoint(b.call(occurred, []), i64), const(0))
-    b.cbranch(failed, blocks["cleared_slow"], blocks["sum"])
-    b.position_at_end(blocks["sum"])
+    old = _native.unsigned_or(b, api, old_object, blocks["slow"])
     new = b.add(old, value)
     wrapped = b.icmp_unsigned("<", new, old)
     b.cbranch(wrapped, blocks["slow"], blocks["commit"])
@@ -113,12 +102,49 @@ def _module() -> Any:
     b.call(set_item, [token, const(0), new_object])
     b.ret(old_object)
     # the Python function, with the same arguments
-    b.position_at_end(blocks["cleared_slow"])
-    b.call(clear, [])
-    b.branch(blocks["slow"])
     b.position_at_end(blocks["slow"])
     result = b.call(vectorcall, [item(state, 3), args, nargs, null])
     b.ret(result)
+    return module
+
+
+def _load_module() -> Any:
+    """The IR of ``load(state, args, nargs)``: ``state`` is ``[add_state, offset, slow]``, the
+    add builtin's state list, the byte offset of amd_queue_t.read_dispatch_id from its
+    write_dispatch_id, and the Python function. A call with the queue the add state names
+    returns the read index (an acquire load); anything else calls ``slow``."""
+    from llvmlite import ir
+
+    i64, ptr = ir.IntType(64), ir.PointerType()
+    module = ir.Module(name="hsapy_sim_native_load")
+    api = _native.declare_api(module)
+    get_item, as_u64 = api["PyList_GetItem"], api["PyLong_AsUnsignedLongLong"]
+    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_LOAD_NAME)
+    state, args, nargs = fn.args
+    entry, same_queue, load, slow = (fn.append_basic_block(n) for n in (
+        "entry", "same_queue", "load", "slow"))
+    b = ir.IRBuilder(entry)
+
+    def const(value: int) -> ir.Constant:
+        return ir.Constant(i64, value)
+
+    add_state = b.call(get_item, [state, const(0)])
+    b.cbranch(b.icmp_signed("==", nargs, const(1)), same_queue, slow)
+    b.position_at_end(same_queue)
+    queue = b.load(args, typ=ptr)
+    known = b.call(get_item, [add_state, const(0)])
+    same = b.icmp_unsigned("==", b.ptrtoint(queue, i64), b.ptrtoint(known, i64))
+    b.cbranch(same, load, slow)
+    b.position_at_end(load)
+    # (the add state's items change together, in one slice assignment: this queue's word)
+    write_word = b.call(as_u64, [b.call(get_item, [add_state, const(2)])])
+    offset = b.call(as_u64, [b.call(get_item, [state, const(1)])])
+    word = b.inttoptr(b.add(write_word, offset), ir.PointerType(i64))
+    value = b.load_atomic(word, "acquire", 8, typ=i64)
+    b.ret(b.call(api["PyLong_FromUnsignedLongLong"], [value]))
+    b.position_at_end(slow)
+    b.ret(b.call(api["PyObject_Vectorcall"], [b.call(get_item, [state, const(2)]), args, nargs,
+                                              ir.Constant(ptr, None)]))
     return module
 
 
@@ -150,3 +176,17 @@ def native_add_write_index(state: list[Any]) -> Any:
         return None
     definition = _definition()
     return None if definition is None else _native.new_builtin(definition, state)
+
+
+def native_load_read_index(add_state: list[Any], offset: int, slow: Any) -> Any:
+    """A builtin ``hsa_queue_load_read_index_scacquire(queue)`` that reads the read index of the
+    queue ``add_state`` (the add builtin's state) names, ``offset`` bytes past its write index,
+    and hands any other queue to ``slow``; or None where none can be made."""
+    if len(add_state) != 4 or not callable(slow):
+        return None
+    definition = _native.cached_definition(
+        _LOAD_NAME, _load_module, "hsa_queue_load_read_index_scacquire",
+        "The read index of the queue the producer used last (the simulator's, compiled: "
+        "hsapy.sim.native_index); any other queue the Python way.")
+    return None if definition is None else _native.new_builtin(definition,
+                                                               [add_state, offset, slow])

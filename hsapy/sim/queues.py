@@ -52,6 +52,7 @@ from hsapy.sim.execution import (
 )
 from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, SimMemoryFault
 from hsapy.sim.signals import (
+    WORD_HIGH_WATER,
     SimSignal,
     condition_holds,
     wait_any,
@@ -129,6 +130,7 @@ class SimQueue(PacketProcessor):
         self.struct_bytes = memory.view(self.address, AMD_QUEUE_BYTES)
         # The doorbell starts below every index: nothing is announced until the first ring.
         self.doorbell: SimSignal = lib.signals.create(-1, kind=-1)
+        self._doorbell_words = self.doorbell.view       # its high-water word: _is_ready
         # hsa_queue_t: type, features, base_address, doorbell_signal, size, reserved1, id. The
         # type is MULTI whatever was asked, as ROCr's AqlQueue sets it (a multi-producer queue
         # serves a single producer too).
@@ -361,7 +363,7 @@ class SimQueue(PacketProcessor):
         """Packet ``index`` is published (its header type is not INVALID) and announced (the
         doorbell has been rung with a value >= index)."""
         return (self.header_view[(index & self.mask) << 5] & 0xFF != HSA_PACKET_TYPE_INVALID
-                and self.doorbell.high_water >= index)
+                and self._doorbell_words[WORD_HIGH_WATER] >= index)
 
     def _wait_for_packet(self) -> int | None:
         """Wait until the packet at the read index is published and announced; return its index,
@@ -371,8 +373,10 @@ class SimQueue(PacketProcessor):
         value >= index (the highest value ever rung counts, since concurrent producers may ring
         out of order). Like the hardware, a packet whose doorbell was never rung is not fetched.
         Both are checked while holding the doorbell's lock, which every doorbell store takes
-        before notifying, so a publish between check and wait cannot be missed. The read index
-        is re-read on every look: a waiting thread (``help``) may have moved it on.
+        before notifying (the compiled store, hsapy.sim.native_signal, stores only while the
+        lock is free and nobody waits), so a publish between check and wait cannot be missed.
+        The read index is re-read on every look: a waiting thread (``help``) may have moved it
+        on.
 
         Before blocking, the processor keeps looking for _PROCESSOR_LINGER_S in naps of
         _PROCESSOR_NAP_S, as a command processor polls its queues: a producer that rings the

@@ -5,6 +5,8 @@ A signal's handle is the address of a 64-byte ``amd_signal_t``-shaped slot in si
 -1 doorbell), word 1 = value, words 4/5 = start_ts/end_ts written by the packet processor or the
 copy engine when profiling is on (layout from /usr/include/hsa/amd_hsa_signal.h). The value in
 the slot is the signal's value; every change goes through the signal's lock and wakes waiters.
+Word 7 (amd_signal_t.reserved3, which ROCr leaves alone) is the simulator's own: the largest
+value ever stored, the "rung up to" mark of a doorbell (``SimSignal.high_water``).
 """
 from __future__ import annotations
 
@@ -23,13 +25,19 @@ from hsapy.hsa_enums import (
 )
 from hsapy.sim.memory import SimMemory
 
-__all__ = ["SimSignal", "SignalTable", "condition_holds", "wait_any"]
+__all__ = ["SimSignal", "SignalTable", "condition_holds", "wait_any", "UNBOUND",
+           "WORD_HIGH_WATER"]
 
 SIGNAL_SLOT_BYTES = 64          # AMD_SIGNAL_ALIGN_BYTES
 SLOTS_PER_SLAB = 1024
 KIND_USER = 1                   # AMD_SIGNAL_KIND_USER
 KIND_DOORBELL = -1              # AMD_SIGNAL_KIND_DOORBELL
 WORD_KIND, WORD_VALUE, WORD_START_TS, WORD_END_TS = 0, 1, 4, 5
+WORD_HIGH_WATER = 7             # the simulator's own (see the module docstring)
+
+# What a compiled store's state names once its signal is gone (SignalTable.keep_bound): no
+# argument, not even None, is this object.
+UNBOUND = object()
 
 _MASK64 = (1 << 64) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -58,7 +66,7 @@ class SimSignal:
     """One signal. ``handle`` is its slot address; ``words`` an int64 view of the slot."""
 
     __slots__ = ("handle", "words", "view", "cond", "lock", "waiters", "watchers", "is_valid",
-                 "high_water", "__weakref__")
+                 "__weakref__")
 
     def __init__(self, handle: int, words: np.ndarray, kind: int, initial_value: int) -> None:
         self.handle = handle
@@ -75,18 +83,23 @@ class SimSignal:
         self.waiters = self.cond._waiters  # type: ignore[attr-defined]
         self.watchers: set[threading.Event] = set()
         self.is_valid = True
-        # Largest value ever stored: a doorbell's "rung up to" index (producers may ring out of
-        # order, so the processor must not trust only the last value).
-        self.high_water = to_int64(initial_value)
         words[:] = 0
         words[WORD_KIND] = kind
-        words[WORD_VALUE] = to_int64(initial_value)
+        words[WORD_VALUE] = words[WORD_HIGH_WATER] = to_int64(initial_value)
+
+    @property
+    def high_water(self) -> int:
+        """Largest value ever stored: a doorbell's "rung up to" index (producers may ring out
+        of order, so the processor must not trust only the last value). Word 7 of the slot, so
+        the compiled doorbell store (hsapy.sim.native_signal) raises it without Python."""
+        return self.view[WORD_HIGH_WATER]
 
     # All mutations hold ``cond`` and end in _changed(), so waiters never miss an update.
     def _changed(self) -> None:
-        value = self.view[WORD_VALUE]
-        if value > self.high_water:
-            self.high_water = value
+        view = self.view
+        value = view[WORD_VALUE]
+        if value > view[WORD_HIGH_WATER]:
+            view[WORD_HIGH_WATER] = value
         # Condition._waiters: CPython's list of blocked waiters (see exchange)
         if self.cond._waiters:  # type: ignore[attr-defined]
             self.cond.notify_all()
@@ -103,9 +116,10 @@ class SimSignal:
             value = to_int64(value)
         lock = self.cond
         lock.acquire()
-        self.view[WORD_VALUE] = value
-        if value > self.high_water:
-            self.high_water = value
+        view = self.view
+        view[WORD_VALUE] = value
+        if value > view[WORD_HIGH_WATER]:
+            view[WORD_HIGH_WATER] = value
         lock.release()
 
     def exchange(self, value: int) -> int:
@@ -118,8 +132,8 @@ class SimSignal:
             view = self.view
             old = view[WORD_VALUE]
             view[WORD_VALUE] = value
-            if value > self.high_water:
-                self.high_water = value
+            if value > view[WORD_HIGH_WATER]:
+                view[WORD_HIGH_WATER] = value
             # Condition._waiters: CPython's list of blocked waiters; skipping notify_all when it
             # is empty keeps an uncontended exchange to one lock round trip.
             if cond._waiters or self.watchers:  # type: ignore[attr-defined]
@@ -249,6 +263,8 @@ class SignalTable:
         # FIFO reuse, so a just-destroyed handle stays invalid for a while.
         self._free: collections.deque[int] = collections.deque()
         self._slabs: list[int] = []
+        # handle -> the state lists of compiled stores bound to that signal (keep_bound)
+        self._bound: dict[int, list[list]] = {}
 
     def _grow(self) -> None:
         base = self._memory.allocate(SIGNAL_SLOT_BYTES * SLOTS_PER_SLAB, 4096, None,
@@ -277,12 +293,34 @@ class SignalTable:
             signal = self._signals.pop(handle, None)
             if signal is None:
                 return False
+            for state in self._bound.pop(handle, ()):
+                state[0] = UNBOUND
             with signal.cond:
                 signal.is_valid = False
                 signal.words[WORD_KIND] = 0
                 signal._changed()
             self._free.append(handle)
         return True
+
+    def keep_bound(self, handle: int, state: list) -> bool:
+        """Record the state list of a compiled store bound to live signal ``handle``
+        (hsapy.sim.native_signal), so that destroying the signal (or :meth:`unbind_all`) sets
+        its first item to UNBOUND and the store goes the Python way; False (nothing recorded)
+        when the signal is not live."""
+        with self._lock:
+            if handle not in self._signals:
+                return False
+            self._bound.setdefault(handle, []).append(state)
+        return True
+
+    def unbind_all(self) -> None:
+        """Unbind every compiled store (the runtime's teardown drops the table with its
+        signals)."""
+        with self._lock:
+            for states in self._bound.values():
+                for state in states:
+                    state[0] = UNBOUND
+            self._bound.clear()
 
     def __len__(self) -> int:
         return len(self._signals)

@@ -57,8 +57,8 @@ from hsapy.sim import info as _info
 from hsapy.sim.api_memory import MemoryMixin
 from hsapy.sim.api_queues import (
     QueuesMixin,
-    compiled_load_read_index,
     installed_add_write_index,
+    installed_load_read_index,
 )
 from hsapy.sim.api_signals import SignalsMixin, compiled_signal_store
 from hsapy.sim.clock import SimClock
@@ -151,7 +151,8 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         self.hsa_queue_add_write_index_scacq_screl, self._add_state = installed_add_write_index(
             self._queue_pointers, self._last_queue, self._add_write_index)
         self.hsa_queue_load_read_index_scacquire = self.hsa_queue_load_read_index_relaxed = (
-            compiled_load_read_index(self._queue_pointers, self._last_queue, self._read_index))
+            installed_load_read_index(self._queue_pointers, self._last_queue, self._read_index,
+                                      self._add_state))
         self.is_open = False
         self._refcount = 0
         self._state_lock = threading.RLock()
@@ -166,12 +167,7 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         self._copy_errors: dict[int, tuple[int, str]] = {}
         self._shutting_down = False
         self._build_agents(resolve_targets(targets))
-        self.signals = SignalTable(self.memory, self.cpu_agent.handle)
-        self._live_signals = self.signals.by_handle
-        # every doorbell is one of these: a plain function over the signal table, shadowing the
-        # methods of the same names (the reference it must match is SignalsMixin._store)
-        self.hsa_signal_store_screlease = self.hsa_signal_store_relaxed = compiled_signal_store(
-            self._live_signals, self._store)
+        self._new_signal_table()
         loader_init = getattr(self, "_loader_init", None)
         if loader_init is not None:
             loader_init()
@@ -320,9 +316,19 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         self.kernel_objects.clear()
         self._event_handlers.clear()
         self._copy_profiling = False
+        self.signals.unbind_all()
         for alloc in self.memory.allocations():
             self.memory.free(alloc.address)
+        self._new_signal_table()
+
+    def _new_signal_table(self) -> None:
+        """An empty signal table, and the hot paths that look signals up in it."""
         self.signals = SignalTable(self.memory, self.cpu_agent.handle)
+        self._live_signals = self.signals.by_handle
+        # every doorbell is one of these: a plain function over the signal table, shadowing the
+        # methods of the same names (the reference it must match is SignalsMixin._store)
+        self.hsa_signal_store_screlease = self.hsa_signal_store_relaxed = compiled_signal_store(
+            self.signals, self._store)
 
     def hsa_status_string(self, status: int, status_string: Any) -> int:
         """Point ``*status_string`` at a NUL-terminated description of ``status``."""

@@ -277,3 +277,23 @@ def test_add_on_a_destroyed_queue_writes_nothing(lib):
     # its memory is free: the fast path must have forgotten it (the general way answers 0)
     assert add(queue, 1) == 0
     assert add(ffi.cast("hsa_queue_t *", int(ffi.cast("uintptr_t", queue))), 1) == 0
+
+
+def test_the_read_index_of_each_queue_whichever_was_added_to_last(lib):
+    agent = gpu(lib, "gfx942")
+    first, second = create_queue(lib, agent), create_queue(lib, agent)
+    load, add = lib.hsa_queue_load_read_index_scacquire, lib.hsa_queue_add_write_index_scacq_screl
+    assert isinstance(load, BuiltinFunctionType) == isinstance(add, BuiltinFunctionType)
+    lib.hsa_queue_store_read_index_relaxed(first, 5)
+    lib.hsa_queue_store_read_index_relaxed(second, 7)
+    for queue in (first, second, first):
+        add(queue, 1)                                  # the fast path now knows this queue
+        assert (load(first), load(second)) == (5, 7)
+        assert lib.hsa_queue_load_read_index_relaxed(queue) == (5 if queue is first else 7)
+    # another cdata of the same pointer, and the read index moving on
+    lib.hsa_queue_store_read_index_screlease(first, 9)
+    assert load(ffi.cast("hsa_queue_t *", int(ffi.cast("uintptr_t", first)))) == 9
+    lib.hsa_queue_destroy(first)
+    assert load(first) == 0                            # forgotten: the general way answers 0
+    assert load(second) == 7
+    lib.hsa_queue_destroy(second)

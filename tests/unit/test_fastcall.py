@@ -11,6 +11,7 @@ import pytest
 
 from hsapy._hsa import ffi
 from hsapy._hsa.fastcall import bound_u64
+from hsapy.errors import ClosedError
 
 pytestmark = pytest.mark.skipif(
     platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"),
@@ -19,24 +20,28 @@ pytestmark = pytest.mark.skipif(
 _keep: list = []
 
 
-def _fetch_add_function():
+def _fetch_add_function(load: bool = False):
     """A C function ``uint64_t f(uint64_t *word, uint64_t value)`` compiled here: it adds
     ``value`` to ``*word`` and returns the old value (0xDEAD for a null pointer), as a cffi
-    function pointer."""
+    function pointer; with ``load``, ``uint64_t f(uint64_t *word)`` returning ``*word``."""
     import llvmlite.binding as llvm
     from llvmlite import ir
 
     i64, ptr = ir.IntType(64), ir.PointerType()
     module = ir.Module(name="fetch_add_for_tests")
-    fn = ir.Function(module, ir.FunctionType(i64, (ptr, i64)), name="fetch_add")
-    word, value = fn.args
+    fn = ir.Function(module, ir.FunctionType(i64, (ptr,) if load else (ptr, i64)),
+                     name="fetch_add")
+    word = fn.args[0]
     entry, work, null = (fn.append_basic_block(n) for n in ("entry", "work", "null"))
     b = ir.IRBuilder(entry)
     b.cbranch(b.icmp_unsigned("==", b.ptrtoint(word, i64), ir.Constant(i64, 0)), null, work)
     b.position_at_end(null)
     b.ret(ir.Constant(i64, 0xDEAD))
     b.position_at_end(work)
-    b.ret(b.atomic_rmw("add", word, value, "seq_cst"))
+    if load:
+        b.ret(b.load(word, typ=i64))
+    else:
+        b.ret(b.atomic_rmw("add", word, fn.args[1], "seq_cst"))
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
@@ -45,7 +50,8 @@ def _fetch_add_function():
     engine = llvm.create_mcjit_compiler(parsed, machine)
     engine.finalize_object()
     _keep.append(engine)
-    return ffi.cast("uint64_t (*)(uint64_t *, uint64_t)", engine.get_function_address("fetch_add"))
+    return ffi.cast("uint64_t (*)(uint64_t *)" if load else "uint64_t (*)(uint64_t *, uint64_t)",
+                    engine.get_function_address("fetch_add"))
 
 
 class _Index:
@@ -88,6 +94,26 @@ def test_builtin_answers_as_cffi_does():
         call(worlds[0][1])                         # one argument: cffi's error
 
 
+def test_load_builtin_answers_as_cffi_does():
+    function = _fetch_add_function(load=True)
+    call = bound_u64(ffi, function)
+    assert isinstance(call, BuiltinFunctionType)
+    words = ffi.new("uint64_t[2]", [7, 2**64 - 1])
+    first, same, other = words + 0, ffi.cast("uint64_t *", words), words + 1
+    rng = random.Random(3)
+    for _ in range(200):
+        pointer = rng.choice((first, same, other))
+        words[0] = rng.choice((0, 5, 2**63, 2**64 - 1))
+        assert call(pointer) == function(pointer)
+    assert call(ffi.NULL) == function(ffi.NULL) == 0xDEAD
+    for wrong in ((12345,), (first, 1), ()):
+        with pytest.raises(TypeError) as builtin_error:
+            call(*wrong)
+        with pytest.raises(TypeError) as cffi_error:
+            function(*wrong)
+        assert str(builtin_error.value) == str(cffi_error.value)
+
+
 def test_other_functions_are_returned_as_they_are():
     def python(queue, value):
         return value
@@ -115,6 +141,11 @@ def test_real_rocr_fetch_and_add_through_the_builtin(rocr_sim_runtime):
             add(pointer, -1)
         assert queue.load_write_index() == 5
         queue.store_write_index(0)          # nothing was written: reserve nothing at close
+        load = queue._load_read_index
+        assert isinstance(load, BuiltinFunctionType)
+        assert load(pointer) == queue.load_read_index() == 0
+    with pytest.raises(ClosedError):
+        queue._load_read_index(pointer)      # never the destroyed queue's memory
 
 
 def _store_function():
