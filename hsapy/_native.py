@@ -20,8 +20,9 @@ import sysconfig
 import threading
 from typing import Any
 
-__all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "unsigned_or",
-           "compile_builtin", "cached_definition", "why_not", "new_builtin", "row_writer"]
+__all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "builtin_ir",
+           "unsigned_or", "compile_builtin", "cached_definition", "why_not", "new_builtin",
+           "row_writer"]
 
 METH_FASTCALL = 0x0080
 # The C API functions builtins may call (each in the stable ABI of CPython 3.11+).
@@ -81,6 +82,18 @@ def declare_api(module: Any) -> dict[str, Any]:
         "PyObject_Vectorcall": (ptr, ptr, ptr, i64, ptr), "PyObject_Size": (i64, ptr)}
     return {name: ir.Function(module, ir.FunctionType(ret, args), name=name)
             for name, (ret, *args) in signatures.items()}
+
+
+def builtin_ir(module_name: str, symbol: str) -> tuple[Any, dict[str, Any], Any]:
+    """(an llvmlite.ir module named ``module_name``, the C API declared in it, its function
+    ``symbol`` of the builtin's type ``PyObject *f(PyObject *self, PyObject *const *args,
+    Py_ssize_t n)``) for a builtin's IR to be written into."""
+    from llvmlite import ir
+
+    ptr = ir.PointerType()
+    module = ir.Module(name=module_name)
+    function = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, ir.IntType(64))), name=symbol)
+    return module, declare_api(module), function
 
 
 def unsigned_or(b: Any, api: dict[str, Any], obj: Any, otherwise: Any) -> Any:
@@ -175,11 +188,9 @@ def _rows_module() -> Any:
     from llvmlite import ir
 
     i1, i32, i64, ptr = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType()
-    module = ir.Module(name="hsapy_write_rows")
-    api = declare_api(module)
+    module, api, fn = builtin_ir("hsapy_write_rows", _ROWS_SYMBOL)
     memcpy = ir.Function(module, ir.FunctionType(ir.VoidType(), (ptr, ptr, i64, i1)),
                          name="llvm.memcpy.p0.p0.i64")
-    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_ROWS_SYMBOL)
     state, args, nargs = fn.args
     entry, convert, wrong, error, work, loop, done = (fn.append_basic_block(n) for n in (
         "entry", "convert", "wrong_count", "error", "work", "loop", "done"))

@@ -44,12 +44,10 @@ def _module(store: bool) -> Any:
     from llvmlite import ir
 
     i64, ptr, void = ir.IntType(64), ir.PointerType(), ir.VoidType()
-    module = ir.Module(name="hsapy_fastcall")
-    api = _native.declare_api(module)
+    module, api, fn = _native.builtin_ir("hsapy_fastcall", _NAMES[store])
     get_item, from_u64 = api["PyList_GetItem"], api["PyLong_FromUnsignedLongLong"]
     as_u64 = api["PyLong_AsUnsignedLongLong"]
     incref, vectorcall = api["Py_IncRef"], api["PyObject_Vectorcall"]
-    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_NAMES[store])
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
         "entry", "same_first", "value", "call", "slow")}
@@ -102,10 +100,8 @@ def _load_module() -> Any:
     from llvmlite import ir
 
     i64, ptr = ir.IntType(64), ir.PointerType()
-    module = ir.Module(name="hsapy_fastcall_load")
-    api = _native.declare_api(module)
+    module, api, fn = _native.builtin_ir("hsapy_fastcall_load", _LOAD_NAME)
     get_item, as_u64 = api["PyList_GetItem"], api["PyLong_AsUnsignedLongLong"]
-    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_LOAD_NAME)
     state, args, nargs = fn.args
     entry, same_first, call, slow = (fn.append_basic_block(n) for n in (
         "entry", "same_first", "call", "slow"))

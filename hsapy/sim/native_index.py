@@ -44,14 +44,10 @@ def _module() -> Any:
 
     i64 = ir.IntType(64)
     ptr = ir.PointerType()
-    module = ir.Module(name="hsapy_sim_native_index")
-
-    api = _native.declare_api(module)
+    module, api, fn = _native.builtin_ir("hsapy_sim_native_index", _NAME)
     get_item, size, set_item = api["PyList_GetItem"], api["PyList_Size"], api["PyList_SetItem"]
     as_u64, from_u64 = api["PyLong_AsUnsignedLongLong"], api["PyLong_FromUnsignedLongLong"]
     incref, vectorcall = api["Py_IncRef"], api["PyObject_Vectorcall"]
-
-    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_NAME)
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
         "entry", "same_queue", "token_free", "value_ok", "commit", "slow")}
@@ -116,10 +112,8 @@ def _load_module() -> Any:
     from llvmlite import ir
 
     i64, ptr = ir.IntType(64), ir.PointerType()
-    module = ir.Module(name="hsapy_sim_native_load")
-    api = _native.declare_api(module)
+    module, api, fn = _native.builtin_ir("hsapy_sim_native_load", _LOAD_NAME)
     get_item, as_u64 = api["PyList_GetItem"], api["PyLong_AsUnsignedLongLong"]
-    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_LOAD_NAME)
     state, args, nargs = fn.args
     entry, same_queue, load, slow = (fn.append_basic_block(n) for n in (
         "entry", "same_queue", "load", "slow"))

@@ -97,11 +97,9 @@ def _module() -> Any:
     from llvmlite import ir
 
     i8, i64, ptr = ir.IntType(8), ir.IntType(64), ir.PointerType()
-    module = ir.Module(name="hsapy_sim_native_signal")
-    api = _native.declare_api(module)
+    module, api, fn = _native.builtin_ir("hsapy_sim_native_signal", _NAME)
     get_item, as_u64, size = api["PyList_GetItem"], api["PyLong_AsUnsignedLongLong"], api[
         "PyObject_Size"]
-    fn = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, i64)), name=_NAME)
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
         "entry", "same_signal", "value", "unlocked", "no_waiter", "store", "raise_mark",
