@@ -649,8 +649,10 @@ READING = (
     "untimed lap, as a running program's has. Rows run one after another: on a shared or "
     "throttling machine compare rows of one run, and read p5-p95 as the noise. "
     "submit_publish does less than submit_prepared (no doorbell), so it costs less; the "
-    "difference is the doorbell: on the simulator a Python call that takes the doorbell "
-    "signal's lock, on ROCr a runtime call that writes the doorbell.")
+    "difference is the doorbell: one store to the doorbell signal, through a builtin "
+    "compiled for the first queue (hsapy.sim.native_signal on the simulator; the runtime's "
+    "hsa_signal_store_screlease called without libffi on ROCr), or the Python or cffi call "
+    "with HSAPY_NATIVE_BUILTINS=0.")
 
 
 def _phase(progress: Progress, label: str, plan: LaunchPlan,
