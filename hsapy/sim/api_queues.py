@@ -22,12 +22,11 @@ from hsapy.hsa_enums import (
     HSA_STATUS_ERROR_OUT_OF_RESOURCES,
     HSA_STATUS_SUCCESS,
 )
-from hsapy.sim.objects import SimAgent
+from hsapy.sim.objects import SimAgent, uint64_argument
 from hsapy.sim.queues import (
     READ_INDEX_WORD,
     WRITE_INDEX_WORD,
     SimQueue,
-    uint64_argument,
 )
 
 __all__ = ["QueuesMixin", "compiled_add_write_index", "compiled_load_read_index",
@@ -279,29 +278,36 @@ class QueuesMixin:
         sim_queue = self._queue(queue)
         return sim_queue.write_index if sim_queue is not None else 0
 
+    # Integer arguments are converted first, as cffi converts a C call's arguments before the
+    # call: a value C would refuse raises whatever the queue argument (hsapy.sim.objects)
+
     def _store_write_index(self, queue: Any, value: int) -> None:
+        value = uint64_argument(value)
         sim_queue = self._queue(queue)
         if sim_queue is not None:
-            sim_queue.store_write_index(int(value))
+            sim_queue.store_write_index(value)
 
     def _cas_write_index(self, queue: Any, expected: int, value: int) -> int:
+        expected, value = uint64_argument(expected), uint64_argument(value)
         sim_queue = self._queue(queue)
-        return sim_queue.cas_write_index(int(expected), int(value)) if sim_queue is not None else 0
+        return sim_queue.cas_write_index(expected, value) if sim_queue is not None else 0
 
     def _add_write_index(self, queue: Any, value: int) -> int:
         # the reference for the compiled copy each instance installs (compiled_add_write_index)
+        value = uint64_argument(value)
         try:
             sim_queue = self._queue_pointers[queue]
         except (KeyError, TypeError):
             sim_queue = self._queue(queue)
             if sim_queue is None:
                 return 0
-        return sim_queue.add_write_index(int(value))
+        return sim_queue.add_write_index(value)
 
     def _store_read_index(self, queue: Any, value: int) -> None:
+        value = uint64_argument(value)
         sim_queue = self._queue(queue)
         if sim_queue is not None:
-            sim_queue.store_read_index(int(value))
+            sim_queue.store_read_index(value)
 
     def hsa_amd_queue_set_priority(self, queue: Any, priority: int) -> int:
         """Accept a queue priority (LOW, NORMAL, HIGH); the simulator does not schedule by it."""

@@ -13,7 +13,7 @@ from hsapy.hsa_enums import (
     HSA_STATUS_ERROR_OUT_OF_RESOURCES,
     HSA_STATUS_SUCCESS,
 )
-from hsapy.sim.objects import UINT64_MAX
+from hsapy.sim.objects import UINT64_MAX, c_argument, int64_argument, uint64_argument
 from hsapy.sim.objects import handle_of as _handle
 from hsapy.sim.signals import (
     INT64_MAX,
@@ -48,6 +48,7 @@ class SignalsMixin:
     def hsa_amd_signal_create(self, initial_value: int, num_consumers: int, consumers: Any,
                               attributes: int, signal: Any) -> int:
         """Create a signal with AMD attributes (GPU_ONLY / IPC accepted and ignored)."""
+        initial_value = int64_argument(initial_value)
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(signal):
@@ -56,7 +57,7 @@ class SignalsMixin:
         if status != HSA_STATUS_SUCCESS:
             return status
         try:
-            sim_signal = self.signals.create(int(initial_value))
+            sim_signal = self.signals.create(initial_value)
         except MemoryError:
             return HSA_STATUS_ERROR_OUT_OF_RESOURCES
         signal[0].handle = sim_signal.handle
@@ -81,48 +82,60 @@ class SignalsMixin:
         sim_signal = self._signal(signal)
         return sim_signal.load() if sim_signal is not None else 0
 
+    # Integer arguments are converted first, as cffi converts a C call's arguments before the
+    # call: a value C would refuse raises whatever the signal argument (hsapy.sim.objects)
+
     def _store(self, signal: Any, value: int) -> None:
+        value = int64_argument(value)
         sim_signal = self._signal(signal)
         if sim_signal is not None:
-            sim_signal.store(int(value))
+            sim_signal.store(value)
 
     def _silent_store(self, signal: Any, value: int) -> None:
+        value = int64_argument(value)
         sim_signal = self._signal(signal)
         if sim_signal is not None:
-            sim_signal.store_silent(int(value))
+            sim_signal.store_silent(value)
 
     def _modify(self, signal: Any, operation: Callable[[int], int]) -> int:
         sim_signal = self._signal(signal)
         return sim_signal.modify(operation) if sim_signal is not None else 0
 
     def _add(self, signal: Any, value: int) -> None:
-        self._modify(signal, lambda old: old + int(value))
+        value = int64_argument(value)
+        self._modify(signal, lambda old: old + value)
 
     def _and(self, signal: Any, value: int) -> None:
-        self._modify(signal, lambda old: old & int(value))
+        value = int64_argument(value)
+        self._modify(signal, lambda old: old & value)
 
     def _or(self, signal: Any, value: int) -> None:
-        self._modify(signal, lambda old: old | int(value))
+        value = int64_argument(value)
+        self._modify(signal, lambda old: old | value)
 
     def _xor(self, signal: Any, value: int) -> None:
-        self._modify(signal, lambda old: old ^ int(value))
+        value = int64_argument(value)
+        self._modify(signal, lambda old: old ^ value)
 
     def _subtract(self, signal: Any, value: int) -> None:
+        value = int64_argument(value)
         sim_signal = self._signal(signal)
         if sim_signal is not None:
-            sim_signal.subtract(int(value))
+            sim_signal.subtract(value)
 
     def _exchange(self, signal: Any, value: int) -> int:
+        value = int64_argument(value)
         sim_signal = self._signal(signal)
-        return sim_signal.exchange(int(value)) if sim_signal is not None else 0
+        return sim_signal.exchange(value) if sim_signal is not None else 0
 
     def _cas(self, signal: Any, expected: int, value: int) -> int:
+        expected, value = int64_argument(expected), int64_argument(value)
         sim_signal = self._signal(signal)
-        return sim_signal.cas(int(expected), int(value)) if sim_signal is not None else 0
+        return sim_signal.cas(expected, value) if sim_signal is not None else 0
 
     def _timeout_seconds(self, timeout_hint: int) -> float | None:
         """timeout_hint is in timestamp ticks (HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY)."""
-        timeout_hint = int(timeout_hint)
+        timeout_hint = uint64_argument(timeout_hint)
         if timeout_hint >= UINT64_MAX:
             return None
         return timeout_hint / self.clock.frequency
@@ -131,10 +144,12 @@ class SignalsMixin:
               wait_state_hint: int = 0) -> int:
         # wait_state_hint (blocked or active) changes nothing here: a waiter sleeps on the
         # signal's condition variable either way
+        if condition.__class__ is not int:
+            condition = c_argument(self.ffi, "hsa_signal_condition_t", condition)
+        compare, timeout_hint = int64_argument(compare), uint64_argument(timeout_hint)
         sim_signal = self._signal(signal)
         if sim_signal is None:
             return 0
-        condition, compare = int(condition), int(compare)
         # Before sleeping, run announced packets on this thread (SimQueue.help): the work that
         # will satisfy the wait is usually right there, and doing it here saves two thread
         # hand-offs.

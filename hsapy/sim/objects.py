@@ -1,15 +1,53 @@
 """The simulated runtime's objects that are plain records: agents, their memory pools, ISAs and
-caches, and how a handle argument is read. SimLib and its API mixins share them."""
+caches, and how a handle or integer argument is read. SimLib and its API mixins share them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+import cffi
+
 from hsapy.sim.targets import CpuProfile, GpuProfile
 
-__all__ = ["SimAgent", "SimPool", "SimIsa", "SimCache", "handle_of", "UINT64_MAX"]
+__all__ = ["SimAgent", "SimPool", "SimIsa", "SimCache", "handle_of", "UINT64_MAX",
+           "uint64_argument", "int64_argument", "c_argument"]
 
 UINT64_MAX = 0xFFFFFFFFFFFFFFFF
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+# Primitive C types only, which every FFI converts alike: the simulator's functions take Python
+# values where ROCr's, called through cffi, take C ones, so an argument goes through cffi's own
+# conversion to get exactly what a C call would (an int, a bool, an object with __int__ other
+# than a float) or raise what it would (TypeError, OverflowError)
+_C = cffi.FFI()
+
+
+def uint64_argument(value: Any) -> int:
+    """``value`` as a C uint64_t argument: what cffi passes for it, or the error cffi raises."""
+    if value.__class__ is int and 0 <= value <= UINT64_MAX:
+        return value
+    return _converted("uint64_t[1]", value)
+
+
+def int64_argument(value: Any) -> int:
+    """``value`` as a C int64_t argument (hsa_signal_value_t): what cffi passes for it, or the
+    error cffi raises."""
+    if value.__class__ is int and INT64_MIN <= value <= INT64_MAX:
+        return value
+    return _converted("int64_t[1]", value)
+
+
+def _converted(array_type: str, value: Any) -> int:
+    return c_argument(_C, array_type[:-3], value)
+
+
+def c_argument(ffi: Any, ctype: str, value: Any) -> Any:
+    """``value`` as ``ffi`` passes it for a C argument of type ``ctype``, or the error it
+    raises: stored into a one-item array, which converts as an argument does (ffi.new's
+    initializer would take None for 0)."""
+    box = ffi.new(f"{ctype}[1]")
+    box[0] = value
+    return box[0]
 
 # Opaque handle bases: nonzero, distinct per kind, so a handle of the wrong kind is rejected.
 _AGENT_HANDLE_BASE = 0x5A0_0000_1000

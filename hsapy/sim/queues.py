@@ -51,6 +51,7 @@ from hsapy.sim.execution import (
     SimFault,
 )
 from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, SimMemoryFault
+from hsapy.sim.objects import uint64_argument
 from hsapy.sim.signals import (
     WORD_HIGH_WATER,
     SimSignal,
@@ -84,19 +85,6 @@ _WRITE_TOKEN_LOST_S = 10.0            # see SimQueue.take_write_token
 
 # The largest dispatch (grid work-items) a waiting thread runs itself (SimQueue.help).
 HELP_MAX_WORK_ITEMS = 4096
-
-
-def uint64_argument(value: Any) -> int:
-    """``value`` as a C uint64_t argument, or the TypeError/OverflowError cffi raises for it
-    (the simulator's functions take Python values where ROCr's take C ones)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        index = getattr(value, "__index__", None)
-        if index is None or isinstance(value, bool):
-            raise TypeError(f"an integer is required for a uint64_t, not {type(value).__name__}")
-        value = index()
-    if not 0 <= value <= 0xFFFFFFFFFFFFFFFF:
-        raise OverflowError(f"{value} does not fit a uint64_t")
-    return value
 
 
 class SimQueue(PacketProcessor):

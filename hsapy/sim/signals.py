@@ -161,8 +161,8 @@ class SimSignal:
         try:
             view = self.view
             old = view[WORD_VALUE]
-            new = old - amount
-            view[WORD_VALUE] = new if new >= INT64_MIN else to_int64(new)
+            new = old - amount                     # wraps as int64 arithmetic does
+            view[WORD_VALUE] = new if INT64_MIN <= new <= INT64_MAX else to_int64(new)
             if cond._waiters or self.watchers:  # type: ignore[attr-defined]
                 self._changed()
         finally:

@@ -104,9 +104,15 @@ def test_a_store_through_a_cdata_handle(lib, store):
     assert lib.hsa_signal_wait_scacquire(cdata, EQ, 0, ticks(lib, 5), 1) == 0   # woken by it
     timer.join()
     assert time.monotonic() - started < 1.0
-    for value, expected in [(7, 7), (np.int64(8), 8), (2**64 - 1, -1), (-(2**63) - 1, 2**63 - 1)]:
+    for value, expected in [(7, 7), (np.int64(8), 8), (True, 1), (2**63 - 1, 2**63 - 1)]:
         assert store(cdata, value) is None
         assert lib.hsa_signal_load_relaxed(cdata) == expected
+    # what a C call through cffi refuses for an int64_t (tests/sim/test_sim_arguments.py)
+    for value, error in [(2**64 - 1, OverflowError), (-(2**63) - 1, OverflowError),
+                         (1.5, TypeError)]:
+        with pytest.raises(error):
+            store(cdata, value)
+        assert lib.hsa_signal_load_relaxed(cdata) == 2**63 - 1
     assert lib.hsa_signal_destroy(cdata) == SUCCESS
     store(cdata, 3)                                  # a destroyed signal: nothing to store to
     assert lib.hsa_signal_load_relaxed(cdata) == 0
