@@ -144,8 +144,10 @@ class SignalsMixin:
               wait_state_hint: int = 0) -> int:
         # wait_state_hint (blocked or active) changes nothing here: a waiter sleeps on the
         # signal's condition variable either way
-        if condition.__class__ is not int:
+        if condition.__class__ is not int or not 0 <= condition <= 0xFFFFFFFF:
             condition = c_argument(self.ffi, "hsa_signal_condition_t", condition)
+        if wait_state_hint.__class__ is not int or not 0 <= wait_state_hint <= 0xFFFFFFFF:
+            c_argument(self.ffi, "hsa_wait_state_t", wait_state_hint)
         compare, timeout_hint = int64_argument(compare), uint64_argument(timeout_hint)
         sim_signal = self._signal(signal)
         if sim_signal is None:

@@ -2,6 +2,7 @@
 caches, and how a handle or integer argument is read. SimLib and its API mixins share them."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +11,7 @@ import cffi
 from hsapy.sim.targets import CpuProfile, GpuProfile
 
 __all__ = ["SimAgent", "SimPool", "SimIsa", "SimCache", "handle_of", "UINT64_MAX",
-           "uint64_argument", "int64_argument", "c_argument"]
+           "uint64_argument", "int64_argument", "c_argument", "scalar_parameters"]
 
 UINT64_MAX = 0xFFFFFFFFFFFFFFFF
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -132,3 +133,25 @@ def handle_of(value: Any) -> int:
         return int(value.handle)
     except (AttributeError, TypeError, ValueError):
         return 0
+
+
+_PROTOTYPE = re.compile(r"^\s*(.+?)\b(hsa_\w+)\s*(\(.*\))\s*;\s*$")
+
+
+def scalar_parameters(ffi: Any, cdef: str) -> dict[str, tuple[str | None, ...]]:
+    """Per function of ``cdef`` (one declaration per line), the C type of each parameter that
+    is an integer, enum or bool -- what cffi converts from a Python value -- and None for the
+    others (pointers, structs, callbacks), as ``ffi`` parses the prototype."""
+    found: dict[str, tuple[str | None, ...]] = {}
+    for line in cdef.splitlines():
+        match = _PROTOTYPE.match(line)
+        if match is None or line.lstrip().startswith("typedef"):
+            continue
+        result, name, parameters = match.groups()
+        try:
+            function = ffi.typeof(f"{result} (*){parameters}")
+        except cffi.CDefError:                       # a line that is no function declaration
+            continue
+        found[name] = tuple(arg.cname if arg.kind in ("primitive", "enum") else None
+                            for arg in function.args)
+    return found

@@ -23,6 +23,7 @@ MemoryRegion::GetAccessInfo / AllocateImpl, hsa_amd_memory_async_copy) over hsa.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 from collections.abc import Callable
@@ -76,6 +77,8 @@ from hsapy.sim.objects import (
     SimCache,
     SimIsa,
     SimPool,
+    c_argument,
+    scalar_parameters,
 )
 from hsapy.sim.objects import handle_of as _handle
 from hsapy.sim.queues import (
@@ -678,6 +681,42 @@ def _install_order_variants() -> None:
 
 
 _install_order_variants()
+
+
+def _converting(method: Callable[..., Any], ctypes: tuple[str | None, ...]) -> Callable[..., Any]:
+    """``method`` taking its integer, enum and bool arguments as a C call through cffi does
+    (hsapy.sim.objects.c_argument): converted first, or cffi's TypeError/OverflowError."""
+    positions = tuple((i, ctype) for i, ctype in enumerate(ctypes) if ctype is not None)
+    count = len(ctypes)
+
+    @functools.wraps(method)
+    def converting(self: SimLib, *args: Any) -> Any:
+        if len(args) == count:          # (another count: the method's own TypeError)
+            args_list = list(args)
+            for i, ctype in positions:
+                args_list[i] = c_argument(self.ffi, ctype, args_list[i])
+            args = tuple(args_list)
+        return method(self, *args)
+
+    return converting
+
+
+def _install_argument_conversion() -> None:
+    """Every SimLib method named after a C function of the cdef that has integer, enum or bool
+    parameters converts them as cffi would, except the memory-order variants, which convert
+    their own (signal values, queue indices: hot paths with an exact-int shortcut)."""
+    from hsapy._hsa import CDEF, ffi
+
+    own = {f"{operation}_{order}" for operation, _p, orders, _i, _d in ORDER_VARIANTS
+           for order in orders}
+    for name, ctypes in scalar_parameters(ffi, CDEF).items():
+        method = SimLib.__dict__.get(name) or getattr(SimLib, name, None)
+        if method is None or name in own or not any(ctypes):
+            continue
+        setattr(SimLib, name, _converting(method, ctypes))
+
+
+_install_argument_conversion()
 
 
 def _enum_constants(ffi: Any) -> dict[str, int]:

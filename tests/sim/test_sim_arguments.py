@@ -218,3 +218,43 @@ def _cffi_value(recorder, prototype: str, args: tuple, which: int, signed: bool)
     except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
         return ("raises", type(exc))
     return ("passes", _as_c(int(buffer[which]), signed))
+
+
+def _dummy(ctype):
+    """An argument cffi takes for a parameter of ``ctype`` (a cffi ctype)."""
+    if ctype.kind == "struct":
+        return ffi.new(f"{ctype.cname} *")[0]
+    if ctype.kind in ("pointer", "function"):
+        return ffi.NULL
+    return 0
+
+
+def test_every_function_with_integer_parameters_refuses_what_cffi_refuses(lib, recorder):
+    # the generic conversion (SimLib's methods named after cdef functions) against cffi's call
+    # of the same prototype: a float, None, a negative for an unsigned type, 2**64 -- in each
+    # integer, enum or bool parameter of each function, the others given valid values
+    from hsapy._hsa import CDEF
+    from hsapy.sim.objects import scalar_parameters
+
+    checked = 0
+    for name, ctypes in scalar_parameters(ffi, CDEF).items():
+        if not any(ctypes) or not hasattr(lib, name):
+            continue
+        line = next(line for line in CDEF.splitlines() if f" {name}(" in line
+                    or f"{name}(" in line.split()[1:2])
+        result, parameters = line.split(name, 1)
+        prototype = ffi.typeof(f"{result} (*){parameters.rstrip().rstrip(';')}")
+        function = ffi.cast(prototype, recorder[0])
+        for position, ctype in enumerate(ctypes):
+            if ctype is None:
+                continue
+            for bad in (1.5, None, -1, 2**64):
+                args = [_dummy(arg) for arg in prototype.args]
+                args[position] = bad
+                want = _outcome(lambda: function(*args))
+                if want[0] == "passes":
+                    continue                     # (a signed type takes -1)
+                got = _outcome(lambda: getattr(lib, name)(*args))
+                assert got == want, (name, position, bad)
+                checked += 1
+    assert checked > 60
