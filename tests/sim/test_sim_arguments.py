@@ -8,6 +8,7 @@ import platform
 
 import numpy as np
 import pytest
+from _host_jit import compile_for_host
 
 from hsapy._hsa import ffi
 from hsapy.sim import SimLib
@@ -17,7 +18,6 @@ pytestmark = pytest.mark.skipif(
     reason="llvmlite's host JIT is tested on x86-64 and AArch64")
 
 SUCCESS = 0
-_keep: list = []
 
 
 class _Index:
@@ -42,7 +42,6 @@ VALUES = [0, 1, 9, -1, 2**31, 2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2*
 def _recorder():
     """A C stub ``uint64_t f(uint64_t a, uint64_t b, uint64_t c)`` storing b and c into a
     buffer (returned too): every prototype below passes its arguments in integer registers."""
-    import llvmlite.binding as llvm
     from llvmlite import ir
 
     i64 = ir.IntType(64)
@@ -54,14 +53,7 @@ def _recorder():
     b.store(fn.args[1], b.inttoptr(base, ir.PointerType(i64)))
     b.store(fn.args[2], b.inttoptr(b.add(base, ir.Constant(i64, 8)), ir.PointerType(i64)))
     b.ret(fn.args[1])
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
-    module.triple = llvm.get_process_triple()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)), machine)
-    engine.finalize_object()
-    _keep.append((engine, buffer))
-    return engine.get_function_address("record"), buffer
+    return compile_for_host(module, "record"), buffer
 
 
 @pytest.fixture(scope="module")

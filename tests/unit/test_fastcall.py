@@ -8,6 +8,7 @@ from types import BuiltinFunctionType
 
 import numpy as np
 import pytest
+from _host_jit import compile_for_host
 
 from hsapy._hsa import ffi
 from hsapy._hsa.fastcall import bound_u64
@@ -17,14 +18,10 @@ pytestmark = pytest.mark.skipif(
     platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"),
     reason="llvmlite's host JIT is tested on x86-64 and AArch64")
 
-_keep: list = []
-
-
 def _fetch_add_function(load: bool = False):
     """A C function ``uint64_t f(uint64_t *word, uint64_t value)`` compiled here: it adds
     ``value`` to ``*word`` and returns the old value (0xDEAD for a null pointer), as a cffi
     function pointer; with ``load``, ``uint64_t f(uint64_t *word)`` returning ``*word``."""
-    import llvmlite.binding as llvm
     from llvmlite import ir
 
     i64, ptr = ir.IntType(64), ir.PointerType()
@@ -42,16 +39,8 @@ def _fetch_add_function(load: bool = False):
         b.ret(b.load(word, typ=i64))
     else:
         b.ret(b.atomic_rmw("add", word, fn.args[1], "seq_cst"))
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
-    module.triple = llvm.get_process_triple()
-    parsed = llvm.parse_assembly(str(module))
-    engine = llvm.create_mcjit_compiler(parsed, machine)
-    engine.finalize_object()
-    _keep.append(engine)
     return ffi.cast("uint64_t (*)(uint64_t *)" if load else "uint64_t (*)(uint64_t *, uint64_t)",
-                    engine.get_function_address("fetch_add"))
+                    compile_for_host(module, "fetch_add"))
 
 
 class _Index:
@@ -152,7 +141,6 @@ def _store_function():
     """A C function ``void f(hsa_signal_t signal, int64_t value)`` compiled here: it stores
     ``value`` at the address the signal's handle holds (the struct passed by value, as a
     uint64_t), as a cffi function pointer."""
-    import llvmlite.binding as llvm
     from llvmlite import ir
 
     i64 = ir.IntType(64)
@@ -162,14 +150,7 @@ def _store_function():
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.store(value, b.inttoptr(handle, ir.PointerType()))
     b.ret_void()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
-    module.triple = llvm.get_process_triple()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)), machine)
-    engine.finalize_object()
-    _keep.append(engine)
-    return ffi.cast("void (*)(hsa_signal_t, int64_t)", engine.get_function_address("store"))
+    return ffi.cast("void (*)(hsa_signal_t, int64_t)", compile_for_host(module, "store"))
 
 
 STORE_VALUES = [0, 1, -1, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, True, 1.5, None,
