@@ -14,7 +14,7 @@ import pytest
 
 from hsapy._hsa import ffi
 from hsapy._hsa.fastcall import bound_signal_store
-from hsapy.sim import SimLib, native_signal
+from hsapy.sim import native_signal
 from hsapy.sim.signals import UNBOUND, WORD_HIGH_WATER, WORD_VALUE, wait_any
 
 pytestmark = pytest.mark.skipif(
@@ -37,14 +37,6 @@ class _Index:
 
 VALUES = [0, 1, 7, 5, 2**32, 2**63 - 1, 2**63, 2**64 - 1, 2**64, -1, -(2**63), -(2**63) - 1,
           True, False, 1.0, None, "1", np.uint64(3), np.int64(-2), _Index(5), 10**30, 3]
-
-
-@pytest.fixture
-def lib():
-    sim = SimLib(ffi)
-    assert sim.hsa_init() == SUCCESS
-    yield sim
-    sim.hsa_shut_down()
 
 
 def _signal(lib, value: int):

@@ -11,7 +11,6 @@ import pytest
 from _host_jit import compile_for_host
 
 from hsapy._hsa import ffi
-from hsapy.sim import SimLib
 
 pytestmark = pytest.mark.skipif(
     platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"),
@@ -59,14 +58,6 @@ def _recorder():
 @pytest.fixture(scope="module")
 def recorder():
     return _recorder()
-
-
-@pytest.fixture
-def lib():
-    sim = SimLib(ffi)
-    assert sim.hsa_init() == SUCCESS
-    yield sim
-    sim.hsa_shut_down()
 
 
 def _outcome(call):

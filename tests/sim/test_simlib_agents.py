@@ -13,14 +13,6 @@ SUCCESS, INFO_BREAK = 0, 1
 INVALID_ARGUMENT, INVALID_AGENT, NOT_INITIALIZED = 0x1001, 0x1004, 0x100B
 
 
-@pytest.fixture
-def lib():
-    sim = SimLib(ffi)
-    assert sim.hsa_init() == SUCCESS
-    yield sim
-    sim.hsa_shut_down()
-
-
 def test_calls_before_init_return_not_initialized():
     sim = SimLib(ffi)
     cb = ffi.callback("hsa_status_t(hsa_agent_t, void*)", lambda a, d: 0)

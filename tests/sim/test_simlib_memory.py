@@ -8,21 +8,13 @@ import numpy as np
 import pytest
 
 from hsapy._hsa import ffi
-from hsapy.sim import SimLib, SimMemory, SimMemoryFault
+from hsapy.sim import SimMemory, SimMemoryFault
 
 SUCCESS, INVALID_ARGUMENT, INVALID_ALLOCATION = 0, 0x1001, 0x1003
 INVALID_AGENT, INVALID_SIGNAL, INVALID_MEMORY_POOL = 0x1004, 0x1006, 40
 KERNARG, FINE, COARSE = 1, 2, 4
 GLOBAL, GROUP = 0, 3
 NEVER, ALLOWED, DISALLOWED = 0, 1, 2
-
-
-@pytest.fixture
-def lib():
-    sim = SimLib(ffi)
-    assert sim.hsa_init() == SUCCESS
-    yield sim
-    sim.hsa_shut_down()
 
 
 def cpu(lib) -> int:

@@ -9,18 +9,9 @@ import pytest
 from _packets import UINT64_MAX, signal
 
 from hsapy._hsa import ffi
-from hsapy.sim import SimLib
 
 SUCCESS, INVALID_ARGUMENT, INVALID_AGENT, INVALID_SIGNAL = 0, 0x1001, 0x1004, 0x1006
 EQ, NE, LT, GTE = 0, 1, 2, 3
-
-
-@pytest.fixture
-def lib():
-    sim = SimLib(ffi)
-    assert sim.hsa_init() == SUCCESS
-    yield sim
-    sim.hsa_shut_down()
 
 
 def ticks(lib, seconds: float) -> int:
