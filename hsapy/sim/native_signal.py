@@ -10,8 +10,9 @@ publishing thread finds those objects in the other CPU's cache (a 2-vCPU VM, Pyt
 2.5 us for the first store after a consumed batch, 0.7 us for the next one).
 
 This module builds the same store as a CPython builtin (``METH_FASTCALL``, hsapy/_native.py)
-bound to one signal, which touches only the signal's slot in simulated memory and the state
-list it is bound to:
+bound to one signal, which writes only the signal's slot in simulated memory and the reference
+count of the None it returns (it reads the lock's flag byte and the sizes of the waiter list
+and watcher set):
 
 - its state is ``[signal, value address, lock address, waiters, watchers, slow, None,
   SimSignal]``: the
