@@ -21,8 +21,8 @@ import threading
 from typing import Any
 
 __all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "builtin_ir",
-           "unsigned_or", "compile_builtin", "cached_definition", "why_not", "new_builtin",
-           "row_writer"]
+           "branch_on_first", "return_call", "unsigned_or", "compile_builtin",
+           "cached_definition", "why_not", "new_builtin", "row_writer"]
 
 METH_FASTCALL = 0x0080
 # The C API functions builtins may call (each in the stable ABI of CPython 3.11+).
@@ -94,6 +94,31 @@ def builtin_ir(module_name: str, symbol: str) -> tuple[Any, dict[str, Any], Any]
     module = ir.Module(name=module_name)
     function = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, ir.IntType(64))), name=symbol)
     return module, declare_api(module), function
+
+
+def branch_on_first(b: Any, args: Any, nargs: Any, count: int, known: Any, then: Any,
+                    otherwise: Any) -> None:
+    """Emit at ``b`` the test every bound builtin starts with: to the block ``then`` when it
+    got ``count`` arguments and the first is the object ``known()`` (by identity; ``known``
+    emits its IR once the count is right), else to the block ``otherwise``."""
+    from llvmlite import ir
+
+    i64 = ir.IntType(64)
+    first = b.function.append_basic_block("first_argument")
+    b.cbranch(b.icmp_signed("==", nargs, ir.Constant(i64, count)), first, otherwise)
+    b.position_at_end(first)
+    same = b.icmp_unsigned("==", b.ptrtoint(b.load(args, typ=ir.PointerType()), i64),
+                           b.ptrtoint(known(), i64))
+    b.cbranch(same, then, otherwise)
+
+
+def return_call(b: Any, api: dict[str, Any], function: Any, args: Any, nargs: Any) -> None:
+    """Emit at ``b``: return ``function(*args)``, the builtin's own arguments passed on
+    (``PyObject_Vectorcall``): how a builtin hands a call to its Python way."""
+    from llvmlite import ir
+
+    b.ret(b.call(api["PyObject_Vectorcall"], [function, args, nargs,
+                                              ir.Constant(ir.PointerType(), None)]))
 
 
 def unsigned_or(b: Any, api: dict[str, Any], obj: Any, otherwise: Any) -> Any:
@@ -201,8 +226,7 @@ def _rows_module() -> Any:
 
     b.cbranch(b.icmp_signed("==", nargs, const(4)), convert, wrong)
     b.position_at_end(wrong)          # state[1] raises the TypeError that names the arguments
-    b.ret(b.call(api["PyObject_Vectorcall"], [b.call(api["PyList_GetItem"], [state, const(1)]),
-                                              args, nargs, ir.Constant(ptr, None)]))
+    return_call(b, api, b.call(api["PyList_GetItem"], [state, const(1)]), args, nargs)
     b.position_at_end(convert)
     values = [b.call(api["PyLong_AsUnsignedLongLong"],
                      [b.load(b.gep(args, [const(k)], source_etype=ptr), typ=ptr)])

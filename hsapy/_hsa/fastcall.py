@@ -47,10 +47,10 @@ def _module(store: bool) -> Any:
     module, api, fn = _native.builtin_ir("hsapy_fastcall", _NAMES[store])
     get_item, from_u64 = api["PyList_GetItem"], api["PyLong_FromUnsignedLongLong"]
     as_u64 = api["PyLong_AsUnsignedLongLong"]
-    incref, vectorcall = api["Py_IncRef"], api["PyObject_Vectorcall"]
+    incref = api["Py_IncRef"]
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
-        "entry", "same_first", "value", "call", "slow")}
+        "entry", "value", "call", "slow")}
     b = ir.IRBuilder(blocks["entry"])
 
     def const(value: int) -> ir.Constant:
@@ -59,12 +59,7 @@ def _module(store: bool) -> Any:
     def item(index: int) -> ir.Value:
         return b.call(get_item, [state, const(index)])
 
-    null = ir.Constant(ptr, None)
-    b.cbranch(b.icmp_signed("==", nargs, const(2)), blocks["same_first"], blocks["slow"])
-    b.position_at_end(blocks["same_first"])
-    first = b.load(args, typ=ptr)
-    same = b.icmp_unsigned("==", b.ptrtoint(first, i64), b.ptrtoint(item(0), i64))
-    b.cbranch(same, blocks["value"], blocks["slow"])
+    _native.branch_on_first(b, args, nargs, 2, lambda: item(0), blocks["value"], blocks["slow"])
     b.position_at_end(blocks["value"])
     # PyLong_AsUnsignedLongLong takes ints only (no __index__, which cffi does not take
     # either); a signal value must also fit int64_t: a negative one goes the cffi way
@@ -89,7 +84,7 @@ def _module(store: bool) -> Any:
                         [b.inttoptr(raw, ptr), value])
         b.ret(b.call(from_u64, [result]))
     b.position_at_end(blocks["slow"])
-    b.ret(b.call(vectorcall, [item(3), args, nargs, null]))
+    _native.return_call(b, api, item(3), args, nargs)
     return module
 
 
@@ -103,24 +98,20 @@ def _load_module() -> Any:
     module, api, fn = _native.builtin_ir("hsapy_fastcall_load", _LOAD_NAME)
     get_item, as_u64 = api["PyList_GetItem"], api["PyLong_AsUnsignedLongLong"]
     state, args, nargs = fn.args
-    entry, same_first, call, slow = (fn.append_basic_block(n) for n in (
-        "entry", "same_first", "call", "slow"))
+    entry, call, slow = (fn.append_basic_block(n) for n in ("entry", "call", "slow"))
     b = ir.IRBuilder(entry)
 
     def item(index: int) -> ir.Value:
         return b.call(get_item, [state, ir.Constant(i64, index)])
 
-    b.cbranch(b.icmp_signed("==", nargs, ir.Constant(i64, 1)), same_first, slow)
-    b.position_at_end(same_first)
-    same = b.icmp_unsigned("==", b.ptrtoint(b.load(args, typ=ptr), i64), b.ptrtoint(item(0), i64))
-    b.cbranch(same, call, slow)
+    _native.branch_on_first(b, args, nargs, 1, lambda: item(0), call, slow)
     b.position_at_end(call)
     raw = b.inttoptr(b.call(as_u64, [item(1)]), ptr)
     target = b.inttoptr(b.call(as_u64, [item(2)]), ptr)
     result = b.call(_native.Callee(target, ir.FunctionType(i64, (ptr,))), [raw])
     b.ret(b.call(api["PyLong_FromUnsignedLongLong"], [result]))
     b.position_at_end(slow)
-    b.ret(b.call(api["PyObject_Vectorcall"], [item(3), args, nargs, ir.Constant(ptr, None)]))
+    _native.return_call(b, api, item(3), args, nargs)
     return module
 
 

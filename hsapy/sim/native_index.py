@@ -47,10 +47,10 @@ def _module() -> Any:
     module, api, fn = _native.builtin_ir("hsapy_sim_native_index", _NAME)
     get_item, size, set_item = api["PyList_GetItem"], api["PyList_Size"], api["PyList_SetItem"]
     as_u64, from_u64 = api["PyLong_AsUnsignedLongLong"], api["PyLong_FromUnsignedLongLong"]
-    incref, vectorcall = api["Py_IncRef"], api["PyObject_Vectorcall"]
+    incref = api["Py_IncRef"]
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
-        "entry", "same_queue", "token_free", "value_ok", "commit", "slow")}
+        "entry", "token_free", "value_ok", "commit", "slow")}
     b = ir.IRBuilder(blocks["entry"])
 
     def const(value: int, kind: Any = i64) -> ir.Constant:
@@ -61,13 +61,8 @@ def _module() -> Any:
 
     null = ir.Constant(ptr, None)
     # entry: exactly two arguments, the first the queue seen last
-    two = b.icmp_signed("==", nargs, const(2))
-    b.cbranch(two, blocks["same_queue"], blocks["slow"])
-    b.position_at_end(blocks["same_queue"])
-    queue = b.load(args, typ=ptr)
-    known = item(state, 0)
-    same = b.icmp_unsigned("==", b.ptrtoint(queue, i64), b.ptrtoint(known, i64))
-    b.cbranch(same, blocks["token_free"], blocks["slow"])
+    _native.branch_on_first(b, args, nargs, 2, lambda: item(state, 0), blocks["token_free"],
+                            blocks["slow"])
     # the token present (one item): nobody is changing the index
     b.position_at_end(blocks["token_free"])
     token = item(state, 1)
@@ -99,8 +94,7 @@ def _module() -> Any:
     b.ret(old_object)
     # the Python function, with the same arguments
     b.position_at_end(blocks["slow"])
-    result = b.call(vectorcall, [item(state, 3), args, nargs, null])
-    b.ret(result)
+    _native.return_call(b, api, item(state, 3), args, nargs)
     return module
 
 
@@ -111,24 +105,19 @@ def _load_module() -> Any:
     returns the read index (an acquire load); anything else calls ``slow``."""
     from llvmlite import ir
 
-    i64, ptr = ir.IntType(64), ir.PointerType()
+    i64 = ir.IntType(64)
     module, api, fn = _native.builtin_ir("hsapy_sim_native_load", _LOAD_NAME)
     get_item, as_u64 = api["PyList_GetItem"], api["PyLong_AsUnsignedLongLong"]
     state, args, nargs = fn.args
-    entry, same_queue, load, slow = (fn.append_basic_block(n) for n in (
-        "entry", "same_queue", "load", "slow"))
+    entry, load, slow = (fn.append_basic_block(n) for n in ("entry", "load", "slow"))
     b = ir.IRBuilder(entry)
 
     def const(value: int) -> ir.Constant:
         return ir.Constant(i64, value)
 
     add_state = b.call(get_item, [state, const(0)])
-    b.cbranch(b.icmp_signed("==", nargs, const(1)), same_queue, slow)
-    b.position_at_end(same_queue)
-    queue = b.load(args, typ=ptr)
-    known = b.call(get_item, [add_state, const(0)])
-    same = b.icmp_unsigned("==", b.ptrtoint(queue, i64), b.ptrtoint(known, i64))
-    b.cbranch(same, load, slow)
+    _native.branch_on_first(b, args, nargs, 1, lambda: b.call(get_item, [add_state, const(0)]),
+                            load, slow)
     b.position_at_end(load)
     # (the add state's items change together, in one slice assignment: this queue's word)
     write_word = b.call(as_u64, [b.call(get_item, [add_state, const(2)])])
@@ -137,8 +126,7 @@ def _load_module() -> Any:
     value = b.load_atomic(word, "acquire", 8, typ=i64)
     b.ret(b.call(api["PyLong_FromUnsignedLongLong"], [value]))
     b.position_at_end(slow)
-    b.ret(b.call(api["PyObject_Vectorcall"], [b.call(get_item, [state, const(2)]), args, nargs,
-                                              ir.Constant(ptr, None)]))
+    _native.return_call(b, api, b.call(get_item, [state, const(2)]), args, nargs)
     return module
 
 

@@ -103,8 +103,7 @@ def _module() -> Any:
         "PyObject_Size"]
     state, args, nargs = fn.args
     blocks = {name: fn.append_basic_block(name) for name in (
-        "entry", "same_signal", "value", "unlocked", "no_waiter", "store", "raise_mark",
-        "done", "slow")}
+        "entry", "value", "unlocked", "no_waiter", "store", "raise_mark", "done", "slow")}
     b = ir.IRBuilder(blocks["entry"])
 
     def const(value: int, kind: Any = i64) -> ir.Constant:
@@ -116,12 +115,7 @@ def _module() -> Any:
     def address(index: int, kind: Any) -> ir.Value:   # the state's ints: addresses it made
         return b.inttoptr(b.call(as_u64, [item(index)]), ir.PointerType(kind))
 
-    null = ir.Constant(ptr, None)
-    b.cbranch(b.icmp_signed("==", nargs, const(2)), blocks["same_signal"], blocks["slow"])
-    b.position_at_end(blocks["same_signal"])
-    same = b.icmp_unsigned("==", b.ptrtoint(b.load(args, typ=ptr), i64),
-                           b.ptrtoint(item(0), i64))
-    b.cbranch(same, blocks["value"], blocks["slow"])
+    _native.branch_on_first(b, args, nargs, 2, lambda: item(0), blocks["value"], blocks["slow"])
     # the value: an int (PyLong_AsUnsignedLongLong takes no __index__ object) from 0 up to
     # INT64_MAX
     b.position_at_end(blocks["value"])
@@ -151,7 +145,7 @@ def _module() -> Any:
     b.ret(none)
     # the Python function, with the same arguments
     b.position_at_end(blocks["slow"])
-    b.ret(b.call(api["PyObject_Vectorcall"], [item(5), args, nargs, null]))
+    _native.return_call(b, api, item(5), args, nargs)
     return module
 
 
