@@ -570,7 +570,17 @@ def test_a_waiting_thread_runs_ready_dispatches_but_never_a_blocking_barrier(mon
         ran.append((index, header & 0xFF, threading.current_thread().name))
         return process(self, packet, header, index)
 
+    # The processor thread stays away until the first wait has returned, so that the waiter's
+    # turn does not depend on which thread the scheduler happens to run first.
+    first_done = threading.Event()
+    wait_for_packet = sim_queues.SimQueue._wait_for_packet
+
+    def held_back(self):
+        first_done.wait(10)
+        return wait_for_packet(self)
+
     monkeypatch.setattr(sim_queues.SimQueue, "_process", recording)
+    monkeypatch.setattr(sim_queues.SimQueue, "_wait_for_packet", held_back)
     with Runtime(backend="sim", targets=["gfx942"]) as rt:
         agent = rt.gpu_agents[0]
         empty = rt.load(kernels.build("empty", "gfx942"), agent).kernel("empty")
@@ -578,6 +588,7 @@ def test_a_waiting_thread_runs_ready_dispatches_but_never_a_blocking_barrier(mon
             prepared = empty.prepare(queue, 64, 64)
             first = prepared()
             first.wait(timeout=10)
+            first_done.set()
             gate, done = rt.create_signal(1), rt.create_signal(1)
             queue.publish(aql.barrier_and([gate.handle], completion_signal=done.handle))
             after = prepared()
