@@ -360,7 +360,7 @@ class Queue:
                             "the failing one do not run. Create a new queue")
         self._check_open()
         if self._abandoned:
-            self._fill_abandoned(self._lib.hsa_queue_load_read_index_scacquire(self._ptr))
+            self._fill_abandoned(self._load_read_index(self._ptr))
 
     def _why(self) -> str:
         # ROCr's error callback carries only the status; the simulator also says what failed
