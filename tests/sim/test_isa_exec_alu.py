@@ -339,3 +339,29 @@ def test_trig_preop_and_fp8_conversion_builtins(target):
     bf8 = _fnuz_or_ocp((words >> 16) & 0xFF, target, 5).astype(np.float32)
     assert np.array_equal(conv[:, 0], fp8, equal_nan=True)
     assert np.array_equal(conv[:, 1], bf8, equal_nan=True)
+
+
+LDEXP_HALF = """
+KERNEL void ldexp_half(const _Float16* in, _Float16* out, uint n) {
+  uint i = bid_x() * bdim_x() + tid_x();
+  if (i >= n) return;
+  // an exponent clang knows fits 16 bits: it is computed with 16-bit instructions
+  out[i] = __builtin_amdgcn_ldexph(in[i], (int)(i % 9) - 4);
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ldexp_f16_scales_by_a_signed_16_bit_exponent(target):
+    # V_LDEXP_F16 reads S1 as i16: a negative exponent made by 16-bit arithmetic has bits 31:16
+    # clear, and read as an i32 it would scale by 2**65532 (an overflow to inf)
+    code = build_hip(LDEXP_HALF, target)
+    assert "v_ldexp_f16" in {inst.name for inst in _instructions(code, "ldexp_half")}
+    dev = Device(target)
+    kernel = dev.load(code, "ldexp_half")
+    n = 90
+    x = np.random.default_rng(9).uniform(-8, 8, n).astype(np.float16)
+    pin, out = dev.buffer(x), dev.zeros(2 * n)
+    dev.dispatch(kernel, [pin, out, n], (128,), (64,))
+    want = np.ldexp(x.astype(np.float64), np.arange(n) % 9 - 4).astype(np.float16)
+    assert np.array_equal(dev.read(out, np.float16, n), want)

@@ -468,7 +468,9 @@ def _float_ops(t: str, ftype) -> dict[str, Spec]:
         f"v_frexp_mant_{t}": (t, (t,), _frexp_mant),
         f"v_frexp_exp_i32_{t}": ("i32", (t,), _frexp_exp),
         f"v_frexp_exp_i16_{t}": ("i16", (t,), lambda a: _frexp_exp(a).astype(np.int16)),
-        f"v_ldexp_{t}": (t, (t, "i32"), _ldexp),
+        # the f16 form scales by a signed 16-bit exponent (ISA guides: S1.i16), the others by
+        # an i32; LLVM computes an f16 exponent with 16-bit instructions, leaving bits 31:16 0
+        f"v_ldexp_{t}": (t, (t, "i16" if t == "f16" else "i32"), _ldexp),
         f"v_div_fixup_{t}": (t, (t, t, t), _div_fixup(ftype)),
     }
     if t == "f32":
