@@ -16,6 +16,7 @@ from typing import Any
 from hsapy.hsa_enums import (
     HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
     HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+    HSA_STATUS_ERROR_MEMORY_FAULT,
 )
 from hsapy.sim.execution import (
     DispatchContext,
@@ -29,7 +30,8 @@ from hsapy.sim.execution import (
 from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.targets import GpuProfile
 
-__all__ = ["ExecutorCache", "BuiltinExecutor", "NullExecutor", "create_executor", "S_ENDPGM"]
+__all__ = ["ExecutorCache", "BuiltinExecutor", "NullExecutor", "create_executor", "S_ENDPGM",
+           "HOST_SERVICES", "explain_fault"]
 
 # s_endpgm encodings, checked with `echo s_endpgm | llvm-mc-19 -triple=amdgcn-amd-amdhsa
 # -mcpu=<gfx> -show-encoding`: gfx90a/gfx942 [0x00,0x00,0x81,0xbf], gfx1100/gfx1201
@@ -39,6 +41,43 @@ S_ENDPGM: dict[str, int] = {
     "gfx11": 0xBFB00000,
     "gfx12": 0xBFB00000,
 }
+
+
+# Hidden kernel arguments of host services the simulator does not provide (LLVM AMDGPUUsage,
+# "Code Object V5 Metadata"): the launcher leaves them 0, so a kernel that uses one reads a
+# pointer near address 0. Faults below NULL_REGION in such a kernel name the service.
+HOST_SERVICES: dict[str, str] = {
+    "hidden_hostcall_buffer": "host calls: printf, malloc/free and other hostcall functions",
+    "hidden_printf_buffer": "buffered printf",
+    "hidden_heap_v1": "device malloc/free",
+}
+NULL_REGION = 1 << 16
+
+
+def explain_fault(ctx: DispatchContext, fault: SimFault) -> SimFault:
+    """``fault``, or the same fault with a note naming the host services the kernel takes when
+    it is a memory fault near address 0 and those hidden arguments are 0 in its kernarg."""
+    info = getattr(ctx.kernel, "info", None)
+    if (fault.status != HSA_STATUS_ERROR_MEMORY_FAULT or fault.address is None
+            or not 0 <= fault.address < NULL_REGION or info is None):
+        return fault
+    unset = []
+    for arg in info.hidden_args:
+        service = HOST_SERVICES.get(arg.value_kind)
+        if service is None:
+            continue
+        try:
+            value = ctx.memory.read(ctx.kernarg_address + arg.offset, arg.size)
+        except SimMemoryFault:
+            continue
+        if not any(value):
+            unset.append(f"{arg.value_kind} ({service})")
+    if not unset:
+        return fault
+    note = (f". The kernel takes {', '.join(unset)}, which the simulator does not provide and "
+            "leaves 0: host services are not supported, and a kernel that calls one faults "
+            "near address 0")
+    return SimFault(fault.status, fault.message + note, fault.address)
 
 
 _isa_import_attempted = False
@@ -129,6 +168,16 @@ class ExecutorCache:
                 f"{type(mode).__name__} {mode!r:.40}")
         self.mode = mode
         self._cache: dict[str, tuple[Any, Executor]] = {}
+
+    def execute(self, profile: GpuProfile, ctx: DispatchContext) -> None:
+        """Run the dispatch ``ctx`` on ``profile``'s executor (see :func:`explain_fault`)."""
+        try:
+            self.get(profile).execute(ctx)
+        except SimFault as fault:
+            explained = explain_fault(ctx, fault)
+            if explained is fault:
+                raise
+            raise explained from None
 
     def get(self, profile: GpuProfile) -> Executor:
         """The executor for ``profile`` (created on first use, recreated if the factory changed)."""

@@ -550,7 +550,7 @@ class SimQueue(PacketProcessor):
             engine=lib.executors.engine,
             should_stop=self._should_stop,
         )
-        lib.executors.get(profile).execute(ctx)
+        lib.executors.execute(profile, ctx)
         return completion
 
     def _fail(self, status: int, message: str, address: int | None = None) -> None:

@@ -1159,6 +1159,30 @@ def black_scholes(k: KernelRun) -> None:
     close(k.read(put), want_put, tolerance, 0, "put price")
 
 
+def _stops_naming(k: KernelRun, name: str, args: list, service: str) -> None:
+    """The launch fails (the queue stops) with an error that names ``service``."""
+    try:
+        k.launch(name, args, 64, 64)
+    except Exception as exc:   # the queue error the runtime raises, whatever its class
+        assert service in str(exc), f"the error does not name {service}: {exc}"
+        return
+    raise AssertionError(f"{name} completed, but the simulator provides no {service}")
+
+
+@case("mathlib")
+def printf_values(k: KernelRun) -> None:
+    n = 50
+    x = k.rng.standard_normal(n).astype(np.float32)
+    _stops_naming(k, "printf_values", [k.input(x), k.output(np.float32, n), n], "printf")
+
+
+@case("mathlib")
+def heap_scratch(k: KernelRun) -> None:
+    n = 50
+    x = k.rng.integers(0, 100, n).astype(np.int32)
+    _stops_naming(k, "heap_scratch", [k.input(x), k.output(np.int32, n), n], "malloc")
+
+
 # ================================================================================================
 # calls.hip
 

@@ -20,7 +20,12 @@ from hsapy import toolchain
 # Runs that fail on main today: "<class>: <instruction>" -> ids "<kernel>-<build>" (globs; a
 # leading "!" excludes). The first matching class marks a run xfail(strict=True): when a fix
 # lands the run passes, the strict mark fails the suite, and the entry is removed.
-XFAIL: dict[str, list[str]] = {}
+XFAIL: dict[str, list[str]] = {
+    # -O0 ockl's __ockl_dm_alloc needs a frame of over 2 KiB; the kernel's dynamic stack gets
+    # HIP's default 1 KiB (hsapy.executable.DYNAMIC_STACK_SIZE), so a private-memory fault
+    # (scratch_store) stops the queue before the null heap is read and named
+    "dynamic stack: scratch_store past 1 KiB in -O0 __ockl_dm_alloc": ["heap_scratch-*-O0"],
+}
 
 
 def _xfail_reason(run_id: str) -> str | None:

@@ -335,7 +335,7 @@ class DeviceQueue(PacketProcessor):
             engine=kfd.executors.engine,
             should_stop=self._should_stop,
         )
-        kfd.executors.get(kfd.profile).execute(ctx)
+        kfd.executors.execute(kfd.profile, ctx)
         self.dispatched += 1
         return completion
 

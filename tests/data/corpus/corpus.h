@@ -192,7 +192,14 @@ __device__ double __ocml_log_f64(double);
 __device__ double __ocml_sin_f64(double);
 __device__ double __ocml_pow_f64(double, double);
 __device__ double __ocml_cbrt_f64(double);
+// printf and the device heap, as HIP's headers declare them (ockl implements both over the
+// hostcall buffer and the heap the runtime passes as hidden arguments)
+__device__ int printf(const char*, ...);
+__device__ void* __ockl_dm_alloc(unsigned long);
+__device__ void __ockl_dm_dealloc(void*);
 }
+static __device__ __forceinline__ void* malloc(unsigned long size) { return __ockl_dm_alloc(size); }
+static __device__ __forceinline__ void free(void* p) { __ockl_dm_dealloc(p); }
 static __device__ __forceinline__ float sinf(float x) { return __ocml_sin_f32(x); }
 static __device__ __forceinline__ float cosf(float x) { return __ocml_cos_f32(x); }
 static __device__ __forceinline__ float tanf(float x) { return __ocml_tan_f32(x); }

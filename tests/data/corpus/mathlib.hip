@@ -1,7 +1,9 @@
 #define CORPUS_OCML
 // The math library as HIP code calls it: single- and double-precision functions from ROCm's
 // ocml (sinf, cosf, tanf, powf, erff, erfcf, tanhf, log1pf, atan2f, __frsqrt_rn, exp, log, sin,
-// pow, cbrt) next to the ones the backend lowers itself (expf, logf, sqrtf, fmaf).
+// pow, cbrt) next to the ones the backend lowers itself (expf, logf, sqrtf, fmaf), and the
+// host services the simulator does not provide (printf, malloc), which must stop the queue with
+// an error that names them.
 #include "corpus.h"
 
 extern "C" __global__ void float_math(const float* x, const float* y, float* out, int n) {
@@ -52,4 +54,20 @@ extern "C" __global__ void black_scholes(const float* spot, const float* strike,
   float discount = expf(-rate * t);
   call[i] = s * normal_cdf(d1) - x * discount * normal_cdf(d2);
   put[i] = x * discount * normal_cdf(-d2) - s * normal_cdf(-d1);
+}
+
+extern "C" __global__ void printf_values(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  printf("x[%d] = %f\n", i, x[i]);
+  out[i] = 2.0f * x[i];
+}
+
+extern "C" __global__ void heap_scratch(const int* x, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int* p = (int*)malloc(4 * sizeof(int));
+  for (int j = 0; j < 4; ++j) p[j] = x[i] + j;
+  out[i] = p[0] + p[3];
+  free(p);
 }
