@@ -67,6 +67,16 @@ op("v_mad_i16 v3, v0, v1, v2", None, {"v0.i16": [-300], "v1.i16": [100], "v2.i16
 op("v_mad_i32_i16 v3, v0, v1, v2", None, {"v0.u32": [0xFFFF_8000], "v1.u32": [0x0001_7FFF],
                                          "v2.i32": [5]},
    {"v3.i32": [-32768 * 32767 + 5]}, "the low 16 bits of S0 and S1, signed, times; plus S2")
+op("v_mad_u32_u16 v3, v0, v1, v2 op_sel:[1,1,0,0]", "v_mad_u32_u16 v3, v0, v1, v2 op_sel:[1,1,0,0]",
+   {"v0.u32": [0xFFFF_0002], "v1.u32": [0x0003_FFFF], "v2.u32": [M32 - 2]}, {"v3.u32": [0x0002_FFFA]},
+   "op_sel reads the high halves: 0xFFFF * 3 + (2^32 - 3) wraps to 32 bits")
+op("v_mad_u32_u16 v3, v0, v1, v2 op_sel:[0,1,0,0] clamp",
+   "v_mad_u32_u16 v3, v0, v1, v2 op_sel:[0,1,0,0] clamp",
+   {"v0.u32": [0x0001_FFFF], "v1.u32": [0xFFFF_0001], "v2.u32": [0x0002_0000]}, {"v3.u32": [M32]},
+   "the low half of S0 times the high half of S1 (0xFFFE0001), plus S2, saturated by clamp")
+op("v_mad_i32_i16 v3, v0, v1, v2 op_sel:[1,0,0,0]", "v_mad_i32_i16 v3, v0, v1, v2 op_sel:[1,0,0,0]",
+   {"v0.u32": [0x8000_0001], "v1.u32": [0x0001_0003], "v2.i32": [5]}, {"v3.i32": [-32768 * 3 + 5]},
+   "op_sel[0] reads S0's high half, signed")
 add(case("gfx942", "v_mad_legacy_u16 v3, v0, v1, v2", {"v0.u16": [3], "v1.u16": [4],
                                                        "v2.u16": [5], "v3.u32": [M32]},
          {"v3.u32": [17]}, "legacy: the high half of the destination is zeroed"))

@@ -90,8 +90,6 @@ VALU.update({
                          lambda a, b: ((_i24(a).astype(i64) * _i24(b)) >> 32).astype(i32)),
     "v_mad_u32_u24": ("u32", ("u32", "u32", "u32"), lambda a, b, c: _u24(a) * _u24(b) + c),
     "v_mad_i32_i24": ("i32", ("i32", "i32", "i32"), lambda a, b, c: _i24(a) * _i24(b) + c),
-    "v_mad_u32_u16": ("u32", ("u32", "u32", "u32"),
-                      lambda a, b, c: (a & u32(0xFFFF)) * (b & u32(0xFFFF)) + c),
     "v_and_b32": ("b32", ("b32", "b32"), lambda a, b: a & b),
     "v_or_b32": ("b32", ("b32", "b32"), lambda a, b: a | b),
     "v_xor_b32": ("b32", ("b32", "b32"), lambda a, b: a ^ b),
@@ -399,6 +397,8 @@ VALU.update({
     "v_mad_i16": ("i16", ("i16", "i16", "i16"), _wrap("i16", lambda a, b, c: a * b + c)),
     "v_mad_legacy_u16": ("u16", ("u16", "u16", "u16"), _wrap("u16", lambda a, b, c: a * b + c)),
     "v_mad_legacy_i16": ("i16", ("i16", "i16", "i16"), _wrap("i16", lambda a, b, c: a * b + c)),
+    # S0 and S1 are 16-bit sources (op_sel picks a register's high half), S2 is 32-bit
+    "v_mad_u32_u16": ("u32", ("u16", "u16", "u32"), _wrap("u32", lambda a, b, c: a * b + c)),
     "v_mad_i32_i16": ("i32", ("i16", "i16", "i32"), _wrap("i32", lambda a, b, c: a * b + c)),
     "v_add_i16": ("i16", ("i16", "i16"), lambda a, b: a + b),
     "v_sub_i16": ("i16", ("i16", "i16"), lambda a, b: a - b),
