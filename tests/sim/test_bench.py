@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from hsapy.bench import PEERS
 from hsapy.cli import main
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 MODES = ["submit_plain", "submit_publish", "submit_prepared", "submit_batch", "roundtrip",
          "throughput", "gpu_duration"]
+PEER_MODES = {mode for mode, _module, _peer in PEERS}
 STATS = ("median_us", "p5_us", "p95_us", "min_us")
 # --quick: 3 repeats of bursts of 64 submits, 16 round trips, 64 back-to-back dispatches.
 QUICK_COUNTS = {"submit_plain": 3 * 64, "submit_publish": 3 * 64, "submit_prepared": 3 * 64,
@@ -37,10 +39,23 @@ def quick_run(tmp_path_factory):
     return code, rows, plot
 
 
+def _hsapy_rows(rows):
+    """The simulator's own rows; after them come the NVIDIA peers' rows where cuda.core, CuPy
+    or torch import and find a GPU (bench.PEERS): each must be one of those, labelled as a
+    CUDA measurement and not as simulated."""
+    ours = [row for row in rows if row["mode"] in MODES]
+    peers = rows[len(ours):]
+    assert rows[:len(ours)] == ours
+    for row in peers:
+        assert row["mode"] in PEER_MODES, row
+        assert row["simulated"] is False and row["backend"] == "cuda" and row["what"], row
+    return ours
+
+
 def test_json_has_one_object_per_mode_in_order(quick_run):
     code, rows, _ = quick_run
     assert code == 0
-    assert [row["mode"] for row in rows] == MODES
+    assert [row["mode"] for row in _hsapy_rows(rows)] == MODES
 
 
 def test_every_mode_reports_positive_ordered_statistics(quick_run):
@@ -49,11 +64,13 @@ def test_every_mode_reports_positive_ordered_statistics(quick_run):
         values = [row[key] for key in STATS]
         assert all(v > 0 for v in values), row
         assert row["min_us"] <= row["p5_us"] <= row["median_us"] <= row["p95_us"], row
+    for row in _hsapy_rows(rows):
         assert row["n"] == QUICK_COUNTS[row["mode"]]
 
 
 def test_every_mode_is_labelled_simulated_with_backend_and_target(quick_run):
     _, rows, _ = quick_run
+    rows = _hsapy_rows(rows)
     for row in rows:
         assert row["simulated"] is True and row["backend"] == "sim"
         assert row["target"] == "gfx942"
