@@ -351,7 +351,13 @@ class Queue:
         return self._state.error
 
     def check(self) -> None:
-        """Raise the HSAError the runtime reported for this queue, if any."""
+        """Raise the HSAError the runtime reported for this queue, if any.
+
+        Every wait calls it, so it also re-reads the read index: the packet processor has
+        just made progress, and the next reservation then finds the slots it freed without
+        re-reading the index itself (on a GPU that read crosses the bus; on the simulator it
+        is a line the processor's thread wrote last). Abandoned slots that are free by now get
+        their no-op packets (see :meth:`abandon`)."""
         error = self._state.error
         if error is not None:
             status, where = error
@@ -359,8 +365,11 @@ class Queue:
                             f"{where} on {self.agent.name} stopped{self._why()}; packets after "
                             "the failing one do not run. Create a new queue")
         self._check_open()
+        read_index = self._load_read_index(self._ptr)
+        # a lower bound whoever stores it last: every value was read from an index that grows
+        self._free_end[0] = read_index + self.size
         if self._abandoned:
-            self._fill_abandoned(self._load_read_index(self._ptr))
+            self._fill_abandoned(read_index)
 
     def _why(self) -> str:
         # ROCr's error callback carries only the status; the simulator also says what failed
@@ -484,7 +493,8 @@ class Queue:
 
         hsa_queue_add_write_index_scacq_screl, then wait (with a timeout) while the packet
         processor has not yet consumed the packets that occupied those slots one lap ago. The
-        read index is re-read only when the last one seen says the ring may be full.
+        read index is re-read only when the last one seen says the ring may be full (and by
+        every wait, through :meth:`check`).
 
         Everything is checked before the write index moves: a refused call reserves nothing."""
         if count.__class__ is not int or not 0 < count <= self.size:

@@ -436,6 +436,22 @@ def test_queue_write_refuses_a_body_that_is_not_60_bytes(sim_runtime, body):
         assert bytes(queue.ring[index]) == before          # nothing was written
 
 
+def test_every_wait_rereads_the_read_index_for_the_next_reservation(sim_runtime):
+    # Queue.check (every wait calls it) moves the producer's free-slot bound up to what the
+    # processor has consumed, so a reservation after a wait does not re-read the index itself
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        producer = queue.producer()
+        prepared = empty.prepare(queue, 64, 64)
+        assert producer.free_end[0] == queue.size
+        for _lap in range(3):
+            results = [prepared(doorbell=False) for _ in range(40)]
+            queue.flush()
+            results[-1].wait(timeout=10)
+            assert producer.free_end[0] == queue.load_read_index() + queue.size
+            assert queue.load_read_index() == queue.load_write_index()
+
+
 @pytest.mark.parametrize("how", ["reserve", "publish", "publish_batch"])
 def test_a_full_queue_raises_and_its_abandoned_slots_do_not_stall_it(sim_runtime, how):
     import time
