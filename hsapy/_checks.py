@@ -3,13 +3,14 @@ wrong, before anything reaches the runtime or a queue."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
-__all__ = ["check_agent", "check_flag", "check_int", "check_timeout"]
+__all__ = ["check_agent", "check_bit", "check_flag", "check_int", "check_timeout"]
 
 _MAX_TIMEOUT_S = float(1 << 40)
 
@@ -21,18 +22,24 @@ def check_timeout(timeout: Any, what: str) -> float:
         return timeout                # (nan and inf fail the comparison)
     if timeout is None:
         raise HsapyValueError(f"{what} needs a timeout in seconds (>= 0); every wait has one")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        try:
-            is_number = timeout is not None and not isinstance(timeout, (str, bytes, bool))
-            timeout = float(timeout) if is_number else None
-        except (TypeError, ValueError):
-            timeout = None
-        if timeout is None:
-            raise HsapyTypeError(f"{what}: timeout is a number of seconds; every wait has one")
+    # A real number (int, float, a numpy integer or floating scalar, Fraction). Not a bool
+    # (numpy's included), a complex (float() of a numpy complex drops the imaginary part with
+    # a mere warning), a string or an array.
+    if isinstance(timeout, np.ndarray) and timeout.ndim == 0 and timeout.dtype.kind in "iuf":
+        timeout = timeout.item()          # a 0-d array of one number, as sizes take it
+    if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, numbers.Real):
+        raise HsapyTypeError(f"{what}: timeout is a number of seconds (int or float), not "
+                             f"{type(timeout).__name__} {timeout!r:.40}; every wait has one")
+    timeout = float(timeout)
     if math.isnan(timeout) or timeout < 0 or math.isinf(timeout):
         raise HsapyValueError(f"{what}: timeout must be a finite number of seconds >= 0, not "
                               f"{timeout!r}; every wait has one")
-    return float(timeout)
+    if timeout >= _MAX_TIMEOUT_S:
+        # past this a wait is unbounded in all but name (and its nanoseconds overflow uint64)
+        raise HsapyValueError(f"{what}: timeout {timeout:g} s is past the longest wait "
+                              f"({_MAX_TIMEOUT_S:g} s); give a finite, realistic number of "
+                              "seconds")
+    return timeout
 
 
 def check_int(value: Any, what: str, low: int, high: int) -> int:
@@ -42,7 +49,12 @@ def check_int(value: Any, what: str, low: int, high: int) -> int:
         if isinstance(value, bool) or not hasattr(value, "__index__"):
             raise HsapyTypeError(f"{what} must be an int, not {type(value).__name__} "
                                  f"{value!r:.40}")
-        value = int(value.__index__())
+        try:
+            value = int(value.__index__())
+        except TypeError:
+            # an array of several elements (or of floats) has __index__ and refuses it
+            raise HsapyTypeError(f"{what} must be an int, not {type(value).__name__} "
+                                 f"{value!r:.40}") from None
     if not low <= value <= high:
         raise HsapyValueError(f"{what} must be in {low}..{high}, not {value}")
     return value
@@ -72,3 +84,14 @@ def check_flag(value: Any, what: str) -> bool:
     if value is True or value is False or isinstance(value, np.bool_):
         return bool(value)
     raise HsapyTypeError(f"{what} is True or False, not {type(value).__name__} {value!r:.40}")
+
+
+def check_bit(value: Any, what: str) -> bool:
+    """A one-bit packet option (the header's barrier bit): a bool (numpy's too) or the int 0 or
+    1, else a typed error -- None, "no", 0.0 or an array are not read as their truth value."""
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    if (value.__class__ is int or isinstance(value, np.integer)) and value in (0, 1):
+        return bool(value)
+    raise HsapyTypeError(f"{what} is True or False (or the bit 0 or 1), not "
+                         f"{type(value).__name__} {value!r:.40}")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import construct as cs
 
-from hsapy._checks import check_int
+from hsapy._checks import check_bit, check_int
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.hsa_enums import (
     HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
@@ -123,9 +123,9 @@ def _scope(value: Any) -> int:
     try:
         if isinstance(value, str):
             return FenceScope[value.upper()]
-        if isinstance(value, bool):
-            raise ValueError(value)
-        return FenceScope(value)
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise TypeError(value)      # a float, complex or numpy bool is no scope number
+        return FenceScope(value.__index__())
     except (KeyError, ValueError, TypeError):
         names = ", ".join(repr(scope.name.lower()) for scope in FenceScope)
         raise HsapyValueError(f"{value!r} is not a fence scope (acquire/release): use one of "
@@ -135,7 +135,10 @@ def _scope(value: Any) -> int:
 def encode_header(packet_type: int, barrier: bool = False, acquire: Any = FenceScope.SYSTEM,
                   release: Any = FenceScope.SYSTEM) -> int:
     """The 16-bit header: type, barrier bit, acquire and release fence scopes."""
-    return ((int(packet_type) << HEADER_TYPE_SHIFT) | (int(bool(barrier)) << HEADER_BARRIER_SHIFT)
+    packet_type = check_int(packet_type, "encode_header: packet_type", 0, 0xFF)
+    if barrier is not True and barrier is not False:
+        barrier = check_bit(barrier, "barrier")
+    return ((packet_type << HEADER_TYPE_SHIFT) | (int(barrier) << HEADER_BARRIER_SHIFT)
             | (_scope(acquire) << HEADER_ACQUIRE_SHIFT) | (_scope(release) << HEADER_RELEASE_SHIFT))
 
 
@@ -149,7 +152,9 @@ def decode_header(header: int) -> Header:
 
 def header_setup_word(header: int, setup: int = 0) -> int:
     """The first 32 bits of a packet, stored last and in one piece when publishing."""
-    return (header & 0xFFFF) | (setup & 0xFFFF) << 16
+    header = check_int(header, "header_setup_word: header", 0, 0xFFFF)
+    setup = check_int(setup, "header_setup_word: setup", 0, 0xFFFF)
+    return header | setup << 16
 
 
 # -- layouts for parsing and pretty-printing (construct) ------------------------------------
@@ -203,7 +208,12 @@ class Packet:
     body: bytes
 
     def __bytes__(self) -> bytes:
-        return struct.pack("<I", self.word) + self.body
+        try:
+            return struct.pack("<I", self.word) + self.body
+        except (struct.error, TypeError):
+            raise HsapyTypeError(f"Packet: word is a 32-bit unsigned int and body 60 bytes, not "
+                                 f"{type(self.word).__name__} {self.word!r:.20} and "
+                                 f"{type(self.body).__name__} {self.body!r:.20}") from None
 
     @property
     def header(self) -> int:
@@ -250,11 +260,14 @@ def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_addre
     to the number of dimensions given (1..3). Signals are passed as handles (ints)."""
     grid3, grid_dims = _dims3(grid, "grid")
     workgroup3, wg_dims = _dims3(workgroup, "workgroup")
-    dims = dims if dims is not None else max(grid_dims, wg_dims)
+    if dims is None:
+        dims = max(grid_dims, wg_dims)
+    elif dims.__class__ is not int or dims not in (1, 2, 3):
+        if isinstance(dims, bool) or not hasattr(dims, "__index__"):
+            raise HsapyTypeError(f"kernel_dispatch: dims is 1, 2 or 3, not {dims!r:.40}")
+        dims = check_int(dims, "kernel_dispatch: dims (1, 2 or 3)", 1, 3)
     word = header_setup_word(encode_header(PacketType.KERNEL_DISPATCH, barrier, acquire, release),
                              dims << SETUP_DIMENSIONS_SHIFT)
-    if dims not in (1, 2, 3):
-        raise HsapyValueError(f"kernel_dispatch: dims is 1, 2 or 3, not {dims!r}")
     body = _pack(_DISPATCH_BODY, "kernel_dispatch", *workgroup3, 0, *grid3, private_segment_size,
                  group_segment_size, kernel_object, kernarg_address, 0, completion_signal)
     return Packet(word, body)
@@ -311,8 +324,12 @@ def barrier_value(signal: int, value: int, condition: Any = SignalCondition.EQ, 
                   acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
     """AMD barrier-value (vendor-specific): waits until ``(signal & mask) <condition> value``."""
     try:
-        condition = (SignalCondition[condition.upper()] if isinstance(condition, str)
-                     else SignalCondition(condition))
+        if isinstance(condition, str):
+            condition = SignalCondition[condition.upper()]
+        elif isinstance(condition, bool) or not hasattr(condition, "__index__"):
+            raise TypeError(condition)  # a float, complex or numpy bool is no condition
+        else:
+            condition = SignalCondition(condition.__index__())
     except (KeyError, ValueError, TypeError):
         raise HsapyValueError(f"barrier_value: {condition!r} is not a condition: use one of "
                               "'eq', 'ne', 'lt', 'gte' or hsapy.aql.SignalCondition") from None
@@ -332,10 +349,13 @@ def invalid_slot() -> bytes:
 def _packet_bytes(packet: Any) -> bytes:
     """The 64 bytes of a packet given as bytes-like, else a typed error (``bytes(64)`` would
     be 64 zeros: an int is refused, as anything that is not bytes)."""
-    if not isinstance(packet, (bytes, bytearray, memoryview)) and not hasattr(packet, "tobytes"):
+    if isinstance(packet, (bytes, bytearray, memoryview, Packet)):
+        data = bytes(packet)
+    elif hasattr(packet, "tobytes"):
+        data = packet.tobytes()      # numpy: its bytes (bytes(x) of a numpy int is x zeros)
+    else:
         raise HsapyTypeError(f"an AQL packet is 64 bytes (or an hsapy.aql.Packet), not "
                              f"{type(packet).__name__}")
-    data = bytes(packet)
     if len(data) != PACKET_SIZE:
         raise HsapyValueError(f"an AQL packet is 64 bytes, got {len(data)}")
     return data

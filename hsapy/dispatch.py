@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hsapy import aql
-from hsapy._checks import check_flag
+from hsapy._checks import check_bit, check_flag
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernargLayout, normalize_dims
@@ -361,8 +361,12 @@ class PreparedDispatch:
                  dynamic_lds: int = 0, barrier: bool = False, acquire: Any = "system",
                  release: Any = "system") -> None:
         geometry = validate(kernel, queue, grid, workgroup, dynamic_lds)
-        if barrier.__class__ is not bool and barrier not in (0, 1):
-            raise DispatchConfigError(f"kernel {kernel.name}: barrier is a bool, not {barrier!r}")
+        if barrier is not True and barrier is not False:
+            try:
+                barrier = check_bit(barrier, "barrier")
+            except HsapyTypeError:
+                raise DispatchConfigError(f"kernel {kernel.name}: barrier is a bool, not "
+                                          f"{barrier!r:.40}") from None
         # what the reference way looks at on every call (validate checked them just now)
         self._states = _open_states(kernel, queue)
         self.kernel = kernel
@@ -574,9 +578,7 @@ def _launch_key(layout: Any, grid: Any, workgroup: Any, dynamic_lds: Any, barrie
                 or dynamic_lds < 0):
             return None
         if barrier.__class__ is not bool:
-            if barrier not in (0, 1):
-                return None
-            barrier = barrier == 1
+            barrier = check_bit(barrier, "barrier")
         acquire = aql.FenceScope(aql._scope(acquire)).name.lower()
         release = aql.FenceScope(aql._scope(release)).name.lower()
     except Exception:
@@ -629,7 +631,9 @@ def launch(kernel: Launchable, queue: Queue, args: Sequence[Any], grid: Any, wor
                 acquire.__class__, release.__class__, timeout.__class__,
                 args.__class__) == last[0]:
             entry = last[1]
-    except (AttributeError, KeyError):  # no launch on this queue yet, or not a Queue / Kernel
+    except (AttributeError, KeyError, ValueError):
+        # no launch on this queue yet, or not a Queue / Kernel, or an option that == cannot
+        # compare (a numpy array): the checked way judges it
         pass
     if entry is not None and (wait is True or wait is False) and entry[0]() is kernel:
         entry[2] = True

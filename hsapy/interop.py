@@ -46,6 +46,7 @@ from typing import Any
 import cffi
 import numpy as np
 
+from hsapy._checks import check_int
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 
 __all__ = ["BufferView", "DLDeviceType", "DLPACK_VERSION", "DLPackExportError",
@@ -340,9 +341,14 @@ class BufferView:
         ``dl_device=(kDLCPU, 0)`` for device memory, gives a host copy; any other device, or a
         copy of device memory left on the device, raises :class:`DLPackExportError`."""
         self.buffer._check_open()
-        versioned = max_version is not None and int(max_version[0]) >= 1
+        if copy is not None and copy is not True and copy is not False:
+            raise HsapyTypeError(f"__dlpack__: copy is True, False or None, not "
+                                 f"{type(copy).__name__} {copy!r:.40}")
+        versioned = (max_version is not None
+                     and _int_pair(max_version, "max_version", "(major, minor)")[0] >= 1)
         ours = self.__dlpack_device__()
-        wanted = ours if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
+        wanted = ours if dl_device is None else _int_pair(dl_device, "dl_device",
+                                                          "(device type, device id)")
         host = (int(DLDeviceType.CPU), 0)
         if wanted == ours and not copy:
             return _capsule(self.buffer.address, self.offset, self.dtype, self.shape, ours,
@@ -425,6 +431,16 @@ def data_pointer(value: Any) -> tuple[int, int | None] | None:
     if callable(getattr(value, "__dlpack__", None)):
         return _dlpack_pointer(value)
     return None
+
+
+def _int_pair(value: Any, what: str, meaning: str) -> tuple[int, int]:
+    """A DLPack protocol pair of ints (``max_version``, ``dl_device``), else a typed error."""
+    if (isinstance(value, (str, bytes)) or not hasattr(value, "__len__")
+            or not hasattr(value, "__getitem__") or len(value) != 2):
+        raise HsapyTypeError(f"__dlpack__: {what} is a pair of ints {meaning}, not "
+                             f"{type(value).__name__} {value!r:.40}")
+    return (check_int(value[0], f"__dlpack__: {what}[0]", 0, (1 << 31) - 1),
+            check_int(value[1], f"__dlpack__: {what}[1]", 0, (1 << 31) - 1))
 
 
 def pointer_argument(value: Any, runtime: Any) -> tuple[int | None, str]:

@@ -43,6 +43,8 @@ PACKET_SIZE = 64
 AMD_QUEUE_APERTURES_OFFSET = 64   # amd_queue_t.group_segment_aperture_base_hi
 UINT32_MAX = 0xFFFFFFFF
 _UINT64_MAX = (1 << 64) - 1
+# hsa_signal_value_t is int64 (hsa.h): the largest packet index a doorbell signal can carry
+_DOORBELL_MAX = (1 << 63) - 1
 
 
 # A free slot's header|setup word: header type INVALID, setup 0 (see write_many).
@@ -464,9 +466,10 @@ class Queue:
         Through the runtime (hsa_signal_store_screlease on the doorbell signal), never by poking
         a doorbell address: queues may be emulated or intercepted by profilers. (A closed
         queue's doorbell call raises ClosedError: see _closed_call.)"""
-        if index.__class__ is not int or not 0 <= index <= _UINT64_MAX:
+        if index.__class__ is not int or not 0 <= index <= _DOORBELL_MAX:
             # the doorbell carries a packet index: a str, float or negative value is no packet
-            index = _check_int(index, "Queue.ring_doorbell: index", 0, _UINT64_MAX)
+            # (and the doorbell is a signal: its value is an int64)
+            index = _check_int(index, "Queue.ring_doorbell: index", 0, _DOORBELL_MAX)
         if OBSERVERS:
             notify_doorbell(self, index)
         self._store_doorbell(self._doorbell_cdata, index)
@@ -658,6 +661,9 @@ class Queue:
         if isinstance(packets, (bytes, bytearray, Packet)):
             raise HsapyTypeError("publish_batch takes a list of packets; publish one with "
                                  "Queue.publish")
+        if not hasattr(packets, "__iter__"):
+            raise HsapyTypeError(f"publish_batch takes a list of packets, not "
+                                 f"{type(packets).__name__}")
         packets = [p if p.__class__ is Packet else _packet(p) for p in packets]
         if not packets:
             raise HsapyValueError("publish_batch needs at least one packet")

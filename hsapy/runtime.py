@@ -137,8 +137,9 @@ class Runtime:
     def __init__(self, backend: str | None = None, targets: Any = None,
                  executor: Any = None, watchdog_s: float | None = None,
                  engine: str | None = None) -> None:
-        backend = backend or os.environ.get("HSAPY_BACKEND") or "auto"
-        if backend not in BACKENDS:
+        if backend is None:
+            backend = os.environ.get("HSAPY_BACKEND") or "auto"
+        if not isinstance(backend, str) or backend not in BACKENDS:
             raise HsapyValueError(f"unknown backend {backend!r}: choose one of "
                                   f"{', '.join(BACKENDS)} (or set HSAPY_BACKEND)")
         self.ffi = ffi
@@ -316,6 +317,9 @@ class Runtime:
     # -- agents and pools --------------------------------------------------------------------
     def gpu(self, target: str | None = None) -> Agent:
         """The first GPU agent (whose target is ``target``, e.g. "gfx942", when given)."""
+        if target is not None and not isinstance(target, str):
+            raise HsapyTypeError(f"Runtime.gpu: target is a name such as 'gfx942', not "
+                                 f"{type(target).__name__} {target!r:.40}")
         for agent in self.gpu_agents:
             if target is None or agent.target == target or agent.name == target:
                 return agent

@@ -12,6 +12,8 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from hsapy._checks import check_flag, check_timeout
 from hsapy._hsa import constant
 from hsapy._lifetime import HandleState, release_when_collected
@@ -62,7 +64,12 @@ def signal_value(value: Any, what: str) -> int:
         if isinstance(value, bool) or not (isinstance(value, int) or hasattr(value, "__index__")):
             raise HsapyTypeError(f"{what}: a signal value is an int (int64), not "
                                  f"{type(value).__name__} {value!r:.40}")
-        value = int(value.__index__())
+        try:
+            value = int(value.__index__())
+        except TypeError:
+            # an array of several elements (or of floats) has __index__ and refuses it
+            raise HsapyTypeError(f"{what}: a signal value is an int (int64), not "
+                                 f"{type(value).__name__} {value!r:.40}") from None
     if not _INT64_MIN <= value <= _INT64_MAX:
         raise HsapyValueError(f"{what}: {value} does not fit a signal value (int64: "
                               f"{_INT64_MIN}..{_INT64_MAX})")
@@ -262,10 +269,12 @@ class Signal:
         if self._state.closed:
             self._destroyed(condition, value, abort)
         try:
-            if isinstance(condition, bool) or isinstance(wait_state, bool):
-                raise ValueError("a bool is neither a Condition nor a WaitState")
-            condition = Condition(condition)
-            wait_state = WaitState(wait_state)
+            for given in (condition, wait_state):
+                # a bool, float, complex or numpy bool equal to a member is not one
+                if isinstance(given, (bool, np.bool_)) or not hasattr(given, "__index__"):
+                    raise ValueError(f"{given!r:.40} is neither a Condition nor a WaitState")
+            condition = Condition(condition.__index__())
+            wait_state = WaitState(wait_state.__index__())
         except (ValueError, TypeError) as exc:
             raise HsapyValueError(f"Signal.wait: {exc}; use hsapy.signal.Condition / WaitState") \
                 from None

@@ -15,6 +15,7 @@ is being destroyed, so ``hsa_queue_destroy`` never waits for a long kernel.
 """
 from __future__ import annotations
 
+import numbers
 import os
 import threading
 import time
@@ -82,7 +83,10 @@ def resolve_watchdog(value: Any = None) -> float | None:
     if isinstance(value, str) and value.strip().lower() in ("off", "none", "inf"):
         return None
     try:
-        seconds = float(value)
+        # a number of seconds, or its text (the environment's); never a bool or a complex
+        # (float() would read True as 1 s and drop an imaginary part)
+        is_number = isinstance(value, (str, numbers.Real)) and not isinstance(value, bool)
+        seconds = float(value) if is_number else float("nan")
     except (TypeError, ValueError):
         seconds = float("nan")
     if not seconds >= 0:
