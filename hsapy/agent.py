@@ -35,10 +35,20 @@ class InfoField:
     ctype: str          # "char[64]", "uint16_t[3]", "hsa_dim3_t", or a scalar C type
     gpu_only: bool = False
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.attribute, str) or not isinstance(self.ctype, str):
+            raise HsapyTypeError(f"InfoField(attribute, ctype) takes two str, e.g. "
+                                 f"InfoField('HSA_AMD_AGENT_INFO_BDFID', 'uint32_t'), not "
+                                 f"{self.attribute!r:.40}, {self.ctype!r:.40}")
+
     @property
     def value(self) -> int:
         """The enumerator's value, read from the cdef."""
-        return constant(self.attribute)
+        try:
+            return constant(self.attribute)
+        except KeyError:
+            raise HsapyValueError(f"InfoField: {self.attribute!r} is not an hsa_agent_info_t / "
+                                  "hsa_amd_agent_info_t enumerator of hsapy's cdef") from None
 
 
 # Value types from the comments of hsa.h / hsa_ext_amd.h (ROCm 5.2.3): names are char[64], the
@@ -154,6 +164,19 @@ class Agent:
         """One property outside :data:`AGENT_INFO`, read now with hsa_agent_get_info, e.g.
         ``agent.query(InfoField("HSA_AMD_AGENT_INFO_BDFID", "uint32_t"))``; None when the
         runtime does not answer it."""
+        if not isinstance(field, InfoField):
+            raise HsapyTypeError(f"Agent.query takes an InfoField(attribute, ctype), not "
+                                 f"{type(field).__name__} {field!r:.40}")
+        self.runtime._state.check()
+        field.value                   # noqa: B018 -- an unknown enumerator raises here
+        try:
+            # a value type: a pointer would be filled with whatever the runtime writes there
+            known = "*" not in field.ctype and self.runtime.ffi.typeof(field.ctype) is not None
+        except Exception:     # cffi's CDefError / FFIError: no C type by that name
+            known = False
+        if not known:
+            raise HsapyValueError(f"InfoField: {field.ctype!r} is not a C value type hsapy's "
+                                  "cdef knows (e.g. 'uint32_t', 'char[64]', 'hsa_dim3_t')")
         return _read(self.runtime.lib, self.runtime.ffi, self.handle, field)
 
     @property

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from hsapy._checks import check_int
 from hsapy.codeobject import ArgInfo, KernelInfo
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.interop import pointer_argument
@@ -49,6 +50,10 @@ __all__ = [
     "DispatchGeometry",
     "normalize_dims",
 ]
+
+
+_UINT32_MAX = (1 << 32) - 1
+_UINT64_MAX = (1 << 64) - 1
 
 
 class KernelArgumentError(HsapyTypeError):
@@ -421,10 +426,21 @@ class KernargLayout:
         grid3, dims = normalize_dims(grid, "grid")
         workgroup3, wg_dims = normalize_dims(workgroup, "workgroup")
         dims = max(dims, wg_dims)
-        if dynamic_lds < 0:
-            raise KernelArgumentValueError(f"dynamic LDS size must be >= 0, not {dynamic_lds}")
-        return DispatchGeometry(grid3, workgroup3, dims, int(dynamic_lds), int(queue_ptr),
-                        (int(apertures[0]), int(apertures[1])))
+        if dynamic_lds.__class__ is not int or not 0 <= dynamic_lds <= _UINT32_MAX:
+            try:
+                dynamic_lds = check_int(dynamic_lds, "dynamic_lds (bytes of LDS)", 0, _UINT32_MAX)
+            except HsapyTypeError as exc:
+                raise KernelArgumentError(str(exc)) from None
+            except HsapyValueError as exc:
+                raise KernelArgumentValueError(f"dynamic LDS size: {exc}") from None
+        queue_ptr = check_int(queue_ptr, "queue_ptr (an address)", 0, _UINT64_MAX)
+        if isinstance(apertures, (str, bytes)) or not hasattr(apertures, "__len__") \
+                or len(apertures) != 2:
+            raise KernelArgumentError(f"apertures is (shared base, private base), two "
+                                      f"addresses, not {apertures!r:.40}")
+        bases = (check_int(apertures[0], "apertures[0] (an address)", 0, _UINT64_MAX),
+                 check_int(apertures[1], "apertures[1] (an address)", 0, _UINT64_MAX))
+        return DispatchGeometry(grid3, workgroup3, dims, dynamic_lds, queue_ptr, bases)
 
     def hidden_values(self, dispatch: DispatchGeometry) -> dict[str, int]:
         """kind -> value for every hidden argument of this kernel."""
@@ -454,6 +470,9 @@ class KernargLayout:
              workgroup: int | Sequence[int], dynamic_lds: int = 0, queue_ptr: int = 0,
              apertures: tuple[int, int] = (0, 0)) -> bytes:
         """The packed kernarg segment as bytes (convenience; the fast path uses a Packer)."""
+        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+            raise KernelArgumentError(f"kernel {self.kernel_name}: args is the list of the "
+                                      f"kernel's arguments, not {type(args).__name__}")
         buffer = bytearray(self.size)
         self.packer(grid, workgroup, dynamic_lds, queue_ptr, apertures).pack_into(buffer, 0, *args)
         return bytes(buffer)

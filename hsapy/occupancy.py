@@ -31,7 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hsapy.errors import HsapyValueError
+from hsapy._checks import check_flag, check_int
+from hsapy.errors import HsapyTypeError, HsapyValueError
+
+# the largest count (registers, bytes, work-items) a kernel resource takes
+_MAX_COUNT = (1 << 32) - 1
 
 __all__ = ["ComputeLimits", "Occupancy", "LIMITS", "limits_for", "occupancy",
            "kernel_occupancy"]
@@ -163,10 +167,18 @@ def occupancy(target: str, *, wave_size: int, workgroup_size: int, vgprs: int, a
     ``workgroup_size`` in work-items; ``accum_offset`` the first AGPR (gfx90a/gfx942, from
     the descriptor; default: VGPRs rounded up to 4)."""
     limits = limits_for(target)
+    wave_size = check_int(wave_size, "occupancy: wave_size", 1, 1 << 16)
     if wave_size not in limits.vgprs_per_simd:
         raise HsapyValueError(f"{limits.processor} runs no wave{wave_size} waves")
-    if workgroup_size < 1 or vgprs < 0 or agprs < 0 or lds_bytes < 0:
-        raise HsapyValueError("occupancy: workgroup_size must be >= 1 and resources >= 0")
+    # resources are counts: a float, a bool or nan would be computed with, not refused
+    workgroup_size = check_int(workgroup_size, "occupancy: workgroup_size", 1, _MAX_COUNT)
+    vgprs = check_int(vgprs, "occupancy: vgprs", 0, _MAX_COUNT)
+    agprs = check_int(agprs, "occupancy: agprs", 0, _MAX_COUNT)
+    sgprs = check_int(sgprs, "occupancy: sgprs", 0, _MAX_COUNT)
+    lds_bytes = check_int(lds_bytes, "occupancy: lds_bytes", 0, _MAX_COUNT)
+    if accum_offset is not None:
+        accum_offset = check_int(accum_offset, "occupancy: accum_offset", 0, _MAX_COUNT)
+    wgp_mode = check_flag(wgp_mode, "occupancy: wgp_mode")
     notes: list[str] = []
     wgp = bool(wgp_mode and limits.has_wgp)
     simds = limits.unit_simds(wgp)
@@ -212,6 +224,14 @@ def kernel_occupancy(info: Any, target: str, workgroup_size: int,
     """The occupancy of kernel ``info`` (hsapy.codeobject.KernelInfo) dispatched with
     ``workgroup_size`` work-items per workgroup and ``group_segment_size`` bytes of LDS per
     workgroup (static + dynamic; default the kernel's static size)."""
+    from hsapy.codeobject import KernelInfo
+
+    if not isinstance(info, KernelInfo):
+        raise HsapyTypeError(f"kernel_occupancy: info is a KernelInfo (kernel.info, "
+                             f"code_object.kernel(name)), not {type(info).__name__}")
+    if group_segment_size is not None:
+        group_segment_size = check_int(group_segment_size, "kernel_occupancy: "
+                                       "group_segment_size", 0, _MAX_COUNT)
     kd = info.descriptor
     wave_size = int(info.wavefront_size or kd.wavefront_size)
     rsrc1 = kd.compute_pgm_rsrc1

@@ -641,7 +641,7 @@ class Queue:
         doorbell with the packet's index (hsa_signal_store_screlease)."""
         if doorbell is not True and doorbell is not False:
             doorbell = check_flag(doorbell, "Queue.publish: doorbell")
-        if packet.__class__ is not Packet:
+        if packet.__class__ is not Packet or not _is_whole(packet):
             packet = _packet(packet)
         index = self.reserve(1, timeout)
         try:
@@ -664,7 +664,7 @@ class Queue:
         if not hasattr(packets, "__iter__"):
             raise HsapyTypeError(f"publish_batch takes a list of packets, not "
                                  f"{type(packets).__name__}")
-        packets = [p if p.__class__ is Packet else _packet(p) for p in packets]
+        packets = [p if p.__class__ is Packet and _is_whole(p) else _packet(p) for p in packets]
         if not packets:
             raise HsapyValueError("publish_batch needs at least one packet")
         first = self.reserve(len(packets), timeout)
@@ -688,9 +688,24 @@ def _timeout(timeout: Any, what: str) -> float:
     return check_timeout(timeout, what)
 
 
+def _is_whole(packet: Packet) -> bool:
+    """Whether a Packet's fields are what a slot takes (a 32-bit word, 60 bytes of body):
+    checked before a slot is reserved, as Queue.write would refuse them once it is."""
+    word, body = packet.word, packet.body
+    return (word.__class__ is int and 0 <= word <= UINT32_MAX and body.__class__ is bytes
+            and len(body) == PACKET_SIZE - 4)
+
+
 def _packet(packet: Any) -> Packet:
-    """A Packet (as it is, or from 64 bytes), or a typed error."""
+    """A Packet (as it is, or from 64 bytes), or a typed error. A Packet built by hand is
+    checked here, before a slot is reserved for it: refused later, by Queue.write, its slot
+    would already be taken (and abandoned)."""
     if isinstance(packet, Packet):
+        if not _is_whole(packet):
+            raise HsapyValueError(f"a Packet is a 32-bit word and a body of exactly "
+                                  f"{PACKET_SIZE - 4} bytes, not {type(packet.word).__name__} "
+                                  f"{packet.word!r:.20} and {type(packet.body).__name__} "
+                                  f"{packet.body!r:.20}; build packets with hsapy.aql")
         return packet
     if not isinstance(packet, (bytes, bytearray, memoryview, np.ndarray)):
         raise HsapyTypeError(f"a packet is an hsapy.aql.Packet or 64 bytes, not "

@@ -41,6 +41,7 @@ from hsapy.codeobject.elf import (
     MAX_CODE_OBJECT_FILE_BYTES,
     RELOCATION_TYPES,
     CodeObjectError,
+    CodeObjectFileError,
     Note,
     Relocation,
     Section,
@@ -59,6 +60,7 @@ from hsapy.codeobject.targets import (
 
 __all__ = [
     "CodeObjectError",
+    "CodeObjectFileError",
     "TargetMismatchError",
     "Target",
     "CodeObject",

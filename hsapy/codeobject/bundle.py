@@ -7,7 +7,13 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from hsapy.codeobject.elf import EHDR_SIZE, ELF_MAGIC, EM_AMDGPU, CodeObjectError
+from hsapy.codeobject.elf import (
+    EHDR_SIZE,
+    ELF_MAGIC,
+    EM_AMDGPU,
+    CodeObjectError,
+    input_bytes,
+)
 from hsapy.codeobject.targets import Target, TargetMismatchError, as_target
 from hsapy.errors import HsapyValueError
 
@@ -31,6 +37,7 @@ class BundleEntry:
 
 def is_bundle(data: bytes) -> bool:
     """True for a clang offload bundle, compressed (CCOB) or not."""
+    data = input_bytes(data, "is_bundle")
     return bytes(data[:24]) == BUNDLE_MAGIC or bytes(data[:4]) == CCOB_MAGIC
 
 
@@ -108,7 +115,7 @@ def _decompress_ccob(data: bytes) -> bytes:
 
 def bundle_entries(data: bytes) -> list[BundleEntry]:
     """Every entry of a (possibly compressed) clang offload bundle."""
-    data = bytes(data)
+    data = input_bytes(data, "bundle_entries")
     if data[:4] == CCOB_MAGIC:
         data = _decompress_ccob(data)
     if data[:24] != BUNDLE_MAGIC:
@@ -147,7 +154,7 @@ def extract_for_target(data: bytes | bytearray | memoryview, target: Target | st
     xnack/sramecc "any" matches either setting, explicit settings must agree; the most
     specific match wins. A mismatch raises :class:`TargetMismatchError` naming both targets.
     """
-    data = bytes(data)
+    data = input_bytes(data, "extract_for_target")
     agent = as_target(target)
     if not is_bundle(data):
         co_target = _elf_target(data)

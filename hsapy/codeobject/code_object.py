@@ -7,6 +7,7 @@ from typing import Any
 
 import msgpack
 
+from hsapy._checks import check_int
 from hsapy.codeobject.bundle import (
     BUNDLE_MAGIC,
     CCOB_MAGIC,
@@ -53,11 +54,13 @@ from hsapy.codeobject.elf import (
     Segment,
     Symbol,
     cstring,
+    input_bytes,
     parse_struct,
     read_code_object_file,
 )
 from hsapy.codeobject.metadata import ArgInfo, KernelInfo, meta_get, meta_int, parse_arg
 from hsapy.codeobject.targets import Target
+from hsapy.errors import HsapyTypeError
 
 
 class CodeObject:
@@ -94,7 +97,7 @@ class CodeObject:
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> CodeObject:
         """Parse an ELF code object. Bundles go through :func:`extract_for_target` first."""
-        data = bytes(data)
+        data = input_bytes(data, "CodeObject.from_bytes")
         if data.startswith(BUNDLE_MAGIC) or data.startswith(CCOB_MAGIC):
             raise CodeObjectError(
                 "this is a clang offload bundle, not an ELF code object; pick the entry for "
@@ -133,6 +136,8 @@ class CodeObject:
 
     def read_vaddr(self, vaddr: int, size: int, what: str = "data") -> bytes:
         """File bytes backing ``[vaddr, vaddr + size)`` (zero-filled in a segment's bss part)."""
+        vaddr = check_int(vaddr, "CodeObject.read_vaddr: vaddr", 0, (1 << 64) - 1)
+        size = check_int(size, "CodeObject.read_vaddr: size", 0, (1 << 64) - 1)
         for seg in self.segments:
             if seg.vaddr <= vaddr and vaddr + size <= seg.vaddr + seg.memsz:
                 start = vaddr - seg.vaddr
@@ -167,6 +172,8 @@ class CodeObject:
 
     def kernel(self, name: str) -> KernelInfo:
         """The kernel ``name`` (``name.kd`` accepted), or CodeObjectError listing the kernels."""
+        if not isinstance(name, str):
+            raise HsapyTypeError(f"a kernel name is a str, not {type(name).__name__}")
         if name in self.kernels:
             return self.kernels[name]
         if name.endswith(".kd") and name[:-3] in self.kernels:

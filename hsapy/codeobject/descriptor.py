@@ -8,7 +8,8 @@ from typing import Any
 
 import construct as cs
 
-from hsapy.codeobject.elf import CodeObjectError
+from hsapy._checks import check_int
+from hsapy.codeobject.elf import CodeObjectError, input_bytes
 from hsapy.codeobject.targets import target_family
 from hsapy.errors import HsapyValueError
 
@@ -245,6 +246,8 @@ class KernelDescriptor:
     def from_bytes(cls, data: bytes, target_name: str = "gfx942",
                    offset: int = 0) -> KernelDescriptor:
         """Decode 64 descriptor bytes; ``target_name`` selects the per-family bitfield tables."""
+        data = input_bytes(data, "KernelDescriptor.from_bytes")
+        offset = check_int(offset, "KernelDescriptor.from_bytes: offset", 0, len(data))
         if len(data) - offset < KERNEL_DESCRIPTOR_SIZE:
             raise CodeObjectError(
                 "truncated kernel descriptor", offset, f"{KERNEL_DESCRIPTOR_SIZE} bytes",

@@ -9,7 +9,7 @@ from typing import Any
 
 import construct as cs
 
-from hsapy.errors import HsapyValueError
+from hsapy.errors import HsapyTypeError, HsapyValueError
 
 # The largest file read as a code object or offload bundle (bundles of many targets reach
 # hundreds of megabytes; a larger file is something else).
@@ -19,7 +19,23 @@ MAX_CODE_OBJECT_FILE_BYTES = 1 << 30
 def read_code_object_file(path: Any) -> bytes:
     """The bytes of a code object file: a regular file of at most MAX_CODE_OBJECT_FILE_BYTES.
     Anything else -- a device such as /dev/zero, a pipe, a directory, a huge file -- raises
-    CodeObjectError before a byte is read (OSError when the file cannot be opened)."""
+    CodeObjectError before a byte is read; a file that cannot be opened raises
+    CodeObjectFileError (a CodeObjectError that is also an OSError); a path that is not a str,
+    bytes or os.PathLike raises HsapyTypeError."""
+    import os
+
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        # (an int would be taken by open() as a file descriptor)
+        raise HsapyTypeError(f"a code object file is named by a path (str or pathlib.Path), "
+                             f"not {type(path).__name__} {path!r:.40}")
+    try:
+        data = _read_regular_file(path)
+    except OSError as exc:
+        raise CodeObjectFileError(path, exc) from None
+    return data
+
+
+def _read_regular_file(path: Any) -> bytes:
     import os
     import stat
 
@@ -58,6 +74,33 @@ class CodeObjectError(HsapyValueError):
         if expected:
             text += f": expected {expected}"
         super().__init__(text)
+
+
+class CodeObjectFileError(CodeObjectError, OSError):
+    """A code object file that cannot be read (missing, unreadable): a CodeObjectError that is
+    also the OSError it stands for (``errno``, ``strerror`` and ``filename`` are its)."""
+
+    def __init__(self, path: Any, cause: OSError) -> None:
+        import os
+
+        super().__init__(f"cannot read code object file {os.fsdecode(path)}: "
+                         f"{cause.strerror or cause}")
+        self.errno, self.strerror, self.filename = cause.errno, cause.strerror, path
+
+    __str__ = Exception.__str__      # the message above, not OSError's "[Errno n] ..."
+
+
+def input_bytes(data: Any, what: str) -> bytes:
+    """The bytes of a code object or bundle given as bytes, bytearray or memoryview, else a
+    typed error: ``bytes(n)`` of an int would be n zero bytes, not a code object."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    hint = ("; read a file with hsapy.codeobject.read_code_object_file(path)"
+            if isinstance(data, str) else "")
+    raise HsapyTypeError(f"{what} takes the bytes of a code object (bytes, bytearray or "
+                         f"memoryview), not {type(data).__name__}{hint}")
 
 # EI_ABIVERSION -> code object version (ELFABIVERSION_AMDGPU_HSA_V4..V6).
 ABI_VERSIONS: dict[int, int] = {2: 4, 3: 5, 4: 6}

@@ -187,6 +187,8 @@ def as_target(target: Target | str) -> Target:
 
 def target_family(name: str) -> str:
     """ISA family of a processor name: "gfx6".."gfx12" (major version), e.g. gfx942 -> gfx9."""
+    if not isinstance(name, str) or not name.startswith("gfx"):
+        raise HsapyValueError(f"{name!r:.40} is not a processor name such as 'gfx942'")
     digits = name[3:].split("-")[0]
     if name.endswith("-generic"):   # gfx9-4-generic -> gfx9, gfx10-3-generic -> gfx10
         return "gfx" + digits

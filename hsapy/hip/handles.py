@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from hsapy import aql
 from hsapy._lifetime import HandleState, release_when_collected
-from hsapy.hip.errors import HipError, dim3, hipError_t
+from hsapy.errors import HsapyError
+from hsapy.hip.errors import HipError, byte_count, dim3, expect_type, hipError_t
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 
 if TYPE_CHECKING:
@@ -205,12 +208,25 @@ class HipGraph:
                       dynamic_shared: int = 0, dependencies: Sequence[int] = ()) -> int:
         """hipGraphAddKernelNode: returns the node's index. Dependencies must be earlier nodes
         (nodes replay in insertion order, one barrier bit each, so every dependency holds)."""
+        from hsapy.executable import Kernel
+
+        call = "hipGraphAddKernelNode"
+        expect_type(kernel, Kernel, call, "the kernel", hipError_t.hipErrorInvalidDeviceFunction)
+        for what, items in (("dependencies", dependencies), ("args", args)):
+            if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+                raise HipError(hipError_t.hipErrorInvalidValue, call,
+                               f"{what} is a list, not {type(items).__name__} {items!r:.40}")
         for dep in dependencies:
-            if not 0 <= dep < len(self.nodes):
-                raise HipError(hipError_t.hipErrorInvalidValue, "hipGraphAddKernelNode",
-                               f"dependency {dep} is not an earlier node of this graph")
-        self.nodes.append(KernelNode(kernel, tuple(args), dim3(grid, "gridDim"),
-                                     dim3(block, "blockDim"), int(dynamic_shared)))
+            if (isinstance(dep, bool) or not isinstance(dep, (int, np.integer))
+                    or not 0 <= dep < len(self.nodes)):
+                raise HipError(hipError_t.hipErrorInvalidValue, call,
+                               f"dependency {dep!r:.40} is not an earlier node of this graph")
+        try:
+            sizes = dim3(grid, "gridDim"), dim3(block, "blockDim")
+        except HsapyError as exc:
+            raise HipError(hipError_t.hipErrorInvalidValue, call, str(exc)) from exc
+        self.nodes.append(KernelNode(kernel, tuple(args), *sizes,
+                                     byte_count(dynamic_shared, call, "sharedMemBytes")))
         return len(self.nodes) - 1
 
 

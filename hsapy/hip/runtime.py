@@ -58,6 +58,9 @@ class HipRuntime:
                  trace: bool = False) -> None:
         from hsapy.runtime import Runtime
 
+        if trace is not True and trace is not False and not isinstance(trace, np.bool_):
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipInit",
+                           f"trace is True or False, not {type(trace).__name__} {trace!r:.40}")
         if runtime is not None and not isinstance(runtime, Runtime):
             raise HipError(hipError_t.hipErrorInvalidValue, "hipInit",
                            f"runtime must be an hsapy Runtime, not {type(runtime).__name__}")
@@ -157,8 +160,14 @@ class HipRuntime:
 
     @staticmethod
     def getErrorName(code: hipError_t | int) -> str:
-        """hipGetErrorName."""
-        return hipError_t(code).name
+        """hipGetErrorName (an unknown code is named as HIP does: hipErrorUnknown)."""
+        if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipGetErrorName",
+                           f"an error code is a hipError_t or int, not {type(code).__name__}")
+        try:
+            return hipError_t(int(code)).name
+        except ValueError:
+            return hipError_t.hipErrorUnknown.name
 
     # -- devices -----------------------------------------------------------------------------
     def _agent(self, device: int) -> Any:
@@ -247,6 +256,9 @@ class HipRuntime:
     @hip_api("hipDeviceDisablePeerAccess")
     def deviceDisablePeerAccess(self, peer: int) -> None:
         """hipDeviceDisablePeerAccess (only forgets the pair: HSA cannot revoke access)."""
+        if isinstance(peer, bool) or not isinstance(peer, (int, np.integer)):
+            raise HipError(hipError_t.hipErrorInvalidDevice, "hipDeviceDisablePeerAccess",
+                           f"peer is a device index, not {type(peer).__name__} {peer!r:.40}")
         if (self._device, peer) not in self._peers:
             raise HipError(hipError_t.hipErrorPeerAccessNotEnabled, "hipDeviceDisablePeerAccess",
                            f"device {self._device} -> {peer}")
@@ -546,7 +558,7 @@ class HipRuntime:
 
     # -- streams -----------------------------------------------------------------------------
     def _stream(self, stream: Stream | None, call: str, capturable: bool = False) -> Stream:
-        if stream is None or stream == 0:
+        if stream is None or (stream.__class__ is int and stream == 0):
             stream = self._default_streams.get(self._device)
             if stream is None:
                 stream = Stream(self, self._device, is_default=True)
@@ -574,7 +586,7 @@ class HipRuntime:
     @hip_api("hipStreamDestroy")
     def streamDestroy(self, stream: Stream) -> None:
         """hipStreamDestroy: drain the stream, then destroy its queue."""
-        if stream not in self._streams:
+        if not any(stream is created for created in self._streams):
             raise HipError(hipError_t.hipErrorInvalidHandle, "hipStreamDestroy",
                            f"{stream!r} was not created by hipStreamCreate or is destroyed")
         stream.drain()
@@ -622,6 +634,10 @@ class HipRuntime:
     @hip_api("hipEventCreate")
     def eventCreate(self, timing: bool = True) -> Event:
         """hipEventCreate (timing=False: hipEventCreateWithFlags(hipEventDisableTiming))."""
+        if timing is not True and timing is not False and not isinstance(timing, np.bool_):
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipEventCreate",
+                           f"timing is True or False, not {type(timing).__name__} "
+                           f"{timing!r:.40}")
         event = Event(self, bool(timing))
         self._events.append(event)
         return event

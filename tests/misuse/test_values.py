@@ -6,6 +6,8 @@ value read as its truth value or its float. One runtime for the whole module: th
 nothing, which each test checks."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from _misuse import N
@@ -158,3 +160,177 @@ def test_an_array_grid_after_an_int_grid_launches(ctx):
 @pytest.mark.parametrize("timeout", [np.float32(0.5), np.int64(1), np.array(0.5)])
 def test_numpy_numbers_are_timeouts(ctx, timeout):
     assert ctx[0].create_signal(0).wait(timeout=timeout) == 0
+
+
+# -- entry points outside the runtime objects: code objects, agent info, occupancy, kernarg --
+
+def _vadd_info():
+    from hsapy.codeobject import CodeObject
+
+    return CodeObject.from_bytes(kernels.build("vector_add", "gfx942")).kernel("vector_add")
+
+
+ENTRY_CASES = [
+    # bytes(n) of an int would be n zero bytes (bytes(10**9): a gigabyte) and not a code object
+    ("from_bytes int", lambda c: c.CodeObject.from_bytes(10**9), T, "bytes of a code object"),
+    ("from_bytes str", lambda c: c.CodeObject.from_bytes("a.hsaco"), T, "read_code_object_file"),
+    ("bundle_entries None", lambda c: c.bundle_entries(None), T, "bytes of a code object"),
+    ("extract_for_target int", lambda c: c.extract_for_target(-1, "gfx942"), T,
+     "bytes of a code object"),
+    ("is_bundle None", lambda c: c.is_bundle(None), T, "bytes of a code object"),
+    ("descriptor from_bytes int", lambda c: c.KernelDescriptor.from_bytes(64), T,
+     "bytes of a code object"),
+    ("descriptor offset float", lambda c: c.KernelDescriptor.from_bytes(bytes(64), offset=0.0),
+     T, "offset"),
+    # a path: an int would be opened as a file descriptor
+    ("from_file int", lambda c: c.CodeObject.from_file(0), T, "path"),
+    ("from_file None", lambda c: c.read_code_object_file(None), T, "path"),
+    ("target_family None", lambda c: c.target_family(None), V, "processor name"),
+    ("kernel name list", lambda c: c.info_of().kernel(["vector_add"]), T, "kernel name"),
+    ("read_vaddr None", lambda c: c.info_of().read_vaddr(None, 4), T, "vaddr"),
+    ("read_vaddr size -1", lambda c: c.info_of().read_vaddr(0, -1), V, "size"),
+    # agent properties outside AGENT_INFO
+    ("query str", lambda c: c.agent.query("HSA_AGENT_INFO_NODE"), T, "InfoField"),
+    ("query unknown attribute", lambda c: c.agent.query(c.InfoField("NO_SUCH", "uint32_t")), V,
+     "enumerator"),
+    ("query unknown C type", lambda c: c.agent.query(c.InfoField("HSA_AGENT_INFO_NODE",
+                                                                 "u32")), V, "C value type"),
+    ("query pointer C type", lambda c: c.agent.query(c.InfoField("HSA_AGENT_INFO_NODE",
+                                                                 "uint32_t *")), V,
+     "C value type"),
+    ("InfoField None", lambda c: c.InfoField(None, "uint32_t"), T, "two str"),
+    # occupancy: counts are ints
+    ("occupancy vgprs nan", lambda c: c.occupancy("gfx942", wave_size=64, workgroup_size=64,
+                                                  vgprs=math.nan), T, "vgprs"),
+    ("occupancy sgprs -1", lambda c: c.occupancy("gfx942", wave_size=64, workgroup_size=64,
+                                                 vgprs=8, sgprs=-1), V, "sgprs"),
+    ("occupancy workgroup float", lambda c: c.occupancy("gfx942", wave_size=64,
+                                                        workgroup_size=64.0, vgprs=8), T,
+     "workgroup_size"),
+    ("occupancy wgp_mode str", lambda c: c.occupancy("gfx1201", wave_size=32, workgroup_size=64,
+                                                     vgprs=8, wgp_mode="no"), T, "wgp_mode"),
+    ("kernel_occupancy kernel", lambda c: c.kernel_occupancy("vector_add", "gfx942", 64), T,
+     "KernelInfo"),
+    ("kernel_occupancy lds str", lambda c: c.kernel_occupancy(_vadd_info(), "gfx942", 64, "0"),
+     T, "group_segment_size"),
+    # kernarg layouts
+    ("pack args None", lambda c: c.vadd.layout.pack(None, N, 64), T, "args"),
+    ("pack dynamic_lds nan", lambda c: c.vadd.layout.pack([0, 0, 0, N], N, 64, math.nan), T,
+     "dynamic_lds"),
+    ("pack queue_ptr -1", lambda c: c.vadd.layout.pack([0, 0, 0, N], N, 64, queue_ptr=-1), V,
+     "queue_ptr"),
+    ("pack apertures None", lambda c: c.vadd.layout.pack([0, 0, 0, N], N, 64, apertures=None),
+     T, "apertures"),
+    # a Packet built by hand with fields no slot takes: refused before a slot is reserved
+    ("publish Packet word None", lambda c: c.queue.publish(aql.Packet(None, BARRIER.body)), V,
+     "32-bit word"),
+    ("publish Packet word 2**32", lambda c: c.queue.publish(aql.Packet(1 << 32, BARRIER.body)),
+     V, "32-bit word"),
+    ("publish_batch Packet body short", lambda c: c.queue.publish_batch(
+        [BARRIER, aql.Packet(BARRIER.word, b"")]), V, "exactly 60 bytes"),
+]
+
+
+@pytest.fixture(scope="module")
+def entry(ctx):
+    from types import SimpleNamespace
+
+    from hsapy import codeobject
+    from hsapy.agent import InfoField
+    from hsapy.occupancy import kernel_occupancy, occupancy
+
+    parsed = codeobject.CodeObject.from_bytes(kernels.build("vector_add", "gfx942"))
+    return SimpleNamespace(
+        CodeObject=codeobject.CodeObject, bundle_entries=codeobject.bundle_entries,
+        extract_for_target=codeobject.extract_for_target, is_bundle=codeobject.is_bundle,
+        KernelDescriptor=codeobject.KernelDescriptor, target_family=codeobject.target_family,
+        read_code_object_file=codeobject.read_code_object_file, info_of=lambda: parsed,
+        agent=ctx[1], InfoField=InfoField, occupancy=occupancy,
+        kernel_occupancy=kernel_occupancy, vadd=ctx[2], queue=ctx[3])
+
+
+@pytest.mark.parametrize("name, call, error, names", ENTRY_CASES, ids=[c[0] for c in ENTRY_CASES])
+def test_an_entry_point_refuses_a_value_of_the_wrong_kind_by_name(entry, name, call, error,
+                                                                  names):
+    written = entry.queue.load_write_index()
+    with pytest.raises(error, match=names):
+        call(entry)
+    assert entry.queue.load_write_index() == written and entry.queue.error is None
+
+
+def test_a_missing_code_object_file_is_a_code_object_error_and_an_os_error(tmp_path):
+    from hsapy.codeobject import CodeObject, CodeObjectError
+
+    with pytest.raises(CodeObjectError, match="cannot read code object file") as caught:
+        CodeObject.from_file(tmp_path / "missing.hsaco")
+    assert isinstance(caught.value, OSError)       # what `except OSError` expected before
+    assert caught.value.strerror and caught.value.filename == tmp_path / "missing.hsaco"
+
+
+def test_an_agent_of_a_closed_runtime_is_not_queried():
+    from hsapy.agent import InfoField
+    from hsapy.errors import ClosedError
+
+    rt = Runtime(backend="sim", targets=["gfx942"])
+    agent = rt.gpu()
+    rt.close()
+    with pytest.raises(ClosedError):
+        agent.query(InfoField("HSA_AGENT_INFO_NODE", "uint32_t"))
+
+
+# -- hsapy.hip: a HipError naming the call, as every HIP call fails ---------------------------
+
+HIP_VALUE_CASES = [
+    ("hipGetErrorName", lambda h, k: h.getErrorName("0"), "hipErrorInvalidValue"),
+    ("hipDeviceDisablePeerAccess", lambda h, k: h.deviceDisablePeerAccess([0]),
+     "hipErrorInvalidDevice"),
+    ("hipEventCreate", lambda h, k: h.eventCreate(timing=ARRAY), "hipErrorInvalidValue"),
+    ("hipEventCreate", lambda h, k: h.eventCreate(timing="no"), "hipErrorInvalidValue"),
+    # (an array compared with each live stream: numpy's ambiguous truth)
+    ("hipStreamDestroy", lambda h, k: (h.streamCreate(), h.streamDestroy(ARRAY)),
+     "hipErrorInvalidHandle"),
+    ("hipMemcpyAsync", lambda h, k: h.memcpyAsync(np.zeros(4), np.zeros(4), stream=ARRAY),
+     "hipErrorInvalidHandle"),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode("k", 1, 64, []),
+     "hipErrorInvalidDeviceFunction"),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(k, 1, 64, None),
+     "hipErrorInvalidValue"),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(k, math.inf, 64, []),
+     "hipErrorInvalidValue"),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(k, 1, 64, [], -1),
+     "hipErrorInvalidValue"),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(
+        k, 1, 64, [], 0, ["0"]), "hipErrorInvalidValue"),
+]
+
+
+@pytest.fixture(scope="module")
+def hip():
+    from hsapy.hip import HipRuntime
+
+    with HipRuntime(backend="sim") as runtime:
+        module = runtime.moduleLoadData(kernels.build("vector_add", "gfx942"))
+        yield runtime, runtime.moduleGetFunction(module, "vector_add")
+
+
+@pytest.mark.parametrize("call_name, call, code", HIP_VALUE_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(HIP_VALUE_CASES)])
+def test_a_hip_value_of_the_wrong_kind_is_a_hip_error(hip, call_name, call, code):
+    from hsapy.hip import HipError
+
+    with pytest.raises(HipError) as caught:
+        call(*hip)
+    assert caught.value.code.name == code and caught.value.call == call_name
+
+
+def test_an_unknown_hip_error_code_is_named_unknown_as_in_hip(hip):
+    assert hip[0].getErrorName(12345) == "hipErrorUnknown"
+    assert hip[0].getErrorName(0) == "hipSuccess"
+
+
+def test_a_hip_runtime_with_a_trace_option_of_the_wrong_kind_is_refused():
+    from hsapy.hip import HipError, HipRuntime
+
+    with pytest.raises(HipError, match="trace"):
+        HipRuntime(backend="sim", trace="no")
+

@@ -517,7 +517,7 @@ def test_kernarg_space_with_every_slot_in_flight_says_so(sim_runtime):
             gate.close()
 
 
-def test_a_packet_refused_after_its_reservation_does_not_stall_the_queue(sim_runtime):
+def test_a_malformed_packet_is_refused_before_a_slot_is_reserved(sim_runtime):
     from hsapy.errors import HsapyValueError
 
     agent, empty = _load(sim_runtime, "empty", "gfx942")
@@ -526,9 +526,22 @@ def test_a_packet_refused_after_its_reservation_does_not_stall_the_queue(sim_run
             queue.publish(aql.Packet(aql.barrier_and([]).word, b"short"))
         with pytest.raises(HsapyValueError, match="exactly 60 bytes"):
             queue.publish_batch([aql.barrier_and([]), aql.Packet(0x1503, b"\0" * 59)])
-        assert queue.load_write_index() == 3      # reserved, then abandoned
+        assert queue.load_write_index() == 0      # nothing reserved, nothing to abandon
         assert empty.launch(queue, [], 64, 64, timeout=10).is_done
-        assert queue.load_read_index() == 4
+        assert queue.load_read_index() == 1
+
+
+def test_a_packet_refused_after_its_reservation_does_not_stall_the_queue(sim_runtime):
+    from hsapy.errors import HsapyValueError
+
+    agent, empty = _load(sim_runtime, "empty", "gfx942")
+    with agent.create_queue(64) as queue:
+        index = queue.reserve(1)
+        with pytest.raises(HsapyValueError, match="exactly 60 bytes"):
+            queue.write(index, aql.barrier_and([]).word, b"short")
+        queue.abandon(index)
+        assert empty.launch(queue, [], 64, 64, timeout=10).is_done
+        assert queue.load_read_index() == 2
 
 
 def test_queue_apertures_are_the_amd_queue_fields(sim_runtime):
