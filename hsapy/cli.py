@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from hsapy import __version__
+from hsapy.errors import HsapyError
 from hsapy.hostenv import quiet_blas_spin
 
 # Order is the order shown in --help.
@@ -53,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
+    except HsapyError as exc:
+        # a typed error names the problem and what to do: one line, not a traceback
+        print(f"hsapy {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("hsapy: interrupted", file=sys.stderr)
         return 130

@@ -17,6 +17,7 @@ import json
 import sys
 import textwrap
 
+from hsapy.commands._args import count
 from hsapy.runtime import BACKENDS
 
 HELP = "benchmark kernel launches: submit cost, round trip, throughput (HIP side by side)"
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="runtime backend (default: HSAPY_BACKEND or auto)")
     parser.add_argument("--target", metavar="T",
                         help="GPU agent by target, e.g. gfx942 (default: the first GPU agent)")
-    parser.add_argument("--repeats", type=int, default=None, metavar="N",
+    parser.add_argument("--repeats", type=count(1), default=None, metavar="N",
                         help="timed repetitions per mode after one warm-up: bursts of 256 "
                              "submits, 32 round trips or 256 back-to-back dispatches "
                              "(default 20, 3 with --quick)")

@@ -9,6 +9,7 @@ import argparse
 import sys
 import time
 
+from hsapy.commands._args import seconds
 from hsapy.runtime import BACKENDS
 
 HELP = ("a narrated tour of one kernel dispatch (agents -> packet -> doorbell -> result), then "
@@ -21,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default=None, help="GPU target to use (default: the first)")
     parser.add_argument("--no-suite", action="store_true",
                         help="skip the operator suite summary after the tour")
-    parser.add_argument("--suite-budget", type=float, default=30.0, metavar="SECONDS",
+    parser.add_argument("--suite-budget", type=seconds, default=30.0, metavar="SECONDS",
                         help="time budget for the operator suite summary (default 30 s)")
 
 

@@ -15,6 +15,8 @@ import json
 import sys
 from typing import Any
 
+from hsapy.commands._args import count
+
 HELP = ("run a Python program and print counters, occupancy and a roofline placement per "
         "kernel dispatch")
 
@@ -26,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="FILE",
                         help="draw the dispatches on their roofline (.png, .svg or .pdf; "
                              "needs matplotlib: pip install 'hsapy[plot]')")
-    parser.add_argument("--instructions", type=int, default=None, metavar="N",
+    parser.add_argument("--instructions", type=count(0), default=None, metavar="N",
                         help="rows of the per-instruction table per dispatch (default 10; "
                              "--json: all unless given)")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",

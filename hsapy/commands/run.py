@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hsapy.commands._args import count, seconds
 from hsapy.runtime import BACKENDS
 
 HELP = "run the tutorial's operator suite (HIP or llvmlite kernels) against FP64 references"
@@ -57,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only this input kind (e.g. rising_max, weighted)")
     parser.add_argument("--rebuild", action="store_true",
                         help="build the HIP kernels from source instead of kernels/prebuilt")
-    parser.add_argument("--repeat", type=int, default=20,
+    parser.add_argument("--repeat", type=count(1), default=20,
                         help="timed repetitions on a GPU after 3 warm-ups (median reported)")
-    parser.add_argument("--timeout", type=float, default=None,
+    parser.add_argument("--timeout", type=seconds, default=None,
                         help="seconds to wait for each dispatch (default 60, 900 simulated)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     parser.add_argument("--profile", action="store_true",

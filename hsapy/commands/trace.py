@@ -18,6 +18,8 @@ import sys
 import traceback
 from typing import Any
 
+from hsapy.commands._args import seconds
+
 HELP = "run a Python program and write its AQL packets, doorbells and GPU times as Perfetto JSON"
 
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``hsapy trace``."""
     parser.add_argument("-o", "--output", default="trace.json", metavar="FILE",
                         help="where to write the trace (default: trace.json)")
-    parser.add_argument("--harvest-timeout", type=float, default=2.0, metavar="S",
+    parser.add_argument("--harvest-timeout", type=seconds, default=2.0, metavar="S",
                         help="seconds to wait at the end for packets still running (default 2)")
     parser.add_argument("--no-counters", action="store_true",
                         help="leave out the counters and occupancy on dispatch slices (on the "

@@ -334,3 +334,29 @@ def test_a_hip_runtime_with_a_trace_option_of_the_wrong_kind_is_refused():
     with pytest.raises(HipError, match="trace"):
         HipRuntime(backend="sim", trace="no")
 
+
+# -- the hsapy command --------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, names", [
+    (["run", "vector_add", "--repeat", "0"], "--repeat"),
+    (["run", "vector_add", "--timeout", "nan"], "--timeout"),
+    (["demo", "--suite-budget", "-1"], "--suite-budget"),
+    (["trace", "--harvest-timeout", "inf", "--", "x.py"], "--harvest-timeout"),
+    (["profile", "--instructions", "-3", "--", "x.py"], "--instructions"),
+    (["bench", "launch", "--repeats", "x"], "--repeats"),
+])
+def test_a_bad_number_option_is_a_usage_error_naming_it(capsys, argv, names):
+    from hsapy.cli import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    assert names in capsys.readouterr().err
+
+
+def test_a_typed_error_escaping_a_command_is_one_line_not_a_traceback(capsys):
+    from hsapy.cli import main
+
+    assert main(["demo", "--backend", "sim", "--target", "gfx1", "--no-suite"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hsapy demo: no GPU agent gfx1") and "Traceback" not in err
