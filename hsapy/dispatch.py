@@ -38,8 +38,10 @@ import numpy as np
 
 from hsapy import aql
 from hsapy._checks import check_bit, check_flag
+from hsapy._lifetime import HandleState
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
+from hsapy.interop import BufferView
 from hsapy.kernarg import KernargLayout, normalize_dims
 from hsapy.publishing import (
     BATCH_ARENA_SLOTS,
@@ -116,6 +118,18 @@ def _open_states(kernel: Any, queue: Any) -> tuple[Any, ...]:
     for state in states:
         state.check()
     return states
+
+
+def _argument_states(args: Sequence[Any]) -> tuple[Any, ...]:
+    """The lifetime states of the hsapy objects among kernel arguments (buffers, views of
+    buffers, signals), whose addresses or handles packed kernarg bytes keep."""
+    states = []
+    for arg in args:
+        owner = arg.buffer if isinstance(arg, BufferView) else arg
+        state = getattr(owner, "_state", None)
+        if isinstance(state, HandleState):
+            states.append(state)
+    return tuple(states)
 
 
 def _raise_if_closed(states: tuple[Any, ...]) -> None:
@@ -717,7 +731,7 @@ class Graph:
             raise HsapyTypeError(f"Graph records packets for a Queue (agent.create_queue), not "
                                  f"{type(queue).__name__}")
         self.queue = queue
-        self._nodes: list[tuple[str, Any, Any, bytes]] = []
+        self._nodes: list[tuple[str, Any, Any, bytes, tuple[Any, ...]]] = []
 
     def add_dispatch(self, kernel: Launchable, args: Sequence[Any], grid: Any, workgroup: Any,
                      dynamic_lds: int = 0, barrier: bool = True) -> None:
@@ -726,15 +740,19 @@ class Graph:
         if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
             raise HsapyTypeError(f"Graph.add_dispatch: args is the list of the kernel's "
                                  f"arguments, not {type(args).__name__}")
+        args = list(args)
         kernarg = prepared.packer.pack(*args)
-        self._nodes.append(("dispatch", prepared, prepared.packet(), kernarg))
+        # what replays must still be open: the packed bytes keep the buffers' addresses, and a
+        # closed buffer's memory may belong to another allocation by then
+        states = prepared._states + _argument_states(args)
+        self._nodes.append(("dispatch", prepared, prepared.packet(), kernarg, states))
 
     def add_packet(self, packet: aql.Packet) -> None:
         """Record any other packet (barrier-AND/OR, barrier-value) verbatim."""
         from hsapy.queue import _packet
 
         self.queue.handle_state.check()
-        self._nodes.append(("packet", None, _packet(packet), b""))
+        self._nodes.append(("packet", None, _packet(packet), b"", ()))
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -747,15 +765,14 @@ class Graph:
         wait = check_flag(wait, "Graph.launch: wait")
         doorbell = check_flag(doorbell, "Graph.launch: doorbell")
         queue.handle_state.check()
-        for kind, prepared, _node_packet, _kernarg in self._nodes:
-            if kind == "dispatch":
-                _raise_if_closed(prepared._states)
+        for _kind, _prepared, _node_packet, _kernarg, states in self._nodes:
+            _raise_if_closed(states)
         if not self._nodes:
             raise HsapyValueError("Graph.launch: the graph is empty; add_dispatch first")
         packets: list[aql.Packet] = []
         results: list[tuple[int, Any, Any, int]] = []
         try:
-            for position, (kind, prepared, packet, kernarg) in enumerate(self._nodes):
+            for position, (kind, prepared, packet, kernarg, _states) in enumerate(self._nodes):
                 if kind == "packet":
                     packets.append(packet)
                     continue

@@ -268,8 +268,8 @@ class Executable:
 
     @property
     def handle(self) -> int:
-        """The hsa_executable_t handle."""
-        return self._handles.executable
+        """The hsa_executable_t handle (ClosedError once closed: it names nothing then)."""
+        return self._require_open().executable
 
     @property
     def kernel_names(self) -> list[str]:

@@ -360,3 +360,37 @@ def test_a_typed_error_escaping_a_command_is_one_line_not_a_traceback(capsys):
     assert main(["demo", "--backend", "sim", "--target", "gfx1", "--no-suite"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("hsapy demo: no GPU agent gfx1") and "Traceback" not in err
+
+
+# -- closed objects that were still used ------------------------------------------------------
+
+@pytest.mark.parametrize("argument", ["buffer", "view"])
+def test_a_graph_whose_argument_buffer_was_closed_is_not_replayed(argument):
+    # the recorded kernarg bytes keep the buffer's address: replaying them after its free
+    # would write into whatever allocation took that memory
+    from hsapy.errors import ClosedError
+
+    with Runtime(backend="sim", targets=["gfx942"]) as rt:
+        vadd = rt.load(kernels.build("vector_add", "gfx942")).kernel("vector_add")
+        queue = rt.gpu().create_queue(64)
+        bufs = [rt.system_pool.allocate(4 * N) for _ in range(3)]
+        out = bufs[2] if argument == "buffer" else bufs[2].view(np.float32)
+        graph = Graph(queue)
+        graph.add_dispatch(vadd, [bufs[0], bufs[1], out, N], N, 64)
+        graph.launch(timeout=10)
+        written = queue.load_write_index()
+        bufs[2].close()
+        with pytest.raises(ClosedError, match="buffer"):
+            graph.launch(timeout=10)
+        assert queue.load_write_index() == written
+
+
+def test_the_handle_of_a_closed_executable_is_refused():
+    from hsapy.errors import ClosedError
+
+    with Runtime(backend="sim", targets=["gfx942"]) as rt:
+        executable = rt.load(kernels.build("vector_add", "gfx942"))
+        assert executable.handle
+        executable.close()
+        with pytest.raises(ClosedError):
+            executable.handle
