@@ -465,6 +465,10 @@ class HipRuntime:
         buffer._state.check()
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise HsapyTypeError(f"hipMemset: value is an int (a byte), not {value!r:.40}")
+        if not -(1 << 31) <= value < 1 << 31:
+            # HIP's value is a C int whose low byte is stored: past int it would be cut off
+            raise HsapyValueError(f"hipMemset: value {value} is not a C int (its low byte is "
+                                  "the byte stored: give 0..255)")
         nbytes = byte_count(nbytes, "hipMemset", "sizeBytes")
         if not 0 <= nbytes <= buffer.size:
             raise HsapyValueError(f"hipMemset of {nbytes} bytes into a {buffer.size}-byte buffer")
@@ -606,6 +610,10 @@ class HipRuntime:
     @hip_api("hipStreamWaitEvent")
     def streamWaitEvent(self, stream: Stream | None, event: Event, flags: int = 0) -> None:
         """hipStreamWaitEvent: a barrier-AND on ``stream`` depending on the event's signal."""
+        if flags.__class__ is not int or flags != 0:
+            # HIP defines no flag for this call: anything but 0 is refused there too
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipStreamWaitEvent",
+                           f"flags must be 0, not {flags!r:.40}")
         self._event(event, "hipStreamWaitEvent")
         stream = self._stream(stream, "hipStreamWaitEvent")
         if not event.is_recorded:
