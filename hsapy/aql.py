@@ -245,6 +245,11 @@ def _dims3(value: Any, what: str) -> tuple[tuple[int, int, int], int]:
 
 def _pack(layout: struct.Struct, what: str, *fields: Any) -> bytes:
     """``layout.pack(*fields)``, with an out-of-range or non-integer field a typed error."""
+    for field in fields:
+        if field is True or field is False:
+            # struct packs a bool as 1 or 0: a handle, size or address given as a yes/no
+            raise HsapyTypeError(f"{what}: {field} given for a packet field; sizes, handles "
+                                 "and addresses are unsigned integers")
     try:
         return layout.pack(*fields)
     except (struct.error, TypeError, OverflowError) as exc:

@@ -295,9 +295,14 @@ class BufferView:
                 f"within the {buffer.size}-byte buffer, not {offset!r}")
         if shape is None:
             shape = ((buffer.size - offset) // dtype.itemsize,)
-        elif isinstance(shape, (int, np.integer)):
+        elif isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
             shape = (int(shape),)
         try:
+            # a sequence of int extents: bytes would give its byte values, a dict its keys, a
+            # bool (numpy's too) a 1 or a 0
+            if not isinstance(shape, (tuple, list, np.ndarray)) or any(
+                    isinstance(extent, (bool, np.bool_)) for extent in shape):
+                raise TypeError(shape)
             shape = tuple(operator.index(extent) for extent in shape)
         except TypeError:
             raise HsapyTypeError(f"Buffer.view: shape is an int or a tuple of ints, not "

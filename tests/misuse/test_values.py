@@ -106,6 +106,15 @@ CASES = [
     ("Runtime watchdog complex", lambda r, a, k, q, b: Runtime(backend="sim", watchdog_s=np.complex64(1)), V,
      "watchdog"),
     ("gpu target array", lambda r, a, k, q, b: r.gpu(ARRAY), T, "target"),
+    # a view's shape: bytes gave its byte values as extents, True a 1
+    ("view shape bytes", lambda r, a, k, q, b: b[0].view(np.float32, b"x"), T, "shape"),
+    ("view shape True", lambda r, a, k, q, b: b[0].view(np.float32, True), T, "shape"),
+    ("view shape dict", lambda r, a, k, q, b: b[0].view(np.float32, {2: 2}), T, "shape"),
+    # packet fields given a bool (struct packs it as 1 or 0)
+    ("barrier_and completion True", lambda r, a, k, q, b: aql.barrier_and(
+        [], completion_signal=True), T, "packet field"),
+    ("kernel_dispatch object False", lambda r, a, k, q, b: aql.kernel_dispatch(False, 64, 64), T,
+     "packet field"),
     # the DLPack protocol's keyword arguments
     ("dlpack max_version int", lambda r, a, k, q, b: b[0].__dlpack__(max_version=1), T,
      "max_version"),
