@@ -120,14 +120,19 @@ def _open_states(kernel: Any, queue: Any) -> tuple[Any, ...]:
     return states
 
 
-def _argument_states(args: Sequence[Any]) -> tuple[Any, ...]:
+def _argument_states(args: Sequence[Any], runtime: Any) -> tuple[Any, ...]:
     """The lifetime states of the hsapy objects among kernel arguments (buffers, views of
-    buffers, signals), whose addresses or handles packed kernarg bytes keep."""
+    buffers, signals), whose addresses or handles packed kernarg bytes keep; an object of
+    another runtime than ``runtime`` is refused (its memory is not this runtime's)."""
     states = []
-    for arg in args:
+    for index, arg in enumerate(args):
         owner = arg.buffer if isinstance(arg, BufferView) else arg
         state = getattr(owner, "_state", None)
         if isinstance(state, HandleState):
+            if getattr(owner, "runtime", runtime) is not runtime:
+                raise HsapyValueError(f"argument {index} ({type(owner).__name__}) belongs to "
+                                      "another Runtime than the graph's queue: allocate it "
+                                      "from this runtime's pools")
             states.append(state)
     return tuple(states)
 
@@ -744,7 +749,7 @@ class Graph:
         kernarg = prepared.packer.pack(*args)
         # what replays must still be open: the packed bytes keep the buffers' addresses, and a
         # closed buffer's memory may belong to another allocation by then
-        states = prepared._states + _argument_states(args)
+        states = prepared._states + _argument_states(args, self.queue.runtime)
         self._nodes.append(("dispatch", prepared, prepared.packet(), kernarg, states))
 
     def add_packet(self, packet: aql.Packet) -> None:

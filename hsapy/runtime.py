@@ -404,6 +404,10 @@ class Runtime:
                 raise HsapyTypeError(f"Runtime.copy: deps and completion are Signals, not "
                                      f"{type(signal).__name__}")
             signal._state.check()
+            if signal._runtime is not self:
+                raise HsapyValueError("Runtime.copy: a dependency or completion signal belongs "
+                                      "to another Runtime; create it with this runtime's "
+                                      "create_signal")
         if completion is None:
             timeout = check_timeout(timeout, "Runtime.copy")
         dep_array = ffi.NULL

@@ -202,6 +202,13 @@ OTHER_RUNTIME_CASES = [
     ("launch on its queue", lambda r, o, k, q, b: k.launch(q, [*b, N], N, 64), D),
     ("prepare on its queue", lambda r, o, k, q, b: k.prepare(q, N, 64), D),
     ("graph on its queue", lambda r, o, k, q, b: Graph(q).add_dispatch(k, [*b, N], N, 64), D),
+    # its buffer recorded in a graph would be replayed at an address this runtime never mapped
+    ("graph of its buffer", lambda r, o, k, q, b: Graph(r.gpu().create_queue(64)).add_dispatch(
+        k, [o.system_pool.allocate(4 * N), b[1], b[2], N], N, 64), V),
+    ("copy after its signal", lambda r, o, k, q, b: r.copy(b[0], b[1], 16,
+                                                           deps=[o.create_signal(1)]), V),
+    ("copy completing its signal", lambda r, o, k, q, b: r.copy(b[0], b[1], 16,
+                                                                completion=o.create_signal(1)), V),
 ]
 
 
