@@ -263,7 +263,10 @@ def parse_size(text: str, op: Operator) -> Size:
     cleaned = text.strip().lower().replace("×", "x").replace(",", "").replace("_", "")
     if "^" in cleaned:
         base, _, power = cleaned.partition("^")
-        parts = [base] * int(power)
+        # a power is a count of dimensions: at most the operator's (a huge one would build a
+        # list that long before the count is checked)
+        count = int(power) if power.isascii() and power.isdigit() and len(power) < 10 else -1
+        parts = [base] * min(count, len(op.size_names) + 1) if count >= 0 else ["?"]
     else:
         parts = cleaned.split("x")
     numbers = []
@@ -273,10 +276,14 @@ def parse_size(text: str, op: Operator) -> Size:
             scale, part = 1024, part[:-1]
         elif part.endswith("m"):
             scale, part = 1024 * 1024, part[:-1]
-        if not part.isdigit():
+        if not (part.isascii() and part.isdigit()):     # ('²'.isdigit() holds, int() fails)
             raise HsapyValueError(f"cannot read size {text!r} for {op.name}: expected "
                                   f"{'x'.join(op.size_names)}, e.g. {size_label(op.main_size)}")
         numbers.append(int(part) * scale)
+        if numbers[-1] >= 1 << 32:
+            raise HsapyValueError(f"size {text!r} is too large for {op.name}: each of "
+                                  f"{'x'.join(op.size_names)} is a 32-bit index of the kernels "
+                                  f"(below {1 << 32})")
     if len(numbers) != len(op.size_names) or min(numbers) < 1:
         raise HsapyValueError(f"size {text!r} does not fit {op.name}: expected "
                               f"{len(op.size_names)} positive numbers "

@@ -406,3 +406,17 @@ def test_the_handle_of_a_closed_executable_is_refused():
         executable.close()
         with pytest.raises(ClosedError):
             executable.handle
+
+
+@pytest.mark.parametrize("text, says", [
+    ("2^x", "cannot read size"),            # int('x') escaped as a ValueError
+    ("²", "cannot read size"),              # str.isdigit() holds for it, int() fails
+    ("2^99999999", "does not fit"),         # built a list of 10**8 parts first
+    ("99999999999999999999", "too large"),  # numpy's "Maximum allowed dimension exceeded"
+])
+def test_an_operator_size_is_read_or_refused_by_name(text, says):
+    from hsapy.operator_model import parse_size
+    from hsapy.operators import OPERATORS
+
+    with pytest.raises(HsapyValueError, match=says):
+        parse_size(text, OPERATORS["gemm"] if "^" in text else OPERATORS["vector_add"])
