@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from hsapy._checks import check_flag
 from hsapy.toolchain.events import emit
 
 # Bump when the way a cached result is produced or stored changes (flags, header, pipeline,
@@ -76,6 +77,8 @@ def cached_build(route: str, parts: dict, produce: Callable[[], bytes], use_cach
             label: str) -> bytes:
     """Return the cached code object for ``parts`` or produce and store it. An entry that
     fails its check is reported (a ``cache-bad`` event and a CacheWarning) and rebuilt."""
+    if use_cache is not True and use_cache is not False:
+        use_cache = check_flag(use_cache, "cache")     # (None or "no" is not read as False)
     if not use_cache:
         return produce()
     key = _cache_key(route, parts)

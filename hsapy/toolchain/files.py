@@ -1,9 +1,10 @@
 """Any source file, by its suffix: ``.hip``/``.cpp``, ``.ll``, ``.s``."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from hsapy.errors import HsapyValueError
+from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.toolchain.route_asm import assemble
 from hsapy.toolchain.route_hip import build_hip
 from hsapy.toolchain.route_ir import build_ir
@@ -14,6 +15,9 @@ def build_file(path: str | Path, target: str | BuildTarget = "gfx942", *,
                code_object_version: int = 5, wavefront_size: int | None = None,
                cache: bool = True) -> bytes:
     """Build a ``.ll``, ``.hip``/``.cpp``/``.cu`` or ``.s`` file by its suffix."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise HsapyTypeError(f"build_file takes a path (str or pathlib.Path), not "
+                             f"{type(path).__name__} {path!r:.40}")
     path = Path(path)
     if not path.is_file():
         raise HsapyValueError(f"{path} does not exist")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from hsapy.errors import HsapyTypeError
 from hsapy.toolchain import tools
 from hsapy.toolchain.cache import cached_build, sha256
 from hsapy.toolchain.route_ir import check_machine, link
@@ -33,6 +34,9 @@ def assemble(asm_text: str, target: str | BuildTarget = "gfx942", *, code_object
 
     A ``.amdhsa_code_object_version`` directive is added when the text has none.
     """
+    if not isinstance(asm_text, str):
+        raise HsapyTypeError(f"assemble takes AMDGPU assembly text (str), not "
+                             f"{type(asm_text).__name__}; build a .s file with build_file(path)")
     target = BuildTarget.parse(target)
     check_code_object_version(code_object_version, target)
     features = target.llvm_features(wavefront_size)

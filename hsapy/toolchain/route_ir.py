@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hsapy.errors import HsapyValueError
+from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.toolchain import tools
 from hsapy.toolchain.cache import cached_build, sha256
 from hsapy.toolchain.events import emit
@@ -21,6 +21,7 @@ from hsapy.toolchain.target import (
     CODE_OBJECT_VERSIONS,
     BuildTarget,
     check_code_object_version,
+    check_opt_level,
 )
 from hsapy.toolchain.tools import (
     BuildError,
@@ -96,6 +97,7 @@ def _prepare_module(ir_text: str, target: BuildTarget, code_object_version: int,
     one parsed module is never emitted twice.
     """
     _check_processor(target)
+    check_opt_level(opt_level)
     llvm = _llvm()
     llvm_target = llvm.Target.from_triple(AMDGPU_TRIPLE)
     machine = llvm_target.create_target_machine(
@@ -182,6 +184,15 @@ def _llvm_version() -> str:
 def link(objects: Iterable[bytes], *, linker: ToolInfo | None = None,
          what: str = "link") -> bytes:
     """Link relocatable objects into a loadable code object with ``ld.lld -shared``."""
+    if isinstance(objects, (str, bytes, bytearray, memoryview)) or not hasattr(objects,
+                                                                               "__iter__"):
+        raise HsapyTypeError(f"link() takes a list of relocatable objects (bytes), not "
+                             f"{type(objects).__name__}")
+    objects = list(objects)
+    for obj in objects:
+        if not isinstance(obj, (bytes, bytearray, memoryview)):
+            raise HsapyTypeError(f"link(): an object to link is bytes, not "
+                                 f"{type(obj).__name__}")
     linker = linker or find_tool("ld.lld")
     with tempfile.TemporaryDirectory(prefix="hsapy-link-") as tmp:
         inputs = []
@@ -213,6 +224,7 @@ def build_ir(ir: Any, target: str | BuildTarget = "gfx942", *, code_object_versi
     """
     target = BuildTarget.parse(target)
     check_code_object_version(code_object_version, target)
+    check_opt_level(opt_level)
     wave = target.check_wavefront_size(wavefront_size)
     text = _ir_text(ir)
     if linker is None:

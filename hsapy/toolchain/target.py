@@ -98,8 +98,17 @@ class BuildTarget:
         return ",".join(items)
 
 
+def check_opt_level(opt_level: int) -> int:
+    """An LLVM optimisation level, 0..3, else a typed error (llvmlite asserts on others)."""
+    if (isinstance(opt_level, bool) or not isinstance(opt_level, int)
+            or not 0 <= opt_level <= 3):
+        raise HsapyValueError(f"opt_level is 0, 1, 2 or 3 (as -O0..-O3), not {opt_level!r:.40}")
+    return opt_level
+
+
 def check_code_object_version(code_object_version: int, target: BuildTarget | None = None) -> int:
-    if code_object_version not in CODE_OBJECT_VERSIONS:
+    if (isinstance(code_object_version, bool) or not isinstance(code_object_version, int)
+            or code_object_version not in CODE_OBJECT_VERSIONS):
         raise HsapyValueError(
             f"code_object_version must be 4, 5 or 6, got {code_object_version!r} "
             "(5 is what ROCm 5.x-6.x loaders expect; 6 needs ROCm 6.2 or newer)"

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from hsapy.errors import HsapyError
+from hsapy.errors import HsapyError, HsapyTypeError
 from hsapy.toolchain.cache import atomic_write, cache_dir
 from hsapy.toolchain.events import emit
 
@@ -289,6 +289,12 @@ def find_tool(name: str, *, min_major: int | None = None,
     that lacks a target), ``requirement`` then says what was needed in the error. Raises
     :class:`ToolNotFoundError`.
     """
+    if not isinstance(name, str) or not name:
+        raise HsapyTypeError(f"find_tool takes a tool's name (str), e.g. 'ld.lld', not "
+                             f"{type(name).__name__} {name!r:.40}")
+    if min_major is not None and (isinstance(min_major, bool) or not isinstance(min_major, int)):
+        raise HsapyTypeError(f"find_tool: min_major is an LLVM major version (int) or None, not "
+                             f"{type(min_major).__name__} {min_major!r:.40}")
     if min_major is not None:
         requirement = requirement or f"LLVM {min_major} or newer"
 

@@ -420,3 +420,38 @@ def test_an_operator_size_is_read_or_refused_by_name(text, says):
 
     with pytest.raises(HsapyValueError, match=says):
         parse_size(text, OPERATORS["gemm"] if "^" in text else OPERATORS["vector_add"])
+
+
+# -- the toolchain: refused before any tool runs ------------------------------------------
+
+def _never() -> bytes:
+    raise AssertionError("built with a cache option of the wrong kind")
+
+
+@pytest.mark.parametrize("name, call, error, names", [
+    ("assemble bytes", lambda t: t.assemble(b".text"), T, "assembly text"),
+    ("assemble None", lambda t: t.assemble(None), T, "assembly text"),
+    ("assemble version list", lambda t: t.assemble(".text", code_object_version=[5]), V,
+     "code_object_version"),
+    ("build_file int", lambda t: t.build_file(0), T, "path"),
+    ("build_ir opt_level -1", lambda t: t.build_ir("", opt_level=-1), V, "opt_level"),
+    ("build_ir opt_level str", lambda t: t.build_ir("", opt_level="3"), V, "opt_level"),
+    ("compile_ir opt_level float", lambda t: t.compile_ir("", opt_level=2.0), V, "opt_level"),
+    ("find_tool None", lambda t: t.find_tool(None), T, "tool's name"),
+    ("find_tool min_major str", lambda t: t.find_tool("ld.lld", min_major="17"), T,
+     "min_major"),
+    ("link one object", lambda t: t.link(b"\x7fELF"), T, "list of relocatable objects"),
+    ("link str objects", lambda t: t.link(["a.o"]), T, "bytes"),
+    # every build's cache option goes through cached_build, before anything is produced
+    ("cache str", lambda t: t.cache.cached_build("asm", {}, _never, "no", "x"), T, "cache"),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_a_toolchain_entry_point_refuses_a_value_of_the_wrong_kind(tmp_path, monkeypatch, name,
+                                                                    call, error, names):
+    import hsapy.toolchain.cache
+    from hsapy import toolchain
+
+    monkeypatch.setenv("HSAPY_CACHE_DIR", str(tmp_path))
+    assert toolchain.cache is hsapy.toolchain.cache
+    with pytest.raises(error, match=names):
+        call(toolchain)
+
