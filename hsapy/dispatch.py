@@ -788,7 +788,7 @@ class Graph:
                 ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
                 packets.append(aql.Packet(packet.word, slot_body(
                     prepared._template, ring.addresses[slot], ring.handles[slot])))
-            first = queue.publish_batch(packets, doorbell=doorbell)
+            first = queue.publish_batch(packets, timeout, doorbell)   # the call's own timeout
         except BaseException:
             for _position, _kernel, ring, slot in results:
                 ring.give_back(slot)          # taken, never published: free again

@@ -545,7 +545,9 @@ class Queue:
         abandoned, size = self._abandoned, self.size
         for _ in range(len(abandoned)):
             try:
-                index = abandoned.pop()
+                # oldest first, one visit each: popping the end would take the one just put
+                # back again and again, and never reach the free ones before it
+                index = abandoned.pop(0)
             except IndexError:
                 return
             if index - read_index >= size:

@@ -455,3 +455,49 @@ def test_a_toolchain_entry_point_refuses_a_value_of_the_wrong_kind(tmp_path, mon
     with pytest.raises(error, match=names):
         call(toolchain)
 
+
+# -- a jammed queue -------------------------------------------------------------------------
+
+def _jam(rt, queue, bufs, vadd):
+    """A queue held by a barrier on a signal at 1, with a dispatch behind it; returns the
+    signal (store 0 to let the queue go)."""
+    gate = rt.create_signal(1)
+    queue.publish(aql.barrier_and([gate.handle]))
+    vadd.launch(queue, [*bufs, N], N, 64, wait=False)
+    return gate
+
+
+def test_reservations_refused_one_after_another_leave_the_queue_working(ctx):
+    # each refused reservation abandons its slots; the second one's slot, not yet free, was put
+    # back at the end of the abandoned list and popped again and again, so no abandoned slot
+    # was ever filled and the queue stopped at the first one for good
+    from hsapy.queue import QueueFullError
+
+    rt, _agent, vadd, _queue, bufs = ctx
+    with rt.gpu().create_queue(64) as queue:
+        gate = _jam(rt, queue, bufs, vadd)
+        for count in (64, 1):
+            with pytest.raises(QueueFullError):
+                queue.reserve(count, timeout=0.1)
+        gate.store(0)
+        assert vadd.launch(queue, [*bufs, N], N, 64, timeout=5).is_done
+        assert queue.load_read_index() == queue.load_write_index()
+
+
+def test_a_graph_launch_on_a_full_queue_waits_its_own_timeout(ctx):
+    import time
+
+    from hsapy.queue import QueueFullError
+
+    rt, _agent, vadd, _queue, bufs = ctx
+    with rt.gpu().create_queue(64) as queue:
+        gate = _jam(rt, queue, bufs, vadd)
+        with pytest.raises(QueueFullError):
+            queue.reserve(63, timeout=0.1)
+        graph = Graph(queue)
+        graph.add_dispatch(vadd, [*bufs, N], N, 64)
+        start = time.monotonic()
+        with pytest.raises(QueueFullError, match="after 0.2 s"):
+            graph.launch(timeout=0.2)             # waited the default 10 s for its slots
+        assert time.monotonic() - start < 5
+        gate.store(0)
