@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hsapy import aql
+from hsapy._checks import check_timeout
 from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.errors import HsapyError
 from hsapy.hip.errors import HipError, byte_count, dim3, expect_type, hipError_t
@@ -100,6 +101,7 @@ class Stream:
 
     def drain(self, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Wait for everything published so far: a barrier-AND with a pooled completion signal."""
+        timeout = check_timeout(timeout, "Stream.drain")     # before the barrier is published
         pool = self.hip.runtime.signal_pool
         signal = pool.acquire(1)
         self.publish(aql.barrier_and([], completion_signal=signal.handle))

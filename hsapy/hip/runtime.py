@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from hsapy import aql
+from hsapy._checks import check_timeout
 from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 from hsapy.hip.errors import (
@@ -672,6 +673,8 @@ class HipRuntime:
     def eventSynchronize(self, event: Event, timeout: float = DEFAULT_TIMEOUT) -> None:
         """hipEventSynchronize: wait (with a timeout) until the event's signal reaches 0."""
         self._event(event, "hipEventSynchronize")
+        # checked even when there is nothing to wait for: a bad timeout is refused every time
+        timeout = check_timeout(timeout, "hipEventSynchronize")
         if not event.is_recorded:
             return
         event.signal.wait(2, 1, timeout=timeout, abort=self._check_queues)

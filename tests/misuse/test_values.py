@@ -303,6 +303,11 @@ HIP_VALUE_CASES = [
     ("hipMemset", lambda h, k: h.memset(h.malloc(16), 1 << 40), "hipErrorInvalidValue"),
     ("hipStreamWaitEvent", lambda h, k: h.streamWaitEvent(None, h.eventCreate(), flags="0"),
      "hipErrorInvalidValue"),
+    # nothing to wait for (never recorded) was no reason to take any timeout
+    ("hipEventSynchronize", lambda h, k: h.eventSynchronize(h.eventCreate(), -1),
+     "hipErrorInvalidValue"),
+    ("hipEventSynchronize", lambda h, k: h.eventSynchronize(h.eventCreate(), math.nan),
+     "hipErrorInvalidValue"),
     ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode("k", 1, 64, []),
      "hipErrorInvalidDeviceFunction"),
     ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(k, 1, 64, None),
@@ -333,6 +338,16 @@ def test_a_hip_value_of_the_wrong_kind_is_a_hip_error(hip, call_name, call, code
     with pytest.raises(HipError) as caught:
         call(*hip)
     assert caught.value.code.name == code and caught.value.call == call_name
+
+
+def test_a_stream_drain_with_a_bad_timeout_publishes_nothing(hip):
+    from hsapy.errors import HsapyValueError
+
+    stream = hip[0].streamCreate()
+    written = stream.queue.load_write_index()
+    with pytest.raises(HsapyValueError, match="timeout"):
+        stream.drain(math.inf)
+    assert stream.queue.load_write_index() == written
 
 
 def test_an_unknown_hip_error_code_is_named_unknown_as_in_hip(hip):
