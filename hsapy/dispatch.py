@@ -636,8 +636,10 @@ def launch(kernel: Launchable, queue: Queue, args: Sequence[Any], grid: Any, wor
 
     With ``wait`` (default) this waits for completion with ``timeout`` seconds and re-raises the
     queue's error if the dispatch failed; the result carries GPU timestamps when the queue has
-    profiling enabled. The preparation is kept per queue (LaunchCache): a later launch of the
-    same kernel with the same grid, workgroup and options publishes as a prepared call does."""
+    profiling enabled. ``timeout`` bounds that wait only: publishing on a full queue waits for
+    a free slot for at most 10 s (then QueueFullError), as a prepared call does. The
+    preparation is kept per queue (LaunchCache): a later launch of the same kernel with the
+    same grid, workgroup and options publishes as a prepared call does."""
     # the same call as the last one whose options were all of exact types (LaunchCache.
     # last_call): every check it passed then holds again (a loop of one shape: about 380 ->
     # 320 ns before the dispatch itself, timeit on the 2-vCPU development VM)
