@@ -367,8 +367,13 @@ class Queue:
                             f"{where} on {self.agent.name} stopped{self._why()}; packets after "
                             "the failing one do not run. Create a new queue")
         self._check_open()
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Re-read the read index: move the free-slot bound up to it (a lower bound whoever
+        stores it last: every value was read from an index that only grows) and give the
+        abandoned slots that are free by now their no-op packets."""
         read_index = self._load_read_index(self._ptr)
-        # a lower bound whoever stores it last: every value was read from an index that grows
         self._free_end[0] = read_index + self.size
         if self._abandoned:
             self._fill_abandoned(read_index)
@@ -515,10 +520,7 @@ class Queue:
         then wait for the slots to be free. If that fails (QueueFullError, an interrupt), the
         slots are abandoned (see :meth:`abandon`) before the error propagates."""
         try:
-            read_index = self._load_read_index(self._ptr)
-            self._free_end[0] = read_index + self.size
-            if self._abandoned:
-                self._fill_abandoned(read_index)
+            self._catch_up()
             if last >= self._free_end[0]:
                 self._wait_for_space(last, timeout)
         except BaseException:
@@ -560,8 +562,10 @@ class Queue:
         load = self._load_read_index
         free_end = self._free_end
         self.flush()  # the packets ahead of us must have been announced to be consumed
-        while last >= free_end[0]:
-            self.check()                 # (which also fills abandoned slots that became free)
+        while True:
+            self.check()       # re-reads the read index, fills abandoned slots now free
+            if last < free_end[0]:
+                return
             if time.monotonic() > deadline:
                 raise QueueFullError(
                     f"queue {self.id} on {self.agent.name}: no free slot for packet {last} after "
@@ -569,7 +573,6 @@ class Queue:
                     "processor is not consuming packets: an earlier packet may be waiting on a "
                     "signal that never changes, or the doorbell was not rung")
             time.sleep(0.0002)
-            free_end[0] = load(self._ptr) + self.size
 
     def write(self, index: int, word: int, body: bytes) -> None:
         """Write one packet into its reserved slot: bytes 4..63 first, then header|setup.
