@@ -36,7 +36,8 @@ import numpy as np
 from hsapy._checks import check_int
 from hsapy.codeobject import ArgInfo, KernelInfo
 from hsapy.errors import HsapyTypeError, HsapyValueError
-from hsapy.interop import pointer_argument
+from hsapy.interop import BufferView, pointer_argument
+from hsapy.memory import Buffer
 
 __all__ = [
     "KernargLayout",
@@ -493,6 +494,14 @@ class KernargLayout:
         where = (f"kernel {self.kernel_name}: argument {slot.index} ({slot.name}) expects "
                  f"{_expectation(slot)}")
         if slot.category == "pointer":
+            owner = (value.runtime if isinstance(value, Buffer)
+                     else value.buffer.runtime if isinstance(value, BufferView) else None)
+            if owner is not None and owner is not self.runtime:
+                raise KernelArgumentValueError(
+                    f"{where}, got a {type(value).__name__} of another Runtime: a kernel takes "
+                    "memory its own runtime allocated (on the simulator each Runtime is a "
+                    "machine of its own); allocate it from this runtime's pools, or copy the "
+                    "data over")
             address = value if isinstance(value, int) else getattr(value, "address", None)
             if value is None:
                 address = 0
@@ -661,7 +670,7 @@ class Packer:
     """
 
     __slots__ = ("layout", "dispatch", "template", "_template_struct", "_explicit",
-                 "_pointer_slots", "_scalar_slots", "_bytes_slots", "_count", "size",
+                 "_pointer_slots", "_scalar_slots", "_bytes_slots", "_count", "size", "_runtime",
                  "explicit_count")
 
     def __init__(self, layout: KernargLayout, dispatch: DispatchGeometry) -> None:
@@ -671,6 +680,7 @@ class Packer:
         self.size = layout.size
         self._template_struct = layout._template
         self._explicit = layout._explicit
+        self._runtime = layout.runtime
         self._pointer_slots = tuple(s.index for s in layout.slots if s.category == "pointer")
         # struct packs anything with __float__ into a float slot (bools, numpy integers,
         # Decimal): the fast path takes only int and float there and leaves the rest to the
@@ -706,9 +716,17 @@ class Packer:
             # the problem, so both paths accept and refuse the same values.
             values = list(args)
             fast = True
+            runtime = self._runtime
             for i in self._pointer_slots:
                 value = values[i]
                 if value.__class__ is not int:
+                    if value.__class__ is Buffer:
+                        if value.runtime is not runtime:     # refused by the checked path
+                            fast = False
+                            break
+                    elif value.__class__ is BufferView and value.buffer.runtime is not runtime:
+                        fast = False
+                        break
                     value = values[i] = getattr(value, "address", None)
                     if value.__class__ is not int:
                         fast = False

@@ -12,13 +12,14 @@ from __future__ import annotations
 import bisect
 import ctypes
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 __all__ = ["Allocation", "SimMemory", "SimMemoryFault", "SHARED_APERTURE_BASE",
-           "PRIVATE_APERTURE_BASE", "APERTURE_SIZE"]
+           "PRIVATE_APERTURE_BASE", "APERTURE_SIZE", "held_elsewhere"]
 
 PAGE_SIZE = 4096
 
@@ -80,6 +81,26 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _SIGNED = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
+# Every live simulated address space, so a fault can say when its address belongs to another one.
+_LIVE: weakref.WeakSet[SimMemory] = weakref.WeakSet()
+
+
+def held_elsewhere(memory: SimMemory, address: int | None) -> str:
+    """A sentence for a memory fault at ``address`` in ``memory`` when the address is not
+    ``memory``'s but lies in an allocation of another live simulated runtime (a Buffer that
+    another ``hsapy.Runtime`` allocated: each simulated runtime is a machine of its own), else
+    "". Asked only once a fault happened."""
+    if address is None or memory.find(address) is not None:
+        return ""
+    for other in list(_LIVE):
+        if other is not memory and other.find(address) is not None:
+            return (f" -- {address:#x} is memory of another simulated runtime (each "
+                    "hsapy.Runtime on the simulator is a machine of its own, sharing no memory, "
+                    "so a Buffer one allocated is no kernel argument of another: allocate it "
+                    "from this runtime's pools, or copy the data over)")
+    return ""
+
+
 class SimMemory:
     """Sorted allocation table over host-backed blocks; the only way the simulator touches memory.
 
@@ -90,6 +111,7 @@ class SimMemory:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._allocations: dict[int, Allocation] = {}
+        _LIVE.add(self)
         # Bytes allocated per pool object: a pool with a ``size`` gives no more than that
         # (ROCr: HSA_STATUS_ERROR_OUT_OF_RESOURCES once a pool is exhausted).
         self._pool_used: dict[Any, int] = {}

@@ -50,7 +50,12 @@ from hsapy.sim.execution import (
     DispatchContext,
     SimFault,
 )
-from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE, SimMemoryFault
+from hsapy.sim.memory import (
+    PRIVATE_APERTURE_BASE,
+    SHARED_APERTURE_BASE,
+    SimMemoryFault,
+    held_elsewhere,
+)
 from hsapy.sim.objects import uint64_argument
 from hsapy.sim.signals import (
     WORD_HIGH_WATER,
@@ -559,6 +564,8 @@ class SimQueue(PacketProcessor):
         the caller even when a callback fails in turn."""
         self.is_active = False
         self._stop = True
+        if status == HSA_STATUS_ERROR_MEMORY_FAULT:
+            message += held_elsewhere(self.lib.memory, address)
         self.error_status = status
         self.error_message = message
         try:

@@ -15,7 +15,8 @@ from _misuse import N, gate, isolated
 from hsapy import aql, errors, toolchain
 from hsapy._lifetime import drain
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
-from hsapy.kernarg import KernelArgumentError
+from hsapy.kernarg import KernelArgumentError, KernelArgumentValueError
+from hsapy.runtime import Runtime
 
 # -- segfaults ------------------------------------------------------------------------------
 
@@ -116,6 +117,36 @@ def test_a_closed_buffer_is_refused_as_a_kernel_argument(rt, vadd, queue, bufs):
         prepared.batch([(a, b, out, N)])
     assert queue.load_write_index() == 0          # nothing reached the ring
     assert (victim.copy_to(dtype=np.float32) == -1).all()
+
+
+def test_a_buffer_of_another_runtime_is_refused_as_a_kernel_argument(rt, vadd, queue, bufs):
+    a, b, out = bufs
+    with Runtime(backend="sim", targets=["gfx942"]) as other:
+        theirs = other.system_pool.allocate(4 * N)
+        prepared = vadd.prepare(queue, N, 64)
+        calls = [lambda arg: vadd.launch(queue, [a, b, arg, N], grid=N, workgroup=64),
+                 lambda arg: prepared(a, b, arg, N), lambda arg: prepared.submit(a, b, arg, N),
+                 lambda arg: prepared.publish(a, b, arg, N),
+                 lambda arg: prepared.batch([(a, b, out, N), (a, b, arg, N)])]
+        for call in calls:
+            for arg in (theirs, theirs.view(np.float32)):
+                with pytest.raises(KernelArgumentValueError,
+                                   match=r"argument 2 \(out\) .* of another Runtime"):
+                    call(arg)
+        assert queue.load_write_index() == 0      # nothing reached the ring
+        vadd.launch(queue, [a, b, out, N], grid=N, workgroup=64)    # its own memory still goes
+        assert (out.copy_to(dtype=np.float32) == np.arange(N) + 1).all()
+        # an address given as an int is not checked; the fault then names the other runtime
+        with pytest.raises(errors.MemoryFaultError, match="memory of another simulated runtime"):
+            vadd.launch(queue, [a, b, theirs.address, N], grid=N, workgroup=64)
+
+
+def test_a_fault_on_unallocated_memory_names_no_other_runtime(rt, vadd, queue, bufs):
+    a, b, _ = bufs
+    with Runtime(backend="sim", targets=["gfx942"]):
+        with pytest.raises(errors.MemoryFaultError) as caught:
+            vadd.launch(queue, [a, b, 1 << 40, N], grid=N, workgroup=64)
+    assert "another" not in str(caught.value)
 
 
 def test_a_buffer_collected_while_a_dispatch_writes_it_stays_allocated(rt, vadd, queue, bufs):
