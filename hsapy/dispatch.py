@@ -162,6 +162,15 @@ def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: in
         raise DispatchConfigError(
             f"kernel {name} was loaded for {kernel_agent.name} but the queue belongs to "
             f"{agent.name}: load the code object for {agent.name} (runtime.load(co, agent))")
+    check_geometry(kernel, agent, grid3, workgroup3, dynamic_lds)
+    return Geometry(grid3, workgroup3, max(grid_dims, wg_dims), dynamic_lds)
+
+
+def check_geometry(kernel: Any, agent: Any, grid3: tuple[int, int, int],
+                   workgroup3: tuple[int, int, int], dynamic_lds: int) -> None:
+    """Check normalized sizes and dynamic LDS against ``agent``'s and ``kernel``'s limits
+    (DispatchConfigError naming the limit)."""
+    name = kernel.name
     if not isinstance(dynamic_lds, int) or isinstance(dynamic_lds, bool) or dynamic_lds < 0:
         raise DispatchConfigError(f"kernel {name}: dynamic LDS must be an int >= 0, "
                                   f"not {dynamic_lds!r}")
@@ -206,7 +215,6 @@ def validate(kernel: Any, queue: Any, grid: Any, workgroup: Any, dynamic_lds: in
             f"work-item x {lanes} lanes = {kernel.private_segment_size * lanes} bytes of "
             f"scratch per wave exceed {agent.name}'s limit of {scratch_limit} "
             "(COMPUTE_TMPRING_SIZE.WAVESIZE): shrink the kernel's private arrays or stack")
-    return Geometry(grid3, workgroup3, max(grid_dims, wg_dims), dynamic_lds)
 
 
 class _SlotTakenAgain(Exception):

@@ -15,7 +15,7 @@ from hsapy import aql
 from hsapy._checks import check_timeout
 from hsapy._lifetime import HandleState, release_when_collected
 from hsapy.errors import HsapyError
-from hsapy.hip.errors import HipError, byte_count, dim3, expect_type, hipError_t
+from hsapy.hip.errors import HipError, byte_count, code_for, dim3, expect_type, hipError_t
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 
 if TYPE_CHECKING:
@@ -210,6 +210,7 @@ class HipGraph:
                       dynamic_shared: int = 0, dependencies: Sequence[int] = ()) -> int:
         """hipGraphAddKernelNode: returns the node's index. Dependencies must be earlier nodes
         (nodes replay in insertion order, one barrier bit each, so every dependency holds)."""
+        from hsapy.dispatch import check_geometry
         from hsapy.executable import Kernel
 
         call = "hipGraphAddKernelNode"
@@ -227,8 +228,19 @@ class HipGraph:
             sizes = dim3(grid, "gridDim"), dim3(block, "blockDim")
         except HsapyError as exc:
             raise HipError(hipError_t.hipErrorInvalidValue, call, str(exc)) from exc
-        self.nodes.append(KernelNode(kernel, tuple(args), *sizes,
-                                     byte_count(dynamic_shared, call, "sharedMemBytes")))
+        dynamic_lds = byte_count(dynamic_shared, call, "sharedMemBytes")
+        args = tuple(args)
+        # refused now rather than at the graph's first launch: the sizes against the limits
+        # of the agent the kernel was loaded for, the arguments against its signature
+        agent = getattr(kernel.executable, "agent", None)
+        try:
+            if agent is not None:
+                check_geometry(kernel, agent, tuple(g * b for g, b in zip(*sizes)), sizes[1],
+                               dynamic_lds)
+            kernel.layout.convert(args)
+        except HsapyError as exc:
+            raise HipError(code_for(exc), call, str(exc)) from exc
+        self.nodes.append(KernelNode(kernel, args, *sizes, dynamic_lds))
         return len(self.nodes) - 1
 
 

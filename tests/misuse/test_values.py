@@ -318,6 +318,19 @@ HIP_VALUE_CASES = [
      "hipErrorInvalidValue"),
     ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(
         k, 1, 64, [], 0, ["0"]), "hipErrorInvalidValue"),
+    # what the graph's first launch would refuse is refused when the node is added
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(
+        k, 1 << 40, 64, [0, 0, 0, N]), "hipErrorInvalidConfiguration"),     # grid > 2^32 - 1
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(
+        k, 1, (64, 64), [0, 0, 0, N]), "hipErrorInvalidConfiguration"),     # 4096 work-items
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(
+        k, 1, 64, [0, 0, 0, N], 1 << 20), "hipErrorInvalidConfiguration"),  # LDS
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(k, 1, 64, [0, 0]),
+     "hipErrorInvalidValue"),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(
+        k, 1, 64, ["a", 0, 0, N]), "hipErrorInvalidValue"),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphAddKernelNode(
+        h.graphCreate(), [], k, 1 << 40, 64, [0, 0, 0, N]), "hipErrorInvalidConfiguration"),
 ]
 
 
