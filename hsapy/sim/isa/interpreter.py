@@ -68,6 +68,12 @@ CHUNK_BYTES = 2 << 20
 # watchdog's host-time limit has passed (hsapy/sim/execution.py). One integer compare per taken
 # branch; the poll itself is rare next to the interpretation between two polls.
 POLL_STEPS = 2048
+# Fair turns: the scheduler runs the batch at the lowest PC so that the others can merge with
+# it when it reaches them, but a batch whose turn has lasted this many batch-instructions gives
+# the others a turn at its next taken branch. Waves of one workgroup are resident together on
+# hardware, so one of them may spin on a flag (in LDS or memory) that another, further along
+# the code, sets without a barrier between them: without turns the spinner would never let it.
+TURN_STEPS = 1 << 14
 
 
 @dataclass
@@ -520,6 +526,7 @@ class InterpreterExecutor:
         """Run the ``runnable`` batches of one chunk (``alive``: its live waves per
         workgroup) until every wave has ended."""
         waiting: list[Batch] = []
+        yielded: list[Batch] = []
         machine.alive = alive
         stats = self.stats
         steps = 0
@@ -535,19 +542,28 @@ class InterpreterExecutor:
                     raise SimFault(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
                                    f"deadlock on {self.profile.name}: waves wait at a barrier "
                                    "that the rest of their workgroup never reaches", None)
-            pc = min(b.pc for b in runnable)
-            mode = next(b.mode for b in runnable if b.pc == pc)
-            same = [b for b in runnable if b.pc == pc and b.mode == mode]
-            runnable = [b for b in runnable if b.pc != pc or b.mode != mode]
-            # run until the lowest PC of the others: there the batches merge again (batches
-            # under another MODE run another program and never merge with this one)
-            stop_at = min((x.pc for x in runnable if x.mode == mode), default=1 << 64)
+            # batches that gave up their turn wait until every other runnable one has had its
+            # own (TURN_STEPS); then all are candidates again
+            candidates = [b for b in runnable if not any(b is y for y in yielded)]
+            if not candidates:
+                yielded.clear()
+                candidates = runnable
+            pc = min(b.pc for b in candidates)
+            mode = next(b.mode for b in candidates if b.pc == pc)
+            same = [b for b in candidates if b.pc == pc and b.mode == mode]
+            runnable = [b for b in runnable if not any(b is x for x in same)]
+            # run until the lowest PC of the other candidates: there the batches merge again
+            # (batches under another MODE run another program and never merge with this one)
+            stop_at = min((x.pc for x in runnable if x.mode == mode
+                           and not any(x is y for y in yielded)), default=1 << 64)
             machine.stop_at = stop_at
             program = programs(mode)
             fns = program.fns
             index = program.index
             offsets = program.offsets
             b = merge(same)
+            # (compiled code adds the instructions of each call to stats.batch_steps itself)
+            turn_ends = steps + stats.batch_steps + TURN_STEPS
             i = index.get(pc)
             if i is None:
                 i = program.lookup(pc)
@@ -593,6 +609,11 @@ class InterpreterExecutor:
                     if steps >= poll_at:   # every loop takes a branch: an endless one ends here
                         poll_at = steps + POLL_STEPS
                         ctx.poll()
+                    if runnable and steps + stats.batch_steps >= turn_ends:
+                        b.pc = offsets[i]
+                        runnable.append(b)
+                        yielded.append(b)
+                        break
                 elif result == END:
                     np.subtract.at(alive, b.wg, 1)
                     break
