@@ -1620,3 +1620,555 @@ def div_edges(k: KernelRun) -> None:
         want64 = np.array([_exact(op, tuple(v[i] for v in args64), *f64) for i in range(n)])
         same(g32[:, column], want32, f"f32 {op}")
         same(g64[:, column], want64, f"f64 {op}")
+# ================================================================================================
+# intrinsics.hip
+
+
+@case("intrinsics")
+def shuffle_widths(k: KernelRun) -> None:
+    n, block = 200, 64
+    x = k.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    out = k.output(np.int32, 5 * n)
+    k.launch("shuffle_widths", [k.input(x), out, n], grid_for(n, block), block)
+    total = grid_for(n, block)
+    v = np.full(total, -1, np.int32)
+    v[:n] = x
+    i = np.arange(total)
+    lane = i % k.wave
+    base = i - lane
+    sources = [
+        (lane & ~7) + ((lane * 3 + 1) & 7),
+        np.where((lane & 15) >= 3, lane - 3, lane),
+        np.where((lane & 7) + 5 < 8, lane + 5, lane),
+        lane ^ 3,
+        (lane & ~31) + 2,
+    ]
+    want = np.stack([v[base + s] for s in sources], axis=1)[:n].reshape(-1)
+    same(k.read(out), want, "shuffles with widths 8, 16, 8, 4, 32")
+
+
+@case("intrinsics")
+def swizzle_readlane(k: KernelRun) -> None:
+    n, block, src = 256, 128, 5
+    x = k.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    out = k.output(np.int32, 6 * n)
+    k.launch("swizzle_readlane", [k.input(x), out, src, n], n, block)
+    i = np.arange(n)
+    lane = i % k.wave
+    base = i - lane
+    group = lane & ~31
+    low = lane & 31
+    rev = x[base + group + (low ^ 31)]
+    bcast = x[base + group + ((low & 0x18) | 3)]
+    quad = x[base + (lane & ~3) + np.array([2, 0, 3, 1])[lane & 3]]
+    picked = x[base + src]
+    written = (x[base + k.wave - 1 - src].astype(np.int64) * 3).astype(np.int32)
+    mask = x[base].astype(np.int64) & 0xFFFFFFFF
+    below = np.zeros(n, np.int64)
+    for j in range(n):
+        l = int(lane[j])
+        m = int(mask[j])
+        lo = m & ((1 << min(l, 32)) - 1)
+        hi = (m >> 3) & (((1 << l) - 1) >> 32)
+        below[j] = bin(lo).count("1") + bin(hi).count("1")
+    want = np.stack([rev, bcast, quad, picked, written, below.astype(np.int32)], axis=1)
+    same(k.read(out), want.reshape(-1), "swizzle, readlane, mbcnt")
+
+
+def _bytes(v, i):
+    return (v >> (8 * i)) & 0xFF
+
+
+def _perm(x, y, s):
+    data = (x << 32) | y
+    r = 0
+    for i in range(4):
+        sel = (s >> (8 * i)) & 0xFF
+        if sel >= 13:
+            b = 0xFF
+        elif sel == 12:
+            b = 0
+        elif sel >= 8:
+            bit = {8: 15, 9: 31, 10: 47, 11: 63}[sel]
+            b = 0xFF if (data >> bit) & 1 else 0
+        else:
+            b = (data >> (8 * sel)) & 0xFF
+        r |= b << (8 * i)
+    return r
+
+
+def _sext(v, bits):
+    if bits == 0:
+        return 0
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+@case("intrinsics")
+def bit_intrinsics(k: KernelRun) -> None:
+    n, block = 300, 128
+    a = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    c = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    # selectors for v_perm: every byte value 0..15 plus a few large ones
+    c[:64] = (k.rng.integers(0, 16, (64, 4)) * np.array([1, 256, 65536, 2**24])).sum(1)
+    b[:8] = 0
+    out = k.output(np.uint32, 12 * n)
+    k.launch(
+        "bit_intrinsics", [k.input(a), k.input(b), k.input(c), out, n], grid_for(n, block), block
+    )
+    want = []
+    M = 0xFFFFFFFF
+    for x, y, s in zip(a.tolist(), b.tolist(), c.tolist()):
+        sh = s & 31
+        r = []
+        r.append(((x << sh) | (y >> (32 - sh))) & M if sh else x)
+        r.append((((x << 32) | y) >> sh) & M)
+        r.append((((x << 32) | y) >> (8 * (s & 3))) & M)
+        r.append(_perm(x, y, s))
+        off, w = s & 31, (s >> 8) & 31
+        r.append((x >> off) & ((1 << w) - 1))
+        xs = x - (1 << 32) if x >> 31 else x
+        r.append(_sext(xs >> off, w) & M)
+        r.append((x >> (s & 7)) & ((1 << ((s >> 8) & 15)) - 1))
+        rev = int(f"{x:032b}"[::-1], 2)
+        clz = 32 - y.bit_length()
+        r.append(rev ^ clz)
+        xy = x & y
+        ffs = (xy & -xy).bit_length()
+        r.append(ffs + 100 * bin(x ^ y).count("1"))
+        r.append((sum(_bytes(x, i) * _bytes(y, i) for i in range(4)) + s) & M)
+        r.append(sum(abs(_bytes(x, i) - _bytes(y, i)) for i in range(4)) + (s & 0xFFFF))
+        r.append(
+            sum(
+                ((_bytes(x, i) + _bytes(y, i) + (_bytes(s, i) & 1)) >> 1) << (8 * i)
+                for i in range(4)
+            )
+        )
+        want.append(r)
+    same(k.read(out), np.array(want, np.uint64).astype(np.uint32).reshape(-1), "bit intrinsics")
+
+
+def _nib(v, i, signed):
+    t = (v >> (4 * i)) & 0xF
+    return t - 16 if signed and t >= 8 else t
+
+
+def _sb(v, i, signed):
+    t = (v >> (8 * i)) & 0xFF
+    return t - 256 if signed and t >= 128 else t
+
+
+@case("intrinsics")
+def dot_products(k: KernelRun) -> None:
+    n, block = 150, 64
+    a = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    # f16 pairs in a modest range for the fdot2 check (every bit pattern for the integer dots)
+    ha = k.rng.uniform(-8, 8, 2 * n).astype(np.float16)
+    hb = k.rng.uniform(-8, 8, 2 * n).astype(np.float16)
+    a[n // 2 :] = ha.view(np.uint32)[n // 2 :]
+    b[n // 2 :] = hb.view(np.uint32)[n // 2 :]
+    acc = k.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    acc[::3] = k.rng.integers(-1000, 1000, len(acc[::3]))
+    out = k.output(np.int32, 4 * n)
+    fout = k.output(np.float32, n)
+    k.launch(
+        "dot_products",
+        [k.input(a), k.input(b), k.input(acc), out, fout, n],
+        grid_for(n, block),
+        block,
+    )
+    gfx942 = "gfx942" in k.agent.name
+    want = []
+    for x, y, c in zip(a.tolist(), b.tolist(), acc.tolist()):
+        r = [sum(_nib(x, i, False) * _nib(y, i, False) for i in range(8)) + c]
+        if gfx942:
+            r.append(sum(_sb(x, i, True) * _sb(y, i, True) for i in range(4)) + c)
+            r.append(sum(_nib(x, i, True) * _nib(y, i, True) for i in range(8)) + c)
+            sx = [
+                ((x >> 16 * i) & 0xFFFF) - (0x10000 if (x >> (16 * i + 15)) & 1 else 0)
+                for i in range(2)
+            ]
+            sy = [
+                ((y >> 16 * i) & 0xFFFF) - (0x10000 if (y >> (16 * i + 15)) & 1 else 0)
+                for i in range(2)
+            ]
+            r.append(sx[0] * sy[0] + sx[1] * sy[1] + c)
+        else:
+            r.append(sum(_sb(x, i, True) * _sb(y, i, True) for i in range(4)) + c)
+            r.append(sum(_nib(x, i, True) * _nib(y, i, True) for i in range(8)) + c)
+            r.append(sum(_sb(x, i, True) * _sb(y, i, False) for i in range(4)) + c)
+        want.append(r)
+    want = (np.array(want, np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    same(k.read(out), want.reshape(-1), "integer dot products")
+    sel = slice(n // 2, n)
+    hx = a.view(np.float16).astype(np.float64).reshape(-1, 2)[sel]
+    hy = b.view(np.float16).astype(np.float64).reshape(-1, 2)[sel]
+    fw = hx[:, 0] * hy[:, 0] + hx[:, 1] * hy[:, 1] + acc[sel].astype(np.float32) * 0.25
+    got = k.read(fout)
+    # f16 products are exact in f32; the two additions round at most twice
+    tol = 2 * (
+        ulps32(np.abs(hx[:, 0] * hy[:, 0]) + np.abs(hx[:, 1] * hy[:, 1]) + np.abs(acc[sel] * 0.25))
+    )
+    close(got[sel], fw, tol, 0, "fdot2")
+
+
+@case("intrinsics")
+def float_bits(k: KernelRun) -> None:
+    n, block = 260, 64
+    rng = k.rng
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-20, 20, n))).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32) * 4
+    z = rng.standard_normal(n).astype(np.float32) * 4
+    x[:10] = [0.0, -0.0, 1e-40, -3e-39, 2.0, -2.0, 1.5, 0.75, -1e-30, 7.0]
+    y[10:20] = x[10:20]  # ties for med3 and the cube faces
+    z[20:30] = -x[20:30]
+    y[30:40] = -z[30:40]
+    e = rng.integers(-160, 160, n).astype(np.int32)
+    out = k.output(np.float32, 8 * n)
+    iout = k.output(np.int32, 2 * n)
+    k.launch(
+        "float_bits",
+        [k.input(x), k.input(y), k.input(z), k.input(e), out, iout, n],
+        grid_for(n, block),
+        block,
+    )
+    med = np.median(np.stack([x, y, z]), axis=0).astype(np.float32)
+    mant, ex = np.frexp(x)
+    fract = np.minimum(x - np.floor(x), np.float32(1 - 2**-24)).astype(np.float32)
+    ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
+    zmaj = (az >= ax) & (az >= ay)
+    ymaj = ~zmaj & (ay >= ax)
+    cid = np.where(
+        zmaj, np.where(z < 0, 5, 4), np.where(ymaj, np.where(y < 0, 3, 2), np.where(x < 0, 1, 0))
+    ).astype(np.float32)
+    sc = np.where(zmaj, np.where(z < 0, -x, x), np.where(ymaj, x, np.where(x < 0, z, -z)))
+    tc = np.where(zmaj, -y, np.where(ymaj, np.where(y < 0, -z, z), -y))
+    ma = np.where(zmaj, 2 * z, np.where(ymaj, 2 * y, 2 * x))
+    with np.errstate(over="ignore"):   # exponents past the range give inf, as v_ldexp does
+        ld = np.ldexp(x, e).astype(np.float32)
+    want = np.stack([med, ld, mant.astype(np.float32), fract, cid, sc, tc, ma], axis=1).astype(
+        np.float32
+    )
+    same(k.read(out), want.reshape(-1), "fmed3, ldexp, frexp_mant, fract, cube")
+    mask = (e.astype(np.int64) * 37) & 0x3FF
+    neg = np.signbit(x)
+    tiny = (x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)
+    cls = np.select(
+        [x == 0, tiny, np.isinf(x)],
+        [np.where(neg, 5, 6), np.where(neg, 4, 7), np.where(neg, 2, 9)],
+        np.where(neg, 3, 8),
+    )
+    hit = (mask >> cls) & 1
+    want_i = np.stack([np.where(x == 0, 0, ex).astype(np.int32), hit.astype(np.int32)], axis=1)
+    same(k.read(iout), want_i.reshape(-1), "frexp_exp, class")
+
+
+# ================================================================================================
+# memory.hip
+
+
+@case("memory")
+def grid3d_partial(k: KernelRun) -> None:
+    nx, ny, nz = 13, 7, 5
+    bx, by, bz = 5, 3, 2
+    out = k.output(np.int32, 4 * nx * ny * nz)
+    k.launch("grid3d_partial", [out, nx, ny, nz], (nx, ny, nz), (bx, by, bz))
+    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+    b = [x // bx, y // by, z // bz]
+    t = [x % bx, y % by, z % bz]
+    counts = [-(-nx // bx), -(-ny // by), -(-nz // bz)]
+    ls = [
+        np.where(b[d] == counts[d] - 1, [nx, ny, nz][d] - b[d] * s, s)
+        for d, s in enumerate((bx, by, bz))
+    ]
+    flat = t[0] + ls[0] * (t[1] + ls[1] * t[2])
+    want = np.stack(
+        [
+            b[0] | b[1] << 8 | b[2] << 16,
+            t[0] | t[1] << 8 | t[2] << 16,
+            ls[0] | ls[1] << 8 | ls[2] << 16 | 3 << 24,
+            flat | (counts[0] | counts[1] << 4 | counts[2] << 8) << 16,
+        ],
+        axis=-1,
+    )
+    same(k.read(out), want.astype(np.int32).reshape(-1), "3-D ids, local sizes, grid dims")
+
+
+RECORD = np.dtype([("tag", "u1"), ("value", "<u4"), ("small", "<u2"), ("weight", "<f8")])
+
+
+@case("memory")
+def unaligned_access(k: KernelRun) -> None:
+    n, block = 150, 64
+    raw = k.rng.integers(0, 256, 9 * n + 16, dtype=np.uint8)
+    rec = np.zeros(n, RECORD)
+    rec["tag"] = k.rng.integers(0, 256, n)
+    rec["value"] = k.rng.integers(0, 2**32, n, dtype=np.uint64)
+    rec["small"] = k.rng.integers(0, 2**16, n)
+    rec["weight"] = k.rng.standard_normal(n)
+    packed = k.output(np.uint8, 15 * n)
+    weights = k.output(np.float64, n)
+    k.launch(
+        "unaligned_access",
+        [k.input(raw), k.input(rec.view(np.uint8)), packed, weights, n],
+        grid_for(n, block),
+        block,
+    )
+    want = np.zeros((n, 15), np.uint8)
+    for i in range(n):
+        word = int.from_bytes(raw[5 * i + 1 : 5 * i + 5].tobytes(), "little")
+        half = int.from_bytes(raw[3 * i + 1 : 3 * i + 3].tobytes(), "little")
+        wide = int.from_bytes(raw[9 * i + 3 : 9 * i + 11].tobytes(), "little")
+        mixed = (
+            word
+            ^ half
+            ^ ((wide >> 29) & 0xFFFFFFFF)
+            ^ int(rec["value"][i])
+            ^ int(rec["small"][i])
+            ^ int(rec["tag"][i])
+        )
+        want[i] = np.frombuffer(
+            bytes([int(rec["tag"][i])])
+            + mixed.to_bytes(4, "little")
+            + wide.to_bytes(8, "little")
+            + half.to_bytes(2, "little"),
+            np.uint8,
+        )
+    same(k.read(packed), want.reshape(-1), "unaligned stores of unaligned loads")
+    same(k.read(weights), rec["weight"] * 2.0, "packed double")
+
+
+@case("memory")
+def vector_types(k: KernelRun) -> None:
+    n, block = 100, 64
+    a = k.rng.standard_normal((n, 4)).astype(np.float32)
+    b = k.rng.integers(-(2**31), 2**31, (n, 2), dtype=np.int64).astype(np.int32)
+    c = k.rng.standard_normal((n, 2))
+    d = k.rng.integers(-(2**15), 2**15, (n, 8)).astype(np.int16)
+    fa, ib, dc, sd = (
+        k.output(np.float32, 4 * n),
+        k.output(np.int32, 2 * n),
+        k.output(np.float64, 2 * n),
+        k.output(np.int16, 8 * n),
+    )
+    k.launch(
+        "vector_types",
+        [k.input(a), k.input(b), k.input(c), k.input(d), fa, ib, dc, sd, n],
+        grid_for(n, block),
+        block,
+    )
+    same(
+        k.read(fa),
+        np.stack(
+            [a[:, 3], a[:, 2] * np.float32(2), a[:, 1] + a[:, 0], a[:, 0] - a[:, 3]], 1
+        ).reshape(-1),
+        "float4",
+    )
+    same(
+        k.read(ib),
+        np.stack(
+            [
+                b[:, 1] >> 3,
+                (b[:, 0].astype(np.int64) * b[:, 1] & 0xFFFFFFFF).astype(np.uint32).view(np.int32),
+            ],
+            1,
+        ).reshape(-1),
+        "int2",
+    )
+    same(k.read(dc), np.stack([c[:, 1] - c[:, 0], c[:, 0] * 0.5], 1).reshape(-1), "double2")
+    same(
+        k.read(sd),
+        (d[:, ::-1].astype(np.int32) + np.arange(n)[:, None]).astype(np.int16).reshape(-1),
+        "short8",
+    )
+
+
+@case("memory")
+def nontemporal_volatile(k: KernelRun) -> None:
+    n, block = 300, 128
+    x = k.rng.standard_normal(n).astype(np.float32)
+    c0 = k.rng.integers(-1000, 1000, n).astype(np.int32)
+    out = k.output(np.float32, n)
+    counts = k.output(np.int32, n, initial=c0)
+    k.launch("nontemporal_volatile", [k.input(x), out, counts, n], grid_for(n, block), block)
+    want = x.astype(np.float64) * x[::-1] + 1
+    close(k.read(out), want, ulps32(x * x[::-1]) + ulps32(want), 0, "v*w + 1 (fma or not)")
+    same(k.read(counts), (c0 + 3) * 2, "volatile read-modify-writes")
+
+
+@case("memory")
+def static_dynamic_lds(k: KernelRun) -> None:
+    n, block = 300, 96
+    x = k.rng.integers(-(10**6), 10**6, n).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch(
+        "static_dynamic_lds",
+        [k.input(x), out, n],
+        grid_for(n, block),
+        block,
+        dynamic_lds=2 * block * 4,
+    )
+    total = grid_for(n, block)
+    v = np.zeros(total, np.int64)
+    v[:n] = x
+    i = np.arange(n)
+    t = i % block
+    base = i - t
+    want = v[base + block - 1 - t] + (t % 40) * 1000 - ((t + 1) % block)
+    same(k.read(out), want.astype(np.int32), "static + dynamic LDS")
+
+
+@case("memory")
+def wave_handoff(k: KernelRun) -> None:
+    block = 2 * k.wave if k.wave == 64 else 4 * k.wave
+    groups = 3
+    n = groups * block - 5
+    x = k.rng.integers(-(10**6), 10**6, groups * 64).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("wave_handoff", [k.input(x), out, n], groups * block, block)
+    i = np.arange(n)
+    t = i % block
+    g = i // block
+    want = np.where(t < k.wave, -t, x[g * 64 + t % k.wave] + t)
+    same(k.read(out), want.astype(np.int32), "values handed from wave 0 through a flag")
+
+
+@case("memory")
+def int64_signed_div(k: KernelRun) -> None:
+    n, block = 400, 128
+    a = k.rng.integers(-(2**63), 2**63, n, dtype=np.int64)
+    bits = k.rng.integers(1, 63, n)
+    b = k.rng.integers(-(2**62), 2**62, n, dtype=np.int64) >> bits
+    b[b == 0] = 7
+    b[:6] = [1, -1, 2, -2, 2**62, -(2**62)]
+    a[6:12] = [-(2**63) + 1, 2**63 - 1, -5, 5, 0, -1]
+    b[6:12] = [3, -3, 2, -2, 5, 2**40]
+    q, r = k.output(np.int64, n), k.output(np.int64, n)
+    k.launch("int64_signed_div", [k.input(a), k.input(b), q, r, n], grid_for(n, block), block)
+    wq = np.array(
+        [abs(int(x)) // abs(int(y)) * (1 if (x < 0) == (y < 0) else -1) for x, y in zip(a, b)],
+        np.int64,
+    )
+    same(k.read(q), wq, "a / b truncated")
+    same(k.read(r), a - wq * b, "a % b with the sign of a")
+
+
+# ================================================================================================
+# atomics.hip
+
+
+@case("atomics")
+def atomic_wrap(k: KernelRun) -> None:
+    n, block, limit = 333, 64, 40
+    inc = k.output(np.uint32, 1, initial=7)
+    dec = k.output(np.uint32, 1, initial=3)
+    inc_old, dec_old = k.output(np.uint32, n), k.output(np.uint32, n)
+    inc64 = k.output(np.uint64, 1, initial=(limit << 20) - 100)
+    k.launch(
+        "atomic_wrap", [inc, dec, inc_old, dec_old, inc64, limit, n], grid_for(n, block), block
+    )
+    seq_i, seq_d, x, y = [], [], 7, 3
+    for _ in range(n):
+        seq_i.append(x)
+        x = 0 if x >= limit else x + 1
+        seq_d.append(y)
+        y = limit if (y == 0 or y > limit) else y - 1
+    same(k.read(inc), np.array([x], np.uint32), "final atomicInc value")
+    same(k.read(dec), np.array([y], np.uint32), "final atomicDec value")
+    same(np.sort(k.read(inc_old)), np.sort(np.array(seq_i, np.uint32)), "values atomicInc returned")
+    same(np.sort(k.read(dec_old)), np.sort(np.array(seq_d, np.uint32)), "values atomicDec returned")
+    z = (limit << 20) - 100
+    for _ in range(n):
+        z = 0 if z >= (limit << 20) else z + 1
+    same(k.read(inc64), np.array([z], np.uint64), "64-bit wrapping increment")
+
+
+@case("atomics")
+def lds_atomics(k: KernelRun) -> None:
+    n, block = 500, 128
+    blocks = -(-n // block)
+    v = k.rng.standard_normal(n).astype(np.float32)
+    d = k.rng.standard_normal(n)
+    w = k.rng.integers(0, 2**64, n, dtype=np.uint64)
+    outs = [
+        k.output(np.float32, blocks),
+        k.output(np.float64, blocks),
+        k.output(np.float32, blocks),
+        k.output(np.float32, blocks),
+        k.output(np.uint64, blocks),
+    ]
+    k.launch("lds_atomics", [k.input(v), k.input(d), k.input(w), *outs, n], blocks * block, block)
+    pad = blocks * block - n
+    vb = np.concatenate([v, np.full(pad, np.nan, np.float32)]).reshape(blocks, block)
+    db = np.concatenate([d, np.full(pad, np.nan)]).reshape(blocks, block)
+    wb = np.concatenate([w, np.zeros(pad, np.uint64)]).reshape(blocks, block)
+    m = np.sum(~np.isnan(vb), 1)
+    # any order of m float additions: within (m - 1) eps/2 sum|x|
+    close(
+        k.read(outs[0]),
+        np.nansum(vb.astype(np.float64), 1),
+        (m - 1) * F32_EPS / 2 * np.nansum(np.abs(vb), 1),
+        0,
+        "LDS float sum",
+    )
+    close(
+        k.read(outs[1]),
+        np.nansum(db, 1),
+        (m - 1) * F64_EPS / 2 * np.nansum(np.abs(db), 1),
+        0,
+        "LDS double sum",
+    )
+    same(k.read(outs[2]), np.nanmin(vb, 1), "LDS float min")
+    same(k.read(outs[3]), np.nanmax(vb, 1), "LDS float max")
+    same(k.read(outs[4]), wb.max(1), "LDS u64 max")
+
+
+@case("atomics")
+def narrow_atomics(k: KernelRun) -> None:
+    n, block = 250, 128
+    keys = k.rng.integers(0, 256, n).astype(np.uint8)
+    c16 = k.output(np.uint16, 16, initial=0)
+    c8 = k.output(np.uint8, 8, initial=250)
+    mx = k.output(np.uint16, 16, initial=0)
+    k.launch("narrow_atomics", [k.input(keys), c16, c8, mx, n], grid_for(n, block), block)
+    same(k.read(c16), np.bincount(keys & 15, minlength=16).astype(np.uint16), "16-bit counts")
+    same(
+        k.read(c8),
+        ((np.bincount(keys & 7, minlength=8) + 250) & 0xFF).astype(np.uint8),
+        "8-bit counts (wrapping)",
+    )
+    vals = (keys.astype(np.int64) * 257 + np.arange(n)) & 0xFFFF
+    want = np.zeros(16, np.int64)
+    np.maximum.at(want, keys & 15, vals)
+    same(k.read(mx), want.astype(np.uint16), "16-bit max through LDS")
+
+
+@case("atomics")
+def hw_float_atomics(k: KernelRun) -> None:
+    n, block = 300, 64
+    v = k.rng.standard_normal(n).astype(np.float32)
+    d = k.rng.standard_normal(n)
+    h = k.rng.uniform(-1, 1, 2 * n).astype(np.float16)
+    fsum, dsum = k.output(np.float32, 1, initial=0), k.output(np.float64, 1, initial=0)
+    dmin = k.output(np.float64, 1, initial=np.inf)
+    hsum = k.output(np.float16, 2, initial=0)
+    k.launch(
+        "hw_float_atomics",
+        [k.input(v), k.input(d), k.input(h), fsum, dsum, dmin, hsum, n],
+        grid_for(n, block),
+        block,
+    )
+    close(
+        k.read(fsum),
+        [v.astype(np.float64).sum()],
+        (n - 1) * F32_EPS / 2 * np.abs(v).sum(),
+        0,
+        "f32 atomic add",
+    )
+    close(k.read(dsum), [d.sum()], (n - 1) * F64_EPS / 2 * np.abs(d).sum(), 0, "f64 atomic add")
+    same(k.read(dmin), np.array([d.min()]), "f64 atomic min")
+    hh = h.astype(np.float64).reshape(n, 2)
+    # each of n half additions rounds to half precision (2**-11 relative, results below 32)
+    close(k.read(hsum), hh.sum(0), n * 2.0**-11 * 16, 0, "packed f16 atomic add")
