@@ -3,10 +3,12 @@ the versions of every tool involved, each checked against its digest when read
 (``HSAPY_CACHE_DIR``, default ``~/.cache/hsapy``)."""
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -26,13 +28,38 @@ _ENTRY_HEADER = len(_ENTRY_MAGIC) + 32
 
 def cache_dir() -> Path:
     """The build cache: ``$HSAPY_CACHE_DIR``, else ``$XDG_CACHE_HOME/hsapy``, else
-    ``~/.cache/hsapy``."""
+    ``~/.cache/hsapy``; where there is no home directory (``HOME`` unset and a user id without a
+    passwd entry, as in a container run with ``--user``), :func:`private_dir`."""
     explicit = os.environ.get("HSAPY_CACHE_DIR")
     if explicit:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "hsapy"
+    if xdg and os.path.isabs(xdg):   # the XDG base-directory spec ignores a relative path
+        return Path(xdg) / "hsapy"
+    try:
+        home = Path.home()
+    except RuntimeError:   # pathlib: "Could not determine home directory."
+        return private_dir()
+    return home / ".cache" / "hsapy"
+
+
+_private: list[Path] = []
+
+
+def private_dir() -> Path:
+    """A directory of this process alone, removed at exit: where the cache goes when it has no
+    home, and what the simulated thunk is built in when the cache cannot be written. Never a
+    shared, predictable path: another user could plant code objects or a library there."""
+    if not _private:
+        path = Path(tempfile.mkdtemp(prefix="hsapy-"))
+        atexit.register(_remove_private, path, os.getpid())
+        _private.append(path)
+    return _private[0]
+
+
+def _remove_private(path: Path, owner: int) -> None:
+    if os.getpid() == owner:   # a forked child that exits through atexit leaves it alone
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -1,10 +1,12 @@
 """hsapy.toolchain: LLVM IR -> code object through llvmlite + ld.lld, the cache, tool discovery."""
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -168,6 +170,38 @@ def test_cache_dir_follows_environment(monkeypatch, tmp_path):
     assert toolchain.cache_dir() == tmp_path / "xdg" / "hsapy"
     monkeypatch.setenv("HSAPY_CACHE_DIR", str(tmp_path / "explicit"))
     assert toolchain.cache_dir() == tmp_path / "explicit"
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
+    monkeypatch.delenv("HSAPY_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert toolchain.cache_dir() == tmp_path / ".cache" / "hsapy"
+
+
+def test_without_a_home_the_cache_is_a_private_directory_removed_at_exit(tmp_path):
+    # HOME unset and a user id with no passwd entry (a container run with --user): pathlib
+    # raises RuntimeError from Path.home(); the cache lands neither in the cwd nor at a shared,
+    # predictable path (another user could plant code objects there)
+    script = """if True:
+        import os, pathlib, stat
+        def no_home(cls):
+            raise RuntimeError("Could not determine home directory.")
+        pathlib.Path.home = classmethod(no_home)
+        from hsapy import toolchain
+        path = toolchain.cache_dir()
+        assert path == toolchain.cache_dir() and path.is_absolute()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700 and path.stat().st_uid == os.getuid()
+        print(path)
+    """
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("HSAPY_CACHE_DIR", "XDG_CACHE_HOME", "HOME")}
+    env["PYTHONPATH"] = str(Path(toolchain.__file__).resolve().parents[2])   # this checkout
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    private = Path(result.stdout.strip())
+    assert not private.is_relative_to(tmp_path) and not private.exists()
 
 
 def test_ziglang_linker_links_a_loadable_object(cache, monkeypatch):
