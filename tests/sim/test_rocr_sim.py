@@ -215,6 +215,22 @@ def test_the_thunk_build_names_what_is_missing(monkeypatch, tmp_path):
         build.build()
 
 
+def test_an_unwritable_cache_builds_the_thunk_in_the_process_own_directory(monkeypatch,
+                                                                          tmp_path):
+    from hsapy.sim.thunk import library as build
+    from hsapy.toolchain import cache
+
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache directory would be")   # mkdir fails, even as root
+    private = tmp_path / "private"
+    private.mkdir()
+    monkeypatch.setenv("HSAPY_CACHE_DIR", str(blocked))
+    monkeypatch.setattr(cache, "private_dir", lambda: private)
+    path = build.build()
+    assert path.is_relative_to(private)
+    assert path.read_bytes()[:4] == b"\x7fELF"
+
+
 def test_backend_rocr_is_refused_while_rocr_runs_over_the_simulated_thunk(rocr_sim_runtime):
     from hsapy.errors import LibraryLoadError
     from hsapy.runtime import Runtime

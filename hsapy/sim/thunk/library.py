@@ -415,6 +415,12 @@ def library_path() -> Path:
     return cache_dir() / "thunk" / _key() / SONAME
 
 
+def _workspace(target: Path) -> tempfile.TemporaryDirectory:
+    """A scratch directory beside ``target`` (so the finished library moves in atomically)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(dir=target.parent)
+
+
 def build() -> Path:
     """Compile the simulated ``libhsakmt.so.1`` into the cache (once) and return its path.
 
@@ -438,8 +444,22 @@ def build() -> Path:
                               f"({python_include}/Python.h): install python3-dev")
     if compiler is None:
         raise ThunkBuildError("the simulated thunk needs a C compiler: install gcc")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+    try:
+        workspace = _workspace(target)
+    except OSError as cache_problem:
+        # a read-only cache (or home) must not take the backend away: this process builds its
+        # own copy, as the build cache then builds without storing
+        from hsapy.toolchain.cache import private_dir
+
+        try:
+            target = private_dir() / "thunk" / target.parent.name / SONAME
+            workspace = _workspace(target)
+        except OSError as exc:
+            raise ThunkBuildError(
+                f"the simulated thunk cannot be built: the cache directory cannot be written "
+                f"({cache_problem}) and there is no writable temporary directory ({exc}); set "
+                "HSAPY_CACHE_DIR to a writable directory") from exc
+    with workspace as tmp:
         source = Path(tmp, MODULE_NAME + ".c")
         with contextlib.redirect_stdout(io.StringIO()):   # cffi prints "generating <file>"
             _builder().emit_c_code(str(source))
