@@ -115,7 +115,9 @@ def build_all(stems: tuple[str, ...], targets: tuple[str, ...], check: bool) -> 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # not __doc__: python -OO strips it
+    parser = argparse.ArgumentParser(
+        description="Rebuild the prebuilt code objects of hsapy.asm (asm/prebuilt/).")
     parser.add_argument("--target", action="append", choices=TARGETS,
                         help="build only this target (repeatable)")
     parser.add_argument("--check", action="store_true",

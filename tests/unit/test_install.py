@@ -119,3 +119,13 @@ def test_every_data_file_of_the_package_directories_is_package_data():
 def test_the_license_is_an_spdx_expression():
     # the TOML-table form is deprecated by setuptools (builds stop accepting it in 2027)
     assert project()["license"] == "MIT"
+
+
+@pytest.mark.parametrize("command", [["-m", "hsapy", "--help"], ["-m", "hsapy", "demo", "--help"],
+                                     ["asm/build.py", "--help"], ["kernels/build.py", "--help"]])
+def test_the_commands_need_no_docstrings(command):
+    # python -OO (PYTHONOPTIMIZE=2) strips docstrings: nothing a user runs may read __doc__
+    result = subprocess.run([sys.executable, "-OO", *command], capture_output=True, text=True,
+                            timeout=60, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage:")
