@@ -7,6 +7,7 @@ modules inside ``run`` so that ``hsapy --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
 import sys
 
@@ -44,9 +45,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _escape_what_stdout_cannot_encode() -> None:
+    """Print characters the terminal's encoding lacks as escapes (``\\xb5``) instead of raising
+    UnicodeEncodeError midway through a command: an ASCII stdout (``LC_ALL=C PYTHONUTF8=0``,
+    ``PYTHONIOENCODING=ascii``) meets a "µs" or a file name such as ``ö.hsaco``. stderr escapes
+    by default already."""
+    stream = sys.stdout
+    reconfigure = getattr(stream, "reconfigure", None)   # absent when replaced by a non-file
+    if reconfigure is None:
+        return
+    is_utf8 = codecs.lookup(stream.encoding or "ascii").name == "utf-8"
+    if not is_utf8 or stream.errors == "strict":
+        reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     # before anything imports numpy: its BLAS threads would spin on the simulator's cores
     quiet_blas_spin()
+    _escape_what_stdout_cannot_encode()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):

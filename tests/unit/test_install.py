@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -129,3 +130,14 @@ def test_the_commands_need_no_docstrings(command):
                             timeout=60, cwd=REPO)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage:")
+
+
+def test_an_ascii_stdout_gets_escapes_not_a_unicode_error(tmp_path):
+    # LC_ALL=C with PYTHONUTF8=0, or PYTHONIOENCODING=ascii: stdout cannot encode the file name
+    output = tmp_path / "\u00f6.hsaco"
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "HSAPY_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-m", "hsapy", "build", "asm:empty", "--target",
+                             "gfx942", "-o", str(output)], capture_output=True, timeout=120,
+                            cwd=REPO, env=env)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    assert b"\\xf6.hsaco" in result.stdout and output.is_file()
