@@ -210,7 +210,7 @@ def test_ziglang_linker_links_a_loadable_object(cache, monkeypatch):
     linker = toolchain.find_tool("ld.lld")
     assert linker.origin == "ziglang"
     assert linker.argv[:3] == (sys.executable, "-m", "ziglang")
-    assert linker.major is not None and linker.major >= 17
+    assert linker.major is not None and linker.major >= 16   # ziglang 0.11, the extra's floor
     data = toolchain.build_ir(STORE_IR, "gfx1201", linker=linker)
     header = elf_header(data)
     assert header["type"] == 3 and header["flags"] & 0xFF == MACHINE["gfx1201"]
