@@ -88,6 +88,16 @@ def test_optional_features_have_their_extra(extra, distribution):
     assert distribution in requirement_names(project()["optional-dependencies"][extra])
 
 
+def test_every_requirement_but_the_dev_tools_is_a_floor_that_ci_can_pin():
+    # `.ci/run` installs each floor exactly (name==floor) in its lowest-versions venv
+    extras = project()["optional-dependencies"]
+    requirements = project()["dependencies"] + [requirement for extra, listed in extras.items()
+                                                if extra != "dev" for requirement in listed]
+    malformed = [r for r in requirements
+                 if not re.fullmatch(r"[A-Za-z0-9_.-]+>=[0-9][0-9.]*", r.replace(" ", ""))]
+    assert not malformed
+
+
 def test_numpy_floor_is_2_0():
     # np.bitwise_count, used by the simulator's bit-count instructions, is numpy 2.0
     assert "numpy>=2.0" in project()["dependencies"]
