@@ -164,6 +164,18 @@ def test_cache_key_changes_with_target_and_options(cache):
     assert "cache-hit" not in recorder.kinds()
 
 
+def test_another_hsapy_release_does_not_read_the_entries_of_this_one(cache, monkeypatch):
+    import hsapy
+
+    recorder = Recorder()
+    with toolchain.observe(recorder):
+        toolchain.build_ir(STORE_IR, "gfx942")
+        monkeypatch.setattr(hsapy, "__version__", hsapy.__version__ + ".post1")
+        toolchain.build_ir(STORE_IR, "gfx942")
+    assert recorder.kinds().count("cache-store") == 2
+    assert "cache-hit" not in recorder.kinds()
+
+
 def test_cache_dir_follows_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("HSAPY_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
