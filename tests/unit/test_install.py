@@ -10,8 +10,10 @@ import ast
 import functools
 import os
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -151,3 +153,30 @@ def test_an_ascii_stdout_gets_escapes_not_a_unicode_error(tmp_path):
                             cwd=REPO, env=env)
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     assert b"\\xf6.hsaco" in result.stdout and output.is_file()
+
+
+@pytest.mark.skipif(os.environ.get("HSAPY_TEST_PIP") != "1",
+                    reason="runs pip wheel twice (seconds, and the network for setuptools when "
+                           "pip's cache lacks it): set HSAPY_TEST_PIP=1")
+def test_a_wheel_built_in_a_tree_built_before_lacks_the_files_deleted_since(tmp_path):
+    # setuptools' build_py only adds to build/lib: pip install . after a git pull that removed
+    # a module (or a prebuilt code object) would install it anyway
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "MANIFEST.in"):
+        shutil.copy2(REPO / name, tree / name)
+    for directory in PACKAGE_DIRS:
+        shutil.copytree(REPO / directory, tree / directory,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    deleted = tree / "hsapy" / "deleted_since.py"
+    deleted.write_text("")
+
+    def wheel_names(out: Path) -> list[str]:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out),
+                        str(tree)], check=True, capture_output=True, timeout=300)
+        (wheel,) = out.glob("*.whl")
+        return zipfile.ZipFile(wheel).namelist()
+
+    assert "hsapy/deleted_since.py" in wheel_names(tmp_path / "first")
+    deleted.unlink()
+    assert "hsapy/deleted_since.py" not in wheel_names(tmp_path / "second")
