@@ -364,6 +364,64 @@ def test_a_cached_unit_loads_without_tracing_or_ir(tmp_path, monkeypatch):
     assert run() == (0, generated)
 
 
+_CACHED_OBJECTS_RUN = """
+import numpy as np, hsapy
+from hsapy.asm import kernels
+from hsapy.sim.isa.jit import compiler
+with hsapy.Runtime(backend="sim", targets=["gfx942"], engine="jit") as rt:
+    agent = rt.gpu()
+    kernel = rt.load(kernels.build("vector_add", "gfx942"), agent).kernel("vector_add")
+    n = 4099
+    a, b, c = (rt.system_pool.allocate(4 * n) for _ in range(3))
+    a.copy_from(np.arange(n, dtype=np.float32))
+    b.copy_from(np.ones(n, np.float32))
+    kernel.launch(agent.create_queue(64), [a, b, c, n], n, 256)
+    right = bool((c.copy_to(dtype=np.float32) == np.arange(n) + 1).all())
+    stats = compiler.compiler().stats
+    print(right, stats.cache_hits, stats.cache_bad)
+"""
+
+
+def test_a_damaged_cached_object_is_compiled_again_not_loaded(tmp_path):
+    """Objects cached by module text carry their SHA-256: one cut short (a crash, a full disk)
+    or changed on disk is compiled again and rewritten, never handed to MCJIT, which aborts
+    the process on a malformed object. Each run is a process of its own, as the cache is."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HSAPY_CACHE_DIR": str(tmp_path), "HSAPY_SIM_JIT_CACHE": "1"}
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _CACHED_OBJECTS_RUN], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split()
+
+    assert run()[::2] == ["True", "0"]              # compiled and stored
+    objects = sorted((tmp_path / "jit").glob("??/*.o"))
+    assert objects, "nothing stored in the object cache"
+
+    def damage() -> None:
+        shutil.rmtree(tmp_path / "jit" / "units", ignore_errors=True)   # the earlier cache
+        for k, path in enumerate(objects):
+            data = bytearray(path.read_bytes())
+            if k % 2:
+                data[len(data) // 3] ^= 0x40          # one bit changed
+            else:
+                del data[len(data) // 2:]             # cut short
+            path.write_bytes(bytes(data))
+
+    damage()
+    right, hits, bad = run()
+    assert (right, hits, int(bad)) == ("True", "0", len(objects))
+    shutil.rmtree(tmp_path / "jit" / "units", ignore_errors=True)
+    right, hits, bad = run()                         # rewritten: loaded this time
+    assert (right, int(hits), bad) == ("True", len(objects), "0")
+    assert not list((tmp_path / "jit").rglob("*.tmp"))
+
+
 def test_auto_interprets_while_the_kernel_compiles_in_the_background(monkeypatch):
     """Under HSAPY_SIM_ENGINE=auto a large dispatch does not wait for its kernel's compilation
     (docs/simulator.md, "Execution engines"): it runs in the interpreter while a background

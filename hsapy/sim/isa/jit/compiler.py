@@ -5,7 +5,8 @@ features: generated code uses AVX-512 where the machine has it). ``compile(modul
 the module (LLVM's O2 pipeline), emits machine code and returns the address of its ``run``
 function. Compiled objects are cached on disk under ``<hsapy cache>/jit/`` keyed by the module
 text, the CPU, its features, the LLVM version and :data:`~hsapy.sim.isa.jit.codegen.ENGINE_VERSION`,
-so a kernel compiles once per machine.
+so a kernel compiles once per machine; each file ends with the object's SHA-256, and one that
+does not match (cut short, changed on disk) is compiled again and rewritten rather than loaded.
 
 A second, earlier cache skips the whole pipeline (tracing the interpreter's closures, building
 the IR, parsing and verifying it), which costs far more than loading an object:
@@ -40,6 +41,25 @@ RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 # the skeleton, the object file
 UNIT_FORMAT = 2
 UNIT_MAGIC = b"hsapy-jit-unit/2\n"
+# an object cached by module text ends with this mark and the SHA-256 of the bytes before it:
+# MCJIT aborts the process on a malformed object ("LLVM ERROR: section header table goes past
+# the end of the file"), so a file cut short by a crash or a full disk, or changed on disk, must
+# never reach it -- it is compiled again and rewritten instead
+OBJECT_SEAL = b"hsapy-jit-object-sha256"
+
+
+def sealed(obj: bytes) -> bytes:
+    """``obj`` as the module-text cache stores it: the object, OBJECT_SEAL, its SHA-256."""
+    return obj + OBJECT_SEAL + hashlib.sha256(obj).digest()
+
+
+def unsealed(data: bytes) -> bytes | None:
+    """The object a cache file holds, or None when the file is not ``sealed(object)``."""
+    end = len(data) - 32 - len(OBJECT_SEAL)
+    if end <= 0 or data[end:end + len(OBJECT_SEAL)] != OBJECT_SEAL:
+        return None
+    obj = data[:end]
+    return obj if hashlib.sha256(obj).digest() == data[-32:] else None
 
 
 class CompileStats:
@@ -49,6 +69,7 @@ class CompileStats:
         self.seconds = 0.0
         self.units = 0
         self.cache_hits = 0          # objects loaded from disk instead of compiled
+        self.cache_bad = 0           # cached objects refused (cut short or changed): recompiled
         self.trace_seconds = 0.0     # planning (tracing) and IR generation of units
         self.ir_generated = 0        # units whose IR was generated
         self.unit_hits = 0           # units found by their early key (no tracing, no IR)
@@ -130,9 +151,12 @@ class Compiler:
         cached = None
         if path is not None and path.exists():
             try:
-                cached = path.read_bytes()
+                cached = unsealed(path.read_bytes())
             except OSError:
                 cached = None
+            else:
+                if cached is None:
+                    self.stats.cache_bad += 1      # compiled again below, and rewritten
         with self.lock:
             parsed = llvm.parse_assembly(text)
             parsed.verify()
@@ -156,13 +180,16 @@ class Compiler:
                 self.stats.cache_hits += 1
             self.stats.seconds += time.perf_counter() - start
         if cached is None and produced and path is not None:
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-                tmp.write_bytes(produced[0])
+                tmp.write_bytes(sealed(produced[0]))
                 os.replace(tmp, path)
-            except OSError:
-                pass
+            except OSError:                        # (a full disk: compiled every time)
+                try:
+                    tmp.unlink(missing_ok=True)
+                except OSError:
+                    pass
         obj = cached if cached is not None else (produced[0] if produced else None)
         return address, engine, obj
 
@@ -245,13 +272,16 @@ class Compiler:
         if path is None:
             return
         text = json.dumps(dict(meta, key=key, object=hashlib.sha256(obj).hexdigest())).encode()
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_bytes(UNIT_MAGIC + struct.pack("<Q", len(text)) + text + obj)
             os.replace(tmp, path)
         except OSError:
-            pass
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
 
     def load_object(self, obj: bytes, name: str = "run") -> tuple[int, Any]:
         """Load a compiled object (no module to parse, verify or optimise); returns (address
