@@ -139,6 +139,9 @@ class Runtime:
                  engine: str | None = None) -> None:
         if backend is None:
             backend = os.environ.get("HSAPY_BACKEND") or "auto"
+            if backend not in BACKENDS:
+                raise HsapyValueError(f"HSAPY_BACKEND={backend!r} is not a backend: set it to "
+                                      f"one of {', '.join(BACKENDS)}, or unset it")
         if not isinstance(backend, str) or backend not in BACKENDS:
             raise HsapyValueError(f"unknown backend {backend!r}: choose one of "
                                   f"{', '.join(BACKENDS)} (or set HSAPY_BACKEND)")

@@ -17,10 +17,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _explain_failure(backend: str, exc: Exception) -> str:
-    from hsapy.errors import BackendUnavailableError
+    from hsapy.errors import BackendUnavailableError, HsapyValueError
 
     if isinstance(exc, BackendUnavailableError):
         return f"hsapy: {exc}. Without a GPU, run on the simulator: hsapy info --backend sim"
+    if isinstance(exc, HsapyValueError):       # a setting to fix (HSAPY_BACKEND, HSAPY_SIM_*)
+        return f"hsapy: {exc}"
     return f"hsapy: backend {backend} failed: {exc}. Try: hsapy info --backend sim"
 
 

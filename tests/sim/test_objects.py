@@ -41,6 +41,20 @@ def test_unknown_backend_names_the_choices():
         Runtime(backend="cuda")
 
 
+def test_a_bad_hsapy_backend_setting_is_named_as_the_setting(monkeypatch, capsys):
+    from hsapy.cli import main
+
+    monkeypatch.setenv("HSAPY_BACKEND", "bogus")
+    with pytest.raises(errors.HsapyValueError, match=r"HSAPY_BACKEND=.bogus. is not a backend"):
+        Runtime()
+    assert main(["info"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hsapy: HSAPY_BACKEND='bogus'") and "auto" in err
+    assert len(err.strip().splitlines()) == 1
+    with Runtime(backend="sim") as rt:     # an explicit backend does not read the setting
+        assert rt.backend == "sim"
+
+
 def test_auto_backend_says_why_it_chose(monkeypatch):
     monkeypatch.delenv("HSAPY_BACKEND", raising=False)
     with Runtime() as rt:
