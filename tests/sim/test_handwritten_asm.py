@@ -1,0 +1,410 @@
+"""Hand-written AMDGPU assembly on the simulator: kernels of the kind people write by hand and
+compilers rarely emit (computed jumps and calls through s_getpc/s_setpc/s_swappc, EXEC-mask
+juggling, VCC tricks, DPP and SDWA, packed 16-bit math with op_sel, scalar and buffer loads of
+every width, LDS two-address forms, MODE-register changes, gfx12 VOPD and SALU floats), built
+by llvm-mc-19 + ld.lld-19 through hsapy.toolchain and run through hsapy's public API for gfx942
+and gfx1201, each checked against a numpy reference.
+
+A case is a function ``(build, session)``; ``%NAME%`` tokens in a body are the spellings that
+differ between gfx9 and gfx12 (:data:`SPELLING`).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from corpus_cases import same
+from handwritten import BUILDS, GFX942, Arg, Build, Session, asm_kernel, assemble
+
+SPELLING = {
+    "gfx9": {
+        "LOAD32": "s_load_dword", "LOAD64": "s_load_dwordx2", "LOAD128": "s_load_dwordx4",
+        "WAITK": "s_waitcnt lgkmcnt(0)", "WAITV": "s_waitcnt vmcnt(0)",
+        "WAITDS": "s_waitcnt lgkmcnt(0)",
+        "GLOAD": "global_load_dword", "GSTORE": "global_store_dword",
+        "GSTORE64": "global_store_dwordx2",
+        "WGID": "s2", "CTZ": "s_ff1_i32_b32", "ADDV": "v_add_u32",
+    },
+    "gfx12": {
+        "LOAD32": "s_load_b32", "LOAD64": "s_load_b64", "LOAD128": "s_load_b128",
+        "WAITK": "s_wait_kmcnt 0", "WAITV": "s_wait_loadcnt 0", "WAITDS": "s_wait_dscnt 0",
+        "GLOAD": "global_load_b32", "GSTORE": "global_store_b32",
+        "GSTORE64": "global_store_b64",
+        "WGID": "ttmp9", "CTZ": "s_ctz_i32_b32", "ADDV": "v_add_nc_u32",
+    },
+}
+
+
+def spelled(body: str, build: Build) -> str:
+    words = dict(SPELLING["gfx12" if build.gfx12 else "gfx9"])
+    # lane masks: a wave32 names the low halves of VCC and EXEC, and its mask ops are b32
+    w32 = build.wave == 32
+    words.update(VCC="vcc_lo" if w32 else "vcc", EXEC="exec_lo" if w32 else "exec",
+                 M="b32" if w32 else "b64")
+    for key, value in words.items():
+        body = body.replace(f"%{key}%", value)
+    # %MASK10%: a lane mask in SGPRs from s10 (one SGPR in wave32, a pair in wave64)
+    return re.sub(r"%MASK(\d+)%", lambda m: f"s{m[1]}" if w32 else
+                  f"s[{m[1]}:{int(m[1]) + 1}]", body)
+
+
+CASES: dict[str, tuple[Callable, tuple[Build, ...]]] = {}
+
+
+def case(*builds: Build):
+    def register(fn: Callable) -> Callable:
+        CASES[fn.__name__] = (fn, builds or BUILDS)
+        return fn
+    return register
+
+
+def build_and_run(session: Session, build: Build, name: str, body: str, args: list[Arg], **kw):
+    source = asm_kernel(name, spelled(body, build), build, args, **kw)
+    return session.run(assemble(source, build), build)
+
+
+# --- SALU control flow: a loop of scalar branches, a jump table through s_setpc, a call -----
+
+SALU_CONTROL = """
+  %LOAD64% s[4:5], s[0:1], 0x0
+  %LOAD32% s12, s[0:1], 0x8
+  %WAITK%
+  s_mov_b32 s6, 0
+  s_mov_b32 s7, 0
+  s_mov_b32 s8, 1
+.Lloop:
+  s_and_b32 s9, s6, 1
+  s_cbranch_scc0 .Leven
+  s_mul_i32 s9, s6, s6
+  s_add_u32 s7, s7, s9
+  s_branch .Lnext
+.Leven:
+  s_lshl_b32 s9, s6, 3
+  s_xor_b32 s7, s7, s9
+.Lnext:
+  s_bitcmp1_b32 s6, 2
+  s_cselect_b32 s10, 3, 5
+  s_mul_i32 s8, s8, s10
+  s_add_u32 s6, s6, 1
+  s_cmp_lt_u32 s6, s12
+  s_cbranch_scc1 .Lloop
+  // a jump table of s_branch instructions entered through s_setpc_b64
+  s_and_b32 s13, s12, 3
+  s_lshl_b32 s13, s13, 2
+  s_getpc_b64 s[14:15]
+.Lpc:
+  s_add_u32 s14, s14, .Ltable-.Lpc
+  s_addc_u32 s15, s15, 0
+  s_add_u32 s14, s14, s13
+  s_addc_u32 s15, s15, 0
+  s_setpc_b64 s[14:15]
+.Ltable:
+  s_branch .Lcase0
+  s_branch .Lcase1
+  s_branch .Lcase2
+  s_branch .Lcase3
+.Lcase0:
+  s_mov_b32 s16, 100
+  s_branch .Ljoin
+.Lcase1:
+  s_mov_b32 s16, 201
+  s_branch .Ljoin
+.Lcase2:
+  s_movk_i32 s16, 0x7fff
+  s_branch .Ljoin
+.Lcase3:
+  s_mov_b32 s16, -7
+.Ljoin:
+  // a call: s_swappc_b64 into a subroutine that returns through s_setpc_b64
+  s_getpc_b64 s[20:21]
+.Lpc2:
+  s_add_u32 s20, s20, .Lsub-.Lpc2
+  s_addc_u32 s21, s21, 0
+  s_mov_b32 s22, s7
+  s_swappc_b64 s[30:31], s[20:21]
+  // a VCC-tested loop: count lanes below s12 one compare at a time
+  s_mov_b32 s24, 0
+  s_mov_b32 s25, 0
+.Lvloop:
+  v_cmp_lt_u32 %VCC%, s25, v0
+  s_cbranch_vccz .Lvdone
+  s_add_u32 s24, s24, 1
+  s_add_u32 s25, s25, 1
+  s_cmp_lt_u32 s25, s12
+  s_cbranch_scc1 .Lvloop
+.Lvdone:
+  v_mov_b32 v10, 0
+  v_mov_b32 v1, s7
+  v_mov_b32 v2, s8
+  v_mov_b32 v3, s16
+  v_mov_b32 v4, s22
+  v_mov_b32 v5, s23
+  v_mov_b32 v6, s26
+  v_mov_b32 v7, s24
+  %GSTORE% v10, v1, s[4:5]
+  %GSTORE% v10, v2, s[4:5] offset:4
+  %GSTORE% v10, v3, s[4:5] offset:8
+  %GSTORE% v10, v4, s[4:5] offset:12
+  %GSTORE% v10, v5, s[4:5] offset:16
+  %GSTORE% v10, v6, s[4:5] offset:20
+  %GSTORE% v10, v7, s[4:5] offset:24
+  s_endpgm
+.Lsub:
+  s_brev_b32 s22, s22
+  s_bcnt1_i32_b32 s23, s22
+  %CTZ% s26, s22
+  s_setpc_b64 s[30:31]
+"""
+
+
+def _brev32(x: int) -> int:
+    return int(f"{x & 0xFFFFFFFF:032b}"[::-1], 2)
+
+
+@case()
+def salu_control(build: Build, session: Session) -> None:
+    k = build_and_run(session, build, "salu_control", SALU_CONTROL,
+                      [Arg("out"), Arg("count", 4, pointer=False)])
+    for n in (0, 1, 6, 13, 40):
+        out = k.output(np.uint32, 7)
+        k.launch("salu_control", [out, n], (k.wave,), (k.wave,))
+        acc, prod = 0, 1
+        i = 0
+        while True:  # a do-while, as written: the body runs once even for n == 0
+            acc = (acc + i * i) if i & 1 else acc ^ (i << 3)
+            prod = prod * (3 if i & 4 else 5) & 0xFFFFFFFF
+            i += 1
+            if not i < n:
+                break
+        table = [100, 201, 0x7FFF, (-7) & 0xFFFFFFFF][n & 3]
+        rev = _brev32(acc)
+        ctz = (rev & -rev).bit_length() - 1 if rev else 0xFFFFFFFF
+        # the VCC loop runs while some lane's id is above s25 (so at most wave - 1 times) and,
+        # a do-while again, while s25 < n
+        vloop = max(1, min(n, k.wave - 1))
+        same(k.read(out), np.array([acc & 0xFFFFFFFF, prod, table, rev, bin(rev).count("1"),
+                                    ctz, vloop], np.uint32), f"n={n}")
+    k.close()
+
+
+# --- EXEC juggling: if/else through saveexec, v_cmpx, a per-lane while loop, VCC carries ----
+
+EXEC_MASKS = """
+  %LOAD64% s[4:5], s[0:1], 0x0
+  %LOAD64% s[6:7], s[0:1], 0x8
+  %WAITK%
+  s_lshl_b32 s3, %WGID%, 6
+  %ADDV% v0, s3, v0
+  v_lshlrev_b32 v1, 2, v0
+  %GLOAD% v2, v1, s[4:5]
+  %WAITV%
+  v_mov_b32 v3, 0
+  v_and_b32 v4, 1, v2
+  v_cmp_ne_u32 %VCC%, 0, v4
+  s_and_saveexec_%M% %MASK10%, %VCC%
+  s_cbranch_execz .Lelse
+  v_mul_lo_u32 v3, v2, 3
+  s_mov_%M% %MASK12%, %EXEC%
+  v_cmpx_lt_u32 %CMPXD%100, v2
+  s_cbranch_execz .Lsmall
+  %ADDV% v3, 0x3e8, v3
+.Lsmall:
+  s_mov_%M% %EXEC%, %MASK12%
+.Lelse:
+  %ANDN2SAVE%_%M% %MASK10%, %MASK10%
+  s_cbranch_execz .Lendif
+  v_lshrrev_b32 v3, 1, v2
+  v_and_b32 v4, 3, v2
+  v_cmp_eq_u32 %VCC%, 0, v4
+  v_sub_u32 v5, 0, v3
+  v_cndmask_b32 v3, v3, v5, %VCC%
+.Lendif:
+  s_or_saveexec_%M% %MASK14%, %MASK10%
+  // a do-while per lane: halve y = (x & 63) + 1 until it is at most 1, counting
+  v_and_b32 v5, 63, v2
+  %ADDV% v5, 1, v5
+  v_mov_b32 v6, 0
+  s_mov_%M% %MASK16%, %EXEC%
+.Lwhile:
+  v_lshrrev_b32 v5, 1, v5
+  %ADDV% v6, 1, v6
+  v_cmp_lt_u32 %VCC%, 1, v5
+  s_and_%M% %EXEC%, %EXEC%, %VCC%
+  s_cbranch_execnz .Lwhile
+  s_mov_%M% %EXEC%, %MASK16%
+  // 64-bit: x * 0x9E3779B9 + 0xFFFFFFFF80000000 with the carry through VCC
+  s_mov_b32 s20, 0x9e3779b9
+  v_mul_lo_u32 v7, v2, s20
+  v_mul_hi_u32 v8, v2, s20
+  v_add_co_u32 v7, %VCC%, 0x80000000, v7
+  %ADDC% v8, %VCC%, -1, v8, %VCC%
+  v_lshlrev_b32 v9, 4, v0
+  %GSTORE% v9, v3, s[6:7]
+  %GSTORE% v9, v6, s[6:7] offset:4
+  %GSTORE% v9, v7, s[6:7] offset:8
+  %GSTORE% v9, v8, s[6:7] offset:12
+  s_endpgm
+"""
+
+
+@case()
+def exec_masks(build: Build, session: Session) -> None:
+    words = ({"CMPXD": "", "ANDN2SAVE": "s_and_not1_saveexec", "ADDC": "v_add_co_ci_u32"}
+             if build.gfx12 else
+             {"CMPXD": "vcc, ", "ANDN2SAVE": "s_andn2_saveexec", "ADDC": "v_addc_co_u32"})
+    body = EXEC_MASKS
+    for key, value in words.items():
+        body = body.replace(f"%{key}%", value)
+    k = build_and_run(session, build, "exec_masks", body, [Arg("src"), Arg("out")], vgprs=16,
+                      block=64)
+    n = 300   # 64-lane workgroups, the last one partial
+    x = k.rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    x[:8] = [1, 2, 4, 101, 99, 0, 0xFFFFFFFF, 12]
+    out = k.output(np.uint32, 4 * n)
+    k.launch("exec_masks", [k.input(x), out], (n,), (64,))
+    xi = x.astype(np.int64)
+    odd = (xi & 1) == 1
+    then = (xi * 3 + np.where(xi > 100, 1000, 0)) & 0xFFFFFFFF
+    half = xi >> 1
+    other = np.where((xi & 3) == 0, (-half) & 0xFFFFFFFF, half)
+    counts = np.array([_halvings(int(v)) for v in (xi & 63) + 1])
+    wide = x.astype(np.uint64) * np.uint64(0x9E3779B9) + np.uint64(0xFFFFFFFF80000000)
+    want = np.stack([np.where(odd, then, other), counts, wide & 0xFFFFFFFF, wide >> 32], axis=1)
+    same(k.read(out).reshape(n, 4), want.astype(np.uint32), "exec_masks")
+    k.close()
+
+
+def _halvings(y: int) -> int:
+    count = 0
+    while True:
+        y >>= 1
+        count += 1
+        if y <= 1:
+            return count
+
+
+# --- cross-lane: DPP, readlane/writelane, ds_bpermute/ds_permute ----------------------------
+
+CROSS_LANE_HEAD = """
+  %LOAD64% s[4:5], s[0:1], 0x0
+  %LOAD64% s[6:7], s[0:1], 0x8
+  %WAITK%
+  v_lshlrev_b32 v1, 2, v0
+  %GLOAD% v2, v1, s[4:5]
+  %WAITV%
+  v_mov_b32 v3, 0xdead
+  v_mov_b32 v4, 0xdead
+  v_mov_b32 v5, 0xdead
+  v_mov_b32 v6, 0xdead
+  v_mov_b32 v7, 0xdead
+  v_mov_b32 v8, v2
+"""
+
+CROSS_LANE_TAIL = """
+  v_readlane_b32 s8, v2, 5
+  s_mov_b32 m0, 9
+  v_writelane_b32 v8, s8, m0
+  v_readfirstlane_b32 s9, v2
+  %ADDV% v8, s9, v8
+  // ds_bpermute: lane l reads lane (7 l + 3) mod wave; ds_permute: lane l writes lane (l + 5)
+  v_mul_u32_u24 v9, 7, v0
+  %ADDV% v9, 3, v9
+  v_and_b32 v9, %WAVEM1%, v9
+  v_lshlrev_b32 v9, 2, v9
+  %BPERM% v10, v9, v2
+  %ADDV% v11, 5, v0
+  v_and_b32 v11, %WAVEM1%, v11
+  v_lshlrev_b32 v11, 2, v11
+  %PERM% v12, v11, v2
+  %WAITDS%
+  v_lshlrev_b32 v13, 5, v0
+  %GSTORE% v13, v3, s[6:7]
+  %GSTORE% v13, v4, s[6:7] offset:4
+  %GSTORE% v13, v5, s[6:7] offset:8
+  %GSTORE% v13, v6, s[6:7] offset:12
+  %GSTORE% v13, v7, s[6:7] offset:16
+  %GSTORE% v13, v8, s[6:7] offset:20
+  %GSTORE% v13, v10, s[6:7] offset:24
+  %GSTORE% v13, v12, s[6:7] offset:28
+  s_endpgm
+"""
+
+DPP_GFX9 = """
+  v_mov_b32_dpp v3, v2 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:0
+  v_mov_b32_dpp v4, v2 quad_perm:[3,0,0,2] row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v5, v2 row_bcast:15 row_mask:0xa bank_mask:0xf
+  v_mov_b32_dpp v6, v2 wave_shr:1 row_mask:0xf bank_mask:0xf
+  v_add_u32_dpp v7, v2, v2 row_ror:3 row_mask:0xf bank_mask:0xd
+"""
+
+DPP_GFX12 = """
+  v_mov_b32_dpp v3, v2 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  v_mov_b32_dpp v4, v2 quad_perm:[3,0,0,2] row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v5, v2 row_share:14 row_mask:0xa bank_mask:0xf
+  v_mov_b32 v6, v2 dpp8:[7,0,6,1,5,2,4,3]
+  v_add_nc_u32_dpp v7, v2, v2 row_xmask:5 row_mask:0xf bank_mask:0xd
+"""
+
+
+def _rows(lane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return lane // 16 * 16, lane % 16
+
+
+@case()
+def cross_lane(build: Build, session: Session) -> None:
+    w = build.wave
+    body = CROSS_LANE_HEAD + (DPP_GFX12 if build.gfx12 else DPP_GFX9) + CROSS_LANE_TAIL
+    words = {"WAVEM1": str(w - 1),
+             "BPERM": "ds_bpermute_b32" if build.gfx12 else "ds_bpermute_b32",
+             "PERM": "ds_permute_b32"}
+    for key, value in words.items():
+        body = body.replace(f"%{key}%", value)
+    k = build_and_run(session, build, "cross_lane", body, [Arg("src"), Arg("out")], vgprs=16,
+                      workgroup_id_x=False, block=w)
+    x = k.rng.integers(1, 1 << 20, w).astype(np.uint32)
+    out = k.output(np.uint32, 8 * w)
+    k.launch("cross_lane", [k.input(x), out], (w,), (w,))
+    lane = np.arange(w)
+    row, pos = _rows(lane)
+    old = np.uint32(0xDEAD)
+    # row_shr:1 with bound_ctrl: the first lane of each row reads 0
+    shr = np.where(pos >= 1, x[np.maximum(lane - 1, 0)], 0).astype(np.uint32)
+    quad = x[lane // 4 * 4 + np.array([3, 0, 0, 2])[lane % 4]]
+    # bank_mask 0xd leaves lanes 4..7 of each row (bank 1) unwritten
+    bank1 = (pos // 4) == 1
+    if build.gfx12:
+        # row_share:14 with row_mask 0xa: rows 1 and 3 read their lane 14, rows 0 and 2 keep
+        share = np.where(np.isin(lane // 16, [1, 3]), x[row + 14], old)
+        spread = x[lane // 8 * 8 + np.array([7, 0, 6, 1, 5, 2, 4, 3])[lane % 8]]
+        added = np.where(bank1, old, x[row + (pos ^ 5)] + x)
+    else:
+        # row_bcast:15 with row_mask 0xa: rows 1 and 3 read the last lane of the row before
+        share = np.where(np.isin(lane // 16, [1, 3]), x[np.maximum(row - 1, 0)], old)
+        # wave_shr:1 without bound_ctrl: lane 0 keeps its value
+        spread = np.where(lane >= 1, x[np.maximum(lane - 1, 0)], old)
+        added = np.where(bank1, old, x[row + (pos - 3) % 16] + x)
+    written = x.copy()
+    written[9] = x[5]
+    written = written + x[0]
+    bperm = x[(7 * lane + 3) % w]
+    perm = np.empty(w, np.uint32)
+    perm[(lane + 5) % w] = x
+    want = np.stack([shr, quad, share, spread, added, written, bperm, perm], axis=1)
+    same(k.read(out).reshape(w, 8), want.astype(np.uint32), "cross_lane")
+    k.close()
+
+
+@pytest.fixture(scope="module")
+def session():
+    s = Session()
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("name,build", [pytest.param(name, b, id=f"{name}-{b.id}")
+                                        for name, (fn, builds) in CASES.items()
+                                        for b in builds])
+def test_handwritten_kernel_matches_its_reference(name, build, session):
+    CASES[name][0](build, session)
