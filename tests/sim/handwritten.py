@@ -51,7 +51,7 @@ class Arg:
 
 def asm_kernel(name: str, body: str, build: Build, args: list[Arg], *, lds: int = 0,
                private: int = 0, vgprs: int = 32, sgprs: int = 48, workitem_ids: int = 0,
-               workgroup_id_x: bool = True, block: int = 256) -> str:
+               workgroup_id_x: bool = True, block: int = 256, directives: str = "") -> str:
     """A complete assembly source for ``body`` (which starts at the kernel's entry and ends in
     ``s_endpgm``): kernarg pointer in s[0:1], the workgroup id x next (gfx942: s2; gfx12 has it
     in ttmp9), the work-item ids in v0 (gfx942: v0/v1/v2; gfx12: packed in v0)."""
@@ -73,6 +73,8 @@ def asm_kernel(name: str, body: str, build: Build, args: list[Arg], *, lds: int 
         extra += f"\t\t.amdhsa_wavefront_size32 {1 if build.wave == 32 else 0}\n"
     if private:
         extra += "\t\t.amdhsa_enable_private_segment 1\n"
+    for line in directives.strip().splitlines():
+        extra += f"\t\t{line.strip()}\n"
     args_text = "\n".join(meta_args) if meta_args else ""
     return f"""\
 \t.text

@@ -396,6 +396,105 @@ def cross_lane(build: Build, session: Session) -> None:
     k.close()
 
 
+# --- VALU modifiers: neg/abs/clamp/omod, med3, packed 16-bit math with op_sel, fma_mix, f64 ---
+
+VALU_MODIFIERS = """
+  %LOAD128% s[4:7], s[0:1], 0x0
+  %LOAD64% s[8:9], s[0:1], 0x10
+  %WAITK%
+  v_lshlrev_b32 v1, 2, v0
+  %GLOAD% v2, v1, s[4:5]
+  %GLOAD% v3, v1, s[4:5] offset:1024
+  %GLOAD% v4, v1, s[4:5] offset:2048
+  %GLOAD% v10, v1, s[6:7]
+  %GLOAD% v11, v1, s[6:7] offset:1024
+  %GLOAD% v12, v1, s[6:7] offset:2048
+  %WAITV%
+  v_fma_f32 v5, -v2, |v3|, v4
+  v_fma_f32 v6, v2, v3, -|v4| clamp
+  v_mul_f32_e64 v7, v2, v3 mul:4
+  %MED3% v8, v2, v3, v4
+  v_pk_fma_f16 v9, v10, v11, v12 op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_lo:[0,0,1]
+  v_pk_add_u16 v13, v10, v11 op_sel:[0,1] op_sel_hi:[1,0]
+  v_pk_max_i16 v14, v10, v11
+  v_fma_mix_f32 v15, v2, v10, v11 op_sel:[0,1,0] op_sel_hi:[0,1,1]
+  v_pk_mul_lo_u16 v16, v10, v12 op_sel_hi:[0,1]
+  v_cvt_f64_f32 v[18:19], v2
+  v_cvt_f64_f32 v[20:21], v3
+  v_fma_f64 v[22:23], -v[18:19], |v[20:21]|, 0.5
+  v_lshlrev_b32 v24, 6, v0
+  %GSTORE% v24, v5, s[8:9]
+  %GSTORE% v24, v6, s[8:9] offset:4
+  %GSTORE% v24, v7, s[8:9] offset:8
+  %GSTORE% v24, v8, s[8:9] offset:12
+  %GSTORE% v24, v9, s[8:9] offset:16
+  %GSTORE% v24, v13, s[8:9] offset:20
+  %GSTORE% v24, v14, s[8:9] offset:24
+  %GSTORE% v24, v15, s[8:9] offset:28
+  %GSTORE% v24, v16, s[8:9] offset:32
+  %GSTORE64% v24, v[22:23], s[8:9] offset:40
+  s_endpgm
+"""
+
+
+def _halves(words: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    pairs = words.view(dtype).reshape(-1, 2)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def _pack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.stack([lo, hi], axis=1).reshape(-1).view(np.uint32)
+
+
+@case()
+def valu_modifiers(build: Build, session: Session) -> None:
+    body = VALU_MODIFIERS.replace("%MED3%", "v_med3_num_f32" if build.gfx12 else "v_med3_f32")
+    # omod needs output denormals off (and, on gfx9, MODE.IEEE off): the CDNA3 and RDNA4
+    # guides' "Output Modifiers" ignore it otherwise
+    modes = ".amdhsa_float_denorm_mode_32 0\n.amdhsa_float_denorm_mode_16_64 0"
+    if not build.gfx12:
+        modes += "\n.amdhsa_ieee_mode 0"
+    k = build_and_run(session, build, "valu_modifiers", body,
+                      [Arg("floats"), Arg("halves"), Arg("out")], vgprs=32,
+                      workgroup_id_x=False, directives=modes)
+    n = 256
+    # values k/64 and k/8 with small k: the f32 products and sums below are exact
+    f = (k.rng.integers(-600, 600, 3 * n) / 64).astype(np.float32)
+    a, b, c = f[:n], f[n:2 * n], f[2 * n:]
+    h16 = (k.rng.integers(-60, 60, 6 * n) / 8).astype(np.float16)
+    words = h16.view(np.uint32)
+    h, g, e = words[:n], words[n:2 * n], words[2 * n:]
+    out = k.output(np.uint32, 16 * n)
+    k.launch("valu_modifiers", [k.input(f), k.input(words), out], (n,), (n,))
+    got = k.read(out).reshape(n, 16)
+    same(got[:, 0].view(np.float32), -a * np.abs(b) + c, "v_fma_f32 -a |b| c")
+    same(got[:, 1].view(np.float32), np.clip(a * b - np.abs(c), 0, 1), "clamp")
+    same(got[:, 2].view(np.float32), a * b * 4, "omod mul:4")
+    same(got[:, 3].view(np.float32), np.median(np.stack([a, b, c]), axis=0).astype(np.float32),
+         "med3")
+    hl, hh = _halves(h, np.float16)
+    gl, gh = _halves(g, np.float16)
+    el, eh = _halves(e, np.float16)
+    # fused: the exact f64 value rounded once to f16
+    d = np.float64
+    fma16 = _pack((hh.astype(d) * gl - el).astype(np.float16),
+                  (hl.astype(d) * gh + eh).astype(np.float16))
+    same(got[:, 4], fma16, "v_pk_fma_f16 op_sel")
+    ul, uh = _halves(h, np.uint16)
+    vl, vh = _halves(g, np.uint16)
+    wl, wh = _halves(e, np.uint16)
+    same(got[:, 5], _pack(ul + vh, uh + vl), "v_pk_add_u16 op_sel")
+    sl, sh = _halves(h, np.int16)
+    tl, th = _halves(g, np.int16)
+    same(got[:, 6], _pack(np.maximum(sl, tl), np.maximum(sh, th)).view(np.uint32), "pk_max_i16")
+    same(got[:, 7].view(np.float32), a * hh.astype(np.float32) + gl.astype(np.float32),
+         "v_fma_mix_f32")
+    # op_sel_hi:[0,1]: the high result takes src0's low half and src1's high half
+    same(got[:, 8], _pack(ul * wl, ul * wh), "v_pk_mul_lo_u16 op_sel_hi")
+    same(got[:, 10:12].copy().view(np.float64).reshape(-1),
+         -a.astype(np.float64) * np.abs(b.astype(np.float64)) + 0.5, "v_fma_f64")
+
+
 @pytest.fixture(scope="module")
 def session():
     s = Session()
