@@ -26,6 +26,13 @@ SPELLING = {
         "GLOAD": "global_load_dword", "GSTORE": "global_store_dword",
         "GSTORE64": "global_store_dwordx2",
         "WGID": "s2", "CTZ": "s_ff1_i32_b32", "ADDV": "v_add_u32",
+        "LOAD256": "s_load_dwordx8", "LOAD512": "s_load_dwordx16",
+        "SBUF32": "s_buffer_load_dword", "SBUF128": "s_buffer_load_dwordx4",
+        "BLOAD": "buffer_load_dword", "SOFF": "0", "BARRIER": "s_barrier",
+        "DSW2": "ds_write2_b32", "DSR2": "ds_read2_b32", "DSW2ST": "ds_write2st64_b32",
+        "DSR2ST": "ds_read2st64_b32", "RTN": "sc0", "AADD": "global_atomic_add",
+        "ACAS": "global_atomic_cmpswap", "AUMAX": "global_atomic_umax",
+        "AXOR": "global_atomic_xor",
     },
     "gfx12": {
         "LOAD32": "s_load_b32", "LOAD64": "s_load_b64", "LOAD128": "s_load_b128",
@@ -33,6 +40,15 @@ SPELLING = {
         "GLOAD": "global_load_b32", "GSTORE": "global_store_b32",
         "GSTORE64": "global_store_b64",
         "WGID": "ttmp9", "CTZ": "s_ctz_i32_b32", "ADDV": "v_add_nc_u32",
+        "LOAD256": "s_load_b256", "LOAD512": "s_load_b512",
+        "SBUF32": "s_buffer_load_b32", "SBUF128": "s_buffer_load_b128",
+        "BLOAD": "buffer_load_b32", "SOFF": "null",
+        "BARRIER": "s_barrier_signal -1\n  s_barrier_wait -1",
+        "DSW2": "ds_store_2addr_b32", "DSR2": "ds_load_2addr_b32",
+        "DSW2ST": "ds_store_2addr_stride64_b32", "DSR2ST": "ds_load_2addr_stride64_b32",
+        "RTN": "th:TH_ATOMIC_RETURN", "AADD": "global_atomic_add_u32",
+        "ACAS": "global_atomic_cmpswap_b32", "AUMAX": "global_atomic_max_u32",
+        "AXOR": "global_atomic_xor_b32",
     },
 }
 
@@ -493,6 +509,172 @@ def valu_modifiers(build: Build, session: Session) -> None:
     same(got[:, 8], _pack(ul * wl, ul * wh), "v_pk_mul_lo_u16 op_sel_hi")
     same(got[:, 10:12].copy().view(np.float64).reshape(-1),
          -a.astype(np.float64) * np.abs(b.astype(np.float64)) + 0.5, "v_fma_f64")
+
+
+# --- memory forms: scalar loads of 2 to 16 dwords, s_buffer_load, buffer offen/idxen -------
+
+SUM_SGPRS = "\n".join(f"  s_add_u32 s34, s34, s{r}" for r in [*range(8, 32), 33])
+
+MEMORY_FORMS = """
+  %LOAD128% s[4:7], s[0:1], 0x0
+  %WAITK%
+  %LOAD256% s[8:15], s[4:5], 0x20
+  %LOAD512% s[16:31], s[4:5], 0x40
+  %LOAD64% s[32:33], s[4:5], 0x8
+  // a raw V# over the first 64 bytes of the table, and a structured one (8-byte records)
+  s_mov_b32 s36, s4
+  s_and_b32 s37, s5, 0xffff
+  s_mov_b32 s38, 64
+  s_mov_b32 s39, %RAW3%
+  s_mov_b32 s48, s4
+  s_and_b32 s49, s5, 0xffff
+  s_or_b32 s49, s49, 0x80000
+  s_mov_b32 s50, 8
+  s_mov_b32 s51, %IDX3%
+  %SBUF128% s[40:43], s[36:39], 0x30
+  %SBUF32% s44, s[36:39], 0x2c
+  %SBUF32% s46, s[36:39], 0x40
+  %WAITK%
+  s_mov_b32 s34, s32
+""" + SUM_SGPRS + """
+  s_add_u32 s45, s40, s41
+  s_add_u32 s45, s45, s42
+  s_add_u32 s45, s45, s43
+  v_lshlrev_b32 v1, 2, v0
+  %BLOAD% v2, v1, s[36:39], %SOFF% offen offset:8
+  %BLOAD% v3, v0, s[48:51], %SOFF% idxen offset:4
+  %WAITV%
+  v_mov_b32 v4, s34
+  v_mov_b32 v5, s45
+  v_mov_b32 v6, s44
+  v_mov_b32 v8, s46
+  v_lshlrev_b32 v7, 5, v0
+  %GSTORE% v7, v2, s[6:7]
+  %GSTORE% v7, v3, s[6:7] offset:4
+  %GSTORE% v7, v4, s[6:7] offset:8
+  %GSTORE% v7, v5, s[6:7] offset:12
+  %GSTORE% v7, v6, s[6:7] offset:16
+  %GSTORE% v7, v8, s[6:7] offset:20
+  s_endpgm
+"""
+
+
+@case()
+def memory_forms(build: Build, session: Session) -> None:
+    # V# word 3: gfx9 DATA_FORMAT 32 (CDNA3 guide, "Buffer Resource"); gfx12 OOB_SELECT 3
+    # (raw, offset + payload > num_records) and 1 (index >= num_records)
+    words = {"RAW3": hex(3 << 28) if build.gfx12 else "0x20000",
+             "IDX3": hex(1 << 28) if build.gfx12 else "0x20000"}
+    body = MEMORY_FORMS
+    for key, value in words.items():
+        body = body.replace(f"%{key}%", value)
+    k = build_and_run(session, build, "memory_forms", body, [Arg("table"), Arg("out")],
+                      sgprs=56, workgroup_id_x=False, block=build.wave)
+    n = k.wave
+    table = k.rng.integers(0, 1 << 28, 32).astype(np.uint32)
+    out = k.output(np.uint32, 8 * n, initial=0)
+    k.launch("memory_forms", [k.input(table), out], (n,), (n,))
+    got = k.read(out).reshape(n, 8)
+    t = table.astype(np.int64)
+    lane = np.arange(n)
+    # offen: lane i reads byte 4 i + 8; in range while that dword ends within 64 bytes
+    offen = np.where(4 * lane + 8 < 64, t[np.minimum(lane + 2, 31)], 0)
+    # idxen: record i (8 bytes) + 4; in range while i < 8 records
+    idxen = np.where(lane < 8, t[np.minimum(2 * lane + 1, 31)], 0)
+    same(got[:, 0], offen.astype(np.uint32), "buffer_load offen")
+    same(got[:, 1], idxen.astype(np.uint32), "buffer_load idxen")
+    scalar = (t[2:4].sum() + t[8:32].sum()) & 0xFFFFFFFF
+    same(got[:, 2], np.full(n, scalar, np.uint32), "s_load x2/x8/x16")
+    same(got[:, 3], np.full(n, t[12:16].sum() & 0xFFFFFFFF, np.uint32), "s_buffer_load x4")
+    same(got[:, 4], np.full(n, t[11], np.uint32), "s_buffer_load")
+    # past num_records: the CDNA3 and RDNA4 guides' scalar range check returns 0
+    same(got[:, 5], np.zeros(n, np.uint32), "s_buffer_load out of range")
+
+
+# --- LDS two-address forms and atomics that return ------------------------------------------
+
+LDS_ATOMICS = """
+  %LOAD128% s[4:7], s[0:1], 0x0
+  %WAITK%
+  v_lshlrev_b32 v1, 3, v0
+  v_add_nc_u32_e32 v2, 0x3e8, v0
+  v_mul_u32_u24 v3, 3, v0
+  %DSW2% v1, v2, v3 offset1:1
+  v_lshlrev_b32 v14, 2, v0
+  %DSW2ST% v14, v3, v2 offset0:8 offset1:12
+  v_mov_b32 v10, 0xe00
+  v_mov_b32 v11, 1
+  ds_add_rtn_u32 v9, v10, v11
+  %WAITDS%
+  %BARRIER%
+  %ADDV% v4, 1, v0
+  v_and_b32 v4, 0x7f, v4
+  v_lshlrev_b32 v4, 3, v4
+  %DSR2% v[22:23], v4 offset1:1
+  %ADDV% v15, 5, v0
+  v_and_b32 v15, 0x7f, v15
+  v_lshlrev_b32 v15, 2, v15
+  %DSR2ST% v[24:25], v15 offset0:8 offset1:12
+  // global atomics returning the old value: a shared counter, per-lane compare-swaps, max, xor
+  v_mov_b32 v13, 0
+  %AADD% v12, v13, v11, s[4:5] %RTN%
+  v_lshlrev_b32 v16, 2, v0
+  %ADDV% v16, 16, v16
+  v_and_b32 v26, 1, v0
+  v_mov_b32 v27, v0
+  %ACAS% v19, v16, v[26:27], s[4:5] %RTN%
+  v_mul_u32_u24 v20, 0x9e37, v0
+  %AUMAX% v13, v20, s[4:5] offset:4
+  %AXOR% v13, v20, s[4:5] offset:8
+  %WAITV%
+  %WAITDS%
+  v_lshlrev_b32 v21, 5, v0
+  %GSTORE% v21, v22, s[6:7]
+  %GSTORE% v21, v23, s[6:7] offset:4
+  %GSTORE% v21, v24, s[6:7] offset:8
+  %GSTORE% v21, v25, s[6:7] offset:12
+  %GSTORE% v21, v9, s[6:7] offset:16
+  %GSTORE% v21, v12, s[6:7] offset:20
+  %GSTORE% v21, v19, s[6:7] offset:24
+  s_endpgm
+"""
+
+
+@case()
+def lds_atomics(build: Build, session: Session) -> None:
+    body = LDS_ATOMICS
+    if not build.gfx12:
+        body = body.replace("v_add_nc_u32_e32", "v_add_u32_e32")
+    k = build_and_run(session, build, "lds_atomics", body, [Arg("counters"), Arg("out")],
+                      vgprs=32, lds=4096, workgroup_id_x=False, block=128)
+    n = 128
+    lane = np.arange(n)
+    # counters: [0] add, [1] max, [2] xor, [3] unused, [4 + i] lane i's compare-swap word
+    initial = np.zeros(4 + n, np.uint32)
+    initial[1] = 5
+    initial[2] = 0x0F0F0F0F
+    initial[4:] = np.where(lane % 3 == 0, lane, lane + 1000)
+    counters = k.output(np.uint32, 4 + n, initial=initial)
+    out = k.output(np.uint32, 8 * n, initial=0)
+    k.launch("lds_atomics", [counters, out], (n,), (n,))
+    got = k.read(out).reshape(n, 8)
+    mem = k.read(counters)
+    nxt = (lane + 1) % n
+    same(got[:, 0], (1000 + nxt).astype(np.uint32), "ds_read2 after ds_write2 (first)")
+    same(got[:, 1], (3 * nxt).astype(np.uint32), "ds_read2 (second)")
+    fifth = (lane + 5) % n
+    same(got[:, 2], (3 * fifth).astype(np.uint32), "ds_read2st64 (first)")
+    same(got[:, 3], (1000 + fifth).astype(np.uint32), "ds_read2st64 (second)")
+    # the returned old values of one counter: every value below n exactly once
+    same(np.sort(got[:, 4]), lane.astype(np.uint32), "ds_add_rtn_u32 returns")
+    same(np.sort(got[:, 5]), lane.astype(np.uint32), "global_atomic_add returns")
+    same(mem[0:1], np.array([n], np.uint32), "global_atomic_add total")
+    same(got[:, 6], initial[4:], "global_atomic_cmpswap returns the old value")
+    swapped = np.where(initial[4:] == lane, lane & 1, initial[4:])
+    same(mem[4:], swapped.astype(np.uint32), "global_atomic_cmpswap swaps where equal")
+    values = (lane * 0x9E37).astype(np.uint32)
+    same(mem[1:3], np.array([max(5, values.max()), np.bitwise_xor.reduce(values) ^ 0x0F0F0F0F],
+                            np.uint32), "umax, xor")
 
 
 @pytest.fixture(scope="module")
