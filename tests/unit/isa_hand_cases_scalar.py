@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from isa_hand_runner import INF, NAN, both, case
 
-from hsapy.sim.isa.semantics import BARRIER, END
+from hsapy.sim.isa.semantics import BARRIER, END, NotImplementedInstruction
 
 CASES = []
 M32 = 0xFFFFFFFF
@@ -250,7 +250,10 @@ add(both("s_getpc_b64 s[4:5]", None, {}, {"s4.u64": PC + 4}, "address of the nex
 add(both("s_endpgm", None, {}, {}, "ends the wave", result=END))
 add(both("s_endpgm_saved", None, {}, {}, "ends the wave", result=END))
 add(case("gfx942", "s_endpgm_ordered_ps_done", {}, {}, "ends the wave", result=END))
-add(both("s_sethalt 1", None, {}, {}, "halts: the wave stops", result=END))
+for line, what in (("s_sethalt 1", "halts"), ("s_setkill 1", "is killed")):
+    add(both(line, None, {}, {"raises": (NotImplementedInstruction, f"the wave {what}")},
+             "on hardware the dispatch never completes: the queue stops naming it"))
+add(both("s_sethalt 0", None, {"s4.u32": 7}, {"s4.u32": 7}, "clears HALT: execution goes on"))
 add(case("gfx942", "s_barrier", {}, {}, "waits for the workgroup", result=BARRIER))
 add(case("gfx1201", "s_barrier_wait 0xffff", {}, {}, "waits for the workgroup",
          result=BARRIER))

@@ -55,7 +55,7 @@ NO_OPS = {
     "s_barrier_signal_isfirst", "s_ttracedata", "s_ttracedata_imm", "s_singleuse_vdst",
     "buffer_wbl2", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1",
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
-    "s_prefetch_data", "s_setkill", "s_nop_e",
+    "s_prefetch_data", "s_nop_e",
     "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
     # performance-level hints and the wake-up of s_sleep'ing waves change no state the
     # simulator keeps; v_clrexcp clears exception bits it does not model

@@ -77,7 +77,7 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
                             inst.offset + inst.size)
     if name.startswith("s_set_gpr_idx_"):
         return gpr_index.compile_control(inst, info)
-    if name in ("s_sendmsg", "s_sendmsghalt"):
+    if name == "s_sendmsg":
         return lambda b, m: None  # messages (dealloc VGPRs, ...) have no effect here
     if name == "s_trap":
         trap_id = int(inst.srcs[0].value) & 0xFF if inst.srcs else 0
@@ -90,9 +90,26 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
                            f"{text} at {inst.offset:#x}: the kernel executed trap {trap_id:#x} "
                            "(abort, __builtin_trap or a failed assert)", inst.offset)
         return trap
-    if name == "s_sethalt":
-        return lambda b, m: END
+    if name in ("s_sethalt", "s_setkill"):
+        return _halt_or_kill(inst)
     return _unimplemented(inst)
+
+
+def _halt_or_kill(inst: Instruction) -> Closure:
+    """S_SETHALT / S_SETKILL with SIMM16[0] = 0 clear the wave's HALT / KILL bit: nothing to do.
+    With 1 the wave stops until a debugger or the driver resumes or removes it (CDNA3 and RDNA4
+    guides, "SOPP Instructions"): on hardware the dispatch does not complete. The simulator has
+    neither, so the queue stops naming the instruction instead of ending the wave as if it had
+    reached S_ENDPGM."""
+    if not (int(inst.srcs[0].value) & 1 if inst.srcs else 0):
+        return lambda b, m: None
+    why = ("the wave is killed, as the driver's kill-wave command does" if inst.name == "s_setkill"
+           else "the wave halts until a debugger resumes it")
+    text = inst.text()
+
+    def stop(b: Batch, m: Any) -> None:
+        raise NotImplementedInstruction(f"{text} ({why}; the simulator has no debugger)")
+    return stop
 
 
 def _vcc_bits(b: Batch, info: Any) -> np.ndarray:
