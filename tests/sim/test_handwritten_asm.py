@@ -16,7 +16,16 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from corpus_cases import same
-from handwritten import BUILDS, GFX942, Arg, Build, Session, asm_kernel, assemble
+from handwritten import (
+    BUILDS,
+    GFX942,
+    GFX1201_W32,
+    Arg,
+    Build,
+    Session,
+    asm_kernel,
+    assemble,
+)
 
 SPELLING = {
     "gfx9": {
@@ -675,6 +684,119 @@ def lds_atomics(build: Build, session: Session) -> None:
     values = (lane * 0x9E37).astype(np.uint32)
     same(mem[1:3], np.array([max(5, values.max()), np.bitwise_xor.reduce(values) ^ 0x0F0F0F0F],
                             np.uint32), "umax, xor")
+
+
+# --- MODE through s_getreg/s_setreg, clocks, hints; s_trap and s_sethalt stop the queue -----
+
+MODE_AND_CLOCKS = """
+  %LOAD64% s[4:5], s[0:1], 0x0
+  %WAITK%
+  %CLOCK% s[12:13]
+  s_getreg_b32 s8, hwreg(HW_REG_MODE, 0, 10)
+  v_mov_b32 v1, 1.0
+  v_mov_b32 v2, 0x30800000
+  v_add_f32 v3, v1, v2
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 1
+  v_add_f32 v4, v1, v2
+  s_mov_b32 s9, 2
+  s_setreg_b32 hwreg(HW_REG_MODE, 0, 2), s9
+  v_sub_f32 v5, -v1, v2
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 3
+  v_sub_f32 v6, -v1, v2
+  v_mov_b32 v7, 0x0d800000
+  v_mul_f32 v8, v7, v7
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 2), 0
+  v_mul_f32 v9, v7, v7
+  s_getreg_b32 s10, hwreg(HW_REG_MODE, 0, 8)
+  s_sleep 2
+  s_setprio 3
+  s_sethalt 0
+  s_setkill 0
+  %CLOCK% s[14:15]
+  %WAITK%
+  s_sub_u32 s16, s14, s12
+  s_subb_u32 s17, s15, s13
+  s_cmp_lt_i32 s17, 0
+  s_cselect_b32 s18, 0, 1
+  v_mov_b32 v0, 0
+  v_mov_b32 v10, s8
+  v_mov_b32 v11, s10
+  v_mov_b32 v12, s18
+  %GSTORE% v0, v10, s[4:5]
+  %GSTORE% v0, v3, s[4:5] offset:4
+  %GSTORE% v0, v4, s[4:5] offset:8
+  %GSTORE% v0, v5, s[4:5] offset:12
+  %GSTORE% v0, v6, s[4:5] offset:16
+  %GSTORE% v0, v8, s[4:5] offset:20
+  %GSTORE% v0, v9, s[4:5] offset:24
+  %GSTORE% v0, v11, s[4:5] offset:28
+  %GSTORE% v0, v12, s[4:5] offset:32
+  %END%
+  s_endpgm
+"""
+
+
+def _f32(bits: int) -> np.float32:
+    return np.array([bits], np.uint32).view(np.float32)[0]
+
+
+@case()
+def mode_and_clocks(build: Build, session: Session) -> None:
+    words = ({"CLOCK": "s_sendmsg_rtn_b64", "END": "s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)"}
+             if build.gfx12 else {"CLOCK": "s_memrealtime", "END": ""})
+    body = MODE_AND_CLOCKS
+    for key, value in words.items():
+        body = body.replace(f"%{key}%", value)
+    if build.gfx12:
+        body = body.replace("s_sendmsg_rtn_b64 s[12:13]",
+                            "s_sendmsg_rtn_b64 s[12:13], sendmsg(MSG_RTN_GET_REALTIME)")
+        body = body.replace("s_sendmsg_rtn_b64 s[14:15]",
+                            "s_sendmsg_rtn_b64 s[14:15], sendmsg(MSG_RTN_GET_REALTIME)")
+    k = build_and_run(session, build, "mode_and_clocks", body, [Arg("out")],
+                      workgroup_id_x=False, block=build.wave,
+                      directives=".amdhsa_float_denorm_mode_32 3")
+    out = k.output(np.uint32, 9)
+    k.launch("mode_and_clocks", [out], (build.wave,), (build.wave,))
+    got = k.read(out)
+    # the descriptor's FLOAT_MODE (round to nearest, denormals kept: 0xF0; the assembler's
+    # default for f32 is 0, flush, hence the directive); gfx9 adds
+    # DX10_CLAMP (bit 8) and IEEE (bit 9), both on by default
+    same(got[0:1], np.array([0xF0 if build.gfx12 else 0x3F0], np.uint32), "initial MODE")
+    one_up = np.nextafter(np.float32(1), np.float32(2))
+    minus_down = -one_up
+    f = got[1:7].view(np.float32)
+    # 1 + 2^-30: nearest even gives 1, toward +inf the next float; -1 - 2^-30 toward -inf
+    # gives the float below -1, toward zero -1; 2^-100 squared is a denormal, flushed once
+    # FP_DENORM (f32) is 0
+    same(f[:4], np.array([1.0, one_up, minus_down, -1.0], np.float32), "rounding modes")
+    same(f[4:6], np.array([_f32(0x0d800000) ** 2, 0.0], np.float32), "denormal flush")
+    same(got[7:8], np.array([(0xF0 & ~0x30) | 3], np.uint32), "MODE after the writes")
+    same(got[8:9], np.array([1], np.uint32), "the clock does not go backwards")
+
+
+@pytest.mark.parametrize("build", [GFX942, GFX1201_W32], ids=lambda b: b.id)
+@pytest.mark.parametrize("stop,named", [("s_trap 2", "s_trap 2"),
+                                        ("s_sethalt 1", "s_sethalt 1")])
+def test_a_trap_or_halt_stops_the_queue_naming_it_and_later_packets_do_not_run(
+        build, stop, named, session):
+    from hsapy.errors import QueueError
+
+    body = f"""
+  %LOAD64% s[4:5], s[0:1], 0x0
+  %WAITK%
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, 7
+  %GSTORE% v1, v2, s[4:5]
+  {stop}
+  v_mov_b32 v2, 9
+  %GSTORE% v1, v2, s[4:5]
+  s_endpgm
+"""
+    k = build_and_run(session, build, "stops", body, [Arg("out")], block=64)
+    out = k.output(np.uint32, 1, initial=0)
+    with pytest.raises(QueueError, match=named):
+        k.launch("stops", [out], (64,), (64,))
+    same(k.read(out), np.array([7], np.uint32), "stores before the stop land, none after")
 
 
 @pytest.fixture(scope="module")
