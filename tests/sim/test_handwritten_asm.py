@@ -799,6 +799,129 @@ def test_a_trap_or_halt_stops_the_queue_naming_it_and_later_packets_do_not_run(
     same(k.read(out), np.array([7], np.uint32), "stores before the stop land, none after")
 
 
+# --- gfx12: SALU floats, VOPD dual issue, dot products, v_s_* and v_permlane16_var ----------
+
+GFX12_SPECIALS = """
+  s_load_b256 s[4:11], s[0:1], 0x0
+  s_wait_kmcnt 0
+  s_lshl_b32 s20, ttmp9, 2
+  s_add_co_u32 s4, s4, s20
+  s_add_co_ci_u32 s5, s5, 0
+  s_load_b32 s21, s[4:5], 0x0
+  s_wait_kmcnt 0
+  // SALU floats: t = float(x); u = t + 0.5; u += t * t (fused); w = u * 1.5 + t (fused)
+  s_cvt_f32_i32 s22, s21
+  s_add_f32 s23, s22, 0.5
+  s_fmac_f32 s23, s22, s22
+  s_fmamk_f32 s24, s23, 0x3fc00000, s22
+  s_max_num_f32 s25, s24, 0x42c80000
+  s_cmp_lt_f32 s24, 0x42c80000
+  s_cselect_b32 s26, 1, 0
+  s_cvt_pk_rtz_f16_f32 s27, s23, s24
+  s_cvt_hi_f32_f16 s28, s27
+  s_and_b32 s29, s21, 7
+  s_cvt_f32_u32 s29, s29
+  v_s_exp_f32 s30, s29
+  // per lane: VOPD (the Y half reads v10 before the X half writes it), dot products, permlane
+  v_lshlrev_b32 v1, 2, v0
+  s_mul_i32 s31, ttmp9, 0x80
+  v_add_nc_u32_e32 v1, s31, v1
+  global_load_b32 v2, v1, s[6:7]
+  global_load_b32 v3, v1, s[6:7] offset:4096
+  global_load_b32 v4, v1, s[6:7] offset:8192
+  s_wait_loadcnt 0
+  v_mov_b32 v10, 0x40400000
+  v_dual_mul_f32 v10, v4, v2 :: v_dual_add_f32 v11, v10, v3
+  v_dot2_f32_f16 v5, v2, v3, v4
+  v_dot4_i32_iu8 v6, v2, v3, v4 neg_lo:[1,1,0]
+  v_dot4_i32_iu8 v7, v2, v3, v4 neg_lo:[0,1,0]
+  v_mul_u32_u24 v12, 7, v0
+  v_add_nc_u32_e32 v12, 3, v12
+  v_and_b32 v12, 15, v12
+  v_permlane16_var_b32 v13, v2, v12
+  v_mov_b32 v14, s24
+  v_mov_b32 v15, s25
+  v_mov_b32 v16, s26
+  v_mov_b32 v17, s27
+  v_mov_b32 v18, s28
+  v_mov_b32 v19, s30
+  v_lshlrev_b32 v20, 6, v0
+  s_mul_i32 s31, ttmp9, 0x800
+  v_add_nc_u32_e32 v20, s31, v20
+  global_store_b32 v20, v10, s[8:9]
+  global_store_b32 v20, v11, s[8:9] offset:4
+  global_store_b32 v20, v5, s[8:9] offset:8
+  global_store_b32 v20, v6, s[8:9] offset:12
+  global_store_b32 v20, v7, s[8:9] offset:16
+  global_store_b32 v20, v13, s[8:9] offset:20
+  global_store_b32 v20, v14, s[8:9] offset:24
+  global_store_b32 v20, v15, s[8:9] offset:28
+  global_store_b32 v20, v16, s[8:9] offset:32
+  global_store_b32 v20, v17, s[8:9] offset:36
+  global_store_b32 v20, v18, s[8:9] offset:40
+  global_store_b32 v20, v19, s[8:9] offset:44
+  s_endpgm
+"""
+
+
+def _f16_toward_zero(x: np.ndarray) -> np.ndarray:
+    """f32 -> f16 rounded toward zero: the nearest f16, stepped back when it is farther out."""
+    near = x.astype(np.float16)
+    over = np.abs(near.astype(np.float32)) > np.abs(x)
+    return np.where(over, np.nextafter(near, np.float16(0)), near).astype(np.float16)
+
+
+def _bytes(words: np.ndarray, dtype) -> np.ndarray:
+    return words.view(dtype).reshape(-1, 4).astype(np.int64)
+
+
+@case(GFX1201_W32)
+def gfx12_specials(build: Build, session: Session) -> None:
+    k = build_and_run(session, build, "gfx12_specials", GFX12_SPECIALS,
+                      [Arg("xs"), Arg("lanes"), Arg("out"), Arg("unused")], vgprs=24, block=32,
+                      directives=".amdhsa_float_denorm_mode_32 3")
+    groups, w = 8, 32
+    xs = np.array([0, 1, -3, 7, 9, -12, 100, 3], np.int32)
+    n = groups * w
+    # a, b: pairs of f16 quarter-integers (their bits are the int8 inputs too); c: f32
+    # quarter-integers, so every dot product below is exact
+    f16 = (k.rng.integers(-40, 40, 4 * n) / 4).astype(np.float16).view(np.uint32)
+    words = np.concatenate([f16, (k.rng.integers(-400, 400, n) / 4).astype(np.float32)
+                            .view(np.uint32)])
+    out = k.output(np.uint32, 16 * n)
+    lanes = np.zeros(3 * 1024, np.uint32)
+    lanes[:n], lanes[1024:1024 + n], lanes[2048:2048 + n] = words[:n], words[n:2 * n], words[2 * n:]
+    k.launch("gfx12_specials", [k.input(xs), k.input(lanes), out, 0], (n,), (w,))
+    got = k.read(out).reshape(n, 16)
+    a, b, c = words[:n], words[n:2 * n], words[2 * n:]
+    fa, fb, fc = a.view(np.float32), b.view(np.float32), c.view(np.float32)
+    with np.errstate(all="ignore"):
+        same(got[:, 0].view(np.float32), fc * fa, "VOPD X: v_dual_mul_f32")
+        same(got[:, 1].view(np.float32), np.float32(3.0) + fb, "VOPD Y reads v10 before X")
+    ha, hb = a.view(np.float16).reshape(-1, 2), b.view(np.float16).reshape(-1, 2)
+    dot2 = (ha.astype(np.float64) * hb).sum(axis=1) + fc.astype(np.float64)
+    same(got[:, 2].view(np.float32), dot2.astype(np.float32), "v_dot2_f32_f16")
+    sa, ua = _bytes(a, np.int8), _bytes(a, np.uint8)
+    sb = _bytes(b, np.int8)
+    ci = c.view(np.int32).astype(np.int64)
+    same(got[:, 3], ((sa * sb).sum(axis=1) + ci).astype(np.uint32), "v_dot4_i32_iu8 s*s")
+    same(got[:, 4], ((ua * sb).sum(axis=1) + ci).astype(np.uint32), "v_dot4_i32_iu8 u*s")
+    lane = np.arange(n)
+    same(got[:, 5], a[lane // 16 * 16 + (7 * lane + 3) % 16], "v_permlane16_var_b32")
+    for g, x in enumerate(xs):
+        t = np.float32(x)
+        u = np.float32(np.float64(t) + 0.5)
+        u = np.float32(np.float64(t) * t + u)
+        wv = np.float32(np.float64(u) * 1.5 + t)
+        row = got[g * w:(g + 1) * w]
+        pk = _f16_toward_zero(np.array([u, wv], np.float32))
+        want = np.array([wv.view(np.uint32), max(wv, np.float32(100)).view(np.uint32),
+                         int(wv < 100), pk.view(np.uint32)[0],
+                         np.float32(pk[1]).view(np.uint32),
+                         np.float32(2.0 ** (x & 7)).view(np.uint32)], np.uint32)
+        same(row[:, 6:12], np.tile(want, (w, 1)), f"SALU floats for x={x}")
+
+
 @pytest.fixture(scope="module")
 def session():
     s = Session()
