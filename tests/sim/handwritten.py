@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-
 from corpus_cases import KernelRun
 
 from hsapy import toolchain
