@@ -70,8 +70,12 @@ add(case("gfx942", "v_add_f32_sdwa v3, v0, v1 clamp dst_sel:DWORD dst_unused:UNU
          {"v3.f32": [1.0, 0.0, 0.5]}, "the SDWA clamp bit clamps to [0, 1]"))
 add(case("gfx942", "v_mul_f32_sdwa v3, v0, v1 mul:2 dst_sel:DWORD dst_unused:UNUSED_PAD "
                    "src0_sel:DWORD src1_sel:DWORD",
-         {"v0.f32": [1.5, -3.0], "v1.f32": [2.0, 0.5]}, {"v3.f32": [6.0, -3.0]},
-         "the SDWA omod field doubles the product"))
+         {"mode": 0, "v0.f32": [1.5, -3.0], "v1.f32": [2.0, 0.5]}, {"v3.f32": [6.0, -3.0]},
+         "the SDWA omod field doubles the product (MODE 0: denormals flushed, IEEE off)"))
+add(case("gfx942", "v_mul_f32_sdwa v3, v0, v1 mul:2 dst_sel:DWORD dst_unused:UNUSED_PAD "
+                   "src0_sel:DWORD src1_sel:DWORD",
+         {"v0.f32": [1.5, -3.0], "v1.f32": [2.0, 0.5]}, {"v3.f32": [3.0, -1.5]},
+         "the SDWA omod field is ignored under IEEE mode with denormals kept"))
 add(case("gfx942", "v_lshlrev_b32_sdwa v3, v0, v1 dst_sel:DWORD dst_unused:UNUSED_PAD "
                    "src0_sel:DWORD src1_sel:WORD_1",
          {"v0.u32": [4, 36], "v1.u32": [0xABCD0000, 0x00010000]}, {"v3.u32": [0xABCD0, 0x10]},

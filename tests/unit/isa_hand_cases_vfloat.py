@@ -438,10 +438,41 @@ add(case("*", "v_cvt_u32_f64 v3, v[0:1]", {"v0.f64": [4294967295.5, -0.5]},
          {"v3.u32": [0xFFFFFFFF, 0]}, "truncates before the range check"))
 
 # --- VOP3 output modifiers and input modifiers ----------------------------------------------------
-add(case("gfx942", "v_add_f32_e64 v3, v0, v1 mul:4", {"v0.f32": [1.0e38], "v1.f32": [1.0e38]},
+# An output modifier scales only with output denormals off for the result's type and MODE.IEEE
+# off (gfx12: no IEEE mode); a kernel's usual MODE (IEEE on, denormals kept) ignores it.
+# MODE 0: round to nearest, denormals flushed, DX10_CLAMP and IEEE off.
+add(case("gfx942", "v_add_f32_e64 v3, v0, v1 mul:4",
+         {"mode": 0, "v0.f32": [1.0e38], "v1.f32": [1.0e38]},
          {"v3.f32": [INF]}, "omod x4 after the add overflows to inf"))
-add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 div:2", {"v0.f32": [3.0], "v1.f32": [1.0]},
+add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 div:2", {"mode": 0, "v0.f32": [3.0], "v1.f32": [1.0]},
          {"v3.f32": [1.5]}, "omod /2"))
+add(case("gfx942", "v_add_f32_e64 v3, v0, v1 mul:4", {"v0.f32": [1.0e38], "v1.f32": [1.0e38]},
+         {"v3.f32": [2.0e38]}, "IEEE on and denormals kept (the usual MODE): omod ignored"))
+add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 mul:2", {"mode": 0x200, "v0.f32": [3.0],
+                                                        "v1.f32": [1.0]},
+         {"v3.f32": [3.0]}, "MODE.IEEE on: omod ignored even with denormals flushed"))
+add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 mul:2", {"mode": 0xF0, "v0.f32": [3.0],
+                                                        "v1.f32": [1.0]},
+         {"v3.f32": [3.0]}, "f32 output denormals kept: omod ignored even with IEEE off"))
+add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 mul:2", {"mode": 0xC0, "v0.f32": [3.0],
+                                                        "v1.f32": [1.0]},
+         {"v3.f32": [6.0]}, "f32 denormals flushed (f64/f16 kept), IEEE off: omod applies to f32"))
+add(case("gfx942", "v_add_f64 v[4:5], v[0:1], v[2:3] mul:2",
+         {"mode": 0xC0, "v0.f64": [3.0], "v2.f64": [1.0]}, {"v4.f64": [4.0]},
+         "f64 output denormals kept (MODE[7:6] = 3): omod ignored on the f64 result"))
+add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 mul:2", {"mode": 0, "v0.f32": [-1.0, -0.0],
+                                                        "v1.f32": [0.0, -2.0]},
+         {"v3.u32": [0, 0]}, "omod is not IEEE: a -0 result becomes +0"))
+add(case("gfx942", "v_mul_f32_e64 v3, v0, v1 mul:4",
+         {"mode": 0, "v0.f32": [2.0 ** -126, -(2.0 ** -126)], "v1.f32": [0.5]},
+         {"v3.u32": [0, 0]},
+         "the denormal product flushes to +0 (either sign) before the x4, which would have made "
+         "it normal"))
+add(case("gfx1201", "v_add_f32_e64 v3, v0, v1 mul:2", {"v0.f32": [1.5], "v1.f32": [1.0]},
+         {"v3.f32": [2.5]}, "gfx12 with f32 denormals kept (the usual MODE): omod ignored"))
+add(case("gfx1201", "v_add_f32_e64 v3, v0, v1 mul:2", {"mode": 0, "v0.f32": [1.5],
+                                                         "v1.f32": [1.0]},
+         {"v3.f32": [5.0]}, "gfx12 with denormals flushed (no IEEE mode there): omod applies"))
 add(case("gfx942", "v_max_f32_e64 v3, v0, v1 clamp",
          {"v0.f32": [NAN, -1.0, 2.0], "v1.f32": [NAN, -2.0, 1.0]}, {"v3.f32": [0.0, 0.0, 1.0]},
          "clamp to [0, 1]; a NaN result clamps to 0"))

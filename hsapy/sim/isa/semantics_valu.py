@@ -151,6 +151,21 @@ def _valu_parts(inst: Instruction, info: Any):
     return None, None
 
 
+def omod_applies(info: Any, ty: str) -> bool:
+    """Whether a VOP3/SDWA output modifier (OMOD: x2, x4, /2) scales a ``ty`` result under the
+    MODE the program runs in. The ISA guides (Vega/CDNA "Output Modifiers", RDNA's VALU chapter)
+    say output modifiers are not compatible with output denormals -- with output denormals
+    enabled for the type (MODE.FP_DENORM bit 1) they are ignored -- and are ignored while
+    MODE.IEEE is 1 (gfx9 and gfx11; gfx12 has no IEEE mode). Where they apply, denormal results
+    are flushed and -0 becomes +0 first (they are not IEEE compatible). So with a kernel's usual
+    MODE (IEEE on, denormals kept) hardware ignores a hand-written ``mul:2``; compilers fold an
+    output modifier only where it applies."""
+    mode = info.mode
+    if mode.denorm_for(ty) & 2:
+        return False
+    return info.family == "gfx12" or not mode.ieee
+
+
 def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     dst_ty, src_tys, fn = spec
     fn = _in_mode(inst.name.replace("v_dual_", "v_"), dst_ty, fn, info)
@@ -165,6 +180,8 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
     write = _dst_writer(inst, dst_ty, _op_sel(inst, 3) if WIDTH[dst_ty] == 16 else 0)
     clamp, omod = _output_modifiers(inst)
     is_float = dst_ty[0] == "f"
+    if omod and is_float and not omod_applies(info, dst_ty):
+        omod = 0
     ftz = info.ftz32 if dst_ty == "f32" else info.ftz64 if dst_ty in ("f64", "f16") else False
     dtype = np.dtype({"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(dst_ty, "u1"))
     tiny = np.finfo(dtype).tiny if is_float else 0
@@ -205,7 +222,10 @@ def _vgeneric(inst: Instruction, spec: alu.Spec, info: Any):
         result = np.asarray(fn(*args))
         if is_float:
             if omod:
-                result = result * result.dtype.type((0, 2.0, 4.0, 0.5)[omod])
+                # (omod_applies: output denormals are off) a denormal result flushes to zero
+                # and -0 becomes +0 before the scaling, which may underflow again
+                result = np.where(np.abs(result) < tiny, result.dtype.type(0), result)
+                result = flush(result * result.dtype.type((0, 2.0, 4.0, 0.5)[omod]))
             if clamp:
                 result = np.clip(result, 0, 1)  # NaN stays NaN (numpy clip propagates NaN)
                 result = np.where(np.isnan(result), result.dtype.type(0), result)
