@@ -157,7 +157,8 @@ def omod_applies(info: Any, ty: str) -> bool:
     say output modifiers are not compatible with output denormals -- with output denormals
     enabled for the type (MODE.FP_DENORM bit 1) they are ignored -- and are ignored while
     MODE.IEEE is 1 (gfx9 and gfx11; gfx12 has no IEEE mode). Where they apply, denormal results
-    are flushed and -0 becomes +0 first (they are not IEEE compatible). So with a kernel's usual
+    are flushed and -0 becomes +0 first (they are not IEEE compatible; AMD's review of LLVM's
+    omod folding, reviews.llvm.org/D30209, states the same order). So with a kernel's usual
     MODE (IEEE on, denormals kept) hardware ignores a hand-written ``mul:2``; compilers fold an
     output modifier only where it applies."""
     mode = info.mode
