@@ -496,7 +496,7 @@ class KernargLayout:
         if slot.category == "pointer":
             owner = (value.runtime if isinstance(value, Buffer)
                      else value.buffer.runtime if isinstance(value, BufferView) else None)
-            if owner is not None and owner is not self.runtime:
+            if owner is not None and self.runtime is not None and owner is not self.runtime:
                 raise KernelArgumentValueError(
                     f"{where}, got a {type(value).__name__} of another Runtime: a kernel takes "
                     "memory its own runtime allocated (on the simulator each Runtime is a "

@@ -141,6 +141,16 @@ def test_a_buffer_of_another_runtime_is_refused_as_a_kernel_argument(rt, vadd, q
             vadd.launch(queue, [a, b, theirs.address, N], grid=N, workgroup=64)
 
 
+def test_a_layout_made_without_a_runtime_packs_any_runtimes_buffer(rt, vadd, bufs):
+    from hsapy.kernarg import KernargLayout
+
+    layout = KernargLayout.from_kernel(vadd.info)           # as hsapy inspect makes it
+    with Runtime(backend="sim", targets=["gfx942"]) as other:
+        theirs = other.system_pool.allocate(4 * N)
+        packed = layout.pack([bufs[0], bufs[1], theirs, N], grid=N, workgroup=64)
+        assert int.from_bytes(packed[16:24], "little") == theirs.address
+
+
 def test_a_fault_on_unallocated_memory_names_no_other_runtime(rt, vadd, queue, bufs):
     a, b, _ = bufs
     with Runtime(backend="sim", targets=["gfx942"]):
