@@ -254,6 +254,9 @@ for line, what in (("s_sethalt 1", "halts"), ("s_setkill 1", "is killed")):
     add(both(line, None, {}, {"raises": (NotImplementedInstruction, f"the wave {what}")},
              "on hardware the dispatch never completes: the queue stops naming it"))
 add(both("s_sethalt 0", None, {"s4.u32": 7}, {"s4.u32": 7}, "clears HALT: execution goes on"))
+add(both("s_sendmsghalt sendmsg(MSG_INTERRUPT)", None, {},
+         {"raises": (NotImplementedInstruction, "the wave halts after sending its message")},
+         "sends its message, then halts as s_sethalt 1 does: the queue stops naming it"))
 add(case("gfx942", "s_barrier", {}, {}, "waits for the workgroup", result=BARRIER))
 add(case("gfx1201", "s_barrier_wait 0xffff", {}, {}, "waits for the workgroup",
          result=BARRIER))

@@ -72,7 +72,7 @@ _SCALAR_FIELDS = ("sdst", "sdata", "soffset", "ssrc0", "ssrc1")
 # Opcodes the tables know but hsapy does not decode (their operand syntax is special and no
 # compiler emits them in compute kernels): decoding one raises DecodeError instead of guessing.
 UNSUPPORTED = frozenset({
-    "s_dcache_discard", "s_dcache_discard_x2", "s_sendmsghalt", "v_mov_b16",
+    "s_dcache_discard", "s_dcache_discard_x2", "v_mov_b16",
     "v_cvt_sr_bf8_f32", "v_cvt_sr_fp8_f32",
 })
 # SMEM cache hints whose operands print unlike a load (decoder.smem_hint)

@@ -92,6 +92,8 @@ def _sopp(inst: Instruction, info: Any) -> Closure:
         return trap
     if name in ("s_sethalt", "s_setkill"):
         return _halt_or_kill(inst)
+    if name == "s_sendmsghalt":
+        return _send_message_and_halt(inst)
     return _unimplemented(inst)
 
 
@@ -109,6 +111,18 @@ def _halt_or_kill(inst: Instruction) -> Closure:
 
     def stop(b: Batch, m: Any) -> None:
         raise NotImplementedInstruction(f"{text} ({why}; the simulator has no debugger)")
+    return stop
+
+
+def _send_message_and_halt(inst: Instruction) -> Closure:
+    """S_SENDMSGHALT: "send a message and then HALT the wavefront" (CDNA3 and RDNA4 guides, "SOPP
+    Instructions"). The message has no effect here, as for S_SENDMSG; the halt is S_SETHALT 1's,
+    so the queue stops naming the instruction."""
+    text = inst.text()
+
+    def stop(b: Batch, m: Any) -> None:
+        raise NotImplementedInstruction(f"{text} (the wave halts after sending its message, until "
+                                        "a debugger resumes it; the simulator has no debugger)")
     return stop
 
 

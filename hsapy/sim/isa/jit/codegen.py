@@ -40,8 +40,8 @@ PTR = ir.PointerType()
 MEMORY_ENCODINGS = ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER")
 # Left to the interpreter's scheduler: they end a wave or change the program.
 SCHEDULER_INSTRUCTIONS = frozenset({
-    "s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done", "s_sethalt", "s_setpc_b64",
-    "s_swappc_b64", "s_setreg_b32", "s_setreg_imm32_b32",
+    "s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done", "s_sethalt", "s_sendmsghalt",
+    "s_setpc_b64", "s_swappc_b64", "s_setreg_b32", "s_setreg_imm32_b32",
     "s_round_mode", "s_denorm_mode", "s_trap",
 })
 
