@@ -39,12 +39,29 @@ u32, u64 = np.uint32, np.uint64
 
 ADDRESS_MASK = (1 << 64) - 1
 
+# gfx12 opcodes whose data movement no public source consulted defines lane by lane: the RDNA4
+# ISA guide names them (its VGLOBAL/VSCRATCH opcode tables) and LLVM 19 assembles them, but
+# neither the guide's text nor LLVM's docs and tests say which lane receives which element of a
+# transposing load, or where in memory a block transfer puts each lane's dword of each register.
+# Reaching one stops the queue rather than guess.
+_TRANSPOSE = ("transposing load for WMMA operands: no public source consulted defines which lane "
+              "receives which matrix element, so the simulator does not guess")
+_BLOCK = ("block transfer of the VGPRs that M0 selects: no public source consulted defines the "
+          "memory layout of the registers, so the simulator does not guess")
+UNDEFINED_MOVEMENT = {
+    "global_load_tr_b64": _TRANSPOSE, "global_load_tr_b128": _TRANSPOSE,
+    "global_load_block": _BLOCK, "global_store_block": _BLOCK,
+    "scratch_load_block": _BLOCK, "scratch_store_block": _BLOCK,
+}
+
 
 # --- global / flat / scratch ---------------------------------------------------------------------
 
 
 def _vmem(inst: Instruction, info: Any):
     name = inst.name
+    if name in UNDEFINED_MOVEMENT:
+        raise NotImplementedOperand(UNDEFINED_MOVEMENT[name])
     enc = inst.encoding
     srcs = list(inst.srcs)
     offset = int(srcs[-1].value) if srcs and srcs[-1].kind == "imm" else 0
