@@ -72,7 +72,6 @@ REASONS: tuple[tuple[str, str], ...] = (
      "emits them, not reachable from compute code"),
     (r"^s_setvskip$", "sets the VSKIP mode that skips vector instructions: debugger and "
                       "trap-handler use, not reachable from compute code"),
-    (r"^s_sendmsghalt$", "send a message and halt (graphics, trap handlers): not decoded"),
     (r"^s_dcache_discard", "drops dirty scalar-cache lines without writing them back: the "
                            "simulator has no scalar cache (a store reaches memory at once), so "
                            "it cannot lose the data hardware would; not decoded, no compiler "
@@ -97,10 +96,13 @@ REASONS: tuple[tuple[str, str], ...] = (
      "named barriers, which HIP compute code does not use (__syncthreads is s_barrier_signal "
      "and s_barrier_wait)"),
     (r"^(global|scratch)_(load|store)_block$",
-     "gfx12 transfers of up to 32 VGPRs chosen by an M0 mask (register spills): the memory "
-     "layout is not documented"),
+     "gfx12 transfers of up to 32 VGPRs chosen by an M0 mask (register spills): no public "
+     "source consulted (the RDNA4 ISA guide, LLVM 19) defines where each lane's dword of each "
+     "register goes in memory, so the queue stops naming them"),
     (r"^global_load_tr_b(64|128)$",
-     "transposing loads for matrix operands: not implemented yet"),
+     "transposing loads for WMMA operands: no public source consulted (the RDNA4 ISA guide, "
+     "LLVM 19) defines which lane receives which matrix element, so the queue stops naming "
+     "them"),
     (r"^global_atomic_ordered_add_b64$",
      "ordered add: its result depends on the hardware's wave ordering, which the simulator "
      "does not model"),
