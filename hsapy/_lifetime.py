@@ -47,7 +47,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from hsapy.errors import ClosedError
+from hsapy.errors import ClosedError, HsapyTypeError
 
 _LIVE: collections.Counter[str] = collections.Counter()
 _LIVE_LOCK = threading.Lock()
@@ -178,6 +178,32 @@ def live_counts() -> dict[str, int]:
     drain()
     with _LIVE_LOCK:
         return {kind: n for kind, n in _LIVE.items() if n}
+
+
+class NotCopyable:
+    """Refuses ``copy.copy``, ``copy.deepcopy`` and ``pickle`` with HsapyTypeError (a
+    ``TypeError``, what pickle expects of an object it cannot take). The object names a handle
+    of one runtime in this process: a copy would be a second owner of that handle, and an
+    unpickled one (in another process above all) would name a handle nobody there holds."""
+
+    __slots__ = ()
+
+    def _refuse_copy(self, how: str) -> HsapyTypeError:
+        kind = type(self).__name__
+        return HsapyTypeError(
+            f"{kind} objects cannot be {how}: each stands for a handle of its runtime in this "
+            f"process, and a copy would be a second owner of that handle. Pass the {kind} itself "
+            "(it may be shared between threads); in another process, open a Runtime there and "
+            "create what you need from it")
+
+    def __copy__(self) -> Any:
+        raise self._refuse_copy("copied")
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        raise self._refuse_copy("copied")
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise self._refuse_copy("pickled")
 
 
 class HandleState:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hsapy._hsa import cache_info, call, constant, iterate
+from hsapy._lifetime import NotCopyable
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.memory import MemoryPool
@@ -120,7 +121,7 @@ class _Info:
         return self.default if value is None else value
 
 
-class Agent:
+class Agent(NotCopyable):
     """An HSA agent (CPU or GPU). Take agents from ``Runtime.agents`` / ``gpu_agents``.
 
     Properties come from :data:`AGENT_INFO` (read once); ``info[name]`` holds them all and

@@ -38,7 +38,7 @@ import numpy as np
 
 from hsapy import aql
 from hsapy._checks import check_bit, check_flag
-from hsapy._lifetime import HandleState
+from hsapy._lifetime import HandleState, NotCopyable
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
 from hsapy.interop import BufferView
@@ -72,7 +72,7 @@ _ring_for, _arena_for = ring_for, arena_for
 _MAX_TIMEOUT = float(1 << 31)   # a timeout the fast check in launch() passes as it is
 
 
-class Launchable:
+class Launchable(NotCopyable):
     """The kernels this module launches: :class:`hsapy.executable.Kernel` is the one subclass.
     A dispatch checks its kernel against this class, so this module does not import
     hsapy.executable (which imports it: ``Kernel.launch`` and ``Kernel.prepare`` are
@@ -264,7 +264,7 @@ def _check_after_completion(queue: Any) -> None:
         queue.check()
 
 
-class BatchResult:
+class BatchResult(NotCopyable):
     """Dispatches published by ``PreparedDispatch.batch``: ``chunks`` of (first index, count,
     signal of the chunk's closing barrier-AND packet)."""
 
@@ -304,7 +304,7 @@ class BatchResult:
         return self
 
 
-class DispatchResult:
+class DispatchResult(NotCopyable):
     """One published dispatch: its packet ``index``, ``signal`` (completion), and after
     :meth:`wait`, GPU ``start``/``end`` timestamps (ticks) when profiling is enabled.
 
@@ -376,7 +376,7 @@ class DispatchResult:
             return None
         return (self.end - self.start) * 1e6 / self.queue.runtime.timestamp_frequency
 
-class PreparedDispatch:
+class PreparedDispatch(NotCopyable):
     """A launch prepared once: header|setup word, body template and kernarg packer.
 
     Calling it (``prepared(*args)``) takes a kernarg slot, packs the arguments, patches the
@@ -733,7 +733,7 @@ def _checked_launch(kernel: Launchable, queue: Queue, args: Sequence[Any], grid:
     return result.wait(timeout) if wait else result
 
 
-class Graph:
+class Graph(NotCopyable):
     """Packets recorded once and replayed: ``graph.add_dispatch(...)``, ``graph.add_barrier``,
     then ``graph.launch(queue)`` any number of times.
 

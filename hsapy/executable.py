@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from hsapy._hsa import check
-from hsapy._lifetime import HandleState, release_when_collected
+from hsapy._lifetime import HandleState, NotCopyable, release_when_collected
 from hsapy.codeobject import (
     CodeObject,
     KernelDescriptor,
@@ -177,7 +177,7 @@ def _destroy_when_idle(runtime: Any, handles: _ExecutableState) -> Callable[[], 
     return release
 
 
-class Executable:
+class Executable(NotCopyable):
     """One code object loaded and frozen for one agent. Create with ``Runtime.load``.
 
     ``code_object`` (the parsed :class:`~hsapy.codeobject.CodeObject`), ``target``, ``agent``,

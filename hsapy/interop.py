@@ -47,6 +47,7 @@ import cffi
 import numpy as np
 
 from hsapy._checks import check_int
+from hsapy._lifetime import NotCopyable
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 
 __all__ = ["BufferView", "DLDeviceType", "DLPACK_VERSION", "DLPackExportError",
@@ -273,7 +274,7 @@ def _capsule(address: int, offset: int, dtype: np.dtype, shape: tuple[int, ...],
         raise
 
 
-class BufferView:
+class BufferView(NotCopyable):
     """Elements of ``dtype`` in ``shape`` (C order) at ``offset`` bytes into a Buffer: what
     ``buffer.view(dtype, shape, offset)`` returns. A DLPack producer (``torch.from_dlpack(view)``
     gets a typed tensor), ``__array_interface__`` where the host may touch the memory, and a

@@ -14,7 +14,13 @@ import numpy as np
 
 from hsapy._checks import check_agent, check_timeout
 from hsapy._hsa import call, constant
-from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
+from hsapy._lifetime import (
+    HandleState,
+    NotCopyable,
+    ReleaseOnce,
+    ViewedMemory,
+    release_when_collected,
+)
 from hsapy.errors import HsapyTypeError, HsapyValueError, OutOfResourcesError
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.interop import BufferView
@@ -57,7 +63,7 @@ ACCESS_NAMES = {
 }
 
 
-class MemoryPool:
+class MemoryPool(NotCopyable):
     """One memory pool of an agent. Take pools from ``agent.memory_pools`` (or the shortcuts
     ``agent.device_pool`` / ``agent.kernarg_pool`` / ``runtime.system_pool``)."""
 
@@ -240,7 +246,7 @@ class _ClosedAddress:
             "(pool.allocate)")
 
 
-class Buffer:
+class Buffer(NotCopyable):
     """One allocation from a memory pool: ``address``, ``size``, ``pool``.
 
     The memory stays allocated while the Buffer or any numpy view of it is alive: ``close()``

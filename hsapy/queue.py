@@ -20,7 +20,13 @@ from hsapy._checks import check_flag, check_timeout
 from hsapy._checks import check_int as _check_int
 from hsapy._hsa import check
 from hsapy._hsa.fastcall import bound_signal_store, bound_u64
-from hsapy._lifetime import HandleState, ReleaseOnce, ViewedMemory, release_when_collected
+from hsapy._lifetime import (
+    HandleState,
+    NotCopyable,
+    ReleaseOnce,
+    ViewedMemory,
+    release_when_collected,
+)
 from hsapy.aql import Packet, split
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError, error_for
 from hsapy.observers import (
@@ -182,7 +188,7 @@ def _closed_call(state: HandleState) -> Callable[..., Any]:
     return closed
 
 
-class Queue:
+class Queue(NotCopyable):
     """An AQL queue on a GPU agent. Create with ``agent.create_queue(size=...)``.
 
     ``base_address``/``size`` describe the ring (``ring`` is a numpy view of shape (size, 64));

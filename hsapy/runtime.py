@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from hsapy._checks import check_agent
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
-from hsapy._lifetime import HandleState, Outstanding, drain, park, release_when_collected
+from hsapy._lifetime import (
+    HandleState,
+    NotCopyable,
+    Outstanding,
+    drain,
+    park,
+    release_when_collected,
+)
 from hsapy.diagnose import explain_rocr_failure
 from hsapy.errors import (
     BackendUnavailableError,
@@ -116,7 +123,7 @@ def _all_done(marks: list[Callable[[], bool]]) -> bool:
     return True
 
 
-class Runtime:
+class Runtime(NotCopyable):
     """An initialized HSA runtime. Use as a context manager; ``close()`` is idempotent.
 
     ``backend``: "auto" (default, or ``HSAPY_BACKEND``), "rocr", "sim" or "rocr-sim" (the real

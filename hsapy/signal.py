@@ -16,7 +16,7 @@ import numpy as np
 
 from hsapy._checks import check_flag, check_timeout
 from hsapy._hsa import constant
-from hsapy._lifetime import HandleState, release_when_collected
+from hsapy._lifetime import HandleState, NotCopyable, release_when_collected
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError, error_for
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 from hsapy.observers import OBSERVERS, notify_signal_reused
@@ -118,7 +118,7 @@ def _destroy_when_unused(runtime: Runtime, lib: Any, handle: int) -> Callable[[]
     return release
 
 
-class Signal:
+class Signal(NotCopyable):
     """One HSA signal. Create with ``Runtime.create_signal`` or take one from a SignalPool."""
 
     __slots__ = ("_lib", "_ffi", "_runtime", "_ptr", "_cdata", "_handle", "_state", "_failed",
@@ -359,7 +359,7 @@ def value_words(runtime: Runtime, signal: Signal) -> memoryview | None:
     return words if ok else None
 
 
-class SignalPool:
+class SignalPool(NotCopyable):
     """Reusable signals (docs/architecture.md: never create a signal per dispatch)."""
 
     def __init__(self, runtime: Runtime) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from hsapy import aql
 from hsapy._checks import check_timeout
-from hsapy._lifetime import HandleState, release_when_collected
+from hsapy._lifetime import HandleState, NotCopyable, release_when_collected
 from hsapy.errors import HsapyError
 from hsapy.hip.errors import HipError, byte_count, code_for, dim3, expect_type, hipError_t
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
@@ -72,7 +72,7 @@ class DeviceProp:
     maxThreadsPerMultiProcessor: int
 
 
-class Stream:
+class Stream(NotCopyable):
     """hipStream_t: one AQL queue (profiling enabled) on one device; packets set the barrier bit.
 
     ``_retired`` holds what may be released once the stream has drained (signals of copies,
@@ -134,7 +134,7 @@ class Stream:
         return f"<hip {kind} on device {self.device}>"
 
 
-class Event:
+class Event(NotCopyable):
     """hipEvent_t: a completion signal plus the timestamps of the barrier-AND that records it."""
 
     def __init__(self, hip: HipRuntime, timing: bool = True) -> None:
@@ -179,7 +179,7 @@ def release_nothing() -> None:
     """The release of a HandleState that owns no handle (its object only ends)."""
 
 
-class Module:
+class Module(NotCopyable):
     """hipModule_t: an Executable loaded on one device."""
 
     def __init__(self, executable: Any, device: int) -> None:
@@ -244,7 +244,7 @@ class HipGraph:
         return len(self.nodes) - 1
 
 
-class GraphExec:
+class GraphExec(NotCopyable):
     """hipGraphExec_t: the graph turned into an hsapy.dispatch.Graph per stream (kernargs
     packed once); a launch replays the packets with one doorbell."""
 
@@ -267,7 +267,7 @@ class GraphExec:
         return replay
 
 
-class MemPool:
+class MemPool(NotCopyable):
     """hipMemPool_t over a device's coarse-grained HSA pool, caching freed blocks by size."""
 
     def __init__(self, hip: HipRuntime, device: int) -> None:

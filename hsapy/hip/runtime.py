@@ -9,7 +9,7 @@ import numpy as np
 
 from hsapy import aql
 from hsapy._checks import check_timeout
-from hsapy._lifetime import HandleState, release_when_collected
+from hsapy._lifetime import HandleState, NotCopyable, release_when_collected
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 from hsapy.hip.errors import (
     STICKY_ERRORS,
@@ -51,7 +51,7 @@ extern "C" __global__ void hsapy_memset_u32(unsigned int* dst, unsigned int word
 MEMSET_BLOCK = 256
 
 
-class HipRuntime:
+class HipRuntime(NotCopyable):
     """The HIP runtime API over one hsapy Runtime. Method names are HIP's without the ``hip``
     prefix (``hip.malloc`` is hipMalloc). Pass an open ``runtime`` or a ``backend`` name."""
 
