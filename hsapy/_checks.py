@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -95,3 +96,25 @@ def check_bit(value: Any, what: str) -> bool:
         return bool(value)
     raise HsapyTypeError(f"{what} is True or False (or the bit 0 or 1), not "
                          f"{type(value).__name__} {value!r:.40}")
+
+
+def check_output_path(path: Any, what: str) -> str:
+    """``path`` as a string when a file can be created or replaced there, else HsapyValueError
+    naming why (a directory, a missing or read-only parent): checked before a command does its
+    work, so a typo in an output path fails at once instead of after a long run."""
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise HsapyTypeError(f"{what}: expected a file path, not {path!r}")
+    path = os.fspath(path)
+    full = os.path.abspath(path)
+    parent = os.path.dirname(full)
+    if os.path.isdir(full):
+        raise HsapyValueError(f"{what}: {path} is a directory; give the name of a file to "
+                              "write (inside it, or elsewhere)")
+    if not os.path.isdir(parent):
+        raise HsapyValueError(f"{what}: cannot write {path}: there is no directory {parent}; "
+                              "create it first or choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(full)
+                                                   and not os.access(full, os.W_OK)):
+        raise HsapyValueError(f"{what}: cannot write {path}: permission denied; choose a "
+                              "writable directory")
+    return path

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from hsapy._checks import check_output_path
 from hsapy.errors import HsapyError, HsapyValueError
 
 __all__ = ["FORMATS", "PlotUnavailableError", "check_path", "format_us", "latency_chart",
@@ -34,7 +35,17 @@ def check_path(path: str | Path) -> str:
     if suffix not in FORMATS:
         raise HsapyValueError(f"a chart is written as PNG, SVG or PDF by the file's extension "
                               f"({', '.join(FORMATS)}), not {str(path)!r}")
+    check_output_path(path, "chart")
     return suffix[1:]
+
+
+def _save(figure: Any, path: str | Path, fmt: str) -> None:
+    """``figure.savefig``, an OSError (the directory removed meanwhile, a full disk) becoming
+    HsapyValueError naming the file."""
+    try:
+        figure.savefig(path, format=fmt)
+    except OSError as exc:
+        raise HsapyValueError(f"cannot write the chart {path}: {exc.strerror or exc}") from None
 
 
 def require_matplotlib() -> Any:
@@ -108,7 +119,7 @@ def latency_chart(rows: Sequence[tuple[str, Sequence[float]]], path: str | Path,
                      fontsize="small", color="0.4", x=0.01, ha="left")
     # SVG text stays text (searchable, editable) instead of glyph outlines.
     with rc_context({"svg.fonttype": "none"}):
-        figure.savefig(path, format=fmt)
+        _save(figure, path, fmt)
     return figure
 
 
@@ -166,5 +177,5 @@ def roofline_chart(peaks: Any, points: Sequence[tuple[str, Any, Any]], path: str
                      "hollow: bytes requested (no cache), filled: distinct lines (ideal cache)",
                      fontsize="small", color="0.4", x=0.01, ha="left")
     with rc_context({"svg.fonttype": "none"}):
-        figure.savefig(path, format=fmt)
+        _save(figure, path, fmt)
     return figure

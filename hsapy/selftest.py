@@ -135,6 +135,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         with contextlib.redirect_stdout(io.StringIO()):     # the verdicts are the report
             code = pytest.main(argv, plugins=[collector])
+    if code == pytest.ExitCode.USAGE_ERROR:
+        # a -k expression pytest cannot parse: its "ERROR: Wrong expression" went to stderr
+        print("hsapy selftest: pytest refused the -k expression (see its message above); "
+              "nothing ran", file=sys.stderr)
+        return 2
+    if code == pytest.ExitCode.INTERRUPTED:
+        # Ctrl-C: pytest stops and returns; the verdicts would read as a finished run
+        print("hsapy: interrupted", file=sys.stderr)
+        return 130
     print(f"hsapy selftest on {args.backend}: a verdict per feature "
           "(test module: passed / failed / skipped)")
     for module, counts in sorted(collector.outcomes.items(),

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsapy import aql
+from hsapy._checks import check_flag, check_output_path, check_timeout
 from hsapy.errors import HsapyValueError
 from hsapy.hsa_enums import (
     HSA_SIGNAL_CONDITION_LT,
@@ -180,11 +181,12 @@ class Trace:
 
     def __init__(self, path: Any = None, harvest_timeout: float = 2.0,
                  counters: bool = True) -> None:
-        if harvest_timeout is None or harvest_timeout < 0:
-            raise HsapyValueError("Trace: harvest_timeout must be a number of seconds >= 0")
+        harvest_timeout = check_timeout(harvest_timeout, "Trace: harvest_timeout")
+        if path is not None:     # refused now, not after the traced work
+            path = check_output_path(path, "Trace: path")
         self.path = path
         self.profiler: Any = None
-        if counters:
+        if check_flag(counters, "Trace: counters"):
             from hsapy.profile import Profiler
 
             self.profiler = Profiler()
@@ -702,8 +704,13 @@ class Trace:
 
     def write(self, path: Any) -> None:
         """Write the trace as JSON to ``path``."""
-        with open(path, "w", encoding="utf-8") as out:
-            json.dump(self.to_json(), out, separators=(",", ":"))
+        text = json.dumps(self.to_json(), separators=(",", ":"))
+        try:
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(text)
+        except OSError as exc:
+            raise HsapyValueError(f"cannot write the trace to {path}: "
+                                  f"{exc.strerror or exc}") from None
 
     def summary(self) -> dict[str, Any]:
         """Counts per queue and overall (what ``hsapy trace`` prints)."""

@@ -62,6 +62,9 @@ def _build(args: argparse.Namespace) -> tuple[bytes, str]:
                              wavefront_size=args.wavefront_size, cache=cache)
         return data, name
     path = Path(args.source)
+    if path.is_dir():
+        raise HsapyValueError(f"{path} is a directory; give a source file (.ll, .hip, .s) or "
+                              "asm:<name>, e.g. asm:vector_add")
     if not path.is_file():
         raise HsapyValueError(f"{path} does not exist (for a kernel of hsapy.asm write "
                               f"asm:<name>, e.g. asm:vector_add)")
@@ -96,12 +99,15 @@ def _kernel_names(data: bytes) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from hsapy import toolchain
+    from hsapy._checks import check_output_path
     from hsapy.errors import HsapyError
 
     def show(event: toolchain.ToolchainEvent) -> None:
         print(f"[{event.kind}] {event.message}", file=sys.stderr)
 
     try:
+        if args.output is not None:      # before a build that may take minutes
+            check_output_path(args.output, "-o")
         if args.verbose:
             with toolchain.observe(show):
                 data, stem = _build(args)

@@ -18,7 +18,9 @@ import sys
 import traceback
 from typing import Any
 
+from hsapy._checks import check_output_path
 from hsapy.commands._args import seconds
+from hsapy.errors import HsapyError
 
 HELP = "run a Python program and write its AQL packets, doorbells and GPU times as Perfetto JSON"
 
@@ -60,6 +62,7 @@ def parse_command(command: list[str]) -> tuple[str, str, list[str]]:
         if rest[0] == "-m":
             if len(rest) < 2:
                 raise CommandLineError("python -m needs a module name")
+            _require_module(rest[1])
             return "module", rest[1], [rest[1], *rest[2:]]
         if rest[0].startswith("-"):
             raise CommandLineError(f"python option {rest[0]} is not supported by hsapy trace; "
@@ -74,6 +77,25 @@ def parse_command(command: list[str]) -> tuple[str, str, list[str]]:
     if not os.path.isfile(script):
         raise CommandLineError(f"no such script: {script}")
     return "path", script, command
+
+
+def _require_module(name: str) -> None:
+    """CommandLineError unless ``python -m name`` would find the module (looked up as
+    ``run_program`` runs it, with the working directory first on the path): a typo is then one
+    line before anything runs, not runpy's traceback inside the trace."""
+    import importlib.util
+
+    saved_path = sys.path[:]
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as exc:     # a parent that is not a package, "" or ".x"
+        raise CommandLineError(f"cannot run python -m {name}: {exc}") from None
+    finally:
+        sys.path[:] = saved_path
+    if spec is None:
+        raise CommandLineError(f"no module named {name!r} (python -m looks in the working "
+                               "directory and on sys.path)")
 
 
 def _is_python_file(path: str) -> bool:
@@ -146,10 +168,10 @@ def run(args: argparse.Namespace) -> int:
     except CommandLineError as exc:
         print(f"hsapy trace: {exc}", file=sys.stderr)
         return 2
-    output_dir = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(output_dir):
-        print(f"hsapy trace: cannot write {args.output}: no directory {output_dir}",
-              file=sys.stderr)
+    try:
+        check_output_path(args.output, "-o")
+    except HsapyError as exc:
+        print(f"hsapy trace: {exc}", file=sys.stderr)
         return 2
     trace = Trace(os.path.abspath(args.output), harvest_timeout=args.harvest_timeout,
                   counters=not args.no_counters)

@@ -32,10 +32,13 @@ def load_code_object(data: bytes, target: str | None = None) -> Any:
     except ImportError as exc:  # pragma: no cover - only before hsapy.codeobject exists
         raise HsapyValueError("reading code objects needs hsapy.codeobject, which is not "
                               "available in this installation") from exc
-    if data[:len(_BUNDLE_MAGIC)] == _BUNDLE_MAGIC or data[:4] == b"CCOB":
-        if not target:
-            raise HsapyValueError("this file is an offload bundle: pass --target (e.g. gfx942) "
-                                  "to pick the code object to disassemble")
+    is_bundle = data[:len(_BUNDLE_MAGIC)] == _BUNDLE_MAGIC or data[:4] == b"CCOB"
+    if is_bundle and not target:
+        raise HsapyValueError("this file is an offload bundle: pass --target (e.g. gfx942) "
+                              "to pick the code object to disassemble")
+    if target:
+        # a plain ELF is checked against the target too, as hsapy inspect does: a target
+        # given for the wrong object (or misspelt) is an error, not ignored
         data = extract_for_target(data, target)
     return CodeObject.from_bytes(data), data
 
