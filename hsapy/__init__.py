@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hsapy._version import __version__
 from hsapy.errors import BackendUnavailableError, HSAError
 
 if TYPE_CHECKING:   # for type checkers; at run time Runtime is imported on first use
     from hsapy.runtime import Runtime
 
 __all__ = ["BackendUnavailableError", "HSAError", "Runtime", "__version__"]
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> type[Runtime]:

@@ -78,9 +78,9 @@ def atomic_write(path: Path, data: bytes) -> None:
 def _cache_key(route: str, parts: dict) -> str:
     # hsapy's version too: a release never reads what another one built (its compiler flags,
     # header or extraction may differ even where _CACHE_SCHEMA was not bumped)
-    import hsapy
+    from hsapy import _version
 
-    payload = json.dumps({"schema": _CACHE_SCHEMA, "hsapy": hsapy.__version__, "route": route,
+    payload = json.dumps({"schema": _CACHE_SCHEMA, "hsapy": _version.__version__, "route": route,
                           **parts}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 

@@ -165,12 +165,12 @@ def test_cache_key_changes_with_target_and_options(cache):
 
 
 def test_another_hsapy_release_does_not_read_the_entries_of_this_one(cache, monkeypatch):
-    import hsapy
+    from hsapy import _version
 
     recorder = Recorder()
     with toolchain.observe(recorder):
         toolchain.build_ir(STORE_IR, "gfx942")
-        monkeypatch.setattr(hsapy, "__version__", hsapy.__version__ + ".post1")
+        monkeypatch.setattr(_version, "__version__", _version.__version__ + ".post1")
         toolchain.build_ir(STORE_IR, "gfx942")
     assert recorder.kinds().count("cache-store") == 2
     assert "cache-hit" not in recorder.kinds()
