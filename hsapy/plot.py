@@ -28,14 +28,15 @@ class PlotUnavailableError(HsapyError, ImportError):
     """matplotlib is not installed."""
 
 
-def check_path(path: str | Path) -> str:
+def check_path(path: str | Path, what: str = "chart") -> str:
     """The format (``png``, ``svg`` or ``pdf``) of ``path`` by its extension, or
-    HsapyValueError naming the ones there are."""
+    HsapyValueError naming the ones there are, or why the file cannot be written; ``what``
+    starts the message (a command passes its option's name)."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise HsapyValueError(f"a chart is written as PNG, SVG or PDF by the file's extension "
-                              f"({', '.join(FORMATS)}), not {str(path)!r}")
-    check_output_path(path, "chart")
+        raise HsapyValueError(f"{what}: a chart is written as PNG, SVG or PDF by the file's "
+                              f"extension ({', '.join(FORMATS)}), not {str(path)!r}")
+    check_output_path(path, what)
     return suffix[1:]
 
 
@@ -48,13 +49,14 @@ def _save(figure: Any, path: str | Path, fmt: str) -> None:
         raise HsapyValueError(f"cannot write the chart {path}: {exc.strerror or exc}") from None
 
 
-def require_matplotlib() -> Any:
+def require_matplotlib(what: str = "") -> Any:
     """matplotlib's Figure class, or PlotUnavailableError whose message is the one line that
-    names the extra to install."""
+    names the extra to install (after ``what: `` when given: a command's option)."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise PlotUnavailableError("charts need matplotlib: pip install 'hsapy[plot]'") from None
+        raise PlotUnavailableError(f"{what + ': ' if what else ''}charts need matplotlib: "
+                                   "pip install 'hsapy[plot]'") from None
     return Figure
 
 

@@ -55,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
         from hsapy import plot
 
         try:
-            plot.check_path(args.plot)
-            plot.require_matplotlib()
+            plot.check_path(args.plot, "--plot")
+            plot.require_matplotlib("--plot")
         except HsapyError as exc:
-            print(f"hsapy bench: --plot: {exc}", file=sys.stderr)
+            print(f"hsapy bench: {exc}", file=sys.stderr)
             return 2
     plan = (bench.LaunchPlan.quick(args.repeats) if args.quick
             else bench.LaunchPlan(repeats=args.repeats or 20))

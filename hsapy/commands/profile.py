@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
         from hsapy.errors import HsapyError
 
         try:
-            plot.check_path(args.plot)
-            plot.require_matplotlib()
+            plot.check_path(args.plot, "--plot")
+            plot.require_matplotlib("--plot")
         except HsapyError as exc:
-            print(f"hsapy profile: --plot: {exc}", file=sys.stderr)
+            print(f"hsapy profile: {exc}", file=sys.stderr)
             return 2
     profiler = Profiler()
     with profiler:

@@ -49,6 +49,7 @@ def test_bench_refuses_a_plot_in_a_missing_directory_before_benchmarking(tmp_pat
                    "--plot", str(tmp_path / "no" / "launch.png")])
     out, err = capsys.readouterr()
     assert status == 2 and "there is no directory" in err and out == ""
+    assert err.startswith("hsapy bench: --plot: cannot write "), err     # one prefix, the option
 
 
 @pytest.mark.parametrize("module, problem", [("no_such_module_zz", "no module named"),
