@@ -350,6 +350,12 @@ class BufferView(NotCopyable):
         if copy is not None and copy is not True and copy is not False:
             raise HsapyTypeError(f"__dlpack__: copy is True, False or None, not "
                                  f"{type(copy).__name__} {copy!r:.40}")
+        # the consumer's stream, an integer handle or None (DLPack Python specification); the
+        # memory is ready once the dispatches and copies writing it completed, so hsapy has no
+        # stream to order against it and takes any integer
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+            raise HsapyTypeError(f"__dlpack__: stream is an integer stream handle or None, not "
+                                 f"{type(stream).__name__} {stream!r:.40}")
         versioned = (max_version is not None
                      and _int_pair(max_version, "max_version", "(major, minor)")[0] >= 1)
         ours = self.__dlpack_device__()

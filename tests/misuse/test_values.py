@@ -125,6 +125,9 @@ CASES = [
     ("dlpack dl_device floats", lambda r, a, k, q, b: b[0].view().__dlpack__(
         dl_device=(1.0, 0.0)), T, "dl_device"),
     ("dlpack copy str", lambda r, a, k, q, b: b[0].__dlpack__(copy="no"), T, "copy"),
+    ("dlpack stream str", lambda r, a, k, q, b: b[0].__dlpack__(stream="x"), T, "stream"),
+    ("dlpack stream float", lambda r, a, k, q, b: b[0].view().__dlpack__(stream=1.0), T,
+     "stream"),
 ]
 
 
