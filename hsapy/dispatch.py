@@ -266,9 +266,10 @@ def _check_after_completion(queue: Any) -> None:
 
 class BatchResult(NotCopyable):
     """Dispatches published by ``PreparedDispatch.batch``: ``chunks`` of (first index, count,
-    signal of the chunk's closing barrier-AND packet)."""
+    signal of the chunk's closing barrier-AND packet), and ``halves``, the half of the queue's
+    batch kernarg arena each chunk used (its generation there tells when it completed)."""
 
-    __slots__ = ("queue", "kernel", "chunks", "_arena", "_halves")
+    __slots__ = ("queue", "kernel", "chunks", "_arena", "halves")
 
     def __init__(self, queue: Queue, kernel: Launchable, chunks: list[tuple[int, int, Any]],
                  arena: Any = None, halves: list[int] | None = None) -> None:
@@ -276,7 +277,7 @@ class BatchResult(NotCopyable):
         self.kernel = kernel
         self.chunks = chunks
         self._arena = arena
-        self._halves = halves or []
+        self.halves = halves or []
 
     def __repr__(self) -> str:
         return (f"BatchResult(kernel={getattr(self.kernel, 'name', self.kernel)!r}, "
@@ -291,13 +292,13 @@ class BatchResult(NotCopyable):
     def is_done(self) -> bool:
         """True once every chunk completed (ClosedError: the queue was closed before)."""
         return all(_completed(self._arena, half, first, "this batch", self.queue)
-                   for (first, _count, _signal), half in zip(self.chunks, self._halves))
+                   for (first, _count, _signal), half in zip(self.chunks, self.halves))
 
     def wait(self, timeout: float = 10.0) -> BatchResult:
         """Wait for every chunk (raising the queue's error if it stopped)."""
         timeout = check_timeout(timeout, "BatchResult.wait")
         deadline = time.monotonic() + timeout
-        for (first, _count, _signal), half in zip(self.chunks, self._halves):
+        for (first, _count, _signal), half in zip(self.chunks, self.halves):
             _wait_completed(self._arena, half, first, "this batch", self.queue,
                             max(deadline - time.monotonic(), 0.0))
         _check_after_completion(self.queue)
@@ -457,46 +458,38 @@ class PreparedDispatch(NotCopyable):
         return self._named(True)
 
     @functools.cached_property
-    def _arena(self) -> BatchArena:
-        return arena_for(self.queue, self._slot_size)
-
-    @functools.cached_property
-    def _batch_chunk(self) -> Any:
-        """``chunk(arg_lists, doorbell)`` for one chunk (publishing.batcher)."""
-        return batcher(self._template, self._arena, self._chunks)
-
-    def batch(self, arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
-        """Publish one dispatch per argument list, vectorised: one reservation and one doorbell
-        per chunk of at most ``queue size - 1`` dispatches.
+    def batch(self) -> Any:
+        """``prepared.batch(arg_lists, doorbell=True)`` publishes one dispatch per argument list
+        (each exactly the kernel's explicit parameters, by position), vectorised: one
+        reservation and one doorbell per chunk of at most ``queue size - 1`` dispatches (and
+        at most BATCH_ARENA_SLOTS). Returns a BatchResult to wait on.
 
         Each chunk ends with a barrier-AND packet (barrier bit set, so it completes only after
         every dispatch before it) whose completion signal guards the chunk's kernarg arena; the
         dispatch packets themselves carry no completion signal. Argument lists equal to the
-        first share its kernarg segment (kernels only read it)."""
-        if doorbell is not True and doorbell is not False:
-            doorbell = check_flag(doorbell, "PreparedDispatch.batch: doorbell")
-        if arg_lists.__class__ is list and 0 < len(arg_lists) <= self._chunk_limit:
-            first, count, signal, half = self._batch_chunk(arg_lists, doorbell)
-            return BatchResult(self.queue, self.kernel, [(first, count, signal)], self._arena,
-                               [half])
-        _raise_if_closed(self._states)
-        if arg_lists.__class__ is not list:
-            if isinstance(arg_lists, (str, bytes)) or not hasattr(arg_lists, "__iter__"):
-                raise HsapyTypeError(f"PreparedDispatch.batch takes a list of argument lists, "
-                                     f"not {type(arg_lists).__name__}")
-            arg_lists = list(arg_lists)
-        chunk, limit = self._batch_chunk, self._chunk_limit
-        halves: list[int] = []
-        chunks = []
-        for start in range(0, len(arg_lists), limit):
-            first, count, signal, half = chunk(arg_lists[start:start + limit], doorbell)
-            chunks.append((first, count, signal))
-            halves.append(half)
-        return BatchResult(self.queue, self.kernel, chunks, self._arena, halves)
+        first share its kernarg segment (kernels only read it).
 
-    @functools.cached_property
-    def _chunk_limit(self) -> int:
-        return min(self.queue.size - 1, BATCH_ARENA_SLOTS)
+        Like ``publish``, it is the call itself (hsapy.publishing.batcher), found in the
+        instance's ``__dict__`` once made. The first call makes it, with the queue's batch
+        kernarg arena (made on first use), and puts it there."""
+        prepared = weakref.ref(self)
+        template, chunks, kernel, slot_size = (self._template, self._chunks, self.kernel,
+                                               self._slot_size)
+        made: list[Any] = []
+
+        def batch(arg_lists: Sequence[Sequence[Any]], doorbell: bool = True) -> BatchResult:
+            if not made:
+                _raise_if_closed(template.states)
+                made.append(batcher(template, arena_for(template.queue, slot_size), chunks,
+                                    BatchResult, kernel))
+                made[0].__qualname__ = batch.__qualname__
+                owner = prepared()
+                if owner is not None:
+                    owner.__dict__["batch"] = made[0]
+            return made[0](arg_lists, doorbell)
+
+        batch.__qualname__ = f"PreparedDispatch({self.kernel.name}).batch"
+        return batch
 
     def packet(self) -> aql.Packet:
         """The packet template every call publishes, for study: ``kernarg_address`` and

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from hsapy import aql
 from hsapy.asm import kernels
 from hsapy.codeobject import ArgInfo, KernelInfo
-from hsapy.dispatch import DispatchResult
+from hsapy.dispatch import BatchResult, DispatchResult
 from hsapy.errors import HsapyError
 from hsapy.kernarg import SCALAR_TYPES, KernargLayout
 from hsapy.publishing import (
@@ -166,7 +166,8 @@ class Side:
         self.calls = [dict(publish=named_dispatcher(t, params, False),
                            submit=named_dispatcher(t, params, True),
                            dispatch=dispatcher(t, DispatchResult),
-                           batch=batcher(t, self.arena, {})) for t in self.templates]
+                           batch=batcher(t, self.arena, {}, BatchResult, kernel))
+                      for t in self.templates]
 
     def advance(self, index: int, slots: int, halves: int) -> None:
         """Move the write index on to ``index`` (no-op packets, consumed), the kernarg slot
@@ -193,7 +194,8 @@ class Side:
         template, calls = self.templates[which], self.calls[which]
         if kind == "batch":
             if self.fast:
-                first, count, _signal, half = calls["batch"](list(payload), doorbell)
+                result = calls["batch"](list(payload), doorbell)
+                [(first, count, _signal)], [half] = result.chunks, result.halves
             else:
                 first, count, _signal, half = reference_batch(template, self.arena,
                                                               list(payload), doorbell)
