@@ -46,7 +46,6 @@ from hsapy.kernarg import KernargLayout, normalize_dims
 from hsapy.publishing import (
     BATCH_ARENA_SLOTS,
     RING_SLOTS,
-    BatchArena,
     DispatchTemplate,
     KernargRing,
     arena_for,
