@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
-__all__ = ["check_agent", "check_bit", "check_flag", "check_int", "check_timeout"]
+__all__ = ["check_agent", "check_bit", "check_flag", "check_int", "check_items",
+           "check_timeout"]
 
 _MAX_TIMEOUT_S = float(1 << 40)
 
@@ -59,6 +61,24 @@ def check_int(value: Any, what: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise HsapyValueError(f"{what} must be in {low}..{high}, not {value}")
     return value
+
+
+def check_items(value: Any, what: str, ordered: bool = True) -> list[Any]:
+    """The items of a list-like ``value`` (list, tuple, 1-d array, generator) as a list, else an
+    HsapyTypeError starting with ``what`` (e.g. "launch: args is the list of the kernel's
+    arguments"). Refused: a str or bytes (their characters are no list), a number, a 0-d array
+    (it has ``__iter__`` and refuses iteration), a mapping (its keys would be taken) and, where
+    the order counts (``ordered``), a set, whose order is arbitrary."""
+    if value.__class__ is list or value.__class__ is tuple:
+        return list(value)
+    unordered = ordered and isinstance(value, (set, frozenset))
+    if (isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or unordered
+            or not hasattr(value, "__iter__") or getattr(value, "ndim", None) == 0):
+        why = (" (a set has no order)" if unordered else
+               " (a mapping gives its keys)" if isinstance(value, Mapping) else "")
+        raise HsapyTypeError(f"{what}, not {type(value).__name__} {value!r:.40}{why}; give a "
+                             "list or tuple")
+    return list(value)
 
 
 def check_agent(agent: Any, runtime: Any, what: str) -> Any:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import construct as cs
 
-from hsapy._checks import check_bit, check_int
+from hsapy._checks import check_bit, check_int, check_items
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.hsa_enums import (
     HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
@@ -280,10 +280,8 @@ def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_addre
 
 def _barrier(packet_type: PacketType, deps: Sequence[int], completion_signal: int, barrier: bool,
              acquire: Any, release: Any) -> Packet:
-    if isinstance(deps, (str, bytes, bytearray)) or not hasattr(deps, "__iter__"):
-        raise HsapyTypeError(f"a barrier packet's deps are a list of signals (or their "
-                             f"handles), not {type(deps).__name__}")
-    deps = [getattr(d, "handle", d) for d in deps]
+    deps = [getattr(d, "handle", d) for d in check_items(
+        deps, "a barrier packet's deps are a list of signals (or their handles)", ordered=False)]
     if len(deps) > 5:
         raise HsapyValueError(f"a barrier packet holds at most 5 dependency signals, got "
                               f"{len(deps)}; chain several barrier packets")
@@ -311,10 +309,7 @@ def agent_dispatch(function: int, args: Sequence[int] = (), return_address: int 
     """Agent dispatch: asks an agent (usually a CPU agent servicing a queue) to run ``function``."""
     # the function code is the packet's 16-bit type field (hsa.h hsa_agent_dispatch_packet_t)
     function = check_int(function, "agent_dispatch: function", 0, 0xFFFF)
-    if isinstance(args, (str, bytes, bytearray)) or not hasattr(args, "__iter__"):
-        raise HsapyTypeError(f"agent_dispatch: args are up to 4 integers, not "
-                             f"{type(args).__name__}")
-    args = list(args)
+    args = check_items(args, "agent_dispatch: args are up to 4 integers")
     if len(args) > 4:
         raise HsapyValueError("an agent dispatch packet carries at most 4 arguments")
     word = header_setup_word(encode_header(PacketType.AGENT_DISPATCH, barrier, acquire, release),

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hsapy import aql
-from hsapy._checks import check_bit, check_flag
+from hsapy._checks import check_bit, check_flag, check_items
 from hsapy._lifetime import HandleState, NotCopyable
 from hsapy.codeobject import max_scratch_per_wave
 from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
@@ -683,10 +683,7 @@ def _checked_launch(kernel: Launchable, queue: Queue, args: Sequence[Any], grid:
     if wait is not True and wait is not False:
         raise HsapyTypeError(f"launch: wait is a bool, not {wait!r}")
     if args.__class__ is not tuple and args.__class__ is not list:
-        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
-            raise HsapyTypeError(f"launch: args is the list of the kernel's arguments, not "
-                                 f"{type(args).__name__}")
-        args = tuple(args)
+        args = tuple(check_items(args, "launch: args is the list of the kernel's arguments"))
     try:
         cache = queue.attachments[_LAUNCHES]
         layout: KernargLayout | None = kernel.layout
@@ -744,10 +741,7 @@ class Graph(NotCopyable):
                      dynamic_lds: int = 0, barrier: bool = True) -> None:
         """Record a dispatch (barrier bit set by default: graph nodes run in order)."""
         prepared = PreparedDispatch(kernel, self.queue, grid, workgroup, dynamic_lds, barrier)
-        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
-            raise HsapyTypeError(f"Graph.add_dispatch: args is the list of the kernel's "
-                                 f"arguments, not {type(args).__name__}")
-        args = list(args)
+        args = check_items(args, "Graph.add_dispatch: args is the list of the kernel's arguments")
         kernarg = prepared.packer.pack(*args)
         # what replays must still be open: the packed bytes keep the buffers' addresses, and a
         # closed buffer's memory may belong to another allocation by then

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hsapy._checks import check_int
+from hsapy._checks import check_int, check_items
 from hsapy.codeobject import ArgInfo, KernelInfo
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.interop import BufferView, pointer_argument
@@ -471,9 +471,11 @@ class KernargLayout:
              workgroup: int | Sequence[int], dynamic_lds: int = 0, queue_ptr: int = 0,
              apertures: tuple[int, int] = (0, 0)) -> bytes:
         """The packed kernarg segment as bytes (convenience; the fast path uses a Packer)."""
-        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
-            raise KernelArgumentError(f"kernel {self.kernel_name}: args is the list of the "
-                                      f"kernel's arguments, not {type(args).__name__}")
+        try:
+            args = check_items(args, f"kernel {self.kernel_name}: args is the list of the "
+                                     "kernel's arguments")
+        except HsapyTypeError as exc:
+            raise KernelArgumentError(str(exc)) from None
         buffer = bytearray(self.size)
         self.packer(grid, workgroup, dynamic_lds, queue_ptr, apertures).pack_into(buffer, 0, *args)
         return bytes(buffer)

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from hsapy import aql
-from hsapy._checks import check_flag
+from hsapy._checks import check_flag, check_items
 from hsapy._native import row_writer
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
 from hsapy.observers import OBSERVERS, notify_signal_reused, watch_observers
@@ -859,10 +859,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
             if state.closed:
                 raise state.error()
         if arg_lists.__class__ is not list:
-            if isinstance(arg_lists, (str, bytes)) or not hasattr(arg_lists, "__iter__"):
-                raise HsapyTypeError(f"PreparedDispatch.batch takes a list of argument lists, "
-                                     f"not {type(arg_lists).__name__}")
-            arg_lists = list(arg_lists)
+            arg_lists = check_items(arg_lists, "PreparedDispatch.batch takes a list of "
+                                               "argument lists")
         chunk_list: list[tuple[int, int, Any]] = []
         halves: list[int] = []
         for start in range(0, len(arg_lists), limit):

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from hsapy import aql
-from hsapy._checks import check_flag, check_timeout
+from hsapy._checks import check_flag, check_items, check_timeout
 from hsapy._checks import check_int as _check_int
 from hsapy._hsa import check
 from hsapy._hsa.fastcall import bound_signal_store, bound_u64
@@ -672,9 +672,7 @@ class Queue(NotCopyable):
         if isinstance(packets, (bytes, bytearray, Packet)):
             raise HsapyTypeError("publish_batch takes a list of packets; publish one with "
                                  "Queue.publish")
-        if not hasattr(packets, "__iter__"):
-            raise HsapyTypeError(f"publish_batch takes a list of packets, not "
-                                 f"{type(packets).__name__}")
+        packets = check_items(packets, "publish_batch takes a list of packets")
         packets = [p if p.__class__ is Packet and _is_whole(p) else _packet(p) for p in packets]
         if not packets:
             raise HsapyValueError("publish_batch needs at least one packet")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hsapy import aql
-from hsapy._checks import check_timeout
+from hsapy._checks import check_items, check_timeout
 from hsapy._lifetime import HandleState, NotCopyable, release_when_collected
 from hsapy.errors import HsapyError
 from hsapy.hip.errors import HipError, byte_count, code_for, dim3, expect_type, hipError_t
@@ -215,10 +215,12 @@ class HipGraph:
 
         call = "hipGraphAddKernelNode"
         expect_type(kernel, Kernel, call, "the kernel", hipError_t.hipErrorInvalidDeviceFunction)
-        for what, items in (("dependencies", dependencies), ("args", args)):
-            if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
-                raise HipError(hipError_t.hipErrorInvalidValue, call,
-                               f"{what} is a list, not {type(items).__name__} {items!r:.40}")
+        try:
+            dependencies = check_items(dependencies, "dependencies is a list of node indices",
+                                       ordered=False)
+            args = check_items(args, "args is the list of the kernel's arguments")
+        except HsapyError as exc:
+            raise HipError(hipError_t.hipErrorInvalidValue, call, str(exc)) from None
         for dep in dependencies:
             if (isinstance(dep, bool) or not isinstance(dep, (int, np.integer))
                     or not 0 <= dep < len(self.nodes)):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from hsapy import aql
-from hsapy._checks import check_timeout
+from hsapy._checks import check_items, check_timeout
 from hsapy._lifetime import HandleState, NotCopyable, release_when_collected
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 from hsapy.hip.errors import (
@@ -556,9 +556,7 @@ class HipRuntime(NotCopyable):
     def moduleLaunchKernel(self, kernel: Any, gridDim: Any, blockDim: Any, sharedMemBytes: int,
                            stream: Stream | None, args: Sequence[Any]) -> Any:
         """hipModuleLaunchKernel: as launchKernelGGL with the arguments as one list."""
-        if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
-            raise HipError(hipError_t.hipErrorInvalidValue, "hipModuleLaunchKernel",
-                           f"kernelParams is a list of arguments, not {type(args).__name__}")
+        args = check_items(args, "hipModuleLaunchKernel: kernelParams is a list of arguments")
         return self.launchKernelGGL(kernel, gridDim, blockDim, sharedMemBytes, stream, *args)
 
     # -- streams -----------------------------------------------------------------------------
@@ -718,9 +716,8 @@ class HipRuntime(NotCopyable):
                            sharedMemBytes: int = 0) -> int:
         """hipGraphAddKernelNode: returns the node index."""
         expect_type(graph, HipGraph, "hipGraphAddKernelNode", "graph")
-        if isinstance(dependencies, (str, bytes)) or not hasattr(dependencies, "__iter__"):
-            raise HipError(hipError_t.hipErrorInvalidValue, "hipGraphAddKernelNode",
-                           "dependencies is a list of node indices")
+        dependencies = check_items(dependencies, "hipGraphAddKernelNode: dependencies is a "
+                                   "list of node indices", ordered=False)
         return graph.addKernelNode(kernel, gridDim, blockDim, args, sharedMemBytes, dependencies)
 
     @hip_api("hipGraphInstantiate")

@@ -16,6 +16,7 @@ from hsapy import aql
 from hsapy.asm import kernels
 from hsapy.dispatch import DispatchConfigError, Graph
 from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.kernarg import KernelArgumentError
 from hsapy.runtime import Runtime
 
 T, V, D = HsapyTypeError, HsapyValueError, DispatchConfigError
@@ -139,6 +140,55 @@ def test_a_value_of_the_wrong_kind_is_refused_by_name(ctx, name, call, error, na
         call(*ctx)
     assert queue.load_write_index() == written and queue.error is None
 
+
+
+# A list of things given as something else that iterates: a 0-d array (it has __iter__ and
+# refused iteration with numpy's TypeError), a dict (its keys were taken as the kernel's
+# arguments and launched), a set (its order is arbitrary). The shared check refuses each.
+ZERO_D = np.array(3)
+LIST_CASES = [
+    ("launch args 0-d", lambda r, a, k, q, b: k.launch(q, ZERO_D, N, 64), T),
+    ("launch args dict", lambda r, a, k, q, b: k.launch(q, dict.fromkeys([*b, N]), N, 64), T),
+    ("launch args set", lambda r, a, k, q, b: k.launch(q, {*b, N}, N, 64), T),
+    ("batch 0-d", lambda r, a, k, q, b: k.prepare(q, N, 64).batch(ZERO_D), T),
+    ("batch dict", lambda r, a, k, q, b: k.prepare(q, N, 64).batch({(*b, N): 1}), T),
+    ("graph args 0-d", lambda r, a, k, q, b: Graph(q).add_dispatch(k, ZERO_D, N, 64), T),
+    ("graph args dict", lambda r, a, k, q, b: Graph(q).add_dispatch(
+        k, dict.fromkeys([*b, N]), N, 64), T),
+    ("publish_batch 0-d", lambda r, a, k, q, b: q.publish_batch(ZERO_D), T),
+    ("publish_batch set", lambda r, a, k, q, b: q.publish_batch({BARRIER}), T),
+    ("pack 0-d", lambda r, a, k, q, b: k.layout.pack(ZERO_D, N, 64), KernelArgumentError),
+    ("barrier deps 0-d", lambda r, a, k, q, b: aql.barrier_and(ZERO_D), T),
+    ("barrier deps dict", lambda r, a, k, q, b: aql.barrier_or({1: 2}), T),
+    ("agent_dispatch args 0-d", lambda r, a, k, q, b: aql.agent_dispatch(0, ZERO_D), T),
+    ("agent_dispatch args set", lambda r, a, k, q, b: aql.agent_dispatch(0, {1, 2}), T),
+]
+
+
+@pytest.mark.parametrize("name, call, error", LIST_CASES, ids=[c[0] for c in LIST_CASES])
+def test_a_list_given_as_a_0d_array_mapping_or_set_is_refused(ctx, name, call, error):
+    test_a_value_of_the_wrong_kind_is_refused_by_name(ctx, name, call, error, "list or tuple")
+
+
+@pytest.mark.parametrize("call, args", [
+    ("hipModuleLaunchKernel", lambda h, k: h.moduleLaunchKernel(k, 1, 64, 0, None, ZERO_D)),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphAddKernelNode(
+        h.graphCreate(), ZERO_D, k, 1, 64, [0, 0, 0, N])),
+    ("hipGraphAddKernelNode", lambda h, k: h.graphCreate().addKernelNode(k, 1, 64, {0: 1})),
+], ids=["module launch params 0-d", "graph deps 0-d", "graph node args dict"])
+def test_a_hip_list_given_as_a_0d_array_or_mapping_is_invalid_value(hip, call, args):
+    from hsapy.hip import HipError
+
+    with pytest.raises(HipError) as caught:
+        args(*hip)
+    assert caught.value.code.name == "hipErrorInvalidValue" and caught.value.call == call
+
+
+def test_a_generator_or_an_array_still_gives_a_list(ctx):
+    rt, _agent, vadd, queue, bufs = ctx
+    vadd.launch(queue, (arg for arg in [*bufs, N]), N, 64, timeout=10.0)
+    assert aql.agent_dispatch(0, np.array([1, 2])) == aql.agent_dispatch(0, [1, 2])
+    assert aql.barrier_and({5}) == aql.barrier_and([5])      # deps have no order
 
 # -- refused by mistake, or taken the wrong way -------------------------------------------
 
