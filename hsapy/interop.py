@@ -46,7 +46,7 @@ from typing import Any
 import cffi
 import numpy as np
 
-from hsapy._checks import check_int
+from hsapy._checks import check_int, check_items
 from hsapy._lifetime import NotCopyable
 from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 
@@ -447,12 +447,12 @@ def data_pointer(value: Any) -> tuple[int, int | None] | None:
 
 def _int_pair(value: Any, what: str, meaning: str) -> tuple[int, int]:
     """A DLPack protocol pair of ints (``max_version``, ``dl_device``), else a typed error."""
-    if (isinstance(value, (str, bytes)) or not hasattr(value, "__len__")
-            or not hasattr(value, "__getitem__") or len(value) != 2):
+    pair = check_items(value, f"__dlpack__: {what} is a pair of ints {meaning}")
+    if len(pair) != 2:
         raise HsapyTypeError(f"__dlpack__: {what} is a pair of ints {meaning}, not "
                              f"{type(value).__name__} {value!r:.40}")
-    return (check_int(value[0], f"__dlpack__: {what}[0]", 0, (1 << 31) - 1),
-            check_int(value[1], f"__dlpack__: {what}[1]", 0, (1 << 31) - 1))
+    return (check_int(pair[0], f"__dlpack__: {what}[0]", 0, (1 << 31) - 1),
+            check_int(pair[1], f"__dlpack__: {what}[1]", 0, (1 << 31) - 1))
 
 
 def pointer_argument(value: Any, runtime: Any) -> tuple[int | None, str]:

@@ -129,6 +129,11 @@ CASES = [
     ("dlpack stream str", lambda r, a, k, q, b: b[0].__dlpack__(stream="x"), T, "stream"),
     ("dlpack stream float", lambda r, a, k, q, b: b[0].view().__dlpack__(stream=1.0), T,
      "stream"),
+    # a 0-d array has __len__ and refuses it (TypeError); a dict of two keys was indexed by 0
+    ("dlpack max_version 0-d", lambda r, a, k, q, b: b[0].__dlpack__(max_version=np.array(1)),
+     T, "max_version"),
+    ("dlpack dl_device dict", lambda r, a, k, q, b: b[0].view().__dlpack__(
+        dl_device={"type": 1, "id": 0}), T, "dl_device"),
 ]
 
 
