@@ -35,7 +35,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from hsapy.errors import HsapyError
+from hsapy._checks import check_int, check_output_path
+from hsapy.errors import HsapyError, HsapyValueError
 from hsapy.hsa_enums import HSA_PACKET_TYPE_KERNEL_DISPATCH
 from hsapy.observers import add_observer, remove_observer
 
@@ -81,6 +82,7 @@ class DispatchProfile:
     def as_dict(self, instructions: int | None = None) -> dict[str, Any]:
         """JSON-ready (``instructions``: at most that many per-instruction rows, most
         executed first; None: all)."""
+        instructions = _row_limit(instructions, "DispatchProfile.as_dict")
         out: dict[str, Any] = {
             "kernel": self.kernel, "target": self.target, "grid": list(self.grid),
             "workgroup": list(self.workgroup), "group_segment_size": self.group_segment_size,
@@ -115,6 +117,15 @@ class DispatchProfile:
     def report(self, instructions: int = 10) -> str:
         """The human-readable table (``instructions``: rows of the per-instruction table)."""
         return format_report(self, instructions)
+
+
+def _row_limit(instructions: Any, what: str) -> int | None:
+    """How many per-instruction rows to show: None (all) or an int >= 0, else a typed error --
+    a negative count was a slice that dropped the last rows, a float or str a TypeError."""
+    if instructions is None:
+        return None
+    return check_int(instructions, f"{what}: instructions (rows of the per-instruction table)",
+                     0, 1 << 62)
 
 
 def _hottest(counters: Any, limit: int | None) -> list:
@@ -237,14 +248,21 @@ class Profiler:
 
     def to_json(self, instructions: int | None = None) -> dict[str, Any]:
         """Every dispatch as JSON (see :meth:`DispatchProfile.as_dict`)."""
+        instructions = _row_limit(instructions, "Profiler.to_json")
         with self._lock:
             return {"tool": "hsapy profile", "dispatches": [d.as_dict(instructions)
                                                             for d in self.dispatches]}
 
     def write_json(self, path: Any, instructions: int | None = None) -> None:
         """Write :meth:`to_json` to ``path``."""
-        with open(path, "w", encoding="utf-8") as out:
-            json.dump(self.to_json(instructions), out, indent=1)
+        path = check_output_path(path, "Profiler.write_json")
+        text = json.dumps(self.to_json(instructions), indent=1)
+        try:
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(text)
+        except OSError as exc:
+            raise HsapyValueError(f"Profiler.write_json: cannot write {path}: "
+                                  f"{exc.strerror or exc}") from None
 
     def for_packet(self, queue_address: int, index: int) -> DispatchProfile | None:
         """The profile of the dispatch in packet ``index`` of the queue at ``queue_address``."""
@@ -304,6 +322,7 @@ def _si(value: float, unit: str) -> str:
 
 def format_report(p: DispatchProfile, instructions: int = 10) -> str:
     """The table ``hsapy profile`` prints for one dispatch."""
+    instructions = _row_limit(instructions, "format_report")
     grid = "x".join(map(str, p.grid))
     block = "x".join(map(str, p.workgroup))
     where = "simulated" if p.simulated else "GPU"

@@ -704,6 +704,7 @@ class Trace:
 
     def write(self, path: Any) -> None:
         """Write the trace as JSON to ``path``."""
+        path = check_output_path(path, "Trace.write")
         text = json.dumps(self.to_json(), separators=(",", ":"))
         try:
             with open(path, "w", encoding="utf-8") as out:
