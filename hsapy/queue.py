@@ -544,6 +544,15 @@ class Queue(NotCopyable):
         self._check_open()
         first = _check_int(first, "Queue.abandon: first", 0, 0xFFFFFFFFFFFFFFFF)
         count = _check_int(count, "Queue.abandon: count", 1, self.size)
+        # Only a reserved slot not yet consumed may be abandoned: the no-op would otherwise
+        # land on a slot that holds (or will hold) someone's published packet, which then
+        # never runs (a slot past the write index, or one lapped after the read index passed).
+        read, written = self.load_read_index(), self.load_write_index()
+        if first < read or first + count > written:
+            raise HsapyValueError(
+                f"Queue.abandon: packets {first}..{first + count - 1} of queue {self.id} are not "
+                f"reserved and unconsumed (read index {read}, write index {written}); abandon "
+                "only what Queue.reserve returned and was never written")
         self._abandoned.extend(range(first, first + count))
 
     def _fill_abandoned(self, read_index: int) -> None:

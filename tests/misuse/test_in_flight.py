@@ -155,3 +155,28 @@ def test_a_result_taken_before_its_slot_is_reused_by_another_prepared_launch(rt,
         other.submit(*bufs, N)
     assert result.is_done and (result.start, result.end) == start_end
     queue.flush()
+
+
+@pytest.mark.parametrize("slots", ["past the write index", "already consumed"])
+def test_abandoning_slots_that_were_not_reserved_is_refused_and_no_dispatch_is_lost(
+        rt, vadd, queue, bufs, slots):
+    # the no-op packet written for an abandoned slot overwrote the dispatch later published
+    # there (its result never completed: the wait timed out)
+    from hsapy.errors import HsapyValueError
+
+    if slots == "already consumed":
+        # packets 0..62 run, the gate is 63: the launches below take slots 0, 1, 2 again
+        queue.publish_batch([aql.barrier_and([])] * (queue.size - 1))
+    opened = gate(rt, queue)
+    deadline = time.monotonic() + 10
+    while queue.load_read_index() < queue.load_write_index() - 1:     # up to the gate
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    first = queue.load_write_index() + 2 if slots == "past the write index" else 0
+    with pytest.raises(HsapyValueError, match="not reserved"):
+        queue.abandon(first)
+    results = [vadd.launch(queue, [*bufs, N], N, 64, wait=False) for _ in range(3)]
+    queue.check()                 # where abandoned slots get their no-op packets
+    opened.store(0)
+    for result in results:
+        result.wait(10.0)
