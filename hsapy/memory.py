@@ -466,10 +466,14 @@ def _plain_dtype(dtype: Any, what: str) -> np.dtype:
 
 def _source_bytes(source: Any, what: str) -> np.ndarray:
     """The bytes of an array-like source, flat and contiguous, or a typed error."""
-    if source is None or isinstance(source, (str, Buffer, int, float, complex)):
+    if source is None or isinstance(source, (str, Buffer, int, float, complex, list, tuple)):
         hint = ("; copy between buffers with runtime.copy(dst, src, nbytes)"
                 if isinstance(source, Buffer) else
                 "; encode text first (str.encode)" if isinstance(source, str) else
+                # numpy would pick int64 or float64 for a list: into a float32 buffer that is
+                # twice the bytes, each value split over two elements
+                "; a list of Python numbers has no size in bytes: give numpy.array(values, "
+                "dtype)" if isinstance(source, (list, tuple)) else
                 # a Python number has no byte width: int64? int32? float32?
                 "; a Python number has no size in bytes: give numpy.array(x, dtype), or use "
                 "Buffer.fill(word) to repeat a 32-bit word" if source is not None else "")

@@ -134,6 +134,9 @@ OUTSIDE_PASS_CASES = [
     ("copy_from int", lambda r, a, k, q, b: b[0].copy_from(5), T),
     ("copy_from float", lambda r, a, k, q, b: b[0].copy_from(1.5), T),
     ("copy_from bool", lambda r, a, k, q, b: b[0].copy_from(True), T),
+    # (numpy read them as float64 or int64: a float32 buffer got each value split in two)
+    ("copy_from list of floats", lambda r, a, k, q, b: b[0].copy_from([1.0, 2.0]), T),
+    ("copy_from tuple of ints", lambda r, a, k, q, b: b[0].copy_from((1, 2)), T),
     ("prepare grid 0-d float array", lambda r, a, k, q, b: k.prepare(q, np.array(256.0), 64), T),
     ("write index 2**64", lambda r, a, k, q, b: q.write(2**64, BARRIER.word, BARRIER.body), V),
     ("write_many strided", lambda r, a, k, q, b: q.write_many(
