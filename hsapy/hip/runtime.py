@@ -457,7 +457,8 @@ class HipRuntime(NotCopyable):
             self._memset_kernels[device] = kernels
         return kernels
 
-    def _memset_node(self, buffer: Any, value: int, nbytes: int, device: int) -> KernelNode:
+    def _memset_node(self, buffer: Any, value: int, nbytes: int | None,
+                     device: int) -> KernelNode:
         from hsapy.memory import Buffer
 
         if not isinstance(buffer, Buffer):
@@ -470,7 +471,9 @@ class HipRuntime(NotCopyable):
             # HIP's value is a C int whose low byte is stored: past int it would be cut off
             raise HsapyValueError(f"hipMemset: value {value} is not a C int (its low byte is "
                                   "the byte stored: give 0..255)")
-        nbytes = byte_count(nbytes, "hipMemset", "sizeBytes")
+        # the whole buffer by default, read once it is known to be a Buffer (None has no size;
+        # a numpy array's size counts elements)
+        nbytes = byte_count(buffer.size if nbytes is None else nbytes, "hipMemset", "sizeBytes")
         if not 0 <= nbytes <= buffer.size:
             raise HsapyValueError(f"hipMemset of {nbytes} bytes into a {buffer.size}-byte buffer")
         byte_kernel, word_kernel = self._memset_kernel_pair(device)
@@ -487,8 +490,7 @@ class HipRuntime(NotCopyable):
                     stream: Stream | None = None) -> None:
         """hipMemsetAsync: one fill-kernel dispatch (barrier bit set) on ``stream``."""
         stream = self._stream(stream, "hipMemsetAsync", capturable=True)
-        node = self._memset_node(buffer, value, buffer.size if nbytes is None else nbytes,
-                                 stream.device)
+        node = self._memset_node(buffer, value, nbytes, stream.device)
         self._launch_node(stream, node)
 
     @hip_api("hipMemset")

@@ -243,6 +243,9 @@ HIP_CASES = [
     ("hipMemset", lambda h, k, d: h.memset(np.zeros(4), 0), hipError_t.hipErrorInvalidValue),
     ("hipMemset", lambda h, k, d: h.memset(d, True), hipError_t.hipErrorInvalidValue),
     ("hipMemset", lambda h, k, d: h.memset(d, 0, "16"), hipError_t.hipErrorInvalidValue),
+    # (the default size was read from the buffer before it was checked: AttributeError)
+    ("hipMemset", lambda h, k, d: h.memset(None, 0), hipError_t.hipErrorInvalidValue),
+    ("hipMemsetAsync", lambda h, k, d: h.memsetAsync("buffer", 0), hipError_t.hipErrorInvalidValue),
     ("hipLaunchKernelGGL", lambda h, k, d: h.launchKernelGGL("k", 1, 64, 0, None),
      hipError_t.hipErrorInvalidDeviceFunction),
     ("hipLaunchKernelGGL", lambda h, k, d: h.launchKernelGGL(k, "256", 64, 0, None, d, d, d, 4),
