@@ -9,6 +9,7 @@ when a chart is asked for, through its object-oriented API (no pyplot, no global
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hsapy._checks import check_output_path
-from hsapy.errors import HsapyError, HsapyValueError
+from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 
 __all__ = ["FORMATS", "PlotUnavailableError", "check_path", "format_us", "latency_chart",
            "require_matplotlib", "roofline_chart"]
@@ -32,6 +33,8 @@ def check_path(path: str | Path, what: str = "chart") -> str:
     """The format (``png``, ``svg`` or ``pdf``) of ``path`` by its extension, or
     HsapyValueError naming the ones there are, or why the file cannot be written; ``what``
     starts the message (a command passes its option's name)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise HsapyTypeError(f"{what}: expected a file path, not {path!r:.40}")
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise HsapyValueError(f"{what}: a chart is written as PNG, SVG or PDF by the file's "

@@ -68,3 +68,16 @@ def test_an_output_path_that_cannot_be_written_is_a_typed_error(profiled, tmp_pa
     write = profiled.write_json if writer == "Profiler.write_json" else trace.Trace().write
     with pytest.raises(error, match=writer):
         write(path)
+
+
+@pytest.mark.parametrize("path", [None, 5, b"chart.png"], ids=["None", "int", "bytes"])
+@pytest.mark.parametrize("call", ["check_path", "latency_chart", "roofline_chart"])
+def test_a_chart_path_that_is_no_path_is_a_typed_error(call, path):
+    # pathlib's raw TypeError escaped before the path was checked
+    from hsapy import plot
+
+    calls = {"check_path": lambda: plot.check_path(path, "--plot"),
+             "latency_chart": lambda: plot.latency_chart([], path, "t"),
+             "roofline_chart": lambda: plot.roofline_chart(None, [], path, "t")}
+    with pytest.raises(T, match="file path"):
+        calls[call]()
