@@ -48,6 +48,15 @@ class BuildTarget:
                     f"bad target feature {feature!r} in {text!r}: only xnack+/xnack-/sramecc+/"
                     "sramecc- are allowed"
                 )
+        names = [feature[:-1] for feature in features]
+        for name in set(names):
+            if names.count(name) > 1:
+                # a target ID sets each feature at most once (LLVM AMDGPUUsage, "Target ID");
+                # xnack+ with xnack- would be built as whichever LLVM took last
+                raise HsapyValueError(
+                    f"target {text!r} sets {name} more than once: give {name}+ or {name}- "
+                    "(or neither: the code object then runs either way)"
+                )
         return cls(processor, tuple(sorted(features)))
 
     def __str__(self) -> str:

@@ -530,6 +530,11 @@ def _never() -> bytes:
     ("link str objects", lambda t: t.link(["a.o"]), T, "bytes"),
     # every build's cache option goes through cached_build, before anything is produced
     ("cache str", lambda t: t.cache.cached_build("asm", {}, _never, "no", "x"), T, "cache"),
+    # a target ID sets a feature once: both settings were taken (and the code object written)
+    ("target xnack+ and xnack-", lambda t: t.BuildTarget.parse("gfx942:xnack+:xnack-"), V,
+     "sets xnack more than once"),
+    ("target sramecc twice", lambda t: t.assemble(".text", "gfx90a:sramecc+:sramecc+"), V,
+     "sets sramecc more than once"),
 ], ids=lambda value: value if isinstance(value, str) else "")
 def test_a_toolchain_entry_point_refuses_a_value_of_the_wrong_kind(tmp_path, monkeypatch, name,
                                                                     call, error, names):
