@@ -431,7 +431,7 @@ def data_pointer(value: Any) -> tuple[int, int | None] | None:
         if isinstance(interface, dict):
             data = interface.get("data")
             if isinstance(data, tuple) and data and isinstance(data[0], int):
-                address = data[0]
+                address = _address(data[0], f"{attribute}['data'][0]")
             else:
                 address = np.asarray(value).ctypes.data
             nbytes = getattr(value, "nbytes", None)
@@ -439,10 +439,16 @@ def data_pointer(value: Any) -> tuple[int, int | None] | None:
     data_ptr = getattr(value, "data_ptr", None)
     if callable(data_ptr):
         nbytes = getattr(value, "nbytes", None)
-        return int(data_ptr()), nbytes if isinstance(nbytes, int) else None
+        return _address(data_ptr(), "data_ptr()"), nbytes if isinstance(nbytes, int) else None
     if callable(getattr(value, "__dlpack__", None)):
         return _dlpack_pointer(value)
     return None
+
+
+def _address(value: Any, source: str) -> int:
+    """An address another library reported: an int of 64 bits, else a typed error -- int() made
+    one of a str or a float, and cffi wrapped one past 64 bits onto another allocation."""
+    return check_int(value, f"the data pointer its {source} gave", 0, (1 << 64) - 1)
 
 
 def _int_pair(value: Any, what: str, meaning: str) -> tuple[int, int]:
@@ -459,7 +465,10 @@ def pointer_argument(value: Any, runtime: Any) -> tuple[int | None, str]:
     """The device address to pass for ``value`` in a kernel pointer argument, or (None, why
     not). Accepted: an object exposing its data pointer (see :func:`data_pointer`) whose memory
     ``runtime`` allocated (``hsa_amd_pointer_info``), wholly inside that allocation."""
-    found = data_pointer(value)
+    try:
+        found = data_pointer(value)
+    except (HsapyTypeError, HsapyValueError) as exc:
+        return None, str(exc)
     if found is None:
         return None, ("it exposes no data pointer (__dlpack__, __array_interface__, "
                       "__cuda_array_interface__ or data_ptr())")

@@ -189,6 +189,32 @@ def test_a_hip_list_given_as_a_0d_array_or_mapping_is_invalid_value(hip, call, a
     assert caught.value.code.name == "hipErrorInvalidValue" and caught.value.call == call
 
 
+
+class _Tensor:
+    """Another library's array whose data_ptr() reports ``pointer``."""
+
+    def __init__(self, pointer):
+        self.pointer = pointer
+
+    def data_ptr(self):
+        return self.pointer
+
+
+# An address another library reports was read with int(): a str of digits or a float was
+# taken, and one past 64 bits was wrapped by cffi onto whatever allocation it then named.
+@pytest.mark.parametrize("pointer", [
+    lambda b: str(b[0].address), lambda b: float(b[0].address), lambda b: b[0].address + 2**64,
+    lambda b: None], ids=["str of digits", "float", "past 64 bits", "None"])
+def test_a_data_pointer_that_is_no_64_bit_int_is_refused_as_a_kernel_argument(ctx, pointer):
+    rt, _agent, vadd, queue, bufs = ctx
+    tensor = _Tensor(pointer(bufs))
+    written = queue.load_write_index()
+    with pytest.raises(KernelArgumentError, match="data pointer its data_ptr"):
+        vadd.launch(queue, [tensor, bufs[1], bufs[2], N], N, 64, timeout=10.0)
+    assert queue.load_write_index() == written and queue.error is None
+    assert vadd.launch(queue, [_Tensor(bufs[0].address), bufs[1], bufs[2], N], N, 64,
+                       timeout=10.0).is_done
+
 def test_a_generator_or_an_array_still_gives_a_list(ctx):
     rt, _agent, vadd, queue, bufs = ctx
     vadd.launch(queue, (arg for arg in [*bufs, N]), N, 64, timeout=10.0)
