@@ -262,7 +262,8 @@ def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_addre
                     group_segment_size: int = 0, dims: int | None = None, barrier: bool = False,
                     acquire: Any = FenceScope.SYSTEM, release: Any = FenceScope.SYSTEM) -> Packet:
     """A kernel dispatch packet. ``grid`` is in work-items (not workgroups); ``dims`` defaults
-    to the number of dimensions given (1..3). Signals are passed as handles (ints)."""
+    to the number of dimensions given (1..3). ``completion_signal`` is a Signal or its handle,
+    as in the barrier packets."""
     grid3, grid_dims = _dims3(grid, "grid")
     workgroup3, wg_dims = _dims3(workgroup, "workgroup")
     if dims is None:
@@ -274,7 +275,8 @@ def kernel_dispatch(kernel_object: int, grid: Any, workgroup: Any, kernarg_addre
     word = header_setup_word(encode_header(PacketType.KERNEL_DISPATCH, barrier, acquire, release),
                              dims << SETUP_DIMENSIONS_SHIFT)
     body = _pack(_DISPATCH_BODY, "kernel_dispatch", *workgroup3, 0, *grid3, private_segment_size,
-                 group_segment_size, kernel_object, kernarg_address, 0, completion_signal)
+                 group_segment_size, kernel_object, kernarg_address, 0,
+                 getattr(completion_signal, "handle", completion_signal))
     return Packet(word, body)
 
 
@@ -337,7 +339,8 @@ def barrier_value(signal: int, value: int, condition: Any = SignalCondition.EQ, 
     # hsa_amd_vendor_packet_header_t: u16 header, u8 AmdFormat, u8 reserved -> the first word.
     word = header | AMD_PACKET_TYPE_BARRIER_VALUE << 16
     body = _pack(_BARRIER_VALUE_BODY, "barrier_value", 0, getattr(signal, "handle", signal),
-                 value, mask, int(condition), 0, 0, 0, completion_signal)
+                 value, mask, int(condition), 0, 0, 0,
+                 getattr(completion_signal, "handle", completion_signal))
     return Packet(word, body)
 
 

@@ -635,10 +635,11 @@ class Queue(NotCopyable):
         if (packets.__class__ is not np.ndarray or packets.ndim != 2 or packets.itemsize != 1
                 or packets.shape[1] != PACKET_SIZE or not packets.flags.c_contiguous
                 or words.__class__ is not np.ndarray or words.dtype != np.uint32
-                or len(words) != len(packets) or len(packets) > self.size):
+                or words.ndim != 1 or len(words) != len(packets)
+                or not 0 < len(packets) <= self.size):
             raise HsapyValueError(
                 "Queue.write_many takes packets as a C-contiguous (n, 64) uint8 array and their "
-                "n header|setup words as a uint32 array, n at most the queue size")
+                "n header|setup words as a 1-d uint32 array, n from 1 to the queue size")
         count = len(packets)
         start = first & self._mask
         head = min(count, self.size - start)     # slots before the ring wraps around

@@ -129,6 +129,11 @@ CASES = [
     ("dlpack stream str", lambda r, a, k, q, b: b[0].__dlpack__(stream="x"), T, "stream"),
     ("dlpack stream float", lambda r, a, k, q, b: b[0].view().__dlpack__(stream=1.0), T,
      "stream"),
+    # no rows: memoryview's raw TypeError ("cannot cast view with zeros in shape")
+    ("write_many no rows", lambda r, a, k, q, b: q.write_many(
+        0, np.zeros((0, 64), np.uint8), np.zeros(0, np.uint32)), V, "n from 1"),
+    ("write_many words 2-d", lambda r, a, k, q, b: q.write_many(
+        0, np.zeros((2, 64), np.uint8), np.zeros((2, 1), np.uint32)), V, "1-d uint32"),
     # a 0-d array has __len__ and refuses it (TypeError); a dict of two keys was indexed by 0
     ("dlpack max_version 0-d", lambda r, a, k, q, b: b[0].__dlpack__(max_version=np.array(1)),
      T, "max_version"),
@@ -214,6 +219,23 @@ def test_a_data_pointer_that_is_no_64_bit_int_is_refused_as_a_kernel_argument(ct
     assert queue.load_write_index() == written and queue.error is None
     assert vadd.launch(queue, [_Tensor(bufs[0].address), bufs[1], bufs[2], N], N, 64,
                        timeout=10.0).is_done
+
+
+@pytest.mark.parametrize("build", [
+    lambda s: aql.kernel_dispatch(0, 64, 64, completion_signal=s),
+    lambda s: aql.barrier_value(0, 1, completion_signal=s),
+    lambda s: aql.barrier_and([], completion_signal=s)], ids=["kernel_dispatch",
+                                                               "barrier_value", "barrier_and"])
+def test_every_packet_builder_takes_a_completion_signal_as_a_signal(ctx, build):
+    # kernel_dispatch and barrier_value refused a Signal with "a field does not fit its place
+    # in the packet (required argument is not an integer)"; barrier_and took it
+    from hsapy.errors import ClosedError
+
+    signal = ctx[0].create_signal(1)
+    assert build(signal) == build(signal.handle)
+    signal.close()
+    with pytest.raises(ClosedError):
+        build(signal)
 
 def test_a_generator_or_an_array_still_gives_a_list(ctx):
     rt, _agent, vadd, queue, bufs = ctx
