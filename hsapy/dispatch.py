@@ -279,8 +279,13 @@ class BatchResult(NotCopyable):
         self.halves = halves or []
 
     def __repr__(self) -> str:
+        # a repr never raises (debuggers, logs and tracebacks call it), a closed queue's included
+        try:
+            done: Any = self.is_done
+        except ClosedError:
+            done = "cancelled"
         return (f"BatchResult(kernel={getattr(self.kernel, 'name', self.kernel)!r}, "
-                f"dispatches={sum(count for _f, count, _s in self.chunks)}, done={self.is_done})")
+                f"dispatches={sum(count for _f, count, _s in self.chunks)}, done={done})")
 
     @property
     def indices(self) -> list[int]:

@@ -48,7 +48,7 @@ import numpy as np
 
 from hsapy._checks import check_int, check_items
 from hsapy._lifetime import NotCopyable
-from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
+from hsapy.errors import ClosedError, HsapyError, HsapyTypeError, HsapyValueError
 
 __all__ = ["BufferView", "DLDeviceType", "DLPACK_VERSION", "DLPackExportError",
            "NotHostAccessibleError", "data_pointer", "pointer_argument", "runtime_allocation"]
@@ -401,7 +401,12 @@ class BufferView(NotCopyable):
                 "data": whole[self.offset:self.offset + self.nbytes]}
 
     def __repr__(self) -> str:
-        return f"<BufferView {self.shape} {self.dtype} at {self.address:#x}>"
+        # never raises (debuggers, logs and tracebacks call it): a closed buffer's view says so
+        try:
+            where = f"at {self.address:#x}"
+        except ClosedError:
+            where = "of a closed buffer"
+        return f"<BufferView {self.shape} {self.dtype} {where}>"
 
 
 # -- kernel arguments from other libraries' arrays -----------------------------------------

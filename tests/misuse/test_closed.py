@@ -273,3 +273,25 @@ def test_a_destroyed_hip_stream_and_unloaded_module_are_invalid_handles():
         with pytest.raises(HipError) as caught:
             hip.moduleGetFunction(module, "vector_add")
         assert caught.value.code == hipError_t.hipErrorInvalidHandle
+
+
+@pytest.mark.parametrize("closer", ["their own close()", "Runtime.close()"])
+def test_the_repr_of_a_closed_object_never_raises(closer):
+    # debuggers, logs and tracebacks call repr: a BufferView of a closed buffer and a
+    # BatchResult of a closed queue raised ClosedError from it
+    rt = Runtime(backend="sim", targets=["gfx942"])
+    queue = rt.gpu().create_queue(64)
+    vadd = rt.load(kernels.build("vector_add", "gfx942")).kernel("vector_add")
+    bufs = [rt.system_pool.allocate(4 * N) for _ in range(3)]
+    opened = gate(rt, queue)              # the batch and the result never complete
+    prepared = vadd.prepare(queue, N, 64)
+    objects = [rt, queue, vadd.executable, vadd, bufs[0], bufs[0].view(np.float32), opened,
+               prepared, prepared.batch([(*bufs, N)]), prepared(*bufs, N), Graph(queue)]
+    if closer == "Runtime.close()":
+        rt.close()
+    else:
+        for closable in (bufs[0], queue, vadd.executable, opened):
+            closable.close()
+    for thing in objects:
+        assert type(thing).__name__ in repr(thing) or "Kernel" in repr(thing)
+    rt.close()
