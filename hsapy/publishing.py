@@ -47,6 +47,7 @@ from hsapy import aql
 from hsapy._checks import check_flag, check_items
 from hsapy._native import row_writer
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
+from hsapy.kernarg import KernelArgumentError
 from hsapy.observers import OBSERVERS, notify_signal_reused, watch_observers
 from hsapy.queue import INVALID_WORD
 from hsapy.signal import Condition, Signal, value_words
@@ -481,8 +482,22 @@ def reference_batch(template: DispatchTemplate, arena: BatchArena,
     return first, count, signal, half
 
 
+def _argument_list(args: Any) -> Any:
+    """One dispatch's arguments in a batch: ``args`` itself when a list or tuple, else its items
+    (hsapy._checks.check_items: a mapping, a set, a str or a number is refused, so a dict's keys
+    are never packed as the kernel's arguments)."""
+    if args.__class__ is tuple or args.__class__ is list:
+        return args
+    try:
+        return check_items(args, "PreparedDispatch.batch: each argument list is the list of "
+                                 "the kernel's arguments")
+    except HsapyTypeError as exc:
+        raise KernelArgumentError(str(exc)) from None
+
+
 def _pack_checked(packer: Any, view: Any, offset: int, args: Any) -> None:
     """Packer.pack_into, naming the mistake when ``args`` is not a list of arguments."""
+    args = _argument_list(args)
     try:
         packer.pack_into(view, offset, *args)
     except TypeError as exc:
@@ -789,6 +804,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
             except (ValueError, TypeError):
                 shared = False
             base = half * half_size
+            if shared and first_args.__class__ is not tuple and first_args.__class__ is not list:
+                first_args = _argument_list(first_args)
             if shared and owners[half] is packer:
                 if first_args or explicit:
                     pack_explicit(view, base, *first_args)
@@ -798,6 +815,8 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                     pack(view, base, *first_args)
                 else:
                     for args in arg_lists:
+                        if args.__class__ is not tuple and args.__class__ is not list:
+                            args = _argument_list(args)
                         pack(view, base, *args)
                         base += slot_size
                 owners[half] = packer

@@ -17,6 +17,7 @@ from hsapy.asm import kernels
 from hsapy.dispatch import DispatchConfigError, Graph
 from hsapy.errors import HsapyTypeError, HsapyValueError
 from hsapy.kernarg import KernelArgumentError
+from hsapy.observers import add_observer, remove_observer
 from hsapy.runtime import Runtime
 
 T, V, D = HsapyTypeError, HsapyValueError, DispatchConfigError
@@ -156,12 +157,40 @@ def test_a_value_of_the_wrong_kind_is_refused_by_name(ctx, name, call, error, na
 # refused iteration with numpy's TypeError), a dict (its keys were taken as the kernel's
 # arguments and launched), a set (its order is arbitrary). The shared check refuses each.
 ZERO_D = np.array(3)
+class _Silent:
+    """An observer that does nothing: attached, it sends every dispatch the reference way."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def _observed(call):
+    observer = _Silent()
+    add_observer(observer)
+    try:
+        return call()
+    finally:
+        remove_observer(observer)
+
+
 LIST_CASES = [
     ("launch args 0-d", lambda r, a, k, q, b: k.launch(q, ZERO_D, N, 64), T),
     ("launch args dict", lambda r, a, k, q, b: k.launch(q, dict.fromkeys([*b, N]), N, 64), T),
     ("launch args set", lambda r, a, k, q, b: k.launch(q, {*b, N}, N, 64), T),
     ("batch 0-d", lambda r, a, k, q, b: k.prepare(q, N, 64).batch(ZERO_D), T),
     ("batch dict", lambda r, a, k, q, b: k.prepare(q, N, 64).batch({(*b, N): 1}), T),
+    # one dispatch's argument list inside a batch: the same check, on the fast way (all lists
+    # alike, or not) and on the reference way (an observer attached sends every batch there)
+    ("batch item dict", lambda r, a, k, q, b: k.prepare(q, N, 64).batch(
+        [dict.fromkeys([*b, N])] * 3), KernelArgumentError),
+    ("batch items dict", lambda r, a, k, q, b: k.prepare(q, N, 64).batch(
+        [(*b, N), dict.fromkeys([*b, N])]), KernelArgumentError),
+    ("batch item set", lambda r, a, k, q, b: k.prepare(q, N, 64).batch([{*b, N}]),
+     KernelArgumentError),
+    ("batch item 0-d", lambda r, a, k, q, b: k.prepare(q, N, 64).batch([ZERO_D]),
+     KernelArgumentError),
+    ("batch item dict, reference way", lambda r, a, k, q, b: _observed(
+        lambda: k.prepare(q, N, 64).batch([dict.fromkeys([*b, N])])), KernelArgumentError),
     ("graph args 0-d", lambda r, a, k, q, b: Graph(q).add_dispatch(k, ZERO_D, N, 64), T),
     ("graph args dict", lambda r, a, k, q, b: Graph(q).add_dispatch(
         k, dict.fromkeys([*b, N]), N, 64), T),
