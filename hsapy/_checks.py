@@ -13,7 +13,7 @@ import numpy as np
 from hsapy.errors import HsapyTypeError, HsapyValueError
 
 __all__ = ["check_agent", "check_bit", "check_flag", "check_int", "check_items",
-           "check_timeout"]
+           "check_timeout", "write_text_file"]
 
 _MAX_TIMEOUT_S = float(1 << 40)
 
@@ -138,3 +138,15 @@ def check_output_path(path: Any, what: str) -> str:
         raise HsapyValueError(f"{what}: cannot write {path}: permission denied; choose a "
                               "writable directory")
     return path
+
+
+def write_text_file(path: Any, text: str, what: str) -> None:
+    """Write ``text`` to the file ``path`` (UTF-8), checked first by check_output_path; a
+    failure of the write itself (a full disk, a path that turned unwritable meanwhile) is an
+    HsapyValueError naming ``what`` and the reason."""
+    path = check_output_path(path, what)
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise HsapyValueError(f"{what}: cannot write {path}: {exc.strerror or exc}") from None

@@ -35,8 +35,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from hsapy._checks import check_int, check_output_path
-from hsapy.errors import HsapyError, HsapyValueError
+from hsapy._checks import check_int, write_text_file
+from hsapy.errors import HsapyError
 from hsapy.hsa_enums import HSA_PACKET_TYPE_KERNEL_DISPATCH
 from hsapy.observers import add_observer, remove_observer
 
@@ -114,8 +114,9 @@ class DispatchProfile:
                                "placements": [p.as_dict() for p in self.roofline]}
         return out
 
-    def report(self, instructions: int = 10) -> str:
-        """The human-readable table (``instructions``: rows of the per-instruction table)."""
+    def report(self, instructions: int | None = 10) -> str:
+        """The human-readable table (``instructions``: rows of the per-instruction table, None
+        for all)."""
         return format_report(self, instructions)
 
 
@@ -255,14 +256,8 @@ class Profiler:
 
     def write_json(self, path: Any, instructions: int | None = None) -> None:
         """Write :meth:`to_json` to ``path``."""
-        path = check_output_path(path, "Profiler.write_json")
-        text = json.dumps(self.to_json(instructions), indent=1)
-        try:
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(text)
-        except OSError as exc:
-            raise HsapyValueError(f"Profiler.write_json: cannot write {path}: "
-                                  f"{exc.strerror or exc}") from None
+        write_text_file(path, json.dumps(self.to_json(instructions), indent=1),
+                        "Profiler.write_json")
 
     def for_packet(self, queue_address: int, index: int) -> DispatchProfile | None:
         """The profile of the dispatch in packet ``index`` of the queue at ``queue_address``."""
@@ -320,7 +315,7 @@ def _si(value: float, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
-def format_report(p: DispatchProfile, instructions: int = 10) -> str:
+def format_report(p: DispatchProfile, instructions: int | None = 10) -> str:
     """The table ``hsapy profile`` prints for one dispatch."""
     instructions = _row_limit(instructions, "format_report")
     grid = "x".join(map(str, p.grid))

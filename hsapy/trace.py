@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsapy import aql
-from hsapy._checks import check_flag, check_output_path, check_timeout
+from hsapy._checks import check_flag, check_output_path, check_timeout, write_text_file
 from hsapy.errors import HsapyValueError
 from hsapy.hsa_enums import (
     HSA_SIGNAL_CONDITION_LT,
@@ -704,14 +704,7 @@ class Trace:
 
     def write(self, path: Any) -> None:
         """Write the trace as JSON to ``path``."""
-        path = check_output_path(path, "Trace.write")
-        text = json.dumps(self.to_json(), separators=(",", ":"))
-        try:
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(text)
-        except OSError as exc:
-            raise HsapyValueError(f"cannot write the trace to {path}: "
-                                  f"{exc.strerror or exc}") from None
+        write_text_file(path, json.dumps(self.to_json(), separators=(",", ":")), "Trace.write")
 
     def summary(self) -> dict[str, Any]:
         """Counts per queue and overall (what ``hsapy trace`` prints)."""
