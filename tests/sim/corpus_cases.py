@@ -2172,3 +2172,335 @@ def hw_float_atomics(k: KernelRun) -> None:
     hh = h.astype(np.float64).reshape(n, 2)
     # each of n half additions rounds to half precision (2**-11 relative, results below 32)
     close(k.read(hsum), hh.sum(0), n * 2.0**-11 * 16, 0, "packed f16 atomic add")
+
+
+# ================================================================================================
+# idioms.hip
+
+# struct Transform / Bounds of idioms.hip as the compiler lays them out (C alignment rules).
+TRANSFORM = np.dtype([("tag", "i1"), ("offset", "<f4", (3,)), ("scale", "<f8"),
+                      ("steps", "<i2", (3,)), ("pairs", [("lo", "u1"), ("hi", "u1")], (2,)),
+                      ("flip", "?")], align=True)
+BOUNDS = np.dtype({"names": ["lo", "hi", "count"], "formats": ["<f4", "<f4", "<i4"],
+                   "itemsize": 16})   # alignas(16)
+
+
+@case("idioms")
+def struct_args(k: KernelRun) -> None:
+    assert TRANSFORM.itemsize == 40 and TRANSFORM.fields["scale"][1] == 16
+    assert TRANSFORM.fields["pairs"][1] == 30 and TRANSFORM.fields["flip"][1] == 34
+    n, block = 333, 64
+    points = k.rng.uniform(-8, 8, (n, 3)).astype(np.float32)
+    t = np.zeros((), TRANSFORM)
+    t["tag"], t["offset"], t["scale"] = -7, (0.5, -1.25, 3.0), 1.5
+    t["steps"], t["flip"] = (11, -22, 333), True
+    t["pairs"]["lo"], t["pairs"]["hi"] = (5, 250), (9, 1)
+    b = np.zeros((), BOUNDS)
+    b["lo"], b["hi"], b["count"] = -6.0, 7.5, 100
+    bias = np.array([0.25, -0.5, 1.5, 2.0], np.float32)
+    out, tags = k.output(np.float32, 3 * n), k.output(np.int32, n)
+    k.launch("struct_args", [t.tobytes(), k.input(points), b.tobytes(), bias.tobytes(), out, tags,
+                             n], grid_for(n, block), block)
+    p = points.astype(np.float64)
+    q = p * np.float64(np.float32(1.5)) + np.array([0.5, -1.25, 3.0]) + [0.25, -0.5, 3.0]
+    q[:, :2] = np.clip(q[:, :2], -6.0, 7.5)
+    q[:, 2] = -q[:, 2]
+    # p * s + offset + bias in float32, with or without a fused multiply-add: two roundings of
+    # values below 2 * 8 * 1.5 + 3 + 3, so two ulps of the largest term bound the error.
+    close(k.read(out), q.reshape(-1), 2 * ulps32(np.abs(p * 1.5) + 6).reshape(-1), 0,
+          "scaled, offset and clamped points")
+    i = np.arange(n)
+    lo, hi = np.array([5, 250])[i & 1], np.array([9, 1])[i & 1]
+    want = -7 * 1000000 + np.array([11, -22, 333])[i % 3] * 1000 + lo * 3 + hi + (i < 100)
+    same(k.read(tags), want.astype(np.int32), "fields of the struct arguments")
+
+
+# Itanium-mangled names of the explicit instantiations of scale_offset<T, Acc>: launched by
+# name, as a host program does with hipModuleGetFunction.
+SCALE_OFFSET = {
+    "i8": ("_Z12scale_offsetIaiEvPKT_PS0_T0_S4_i", np.int8),
+    "u16": ("_Z12scale_offsetItjEvPKT_PS0_T0_S4_i", np.uint16),
+    "f16": ("_Z12scale_offsetIDF16_DF16_EvPKT_PS0_T0_S4_i", np.float16),
+    "f64": ("_Z12scale_offsetIddEvPKT_PS0_T0_S4_i", np.float64),
+}
+
+
+@case("idioms")
+def scale_offset_templates(k: KernelRun) -> None:
+    n, block = 1111, 64
+    grid = 3 * block   # fewer work-items than elements: the grid-stride loop covers the rest
+    for key, (name, dtype) in SCALE_OFFSET.items():
+        if dtype().dtype.kind == "f":
+            x = k.rng.uniform(-10, 10, n).astype(dtype)
+            scale, offset = dtype(-1.75), dtype(0.625)
+        else:
+            info = np.iinfo(dtype)
+            x = k.rng.integers(info.min, int(info.max) + 1, n).astype(dtype)
+            scale, offset = 77, 1000
+        out = k.output(dtype, n)
+        k.launch(name, [k.input(x), out, scale, offset, n], grid, block)
+        got = k.read(out)
+        if dtype().dtype.kind == "f":
+            exact = x.astype(np.float64) * float(scale) + float(offset)
+            # x * scale + offset in the element type, fused or not: one rounding of the product
+            # and one of the sum at most
+            ulp = lambda v: np.spacing(np.abs(v).astype(dtype)).astype(np.float64)  # noqa: E731
+            close(got, exact, ulp(x.astype(np.float64) * float(scale)) + ulp(exact), 0, key)
+        else:
+            # integer arithmetic in Acc (int / unsigned), converted back with wrap-around
+            want = (x.astype(np.int64) * scale + offset).astype(dtype)
+            same(got, want, key)
+
+
+@case("idioms")
+def generic_pointers(k: KernelRun) -> None:
+    n, block = 300, 128
+    x = k.rng.integers(-50, 51, (n, 4)).astype(np.float32)
+    out = k.output(np.float32, 4 * n)
+    k.launch("generic_pointers", [k.input(x), out, n], grid_for(n, block), block)
+
+    def horner(v):
+        s = np.zeros(len(v))
+        for j in range(4):
+            s = s * 0.5 + v[:, j]
+        return s
+
+    g, sh, pr = horner(x.astype(np.float64)), horner(x + 1.0), horner(2.0 * (x + 1.0))
+    mixed = np.where(np.arange(n) & 1, pr, sh)
+    # small integers halved four times: every float32 operation is exact
+    same(k.read(out), np.stack([g, sh, pr, mixed], 1).reshape(-1).astype(np.float32),
+         "Horner sums over global, shared, private and mixed generic pointers")
+
+
+@case("idioms")
+def last_block_sum(k: KernelRun) -> None:
+    n, block = 1000, 128
+    blocks = grid_for(n, block) // block
+    x = k.rng.integers(-1000, 1001, n).astype(np.float32)
+    partial, total = k.output(np.float32, blocks), k.output(np.float32, 1)
+    ticket = k.output(np.uint32, 1, initial=0)
+    padded = np.zeros(blocks * block)
+    padded[:n] = x
+    for launch in range(2):   # the last block resets the ticket for the next launch
+        k.launch("last_block_sum", [k.input(x), partial, ticket, total, n], blocks * block, block)
+        # sums of integers below 2**24: exact in any order
+        same(k.read(partial), padded.reshape(blocks, block).sum(1).astype(np.float32),
+             f"launch {launch}: block sums")
+        same(k.read(total), np.array([x.astype(np.float64).sum()], np.float32),
+             f"launch {launch}: total")
+        same(k.read(ticket), np.array([0], np.uint32), f"launch {launch}: ticket reset")
+
+
+@case("idioms")
+def segment_reduce(k: KernelRun) -> None:
+    n, block = 300, 128
+    x = k.rng.integers(-100, 101, n).astype(np.float32)
+    size = grid_for(n, block)
+    waves = -(-n // k.wave)
+    out16, out32 = k.output(np.float32, n), k.output(np.float32, -(-n // 32))
+    wave_max = k.output(np.float32, waves)
+    k.launch("segment_reduce", [k.input(x), out16, out32, wave_max, n], size, block)
+    padded = np.zeros(size)
+    padded[:n] = x
+    # sums of small integers: exact in any order
+    same(k.read(out16), np.repeat(padded.reshape(-1, 16).sum(1), 16)[:n].astype(np.float32),
+         "xor butterfly within 16 lanes")
+    same(k.read(out32), padded.reshape(-1, 32).sum(1)[:-(-n // 32)].astype(np.float32),
+         "shuffle-down tree within 32 lanes")
+    maxed = np.full(waves * k.wave, -np.inf)
+    maxed[:n] = x
+    same(k.read(wave_max), maxed.reshape(waves, k.wave).max(1).astype(np.float32),
+         "xor butterfly over the wave")
+
+
+@case("idioms")
+def ballot_bits(k: KernelRun) -> None:
+    n, block = 300, 128
+    x = k.rng.integers(0, 100, n).astype(np.int32)
+    x[64:128] = 0          # a wave (or two) where no lane votes
+    x[128:160] = 99        # and lanes where every one does
+    waves = -(-n // k.wave)
+    first, last, count = (k.output(np.int32, waves) for _ in range(3))
+    reversed_, rank = k.output(np.uint64, waves), k.output(np.int32, n)
+    k.launch("ballot_bits", [k.input(x), 80, first, last, count, reversed_, rank, n],
+             grid_for(n, block), block)
+    hit = np.zeros(waves * k.wave, bool)
+    hit[:n] = x > 80
+    masks = [sum(1 << int(b) for b in np.flatnonzero(w)) for w in hit.reshape(waves, k.wave)]
+    same(k.read(first), np.array([(m & -m).bit_length() - 1 for m in masks], np.int32), "ffs - 1")
+    same(k.read(last), np.array([m.bit_length() - 1 for m in masks], np.int32), "last set lane")
+    same(k.read(count), np.array([bin(m).count("1") for m in masks], np.int32), "popcount")
+    same(k.read(reversed_), np.array([int(f"{m:064b}"[::-1], 2) for m in masks], np.uint64),
+         "bit-reversed mask")
+    lanes = [i % k.wave for i in range(n)]
+    before = np.array([bin(masks[i // k.wave] & ((1 << lanes[i]) - 1)).count("1")
+                       for i in range(n)])
+    same(k.read(rank), np.where(hit[:n], before, -1).astype(np.int32), "rank among voters")
+
+
+@case("idioms")
+def int128_math(k: KernelRun) -> None:
+    n, block = 130, 64
+    a = k.rng.integers(0, 2**64, n, dtype=np.uint64)
+    b = k.rng.integers(0, 2**64, n, dtype=np.uint64)
+    d = k.rng.integers(1, 2**64, n, dtype=np.uint64)
+    d[::3] = k.rng.integers(1, 1000, len(d[::3]), dtype=np.uint64)   # quotients above 2**64
+    d[1::7] = 1
+    s = k.rng.integers(-2**63, 2**63, n, dtype=np.int64)
+    a[0], b[0], d[0], s[0] = 2**64 - 1, 2**64 - 1, 2**64 - 1, -2**63
+    out = k.output(np.uint64, 6 * n)
+    k.launch("int128_math", [k.input(a), k.input(b), k.input(d), k.input(s), out, n],
+             grid_for(n, block), block)
+    want = []
+    for ai, bi, di, si in zip(a.tolist(), b.tolist(), d.tolist(), s.tolist()):
+        p = ai * bi
+        bs, ds = bi - (bi >> 63 << 64), di - (di >> 63 << 64)   # the same bits as int64
+        sp = si * bs
+        sq = abs(sp) // abs(ds) * (1 if (sp < 0) == (ds < 0) else -1)   # toward zero
+        mask = 2**64 - 1
+        want += [(p // di) & mask, (p // di) >> 64, p % di, sq & mask,
+                 (sq >> 64) & mask, (sp - sq * ds) & mask]
+    same(k.read(out), np.array(want, np.uint64), "128-bit quotients and remainders")
+
+
+@case("idioms")
+def register_array(k: KernelRun) -> None:
+    n, block = 200, 64
+    x = k.rng.integers(-1000, 1001, (n, 16)).astype(np.float32)
+    idx = k.rng.integers(0, 256, n).astype(np.int32)
+    out = k.output(np.float32, 2 * n)
+    k.launch("register_array", [k.input(x), k.input(idx), out, n], grid_for(n, block), block)
+    r = x.astype(np.float64)
+    rows = np.arange(n)
+    j = idx & 15
+    r[rows, j] += 100
+    r[rows, (j * 7 + 3) & 15] *= -1
+    picked = r[rows, (idx >> 4) & 15]
+    total = (r * np.arange(1, 17)).sum(1)
+    # integers below 2**24 throughout: exact in float32
+    same(k.read(out), np.stack([picked, total], 1).reshape(-1).astype(np.float32),
+         "dynamically indexed register array")
+
+
+@case("idioms")
+def recursive_depth(k: KernelRun) -> None:
+    n, block, length = 150, 64, 37
+    v = k.rng.integers(-500, 501, n + length).astype(np.float32)
+    depth = (np.arange(n) % 6).astype(np.int32)
+    out = k.output(np.float32, n)
+    k.launch("recursive_depth", [k.input(v), k.input(depth), out, length, n],
+             grid_for(n, block), block)
+    want = np.array([v[i:i + length].astype(np.float64).sum() for i in range(n)])
+    same(k.read(out), want.astype(np.float32), "pairwise sums (integers: exact in any order)")
+
+
+VM_OPS = ("PUSH_X PUSH_C ADD SUB MUL NEG ABS MAX MIN DUP SWAP JNEG JMP DEC HALT").split()
+VM_PROGRAM = [("PUSH_X", 0), ("ABS", 0),                             # a = |x|
+              ("PUSH_C", 0), ("SUB", 0), ("DUP", 0), ("JNEG", 7),    # do a -= 1.5 until < 0
+              ("JMP", 2),
+              ("PUSH_X", 0), ("PUSH_C", 1), ("MUL", 0), ("SWAP", 0), ("SUB", 0),   # x/4 - a
+              ("PUSH_C", 2), ("MAX", 0), ("PUSH_C", 3), ("MIN", 0), ("NEG", 0),    # -clamp
+              ("DEC", 0), ("ADD", 0), ("HALT", 0)]
+VM_CONSTANTS = np.array([1.5, 0.25, -2.0, 5.0], np.float32)
+
+
+def vm_reference(x: np.float32) -> tuple[np.float32, int]:
+    """bytecode_vm's interpreter, one element, in float32."""
+    stack: list[np.float32] = []
+    pc = executed = 0
+    counter = np.float32(0)
+    while executed < 1000:
+        op, arg = VM_PROGRAM[pc]
+        pc += 1
+        executed += 1
+        if op == "PUSH_X":
+            stack.append(x)
+        elif op == "PUSH_C":
+            stack.append(VM_CONSTANTS[arg])
+        elif op in ("ADD", "SUB", "MUL", "MAX", "MIN"):
+            top = stack.pop()
+            fn = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "MAX": np.fmax,
+                  "MIN": np.fmin}[op]
+            stack[-1] = fn(stack[-1], top, dtype=np.float32)
+        elif op == "NEG":
+            stack[-1] = -stack[-1]
+        elif op == "ABS":
+            stack[-1] = abs(stack[-1])
+        elif op == "DUP":
+            stack.append(stack[-1])
+        elif op == "SWAP":
+            stack[-1], stack[-2] = stack[-2], stack[-1]
+        elif op == "JNEG":
+            if stack.pop() < 0:
+                pc = arg
+        elif op == "JMP":
+            pc = arg
+        elif op == "DEC":
+            counter = np.float32(counter - 1)
+            stack.append(counter)
+        else:
+            break
+    return (stack[-1] if stack else np.float32(0)), executed
+
+
+@case("idioms")
+def bytecode_vm(k: KernelRun) -> None:
+    n, block = 170, 64
+    x = k.rng.uniform(-20, 20, n).astype(np.float32)
+    program = np.array([(VM_OPS.index(op), arg) for op, arg in VM_PROGRAM], np.int32)
+    out, steps = k.output(np.float32, n), k.output(np.int32, n)
+    k.launch("bytecode_vm", [k.input(program), k.input(VM_CONSTANTS), k.input(x), out, steps, n],
+             grid_for(n, block), block)
+    results = [vm_reference(v) for v in x]
+    # one float32 operation per instruction, none fusable: bitwise equal
+    same(k.read(out), np.array([r for r, _ in results], np.float32), "interpreted results")
+    same(k.read(steps), np.array([s for _, s in results], np.int32), "instructions executed")
+
+
+@case("idioms")
+def float_atomic_tricks(k: KernelRun) -> None:
+    n, block, buckets = 500, 128, 7
+    v = k.rng.uniform(-100, 100, n).astype(np.float32)
+    key = k.rng.integers(0, buckets, n).astype(np.int32)
+    v[key == 3] = -np.abs(v[key == 3])          # a bucket of negatives only
+    v[v == 0] = 1.0                              # -0.0 would defeat the sign trick
+    d = k.rng.standard_normal(n) * 1e6
+    fmax_out = k.output(np.float32, buckets, initial=-np.inf)
+    dmin_out = k.output(np.float64, buckets, initial=np.inf)
+    k.launch("float_atomic_tricks", [k.input(v), k.input(d), k.input(key), fmax_out, dmin_out, n],
+             grid_for(n, block), block)
+    same(k.read(fmax_out), np.array([v[key == b].max() for b in range(buckets)], np.float32),
+         "float max through int max / uint min")
+    same(k.read(dmin_out), np.array([d[key == b].min() for b in range(buckets)]),
+         "double min through a 64-bit CAS loop")
+
+
+@case("idioms")
+def grid_stride_2d(k: KernelRun) -> None:
+    rows, cols, batches = 37, 53, 3
+    x = k.rng.integers(-10000, 10000, (batches, rows, cols)).astype(np.int32)
+    out = k.output(np.int32, x.size)
+    # 2 x 2 blocks of 16 x 8 per batch matrix: each work-item visits several elements
+    k.launch("grid_stride_2d", [k.input(x), out, rows, cols], (32, 16, batches), (16, 8, 1))
+    want = x * 2 + np.arange(batches)[:, None, None] * 1000 + 2 * 10 + 2
+    same(k.read(out), want.reshape(-1), "every element of every batch, once")
+
+
+@case("idioms")
+def clock_elapsed(k: KernelRun) -> None:
+    n, block = 100, 64
+    work = (50 + (np.arange(n) % 7) * 20).astype(np.int32)
+    elapsed, wall = k.output(np.int64, n), k.output(np.int64, n)
+    sink = k.output(np.int32, n)
+    k.launch("clock_elapsed", [k.input(work), elapsed, wall, sink, n], grid_for(n, block), block)
+    acc = np.arange(n, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for i in range(n):
+            for _ in range(work[i]):
+                acc[i] = acc[i] * np.uint32(1103515245) + np.uint32(12345)
+    same(k.read(sink), acc.view(np.int32), "the timed loop's result")
+    # The shader clock counts cycles: a loop of 50 or more iterations takes some. The constant-
+    # rate clock may not tick in that time, but it does not go back.
+    got = k.read(elapsed)
+    assert (got > 0).all(), f"clock64 did not advance over the loop: {got[got <= 0][:8]}"
+    assert (k.read(wall) >= 0).all(), "wall_clock64 went back"
