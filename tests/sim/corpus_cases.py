@@ -2504,3 +2504,54 @@ def clock_elapsed(k: KernelRun) -> None:
     got = k.read(elapsed)
     assert (got > 0).all(), f"clock64 did not advance over the loop: {got[got <= 0][:8]}"
     assert (k.read(wall) >= 0).all(), "wall_clock64 went back"
+
+
+@case("idioms")
+def register_array_uniform(k: KernelRun) -> None:
+    n, block = 200, 64
+    blocks = grid_for(n, block) // block
+    x = k.rng.integers(-1000, 1001, (n, 16)).astype(np.float32)
+    dx = k.rng.integers(-10**6, 10**6, (n, 12)).astype(np.float64)
+    index = k.rng.integers(0, 4096, blocks).astype(np.int32)
+    index[0] = 0x5a5   # the written element read back: r[5] and d[5 % 12] both ways
+    out, dout = k.output(np.float32, 2 * n), k.output(np.float64, n)
+    k.launch("register_array_uniform", [k.input(x), k.input(dx), k.input(index), out, dout, n],
+             grid_for(n, block), block)
+    j = np.repeat(index, block)[:n]
+    rows = np.arange(n)
+    r, d = x.astype(np.float64), dx.copy()
+    r[rows, j & 15] = r[rows, (j >> 4) & 15] * 2
+    d[rows, j % 12] += d[rows, (j >> 4) % 12]
+    want = np.stack([r[rows, (j >> 8) & 15], r[rows, j & 15] - r[rows, ((j >> 8) + 1) & 15]], 1)
+    # integers far below 2**24 (float) and 2**53 (double): every operation is exact
+    same(k.read(out), want.reshape(-1).astype(np.float32), "float array indexed by a wave-uniform value")
+    same(k.read(dout), d[rows, (j >> 8) % 12] * 3 + d[rows, j % 12],
+         "double array indexed by a wave-uniform value")
+
+
+@case("idioms")
+def dpp_wave_scan(k: KernelRun) -> None:
+    n, block = 300, 128   # whole waves: every lane the DPP moves read exists
+    size = grid_for(n, block)
+    x = k.rng.integers(-1000, 1001, n).astype(np.int32)
+    inclusive, exclusive, row_total = (k.output(np.int32, n) for _ in range(3))
+    k.launch("dpp_wave_scan", [k.input(x), inclusive, exclusive, row_total, n], size, block)
+    v = np.zeros(size, np.int64)
+    v[:n] = x
+    scan = np.cumsum(v.reshape(-1, k.wave), 1).reshape(-1)[:n]
+    same(k.read(inclusive), scan.astype(np.int32), "inclusive scan of each wave")
+    same(k.read(exclusive), (scan - x).astype(np.int32), "exclusive scan of each wave")
+    same(k.read(row_total), np.repeat(v.reshape(-1, 16).sum(1), 16)[:n].astype(np.int32),
+         "sum of each row of 16 lanes")
+
+
+@case("idioms")
+def lds_double_min(k: KernelRun) -> None:
+    n, block = 500, 128
+    blocks = grid_for(n, block) // block
+    d = k.rng.standard_normal(n) * 1e3
+    out = k.output(np.float64, blocks)
+    k.launch("lds_double_min", [k.input(d), out, n], blocks * block, block)
+    padded = np.full(blocks * block, np.inf)
+    padded[:n] = d
+    same(k.read(out), padded.reshape(blocks, block).min(1), "block minimum by 64-bit LDS CAS")

@@ -312,3 +312,102 @@ extern "C" __global__ void clock_elapsed(const int* work, long long* elapsed, lo
   elapsed[i] = t1 - t0;
   wall[i] = w1 - w0;
 }
+
+// ---- register arrays indexed by a value the same for the whole wave: v_movrels / v_movreld
+// (s_set_gpr_idx_on or M0 indexing), rather than the v_cndmask chain a per-lane index gets
+
+extern "C" __global__ void register_array_uniform(const float* in, const double* din,
+                                                  const int* block_index, float* out,
+                                                  double* dout, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int j = block_index[blockIdx.x];   // one value per workgroup: a scalar load
+  float r[16];
+  double d[12];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) r[k] = in[16 * i + k];
+#pragma unroll
+  for (int k = 0; k < 12; ++k) d[k] = din[12 * i + k];
+  r[j & 15] = r[(j >> 4) & 15] * 2.0f;
+  d[j % 12] += d[(j >> 4) % 12];
+  out[2 * i] = r[(j >> 8) & 15];
+  out[2 * i + 1] = r[j & 15] - r[((j >> 8) + 1) & 15];
+  dout[i] = d[(j >> 8) % 12] * 3.0 + d[j % 12];
+}
+
+// ---- a wave-wide inclusive scan in DPP, as scan primitives write it per generation:
+// row_shr steps inside rows of 16 lanes, then rows joined with row_bcast15/31 under row masks
+// (gfx9), or with v_permlanex16 and a readlane (gfx12); an exclusive scan by wave_shr:1 (gfx9)
+// or by a ds_bpermute one lane up. dpp_ctrl values: CDNA3 / RDNA4 ISA guides, DPP controls.
+
+#define DPP_ROW_SHR(n) (0x110 + (n))
+#define DPP_WAVE_SHR1 0x138
+#define DPP_ROW_BCAST15 0x142
+#define DPP_ROW_BCAST31 0x143
+#define DPP_ROW_XMASK(n) (0x160 + (n))
+
+extern "C" __global__ void dpp_wave_scan(const int* x, int* inclusive, int* exclusive,
+                                         int* row_total, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = i < n ? x[i] : 0;
+  int lane = (int)__lane_id();
+  int s = v;
+  // A lane whose source is outside its row reads 0 (bound_ctrl), so it adds nothing.
+  s += __builtin_amdgcn_update_dpp(0, s, DPP_ROW_SHR(1), 0xf, 0xf, true);
+  s += __builtin_amdgcn_update_dpp(0, s, DPP_ROW_SHR(2), 0xf, 0xf, true);
+  // Banks 0 (and 1) of each row have no source 4 (8) lanes up: masked off, they keep old (0).
+  s += __builtin_amdgcn_update_dpp(0, s, DPP_ROW_SHR(4), 0xf, 0xe, false);
+  s += __builtin_amdgcn_update_dpp(0, s, DPP_ROW_SHR(8), 0xf, 0xc, false);
+  int total_in_row = s;
+#if defined(__gfx942__)
+  s += __builtin_amdgcn_update_dpp(0, s, DPP_ROW_BCAST15, 0xa, 0xf, false);   // rows 1 and 3
+  s += __builtin_amdgcn_update_dpp(0, s, DPP_ROW_BCAST31, 0xc, 0xf, false);   // rows 2 and 3
+  int before = __builtin_amdgcn_update_dpp(0, s, DPP_WAVE_SHR1, 0xf, 0xf, false);
+  // The row's total in every lane of the row: its lane 15 (gfx9 has no row_xmask).
+  int row_sum = __builtin_amdgcn_ds_bpermute(((lane & ~15) | 15) << 2, total_in_row);
+#else
+  // Every selector nibble 15: each lane reads lane 15 of the other row of its 32-lane half.
+  int other = __builtin_amdgcn_permlanex16(0, s, 0xffffffffu, 0xffffffffu, false, false);
+  if (lane & 16) s += other;
+  if (warpSize == 64) {
+    int low_half = __builtin_amdgcn_readlane(s, 31);
+    if (lane >= 32) s += low_half;
+  }
+  int before = __builtin_amdgcn_ds_bpermute((lane - 1) << 2, s);
+  if (lane == 0) before = 0;
+  // The row's total in every lane: a butterfly of row_xmask exchanges.
+  int row_sum = v;
+  row_sum += __builtin_amdgcn_update_dpp(0, row_sum, DPP_ROW_XMASK(1), 0xf, 0xf, false);
+  row_sum += __builtin_amdgcn_update_dpp(0, row_sum, DPP_ROW_XMASK(2), 0xf, 0xf, false);
+  row_sum += __builtin_amdgcn_update_dpp(0, row_sum, DPP_ROW_XMASK(4), 0xf, 0xf, false);
+  row_sum += __builtin_amdgcn_update_dpp(0, row_sum, DPP_ROW_XMASK(8), 0xf, 0xf, false);
+#endif
+  if (i < n) {
+    inclusive[i] = s;
+    exclusive[i] = before;
+    row_total[i] = row_sum;
+  }
+}
+
+// ---- a per-block double minimum through a 64-bit compare-and-swap loop in shared memory
+
+extern "C" __global__ void lds_double_min(const double* d, double* block_min, int n) {
+  __shared__ u64 best;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (threadIdx.x == 0) best = __builtin_bit_cast(u64, __builtin_inf());
+  __syncthreads();
+  if (i < n) {
+    double mine = d[i];
+    u64 seen = best;
+    while (mine < __builtin_bit_cast(double, seen)) {
+      u64 expected = seen;
+      __hip_atomic_compare_exchange_strong(&best, &expected, __builtin_bit_cast(u64, mine),
+                                           __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                           __HIP_MEMORY_SCOPE_WORKGROUP);
+      if (expected == seen) break;
+      seen = expected;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) block_min[blockIdx.x] = __builtin_bit_cast(double, best);
+}
