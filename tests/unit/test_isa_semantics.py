@@ -65,12 +65,13 @@ def machine() -> SimpleNamespace:
 
 
 def run(target: str, line: str, v: dict | None = None, s: dict | None = None,
-        exec_lanes: int | None = None, scc: bool = False, m=None):
-    """Run one instruction on one wave; returns (batch, result of the closure)."""
+        exec_lanes: int | None = None, scc: bool = False, m=None, ftz: bool = False):
+    """Run one instruction on one wave; returns (batch, result of the closure). ``ftz`` runs
+    it under a MODE that flushes denormals of every float type (inputs and outputs)."""
     lanes = WAVE[target]
     code = assemble(target, [line])[0]
     inst = decode(code, target, 0x1000)[0]
-    fn = compile_instruction(inst, ProgramInfo(inst.family, lanes, False, False))
+    fn = compile_instruction(inst, ProgramInfo(inst.family, lanes, ftz, ftz))
     V = np.full((16, 1, lanes), SENTINEL, np.uint32)
     for reg, values in (v or {}).items():
         arr = np.asarray(values)
@@ -637,6 +638,51 @@ def test_packed_f32_math_on_gfx942_register_pairs():
     batch, _ = run("gfx942", "v_pk_add_f32 v[4:5], v[0:1], v[2:3] op_sel_hi:[0,1]",
                    v={0: [a[0]], 1: [a[1]], 2: [b[0]], 3: [b[1]]})
     assert list(batch.V[4:6, 0, 0].view(np.float32)) == [5.5, 1.75]  # hi half reads a.lo
+
+
+@pytest.mark.parametrize("ftz", [False, True])
+def test_packed_f32_math_flushes_denormals_when_the_mode_does(ftz):
+    tiny = float(np.finfo(np.float32).tiny)
+    a = np.array([0.75 * tiny, 0.5], np.float32).view(np.uint32)       # a denormal input
+    b = np.array([0.5 * tiny, 0.5 * tiny], np.float32).view(np.uint32)
+    batch, _ = run("gfx942", "v_pk_add_f32 v[4:5], v[0:1], v[2:3]",
+                   v={0: [a[0]], 1: [a[1]], 2: [b[0]], 3: [b[1]]}, ftz=ftz)
+    # flushed: 0 + 0, and 0.5 + 0; kept: the sum of two denormals is normal (1.25 * tiny)
+    want = [0.0, 0.5] if ftz else [np.float32(1.25 * tiny), np.float32(0.5 + 0.5 * tiny)]
+    assert list(batch.V[4:6, 0, 0].view(np.float32)) == want
+    c = np.array([tiny, 2.0 ** -100], np.float32).view(np.uint32)
+    batch, _ = run("gfx942", "v_pk_mul_f32 v[4:5], v[0:1], v[2:3]",
+                   v={0: [c[0]], 1: [c[1]], 2: [c[0]], 3: [c[1]]}, ftz=ftz)
+    # normal operands, denormal (or underflowing) products: flushed to +0 when the mode flushes
+    want = [0.0, 0.0] if ftz else [0.0, float(np.float32(2.0 ** -100) ** 2)]
+    assert list(batch.V[4:6, 0, 0].view(np.float32)) == want
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("ftz", [False, True])
+def test_packed_f16_math_flushes_denormals_when_the_mode_does(target, ftz):
+    denormal = np.float16(2.0 ** -20)
+    a = np.array([denormal, 1.0], np.float16).view(np.uint32)[0]
+    b = np.array([denormal, 2.0 ** -14], np.float16).view(np.uint32)[0]
+    batch, _ = run(target, "v_pk_add_f16 v3, v0, v1", v={0: [a], 1: [b]}, ftz=ftz)
+    got = list(batch.V[3, 0, :1].view(np.float16))
+    assert got == ([0.0, 1.0] if ftz else [np.float16(2.0 ** -19), np.float16(1.0)])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_packed_float_clamp_clamps_each_half_to_zero_one(target):
+    a = np.array([1.5, -0.25], np.float16).view(np.uint32)[0]
+    b = np.array([0.25, 0.5], np.float16).view(np.uint32)[0]
+    batch, _ = run(target, "v_pk_add_f16 v3, v0, v1 clamp", v={0: [a], 1: [b]})
+    assert list(batch.V[3, 0, :1].view(np.float16)) == [1.0, 0.25]
+
+
+def test_packed_f32_clamp_clamps_each_half_to_zero_one():
+    a = np.array([3.0, -2.0], np.float32).view(np.uint32)
+    b = np.array([0.25, 0.5], np.float32).view(np.uint32)
+    batch, _ = run("gfx942", "v_pk_mul_f32 v[4:5], v[0:1], v[2:3] clamp",
+                   v={0: [a[0]], 1: [a[1]], 2: [b[0]], 3: [b[1]]})
+    assert list(batch.V[4:6, 0, 0].view(np.float32)) == [0.75, 0.0]
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -484,6 +484,34 @@ def _vpk_mov(inst: Instruction):
     return compute, write
 
 
+def _packed_float_finish(ftz: bool, clamp: bool, dtype) -> Callable:
+    """How one half of a packed float instruction computes: ``fn`` on its arguments, with the
+    MODE's denormal flushing applied to float inputs and the result (a packed op flushes like
+    its unpacked form: LLVM selects v_pk_add_f32 / v_pk_fma_f16 for ordinary fadd/fma under
+    either denormal mode) and the VOP3P clamp bit, which clamps a float result to [0, 1]
+    (CDNA3 / RDNA4 ISA guides, VOP3P fields: CLAMP), applied as the unpacked forms apply it."""
+    dtype = np.dtype(dtype)
+    tiny = np.finfo(dtype).tiny
+
+    def flush(x):
+        return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
+
+    if not (ftz or clamp):
+        return lambda fn, args: np.asarray(fn(*args), dtype)
+
+    def finish(fn, args):
+        if ftz:
+            args = [flush(np.asarray(a)) if np.asarray(a).dtype == dtype else a for a in args]
+        result = np.asarray(fn(*args), dtype)
+        if clamp:
+            result = np.clip(result, 0, 1)
+            result = np.where(np.isnan(result), result.dtype.type(0), result)
+        if ftz:
+            result = flush(result)
+        return result
+    return finish
+
+
 def _vpk(inst: Instruction, info: Any):
     """VOP3P packed math: two 16-bit halves of a dword, or (gfx90a/gfx942) two f32 in a pair."""
     name = inst.name
@@ -495,6 +523,7 @@ def _vpk(inst: Instruction, info: Any):
     neg_lo = int(fields.get("neg_lo", 0))
     neg_hi = int(fields.get("neg_hi", 0))
     base = "v_" + name[len("v_pk_"):]
+    clamp = bool(int(fields.get("clamp", 0)))
     if base.endswith("_f32"):
         spec = alu.VALU.get(base)
         if spec is None:
@@ -509,6 +538,7 @@ def _vpk(inst: Instruction, info: Any):
                             vector_reader(high, "f32")
                             if op.kind in ("vgpr", "sgpr", "agpr", "ttmp") else None, op))
         write = vector_writer(inst.dsts[0], "b64")
+        finish = _packed_float_finish(info.ftz32, clamp, np.float32)
 
         def pick(pair, sel):
             lo_reader, hi_reader, op = pair
@@ -525,7 +555,7 @@ def _vpk(inst: Instruction, info: Any):
                     if (negs >> i) & 1:
                         value = -value
                     args.append(value)
-                halves.append(np.asarray(fn(*args), np.float32))
+                halves.append(finish(fn, args))
             lo = halves[0].view(np.uint32).astype(np.uint64)
             hi = halves[1].view(np.uint32).astype(np.uint64)
             return lo | (hi << np.uint64(32))
@@ -551,7 +581,8 @@ def _vpk(inst: Instruction, info: Any):
                for op, ty in zip(inst.srcs, src_tys)]
     write = vector_writer(inst.dsts[0], "b32")
     is_float = ty == "f16"
-    saturate = bool(int(fields.get("clamp", 0))) and not is_float and _saturating(base)
+    saturate = clamp and not is_float and _saturating(base)
+    finish16 = _packed_float_finish(info.ftz64, clamp, np.float16) if is_float else None
 
     def compute16(b: Batch, m: Any):
         out = []
@@ -564,7 +595,7 @@ def _vpk(inst: Instruction, info: Any):
                 if saturate:
                     value = np.asarray(value).astype(np.int64)
                 args.append(value)
-            result = np.asarray(fn(*args))
+            result = finish16(fn, args) if is_float else np.asarray(fn(*args))
             if saturate:   # VOP3P clamp on integer add/sub saturates each half
                 result = np.clip(result, *_INT_RANGE[ty])
             out.append(result.astype(alu.DTYPE16[ty]).view(np.uint16).astype(np.uint32))
