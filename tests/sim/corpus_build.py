@@ -9,6 +9,8 @@ sources that call across translation units.
   with the oclc_* control libraries HIP's driver would pick. That package (5.2.3) predates
   gfx942 and gfx1201, so the one control library it lacks, ``__oclc_ISA_version``, is compiled
   here (its value is major * 1000 + minor * 100 + stepping, as the package's own files hold).
+- A source with a line ``// corpus-flags: <flags>`` among its first lines is built with those
+  clang flags too (``-ffast-math``, ``-fgpu-flush-denormals-to-zero``...), in every build.
 - ``-fgpu-rdc`` builds compile each ``*.rdc.hip`` file of a group to LLVM bitcode and link the
   group with ld.lld-19 (link-time optimisation with ``-plugin-opt=mcpu=...``), as HIP's driver
   does for relocatable device code; they are cached under ``toolchain.cache_dir()/corpus``.
@@ -78,6 +80,14 @@ def uses_ocml(path: Path) -> bool:
     return path.read_text().startswith("#define CORPUS_OCML")
 
 
+def source_flags(path: Path) -> list[str]:
+    """Extra clang flags a source asks for (a ``// corpus-flags:`` line in its first ten)."""
+    for line in path.read_text().splitlines()[:10]:
+        if line.startswith("// corpus-flags:"):
+            return line.split(":", 1)[1].split()
+    return []
+
+
 def ocml_args(build: Build) -> list[str]:
     """clang arguments that link ocml and its control libraries for ``build``; raises
     ToolNotFoundError when rocm-device-libs is not installed."""
@@ -114,7 +124,7 @@ def _isa_version_bitcode(target: str) -> Path:
 
 
 def _common_args(path: Path, build: Build) -> list[str]:
-    args = ["-std=c++17", *build.wave_args]
+    args = ["-std=c++17", *build.wave_args, *source_flags(path)]
     if uses_ocml(path):
         args += ocml_args(build)
     return args

@@ -2555,3 +2555,89 @@ def lds_double_min(k: KernelRun) -> None:
     padded = np.full(blocks * block, np.inf)
     padded[:n] = d
     same(k.read(out), padded.reshape(blocks, block).min(1), "block minimum by 64-bit LDS CAS")
+
+
+# ================================================================================================
+# fastmath.hip (-ffast-math -fgpu-flush-denormals-to-zero). Tolerances of the approximate
+# functions are those CUDA's programming guide states for its intrinsic versions (__expf,
+# __logf, __sinf, __fdividef), which HIP's fast math maps to the same hardware units.
+
+
+@case("fastmath")
+def fast_normalize(k: KernelRun) -> None:
+    n, block = 257, 64
+    p = k.rng.uniform(-50, 50, (n, 3)).astype(np.float32)
+    unit, length = k.output(np.float32, 3 * n), k.output(np.float32, n)
+    k.launch("fast_normalize", [k.input(p), unit, length, n], grid_for(n, block), block)
+    p64 = p.astype(np.float64)
+    norm = np.sqrt((p64 ** 2).sum(1))
+    # |p|^2 in three roundings (any order), a square root and a reciprocal good to an ulp each,
+    # one more rounding for the product: under 6 ulps relative
+    close(k.read(length), norm, 0, 6 * F32_EPS, "length")
+    close(k.read(unit), (p64 / norm[:, None]).reshape(-1), 6 * F32_EPS, 0, "unit vector")
+
+
+@case("fastmath")
+def fast_transcendentals(k: KernelRun) -> None:
+    n, block = 300, 128
+    x = k.rng.uniform(-np.pi, np.pi, n).astype(np.float32)
+    y = k.rng.uniform(0.5, 2.0, n).astype(np.float32)
+    out = k.output(np.float32, 6 * n)
+    k.launch("fast_transcendentals", [k.input(x), k.input(y), out, n], grid_for(n, block), block)
+    got = k.read(out).reshape(n, 6)
+    a, b = x.astype(np.float64), y.astype(np.float64)
+    # __expf: 2 + floor(|1.173 x|) ulps
+    close(got[:, 0], np.exp(a), (2 + np.floor(np.abs(1.173 * a))) * ulps32(np.exp(a)), 0, "expf")
+    # __logf on [0.5, 2] and __sinf, __cosf on [-pi, pi]: 2**-21.41 absolute
+    close(got[:, 1], np.log(b), 2.0 ** -21.41, 0, "logf")
+    close(got[:, 2], np.sin(a), 2.0 ** -21.41, 0, "sinf")
+    close(got[:, 3], np.cos(a), 2.0 ** -21.41, 0, "cosf")
+    # __fdividef: 2 ulps; a fast square root: one ulp
+    close(got[:, 4], a / b, 2 * ulps32(a / b), 0, "x / y")
+    close(got[:, 5], np.sqrt(b), ulps32(np.sqrt(b)), 0, "sqrtf")
+
+
+def flush32(x: np.ndarray) -> np.ndarray:
+    """Single-precision denormals replaced by zero of the same sign."""
+    x = np.asarray(x, np.float32).copy()
+    tiny = np.abs(x) < np.finfo(np.float32).tiny
+    x[tiny] = np.copysign(np.float32(0), x[tiny])
+    return x
+
+
+@case("fastmath")
+def flush_denormals(k: KernelRun) -> None:
+    n, block = 200, 64
+    tiny = float(np.finfo(np.float32).tiny)
+    a = (k.rng.uniform(0.5, 4, n) * tiny * np.where(np.arange(n) % 2, 1, 1e-3)).astype(np.float32)
+    a *= np.where(np.arange(n) % 3 == 0, -1, 1).astype(np.float32)
+    b = k.rng.uniform(0.25, 2, n).astype(np.float32)
+    c = (k.rng.uniform(-4, 4, n) * tiny * np.where(np.arange(n) % 5 < 2, 1e-2, 1)).astype(np.float32)
+    d = k.rng.uniform(-4, 4, n) * 2.0 ** -1000
+    out, dout = k.output(np.float32, 3 * n), k.output(np.float64, n)
+    k.launch("flush_denormals", [k.input(a), k.input(b), k.input(c), k.input(d), out, dout, n],
+             grid_for(n, block), block)
+    fa, fb, fc = flush32(a).astype(np.float64), flush32(b).astype(np.float64), flush32(c)
+    product = flush32(fa * fb)
+    want = np.stack([product, flush32(fa + fc), flush32(product.astype(np.float64) + fc)], 1)
+    got = k.read(out).reshape(n, 3)
+    # products and sums of normal inputs round once (fused or not: the product is exact in
+    # float64 and a fused a*b+c rounds once); flushing is exact
+    close(got[:, :2], want[:, :2], ulps32(want[:, :2]), 0, "flushed product and sum")
+    fused = flush32(fa * fb + fc.astype(np.float64))
+    ok = (np.abs(got[:, 2] - want[:, 2]) <= ulps32(want[:, 2])) | \
+        (np.abs(got[:, 2] - fused) <= ulps32(fused))
+    assert ok.all(), f"a*b + c: {np.flatnonzero(~ok)[:8]} {got[~ok, 2][:4]} {want[~ok, 2][:4]}"
+    same(k.read(dout), d * 2.0 ** -30, "double denormals are kept")
+
+
+@case("fastmath")
+def fast_row_sum(k: KernelRun) -> None:
+    rows, cols, block = 150, 45, 64
+    m = k.rng.integers(-100, 101, (rows, cols)).astype(np.float32)
+    w = k.rng.integers(-8, 9, cols).astype(np.float32)
+    out = k.output(np.float32, rows)
+    k.launch("fast_row_sum", [k.input(m), k.input(w), out, cols, rows], grid_for(rows, block),
+             block)
+    # small integers: exact in any association
+    same(k.read(out), (m.astype(np.float64) @ w).astype(np.float32), "weighted row sums")

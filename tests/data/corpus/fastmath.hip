@@ -1,0 +1,55 @@
+// corpus-flags: -ffast-math -fgpu-flush-denormals-to-zero
+// Kernels built the way performance-minded HIP code often is: -ffast-math (approximate
+// reciprocals, square roots and transcendentals, reassociation, no NaN/Inf handling) and
+// single-precision denormals flushed (the kernel descriptor's FLOAT_DENORM_MODE_32 says so).
+#include "corpus.h"
+
+// Unit vectors and lengths of float3 points: x * rsqrt(|x|^2) and a fast square root.
+extern "C" __global__ void fast_normalize(const float* p, float* unit, float* length, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2];
+  float len = sqrtf(x * x + y * y + z * z);
+  float inv = 1.0f / len;
+  unit[3 * i] = x * inv;
+  unit[3 * i + 1] = y * inv;
+  unit[3 * i + 2] = z * inv;
+  length[i] = len;
+}
+
+// The hardware transcendental and reciprocal units, as fast math reaches them.
+extern "C" __global__ void fast_transcendentals(const float* x, const float* y, float* out,
+                                                int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float a = x[i], b = y[i];
+  out[6 * i + 0] = expf(a);
+  out[6 * i + 1] = logf(b);
+  out[6 * i + 2] = __builtin_sinf(a);
+  out[6 * i + 3] = __builtin_cosf(a);
+  out[6 * i + 4] = a / b;
+  out[6 * i + 5] = sqrtf(b);
+}
+
+// Flushed single-precision denormals: products that would be denormal are zero, denormal
+// inputs count as zero; double precision keeps its denormals.
+extern "C" __global__ void flush_denormals(const float* a, const float* b, const float* c,
+                                           const double* d, float* out, double* dout, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = a[i], y = b[i], z = c[i];
+  out[3 * i + 0] = x * y;
+  out[3 * i + 1] = x + z;
+  out[3 * i + 2] = x * y + z;
+  dout[i] = d[i] * 0x1p-30;
+}
+
+// A weighted row sum the compiler may reassociate and vectorise.
+extern "C" __global__ void fast_row_sum(const float* m, const float* w, float* out, int cols,
+                                        int rows) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  float s = 0.0f;
+  for (int c = 0; c < cols; ++c) s += m[r * cols + c] * w[c];
+  out[r] = s;
+}
