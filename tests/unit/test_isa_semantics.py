@@ -669,6 +669,18 @@ def test_packed_f16_math_flushes_denormals_when_the_mode_does(target, ftz):
     assert got == ([0.0, 1.0] if ftz else [np.float16(2.0 ** -19), np.float16(1.0)])
 
 
+@pytest.mark.parametrize("ftz", [False, True])
+@pytest.mark.parametrize("line,s1,want_kept", [
+    ("s_mul_f32 s4, s0, s1", 0.5, 0.5 * DENORM),       # a denormal input and result
+    ("s_add_f32 s4, s0, s1", DENORM, 2 * DENORM),
+    ("s_fmac_f32 s4, s0, s1", 0.5, 0.5 * DENORM),      # s4 (the accumulator) starts at 0
+])
+def test_gfx12_scalar_float_math_flushes_denormals_when_the_mode_does(line, s1, want_kept, ftz):
+    batch, _ = run("gfx1201", line, s={0: DENORM, 1: s1}, ftz=ftz)
+    got = batch.S[0, 4:5].view(np.float32)[0]
+    assert got == (np.float32(0.0) if ftz else np.float32(want_kept))
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_packed_float_clamp_clamps_each_half_to_zero_one(target):
     a = np.array([1.5, -0.25], np.float16).view(np.uint32)[0]

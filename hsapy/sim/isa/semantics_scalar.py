@@ -269,6 +269,12 @@ def _salu(inst: Instruction, info: Any) -> Closure:
             srcs = srcs + [inst.dsts[0]]
         readers = [scalar_reader(op, ty) for op, ty in zip(srcs, src_tys)]
         write = scalar_writer(inst.dsts[0], dst_ty)
+        # gfx12's SALU float instructions run under the MODE register's denormal controls as
+        # VALU ones do (RDNA4 ISA guide, "SALU floating point"): with denormals flushed, flush
+        # the inputs of the result's type and the result, as the VALU forms do
+        ftz = info.ftz32 if dst_ty == "f32" else info.ftz64 if dst_ty == "f16" else False
+        if ftz:
+            fn = _flushing(fn, np.dtype(np.float32 if dst_ty == "f32" else np.float16))
 
         def salu(b: Batch, m: Any) -> None:
             args = [r(b) for r in readers]
@@ -280,6 +286,20 @@ def _salu(inst: Instruction, info: Any) -> Closure:
             write(b, result)
         return salu
     return _unimplemented(inst)
+
+
+def _flushing(fn: Callable, dtype: np.dtype) -> Callable:
+    """``fn`` with denormals of ``dtype`` flushed to zero (sign kept) in its arguments of that
+    type and in its result."""
+    tiny = np.finfo(dtype).tiny
+
+    def flush(x):
+        return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
+
+    def flushed(*args):
+        args = [flush(np.asarray(a)) if np.asarray(a).dtype == dtype else a for a in args]
+        return flush(np.asarray(fn(*args)))
+    return flushed
 
 
 def _in_mode(name: str, dst_ty: str, fn: Callable, info: Any) -> Callable:
