@@ -2641,3 +2641,32 @@ def fast_row_sum(k: KernelRun) -> None:
              block)
     # small integers: exact in any association
     same(k.read(out), (m.astype(np.float64) @ w).astype(np.float32), "weighted row sums")
+
+
+@case("fastmath")
+def flush_uniform_and_units(k: KernelRun) -> None:
+    n, block = 150, 64
+    tiny = np.float32(np.finfo(np.float32).tiny)
+    e = k.rng.uniform(-135, -120, n).astype(np.float32)
+    y = np.ldexp(k.rng.uniform(1, 2, n), k.rng.integers(120, 128, n)).astype(np.float32)
+    y[::4] *= np.float32(-1)
+    s = (k.rng.uniform(0.01, 3, n) * tiny).astype(np.float32)    # denormal and normal
+    kk = k.rng.integers(-260, -245, n).astype(np.int32)
+    a, b, c = np.float32(0.75) * tiny, np.float32(0.5), np.float32(0.25) * tiny
+    uniform, out = k.output(np.float32, 4), k.output(np.float32, 4 * n)
+    k.launch("flush_uniform_and_units", [k.input(e), k.input(y), k.input(s), k.input(kk), a, b, c,
+                                         uniform, out, n], grid_for(n, block), block)
+    # a is a denormal, so flushed to zero as an input: every result is 0 (or -0)
+    same(k.read(uniform), np.zeros(4, np.float32), "uniform arithmetic on a flushed denormal")
+    got = k.read(out).reshape(n, 4)
+    y64 = y.astype(np.float64)
+    exp2 = flush32(np.exp2(e.astype(np.float64)))
+    rcp = flush32(1 / y64)
+    root = np.sqrt(flush32(s).astype(np.float64))
+    scaled = flush32(np.ldexp(y64, kk))
+    # v_exp_f32, v_rcp_f32, v_sqrt_f32 are good to about an ulp; results below the normal
+    # range are flushed (ulps32 of 0 is the smallest denormal, so a flushed result must be 0)
+    close(got[:, 0], exp2, ulps32(exp2), 0, "exp2 (denormal results flushed)")
+    close(got[:, 1], rcp, ulps32(rcp), 0, "rcp (denormal results flushed)")
+    close(got[:, 2], root, ulps32(root), 0, "sqrt (denormal inputs flushed)")
+    same(got[:, 3], scaled.astype(np.float32), "ldexp (denormal results flushed)")

@@ -53,3 +53,23 @@ extern "C" __global__ void fast_row_sum(const float* m, const float* w, float* o
   for (int c = 0; c < cols; ++c) s += m[r * cols + c] * w[c];
   out[r] = s;
 }
+
+// The same flushing where the arithmetic is uniform (kernel arguments: SALU float instructions
+// on gfx12) and in the hardware's transcendental and exponent units.
+extern "C" __global__ void flush_uniform_and_units(const float* e, const float* y,
+                                                   const float* s, const int* k, float a,
+                                                   float b, float c, float* uniform, float* out,
+                                                   int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (i == 0) {
+    uniform[0] = a * b;
+    uniform[1] = a + c;
+    uniform[2] = a * b + c;
+    uniform[3] = a * 3.0f - c;
+  }
+  out[4 * i + 0] = __builtin_amdgcn_exp2f(e[i]);
+  out[4 * i + 1] = __builtin_amdgcn_rcpf(y[i]);
+  out[4 * i + 2] = __builtin_amdgcn_sqrtf(s[i]);
+  out[4 * i + 3] = __builtin_amdgcn_ldexpf(y[i], k[i]);
+}
