@@ -152,6 +152,16 @@ def test_which_instructions_round(name, rounds):
     assert fm.rounds(name) is rounds
 
 
+@pytest.mark.parametrize("name", ["v_dot2_f32_f16", "v_dot2c_f32_f16", "v_dot2_f32_bf16",
+                                  "v_dot2_f16_f16"])
+def test_float_dot_products_are_refused_under_a_flushing_mode_and_run_otherwise(name):
+    assert fm.unsupported(name, fm.FloatMode.from_flags(False, False)) == ""
+    for flush32, flush64 in ((True, False), (False, True), (True, True)):
+        why = fm.unsupported(name, fm.FloatMode.from_flags(flush32, flush64))
+        assert "dot product" in why and "flushes denormals" in why
+    assert fm.unsupported("v_dot4_i32_i8", fm.FloatMode.from_flags(True, True)) == ""
+
+
 def test_the_interpreter_refuses_what_it_cannot_round_and_names_the_mode():
     rtz = fm.FloatMode(0x3FF)                 # f32 and f64/f16 toward zero, keep denormals
     assert fm.unsupported("v_add_f32", rtz) == ""

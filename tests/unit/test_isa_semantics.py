@@ -682,6 +682,17 @@ def test_gfx12_scalar_float_math_flushes_denormals_when_the_mode_does(line, s1, 
 
 
 @pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("ftz", [False, True])
+def test_fma_mix_flushes_f32_denormals_when_the_mode_does(target, ftz):
+    # src0, src1: the low f16 halves (1.0 and 0.0); src2: an f32 denormal, so a * b + c = c
+    halves = np.array([1.0, 0.0], np.float16).view(np.uint32)[0]
+    zero = np.array([0.0, 0.0], np.float16).view(np.uint32)[0]
+    line = "v_fma_mix_f32 v3, v0, v1, v2 op_sel_hi:[1,1,0]"
+    batch, _ = run(target, line, v={0: [halves], 1: [zero], 2: [DENORM]}, ftz=ftz)
+    assert v3f(batch, 1)[0] == (np.float32(0.0) if ftz else np.float32(DENORM))
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_packed_float_clamp_clamps_each_half_to_zero_one(target):
     a = np.array([1.5, -0.25], np.float16).view(np.uint32)[0]
     b = np.array([0.25, 0.5], np.float16).view(np.uint32)[0]

@@ -414,14 +414,21 @@ def _vmix(inst: Instruction, info: Any = None):
     # the decoder turned neg_lo/neg_hi into each source's neg/abs modifiers
     neg = sum(1 << i for i, op in enumerate(inst.srcs[:3]) if op.neg)
     absolute = sum(1 << i for i, op in enumerate(inst.srcs[:3]) if op.abs)
+    # Denormals follow the MODE like any f32 (or f16) arithmetic: each source flushed by the
+    # control of its own type, the result by that of the result type. Compilers emit these
+    # forms for f16 -> f32 conversions folded into f32 math mostly when f32 denormals are
+    # flushed (LLVM's SITargetLowering::isFPExtFoldable requires it).
+    ftz32, ftz64 = getattr(info, "ftz32", False), getattr(info, "ftz64", False)
     readers = []
     for i, op in enumerate(inst.srcs[:3]):
         plain = Operand(op.kind, op.index, op.count, op.value, op.name)
         if (op_sel_hi >> i) & 1:
-            readers.append(vector_reader(plain, "f16", (op_sel >> i) & 1))
+            readers.append(_flushed_reader(vector_reader(plain, "f16", (op_sel >> i) & 1),
+                                           np.float16, ftz64))
         else:
-            readers.append(vector_reader(plain, "f32"))
+            readers.append(_flushed_reader(vector_reader(plain, "f32"), np.float32, ftz32))
     name = inst.name
+    flush_result = ftz32 if name.endswith("_f32") else ftz64
     dst = inst.dsts[0]
     if name.endswith("_f32"):
         write = vector_writer(dst, "f32")
@@ -460,8 +467,22 @@ def _vmix(inst: Instruction, info: Any = None):
             result = (args[0] * args[1]).astype(np.float32) + args[2]
         if int(f.get("clamp", 0)):
             result = np.clip(np.nan_to_num(result, nan=0.0), 0, 1)
-        return np.asarray(result).astype(out)
+        result = np.asarray(result).astype(out)
+        return _flush(result) if flush_result else result
     return compute, write
+
+
+def _flush(x: np.ndarray) -> np.ndarray:
+    """Denormals of ``x``'s float type replaced by zero of the same sign."""
+    tiny = np.finfo(x.dtype).tiny
+    return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
+
+
+def _flushed_reader(read: Callable, dtype, ftz: bool) -> Callable:
+    """``read``, its ``dtype`` values' denormals flushed when ``ftz``."""
+    if not ftz:
+        return read
+    return lambda b: _flush(np.asarray(read(b)).astype(dtype))
 
 
 def _vpk_mov(inst: Instruction):
