@@ -73,3 +73,25 @@ extern "C" __global__ void flush_uniform_and_units(const float* e, const float* 
   out[4 * i + 2] = __builtin_amdgcn_sqrtf(s[i]);
   out[4 * i + 3] = __builtin_amdgcn_ldexpf(y[i], k[i]);
 }
+
+// Half inputs widened into float arithmetic (the mixed-precision v_fma_mix forms) and a DPP
+// row shift feeding a float add: both flush f32 denormals under this build's mode.
+extern "C" __global__ void flush_mixed(const __half* h, const float* c, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half a = h[2 * i], b = h[2 * i + 1];
+  float z = c[i];
+  out[4 * i + 0] = (float)a * (float)b + z;
+  out[4 * i + 1] = (float)a * 0.5f - z;
+  out[4 * i + 2] = (float)a * (float)a - z * 0.5f;
+  float shifted = __builtin_bit_cast(
+      float, __builtin_amdgcn_update_dpp(0, __builtin_bit_cast(int, z), 0x111, 0xf, 0xf, true));
+  out[4 * i + 3] = shifted + z;
+}
+
+// An f16 dot product into a float accumulator (v_dot2_f32_f16, v_dot2c_f32_f16).
+extern "C" __global__ void flush_dot2(const __half2* x, const __half2* y, const float* c,
+                                      float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = __builtin_amdgcn_fdot2(x[i], y[i], c[i], false);
+}
