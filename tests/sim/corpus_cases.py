@@ -2599,7 +2599,8 @@ def fast_transcendentals(k: KernelRun) -> None:
 
 def flush32(x: np.ndarray) -> np.ndarray:
     """Single-precision denormals replaced by zero of the same sign."""
-    x = np.asarray(x, np.float32).copy()
+    with np.errstate(over="ignore"):
+        x = np.asarray(x, np.float32).copy()
     tiny = np.abs(x) < np.finfo(np.float32).tiny
     x[tiny] = np.copysign(np.float32(0), x[tiny])
     return x
@@ -2703,3 +2704,28 @@ def flush_dot2(k: KernelRun) -> None:
     c = k.rng.uniform(-2, 2, n).astype(np.float32)
     _stops_naming(k, "flush_dot2", [k.input(h[:2 * n]), k.input(h[2 * n:]), k.input(c),
                                     k.output(np.float32, n), n], "v_dot2")
+
+
+# ================================================================================================
+# ftz.hip (-fgpu-flush-denormals-to-zero)
+
+
+@case("ftz")
+def ftz_precise(k: KernelRun) -> None:
+    n, block = 300, 128
+    x = k.rng.uniform(-20, 20, n).astype(np.float32)
+    y = np.ldexp(k.rng.uniform(1, 2, n), k.rng.integers(-100, 100, n)).astype(np.float32)
+    y[:4] = [3.0, 1.0000001, 0.99999994, 2.0 ** -125]
+    out = k.output(np.float32, 5 * n)
+    k.launch("ftz_precise", [k.input(x), k.input(y), out, n], grid_for(n, block), block)
+    got = k.read(out).reshape(n, 5)
+    a, b = x.astype(np.float64), y.astype(np.float64)
+    quotient = flush32(a / b)
+    # division and square root are correctly rounded (HIP's default), results that would be
+    # denormal flushed; expf and logf are good to within two ulps (ocml's documented bounds,
+    # which clang's inline expansions meet)
+    same(got[:, 0], quotient, "x / y")
+    same(got[:, 1], np.sqrt(b).astype(np.float32), "sqrtf")
+    close(got[:, 2], np.exp(a), 2 * ulps32(np.exp(a)), 0, "expf")
+    close(got[:, 3], np.log(b), 2 * ulps32(np.log(b)), 0, "logf")
+    same(got[:, 4], flush32(1 / b), "1 / y")
