@@ -2729,3 +2729,18 @@ def ftz_precise(k: KernelRun) -> None:
     close(got[:, 2], np.exp(a), 2 * ulps32(np.exp(a)), 0, "expf")
     close(got[:, 3], np.log(b), 2 * ulps32(np.log(b)), 0, "logf")
     same(got[:, 4], flush32(1 / b), "1 / y")
+
+
+@case("idioms")
+def grid_barrier_phases(k: KernelRun) -> None:
+    n, block, blocks = 1000, 64, 4
+    x = k.rng.integers(-1000, 1000, n).astype(np.int32)
+    a, b = k.output(np.int32, n), k.output(np.int32, n)
+    sync = k.output(np.uint32, 2, initial=0)
+    k.launch("grid_barrier_phases", [k.input(x), a, b, sync, n], blocks * block, block)
+    i = np.arange(n)
+    a1 = x * 3
+    b1 = a1[(i + 17) % n] + a1[n - 1 - i]
+    same(k.read(b), b1, "phase 2 saw every workgroup's phase 1")
+    same(k.read(a), b1[(i * 7) % n], "phase 3 saw every workgroup's phase 2")
+    same(k.read(sync), np.array([0, 2], np.uint32), "two barriers passed, the count reset")

@@ -411,3 +411,33 @@ extern "C" __global__ void lds_double_min(const double* d, double* block_min, in
   __syncthreads();
   if (threadIdx.x == 0) block_min[blockIdx.x] = __builtin_bit_cast(double, best);
 }
+
+// ---- a persistent kernel with a software grid barrier: a few workgroups (all resident on any
+// GPU) meet at a counter in global memory between two phases, twice
+
+__device__ void grid_barrier(unsigned int* arrived, unsigned int* generation) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned int gen = __hip_atomic_load(generation, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
+    if (atomicAdd(arrived, 1u) == gridDim.x - 1) {
+      *arrived = 0;
+      __hip_atomic_store(generation, gen + 1, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
+    } else {
+      while (__hip_atomic_load(generation, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT) == gen)
+        __builtin_amdgcn_s_sleep(1);
+    }
+  }
+  __syncthreads();
+}
+
+extern "C" __global__ void grid_barrier_phases(const int* x, int* a, int* b, unsigned int* sync,
+                                               int n) {
+  int stride = gridDim.x * blockDim.x;
+  int first = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int i = first; i < n; i += stride) a[i] = x[i] * 3;
+  grid_barrier(&sync[0], &sync[1]);
+  // phase 2 reads what other workgroups wrote in phase 1
+  for (int i = first; i < n; i += stride) b[i] = a[(i + 17) % n] + a[n - 1 - i];
+  grid_barrier(&sync[0], &sync[1]);
+  for (int i = first; i < n; i += stride) a[i] = b[(i * 7) % n];
+}
