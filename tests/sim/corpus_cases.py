@@ -2744,3 +2744,42 @@ def grid_barrier_phases(k: KernelRun) -> None:
     same(k.read(b), b1, "phase 2 saw every workgroup's phase 1")
     same(k.read(a), b1[(i * 7) % n], "phase 3 saw every workgroup's phase 2")
     same(k.read(sync), np.array([0, 2], np.uint32), "two barriers passed, the count reset")
+
+
+@case("idioms")
+def append_compact(k: KernelRun) -> None:
+    n, block = 500, 128
+    blocks = grid_for(n, block) // block
+    x = k.rng.integers(0, 100, n).astype(np.int32)
+    kept = k.output(np.int32, blocks * block, initial=-1)
+    counts = k.output(np.int32, blocks)
+    k.launch("append_compact", [k.input(x), 60, kept, counts, n], blocks * block, block)
+    got_counts, got = k.read(counts), k.read(kept).reshape(blocks, block)
+    for blk in range(blocks):
+        chunk = x[blk * block:(blk + 1) * block]
+        want = np.sort(chunk[chunk > 60])
+        assert got_counts[blk] == len(want), (blk, got_counts[blk], len(want))
+        # slots are handed out in some order: the kept values, sorted, are the passing ones
+        same(np.sort(got[blk, :len(want)]), want, f"block {blk}: kept elements")
+        same(got[blk, len(want):], np.full(block - len(want), -1, np.int32),
+             f"block {blk}: slots past the count untouched")
+
+
+@case("idioms")
+def big_private_histogram(k: KernelRun) -> None:
+    n, block, per_item = 70, 64, 24
+    keys = k.rng.integers(0, 100000, (n, per_item)).astype(np.int32)
+    out = k.output(np.int32, 2 * n)
+    k.launch("big_private_histogram", [k.input(keys), out, per_item, n], grid_for(n, block), block)
+    want = []
+    for row in keys.tolist():
+        hist = [j & 3 for j in range(400)]
+        for kk, key in enumerate(row):
+            hist[key % 400] += key
+            hist[(key * 13) % 400] ^= kk       # key * 13 stays below 2**31
+        best, where = 0, 0
+        for j, h in enumerate(hist):
+            if h > best:
+                best, where = h, j
+        want += [best, where + hist[row[0] % 400]]
+    same(k.read(out), np.array(want, np.int32), "per-thread histogram in scratch")

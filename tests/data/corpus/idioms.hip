@@ -441,3 +441,48 @@ extern "C" __global__ void grid_barrier_phases(const int* x, int* a, int* b, uns
   grid_barrier(&sync[0], &sync[1]);
   for (int i = first; i < n; i += stride) a[i] = b[(i * 7) % n];
 }
+
+// ---- stream compaction with ds_append: one LDS counter per workgroup hands out slots. The
+// instruction adds the number of active lanes and returns the old count to all of them; each
+// lane adds its rank among the active lanes.
+
+extern "C" __global__ void append_compact(const int* x, int threshold, int* kept, int* counts,
+                                          int n) {
+  __shared__ int counter;   // ds_append's counter: the LDS word that M0 addresses
+  if (threadIdx.x == 0) counter = 0;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && x[i] > threshold) {
+    int base = __builtin_amdgcn_ds_append(&counter);
+    u64 active = __activemask();
+    unsigned int below = __builtin_amdgcn_mbcnt_lo((unsigned int)active, 0u);
+    below = __builtin_amdgcn_mbcnt_hi((unsigned int)(active >> 32), below);
+    int slot = base + (int)below;
+    kept[blockIdx.x * blockDim.x + slot] = x[i];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) counts[blockIdx.x] = counter;
+}
+
+// ---- a large private array (well over 1 KiB a work-item) indexed by data
+
+extern "C" __global__ void big_private_histogram(const int* keys, int* out, int per_item,
+                                                 int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int hist[400];
+  for (int j = 0; j < 400; ++j) hist[j] = j & 3;
+  for (int k = 0; k < per_item; ++k) {
+    int key = keys[i * per_item + k];
+    hist[key % 400] += key;
+    hist[(key * 13) % 400] ^= k;
+  }
+  int best = 0, where = 0;
+  for (int j = 0; j < 400; ++j)
+    if (hist[j] > best) {
+      best = hist[j];
+      where = j;
+    }
+  out[2 * i] = best;
+  out[2 * i + 1] = where + hist[keys[i * per_item] % 400];
+}
