@@ -2524,7 +2524,8 @@ def register_array_uniform(k: KernelRun) -> None:
     d[rows, j % 12] += d[rows, (j >> 4) % 12]
     want = np.stack([r[rows, (j >> 8) & 15], r[rows, j & 15] - r[rows, ((j >> 8) + 1) & 15]], 1)
     # integers far below 2**24 (float) and 2**53 (double): every operation is exact
-    same(k.read(out), want.reshape(-1).astype(np.float32), "float array indexed by a wave-uniform value")
+    same(k.read(out), want.reshape(-1).astype(np.float32),
+         "float array indexed by a wave-uniform value")
     same(k.read(dout), d[rows, (j >> 8) % 12] * 3 + d[rows, j % 12],
          "double array indexed by a wave-uniform value")
 
@@ -2613,7 +2614,8 @@ def flush_denormals(k: KernelRun) -> None:
     a = (k.rng.uniform(0.5, 4, n) * tiny * np.where(np.arange(n) % 2, 1, 1e-3)).astype(np.float32)
     a *= np.where(np.arange(n) % 3 == 0, -1, 1).astype(np.float32)
     b = k.rng.uniform(0.25, 2, n).astype(np.float32)
-    c = (k.rng.uniform(-4, 4, n) * tiny * np.where(np.arange(n) % 5 < 2, 1e-2, 1)).astype(np.float32)
+    scale = np.where(np.arange(n) % 5 < 2, 1e-2, 1)
+    c = (k.rng.uniform(-4, 4, n) * tiny * scale).astype(np.float32)
     d = k.rng.uniform(-4, 4, n) * 2.0 ** -1000
     out, dout = k.output(np.float32, 3 * n), k.output(np.float64, n)
     k.launch("flush_denormals", [k.input(a), k.input(b), k.input(c), k.input(d), out, dout, n],
