@@ -53,7 +53,8 @@ FULL = os.environ.get("HSAPY_ENGINE_AGREEMENT", "").strip().lower() == "full"
 # many kernels in one source); they run with HSAPY_ENGINE_AGREEMENT=full.
 SLOW_TO_COMPILE = {"half_math", "mandelbrot", "call_chain", "block_sum_shfl", "mma_gemm_f16",
                    "histogram_global", "saxpy", "stencil_1d", "buffer_copy_bounds",
-                   "directed_rounding", "bitonic_sort", "scan_hillis_steele", "float_math"}
+                   "directed_rounding", "bitonic_sort", "scan_hillis_steele", "float_math",
+                   "generic_pointers", "recursive_depth"}
 
 # Without HSAPY_ENGINE_AGREEMENT=full: corpus kernels 0, 6, 12, ... of CASES' order.
 QUICK_CORPUS_EVERY = 6
