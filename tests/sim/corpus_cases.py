@@ -149,7 +149,7 @@ def close(got: np.ndarray, want: np.ndarray, atol: Any, rtol: float, what: str) 
     with np.errstate(invalid="ignore"):
         err = np.abs(got64 - want64)
         bad = ~(err <= atol + rtol * np.abs(want64))
-        bad &= ~(np.isnan(got64) & np.isnan(want64))
+        bad &= ~(np.isnan(got64) & np.isnan(want64)) & ~(got64 == want64)   # equal infinities
         bad |= np.isinf(want64) & (got64 != want64)
     if bad.any():
         where = np.flatnonzero(bad.reshape(-1))
@@ -2785,3 +2785,34 @@ def big_private_histogram(k: KernelRun) -> None:
                 best, where = h, j
         want += [best, where + hist[row[0] % 400]]
     same(k.read(out), np.array(want, np.int32), "per-thread histogram in scratch")
+
+
+@case("fastmath")
+def fast_half_units(k: KernelRun) -> None:
+    n, block = 200, 64
+    x = k.rng.uniform(-20, 15, n).astype(np.float16)
+    y = np.ldexp(k.rng.uniform(1, 2, n), k.rng.integers(-20, 15, n)).astype(np.float16)
+    out = k.output(np.float16, 6 * n)
+    k.launch("fast_half_units", [k.input(x), k.input(y), out, n], grid_for(n, block), block)
+    got = k.read(out).reshape(n, 6)
+    a, b = x.astype(np.float64), y.astype(np.float64)
+
+    def half(v):
+        with np.errstate(over="ignore"):
+            return np.asarray(v).astype(np.float16)
+
+    def ulps16(v):
+        with np.errstate(invalid="ignore"):   # the spacing of an infinity is NaN
+            return np.spacing(np.abs(half(v))).astype(np.float64)
+
+    # the f16 units (v_exp_f16, v_log_f16, v_sqrt_f16, v_rcp_f16, v_rsq_f16) are good to
+    # about an ulp of the f16 result; a fast reciprocal may also be computed in f32 and
+    # rounded: one ulp either way. exp2 results below the f16 normal range are denormals
+    # (kept), whose ulp is the smallest denormal; reciprocals past 65504 are infinite.
+    for col, want, what in ((0, np.exp2(a), "exp2"), (1, np.log2(b), "log2"),
+                            (2, np.sqrt(b), "sqrt"), (3, 1 / b, "1 / y"),
+                            (4, 1 / np.sqrt(b), "rsqrt")):
+        close(got[:, col], half(want), ulps16(want), 0, what)
+    fused = a * a + 0.5
+    # a * a + 0.5 fused (one rounding) or not (two)
+    close(got[:, 5], fused, ulps16(a * a) + ulps16(fused), 0, "a * a + 0.5")

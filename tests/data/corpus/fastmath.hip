@@ -95,3 +95,18 @@ extern "C" __global__ void flush_dot2(const __half2* x, const __half2* y, const 
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = __builtin_amdgcn_fdot2(x[i], y[i], c[i], false);
 }
+
+// Half-precision transcendental units, as fast half math reaches them (f16 denormals are kept
+// in this build: only f32 ones are flushed).
+extern "C" __global__ void fast_half_units(const __half* x, const __half* y, __half* out,
+                                           int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half a = x[i], b = y[i];
+  out[6 * i + 0] = __builtin_exp2f16(a);
+  out[6 * i + 1] = __builtin_log2f16(b);
+  out[6 * i + 2] = __builtin_sqrtf16(b);
+  out[6 * i + 3] = (__half)1.0 / b;
+  out[6 * i + 4] = __builtin_amdgcn_rsqh(b);
+  out[6 * i + 5] = a * a + (__half)0.5;
+}
