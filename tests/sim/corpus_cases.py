@@ -2816,3 +2816,52 @@ def fast_half_units(k: KernelRun) -> None:
     fused = a * a + 0.5
     # a * a + 0.5 fused (one rounding) or not (two)
     close(got[:, 5], fused, ulps16(a * a) + ulps16(fused), 0, "a * a + 0.5")
+
+
+@case("idioms")
+def generic_atomics(k: KernelRun) -> None:
+    n, block = 450, 128
+    blocks = grid_for(n, block) // block
+    x = k.rng.integers(0, 1000, n).astype(np.int32)
+    counts, total = k.output(np.int32, blocks), k.output(np.int32, 1, initial=0)
+    ftotal, tickets = k.output(np.float32, 1, initial=0), k.output(np.int32, n)
+    k.launch("generic_atomics", [k.input(x), counts, total, ftotal, tickets, n],
+             blocks * block, block)
+    padded = np.zeros(blocks * block, np.int64)
+    padded[:n] = x & 7
+    same(k.read(counts), padded.reshape(blocks, block).sum(1).astype(np.int32),
+         "LDS counters updated through generic pointers")
+    same(k.read(total), np.array([n], np.int32), "a global counter through a generic pointer")
+    # small integers: float sums exact in any order
+    same(k.read(ftotal), np.array([(x & 15).sum()], np.float32), "float atomics, LDS then global")
+    got = k.read(tickets)
+    for blk in range(blocks):
+        # each ticket is the block's count before this work-item's add: in the order the adds
+        # ran (by ticket; a zero amount shares its ticket with the next add), the tickets are
+        # the exclusive prefix sums of the amounts
+        lo, hi = blk * block, min((blk + 1) * block, n)
+        order = np.lexsort(((x[lo:hi] & 7), got[lo:hi]))
+        amounts = (x[lo:hi] & 7)[order]
+        same(np.sort(got[lo:hi]), (np.cumsum(amounts) - amounts).astype(np.int32),
+             f"block {blk}: tickets")
+
+
+@case("idioms")
+def full_lds(k: KernelRun) -> None:
+    n, block = 1500, 1024
+    x = k.rng.integers(-100, 100, n).astype(np.float32)
+    out = k.output(np.float32, n)
+    k.launch("full_lds", [k.input(x), out, n], grid_for(n, block), block, dynamic_lds=16384)
+    big = (np.arange(12288) % 97).astype(np.float64)
+    rest = (np.arange(4096) % 89).astype(np.float64)
+    want = []
+    for blk in range(grid_for(n, block) // block):
+        v = np.zeros(block)
+        v[:max(0, min(block, n - blk * block))] = x[blk * block:(blk + 1) * block]
+        b, r = big.copy(), rest.copy()
+        t = np.arange(block)
+        b[12287 - t] += v
+        r[4095 - 4 * t] -= v
+        want.append(b[12287 - t] * 2 + r[4095 - 4 * t] + b[t * 12] + r[t * 4])
+    # small integers: exact
+    same(k.read(out), np.concatenate(want)[:n].astype(np.float32), "64 KiB of LDS")

@@ -486,3 +486,47 @@ extern "C" __global__ void big_private_histogram(const int* keys, int* out, int 
   out[2 * i] = best;
   out[2 * i + 1] = where + hist[keys[i * per_item] % 400];
 }
+
+// ---- atomics through generic pointers: one noinline helper updates shared and global counters
+
+__device__ __noinline__ int bump(int* counter, int amount) { return atomicAdd(counter, amount); }
+__device__ __noinline__ void fbump(float* total, float amount) { atomicAdd(total, amount); }
+
+extern "C" __global__ void generic_atomics(const int* x, int* block_counts, int* total,
+                                           float* ftotal, int* tickets, int n) {
+  __shared__ int local_count;
+  __shared__ float local_sum;
+  if (threadIdx.x == 0) {
+    local_count = 0;
+    local_sum = 0.0f;
+  }
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    tickets[i] = bump(&local_count, x[i] & 7);   // a flat atomic on the LDS aperture
+    fbump(&local_sum, (float)(x[i] & 15));
+    bump(total, 1);                              // and on global memory
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    block_counts[blockIdx.x] = local_count;
+    fbump(ftotal, local_sum);
+  }
+}
+
+// ---- a workgroup of 1024 work-items with 64 KiB of LDS: 48 KiB static, 16 KiB dynamic
+
+extern "C" __global__ void __launch_bounds__(1024) full_lds(const float* x, float* out, int n) {
+  __shared__ float big[12288];
+  extern __shared__ float rest[];
+  int t = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + t;
+  float v = i < n ? x[i] : 0.0f;
+  for (int k = t; k < 12288; k += blockDim.x) big[k] = (float)(k % 97);
+  for (int k = t; k < 4096; k += blockDim.x) rest[k] = (float)(k % 89);
+  __syncthreads();
+  big[12287 - t] += v;
+  rest[4095 - 4 * t] -= v;
+  __syncthreads();
+  if (i < n) out[i] = big[12287 - t] * 2.0f + rest[4095 - 4 * t] + big[t * 12] + rest[t * 4];
+}
