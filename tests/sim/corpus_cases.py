@@ -2865,3 +2865,29 @@ def full_lds(k: KernelRun) -> None:
         want.append(b[12287 - t] * 2 + r[4095 - 4 * t] + b[t * 12] + r[t * 4])
     # small integers: exact
     same(k.read(out), np.concatenate(want)[:n].astype(np.float32), "64 KiB of LDS")
+
+
+# ================================================================================================
+# noieee.hip (-ffast-math -fgpu-flush-denormals-to-zero -mno-amdgpu-ieee)
+
+
+@case("noieee")
+def output_modifiers(k: KernelRun) -> None:
+    n, block = 260, 64
+    x, y, z = (k.rng.uniform(-2, 2, n).astype(np.float32) for _ in range(3))
+    x[:3], y[:3] = [1.5, -0.75, 0.5], [1.5, 0.75, 0.25]     # a zero difference, sum, product
+    out = k.output(np.float32, 6 * n)
+    k.launch("output_modifiers", [k.input(x), k.input(y), k.input(z), out, n],
+             grid_for(n, block), block)
+    got = k.read(out).reshape(n, 6)
+    f = np.float32
+    # one float32 rounding each, then an exact scaling by a power of two (the output modifier
+    # or a multiply) and clamping: bitwise equal
+    same(got[:, 0], (x + y) * f(2), "(a + b) * 2")
+    same(got[:, 1], (x * y) * f(0.5), "(a * b) * 0.5")
+    same(got[:, 2], (x - y) * f(4), "(a - b) * 4")
+    same(got[:, 4], np.clip(x + z, f(0), f(1)) * f(2), "clamp(a + c) * 2")
+    same(got[:, 5], np.maximum(x, z) - np.minimum(y, z), "max - min")
+    exact = x.astype(np.float64) * y + z
+    # a * b + c fused or not, then clamped (clamping never adds error)
+    close(got[:, 3], np.clip(exact, 0, 1), ulps32(x * y) + ulps32(exact), 0, "clamp(a * b + c)")
