@@ -2891,3 +2891,31 @@ def output_modifiers(k: KernelRun) -> None:
     exact = x.astype(np.float64) * y + z
     # a * b + c fused or not, then clamped (clamping never adds error)
     close(got[:, 3], np.clip(exact, 0, 1), ulps32(x * y) + ulps32(exact), 0, "clamp(a * b + c)")
+
+
+# ================================================================================================
+# fpatomics.hip (-munsafe-fp-atomics)
+
+
+@case("fpatomics")
+def unsafe_fp_atomics(k: KernelRun) -> None:
+    n, block, nbins = 700, 128, 23
+    x = k.rng.integers(-64, 65, n).astype(np.float32)       # integers: exact in any order
+    d = k.rng.integers(-2**40, 2**40, n).astype(np.float64)
+    fsum, dsum = k.output(np.float32, 1, initial=0), k.output(np.float64, 2, initial=0)
+    dmax = k.output(np.float64, 1, initial=-np.inf)
+    dmin = k.output(np.float64, 1, initial=np.inf)
+    bins = k.output(np.float32, nbins, initial=0)
+    k.launch("unsafe_fp_atomics", [k.input(x), k.input(d), fsum, dsum, dmax, dmin, bins, nbins,
+                                   n], grid_for(n, block), block)
+    same(k.read(fsum), np.array([x.sum()], np.float32), "float atomic add")
+    same(k.read(dsum), np.array([d.sum(), d.sum()]), "double atomic add, global and LDS")
+    same(k.read(dmax), np.array([d.max()]), "double atomic max")
+    same(k.read(dmin), np.array([d.min()]), "double atomic min")
+    want = np.zeros(nbins)
+    np.add.at(want, (np.arange(n) * 7) % nbins, x)
+    blocks = grid_for(n, block) // block
+    for blk in range(blocks):
+        lanes = np.arange(blk * block, min((blk + 1) * block, n))
+        np.add.at(want, np.arange(16), np.bincount(lanes & 15, x[lanes], 16))
+    same(k.read(bins), want.astype(np.float32), "float atomics through generic pointers")
