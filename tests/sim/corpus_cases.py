@@ -2919,3 +2919,17 @@ def unsafe_fp_atomics(k: KernelRun) -> None:
         lanes = np.arange(blk * block, min((blk + 1) * block, n))
         np.add.at(want, np.arange(16), np.bincount(lanes & 15, x[lanes], 16))
     same(k.read(bins), want.astype(np.float32), "float atomics through generic pointers")
+
+
+@case("idioms")
+def checked_divide(k: KernelRun) -> None:
+    n, block = 300, 64
+    num = k.rng.integers(-10**6, 10**6, n).astype(np.int32)
+    den = k.rng.integers(1, 1000, n).astype(np.int32) * np.where(np.arange(n) % 2, 1, -1)
+    den = den.astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("checked_divide", [k.input(num), k.input(den), out, n], grid_for(n, block), block)
+    q = np.abs(num.astype(np.int64)) // np.abs(den) * np.sign(num) * np.sign(den)
+    same(k.read(out), q.astype(np.int32), "no divisor is zero: no lane traps")
+    den[37] = 0   # one lane takes the branch (_stops_naming runs one workgroup of 64): a queue error
+    _stops_naming(k, "checked_divide", [k.input(num), k.input(den), out, n], "trap")
