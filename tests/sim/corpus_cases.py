@@ -2931,5 +2931,6 @@ def checked_divide(k: KernelRun) -> None:
     k.launch("checked_divide", [k.input(num), k.input(den), out, n], grid_for(n, block), block)
     q = np.abs(num.astype(np.int64)) // np.abs(den) * np.sign(num) * np.sign(den)
     same(k.read(out), q.astype(np.int32), "no divisor is zero: no lane traps")
-    den[37] = 0   # one lane takes the branch (_stops_naming runs one workgroup of 64): a queue error
+    # one lane takes the branch (_stops_naming runs one workgroup of 64): the queue stops
+    den[37] = 0
     _stops_naming(k, "checked_divide", [k.input(num), k.input(den), out, n], "trap")
