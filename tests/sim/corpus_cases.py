@@ -2934,3 +2934,23 @@ def checked_divide(k: KernelRun) -> None:
     # one lane takes the branch (_stops_naming runs one workgroup of 64): the queue stops
     den[37] = 0
     _stops_naming(k, "checked_divide", [k.input(num), k.input(den), out, n], "trap")
+
+
+@case("idioms")
+def row_gather(k: KernelRun) -> None:
+    n, block = 300, 128
+    size = grid_for(n, block)
+    x = k.rng.integers(0, 1000, n).astype(np.int32)
+    selectors = k.rng.permutation(16)
+    selectors[3] = selectors[11]   # one source read twice
+    sel = [int(s) for s in selectors]
+    sel_lo = sum(s << (4 * j) for j, s in enumerate(sel[:8]))
+    sel_hi = sum(s << (4 * j) for j, s in enumerate(sel[8:]))
+    out = k.output(np.int32, n)
+    k.launch("row_gather", [k.input(x), sel_lo, sel_hi, out, n], size, block)
+    v = np.full(size, -1, np.int64)
+    v[:n] = x
+    lanes = np.arange(n)
+    src = np.array(sel)[lanes & 15]
+    want = v[(lanes & ~15) | src] + 1000 * src
+    same(k.read(out), want.astype(np.int32), "each lane reads the selected lane of its row")

@@ -540,3 +540,23 @@ extern "C" __global__ void checked_divide(const int* num, const int* den, int* o
   if (d == 0) __builtin_trap();
   out[i] = num[i] / d;
 }
+
+// ---- lane gathers by selector within rows of 16 (gfx12 v_permlane16_b32, selectors in two
+// SGPRs, four bits a lane), emulated with ds_bpermute on gfx942
+
+extern "C" __global__ void row_gather(const int* x, unsigned int sel_lo, unsigned int sel_hi,
+                                      int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = i < n ? x[i] : -1;
+  int lane = (int)__lane_id();
+  int k = lane & 15;
+  int src = (int)(((k < 8 ? sel_lo >> (4 * k) : sel_hi >> (4 * (k - 8)))) & 15);
+#if defined(__gfx942__)
+  int r = __builtin_amdgcn_ds_bpermute(((lane & ~15) | src) << 2, v);
+#else
+  // fetch-inactive set: clang may sink the gather into the i < n branch, and a lane past n must
+  // still provide its value (-1) rather than the old operand
+  int r = __builtin_amdgcn_permlane16(0, v, sel_lo, sel_hi, true, false);
+#endif
+  if (i < n) out[i] = r + 1000 * src;
+}
