@@ -2899,7 +2899,8 @@ def output_modifiers(k: KernelRun) -> None:
 
 @case("fpatomics")
 def unsafe_fp_atomics(k: KernelRun) -> None:
-    n, block, nbins = 700, 128, 23
+    # gfx12 has no f64 min/max atomics: compare-and-swap loops, all lanes on one address
+    n, block, nbins = 260, 128, 23
     x = k.rng.integers(-64, 65, n).astype(np.float32)       # integers: exact in any order
     d = k.rng.integers(-2**40, 2**40, n).astype(np.float64)
     fsum, dsum = k.output(np.float32, 1, initial=0), k.output(np.float64, 2, initial=0)
