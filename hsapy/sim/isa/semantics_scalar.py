@@ -270,8 +270,9 @@ def _salu(inst: Instruction, info: Any) -> Closure:
         readers = [scalar_reader(op, ty) for op, ty in zip(srcs, src_tys)]
         write = scalar_writer(inst.dsts[0], dst_ty)
         # gfx12's SALU float instructions run under the MODE register's denormal controls as
-        # VALU ones do (RDNA4 ISA guide, "SALU floating point"): with denormals flushed, flush
-        # the inputs of the result's type and the result, as the VALU forms do
+        # VALU ones do (RDNA4 ISA guide, "SALU floating point"; LLVM selects them for uniform
+        # float math whatever the function's denormal mode): with denormals flushed, flush the
+        # inputs of the result's type and the result, as the VALU forms do
         ftz = info.ftz32 if dst_ty == "f32" else info.ftz64 if dst_ty == "f16" else False
         if ftz:
             fn = _flushing(fn, np.dtype(np.float32 if dst_ty == "f32" else np.float16))
