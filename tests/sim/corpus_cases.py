@@ -2955,3 +2955,26 @@ def row_gather(k: KernelRun) -> None:
     src = np.array(sel)[lanes & 15]
     want = v[(lanes & ~15) | src] + 1000 * src
     same(k.read(out), want.astype(np.int32), "each lane reads the selected lane of its row")
+
+
+@case("idioms")
+def indirect_struct_calls(k: KernelRun) -> None:
+    n, block = 130, 64
+    lo = (k.rng.integers(-16, 16, n) / 4).astype(np.float32)    # quarters: every sample exact
+    which = k.rng.integers(0, 4, n).astype(np.int32)
+    out = k.output(np.float64, n)
+    k.launch("indirect_struct_calls", [k.input(lo), k.input(which), out, n], grid_for(n, block),
+             block)
+    want = []
+    for i in range(n):
+        steps, weight = 4 + (i & 3), 0.5 + (i & 1)
+        h = 1.0 / steps
+        shift = 0.5 if which[i] & 1 else 0.0
+        power = 3 if (which[i] >> 1) & 1 else 2
+        xs = [np.float32(lo[i] + np.float32((k_ + shift) * h)) for k_ in range(steps)]
+        # f is evaluated in float32 (x * x or x * x * x rounded as the kernel rounds them)
+        values = [np.float32(x * x) if power == 2 else np.float32(np.float32(x * x) * x)
+                  for x in xs]
+        want.append(sum(float(v) for v in values) * h * weight)
+    # the double sum of at most 7 float32 samples and two scalings: a few double roundings
+    close(k.read(out), np.array(want), 0, 8 * F64_EPS, "quadrature through indirect calls")

@@ -560,3 +560,34 @@ extern "C" __global__ void row_gather(const int* x, unsigned int sel_lo, unsigne
 #endif
   if (i < n) out[i] = r + 1000 * src;
 }
+
+// ---- indirect calls through a local table, with a struct passed by value and a double result
+
+struct Segment {
+  float a, b;
+  int steps;
+  double weight;
+};
+typedef double (*integrator)(Segment, float (*)(float));
+__device__ __noinline__ float square(float x) { return x * x; }
+__device__ __noinline__ float cube(float x) { return x * x * x; }
+__device__ __noinline__ double left_sum(Segment s, float (*f)(float)) {
+  double h = (double)(s.b - s.a) / s.steps, total = 0.0;
+  for (int k = 0; k < s.steps; ++k) total += f(s.a + (float)(k * h));
+  return total * h * s.weight;
+}
+__device__ __noinline__ double midpoint_sum(Segment s, float (*f)(float)) {
+  double h = (double)(s.b - s.a) / s.steps, total = 0.0;
+  for (int k = 0; k < s.steps; ++k) total += f(s.a + (float)((k + 0.5) * h));
+  return total * h * s.weight;
+}
+
+extern "C" __global__ void indirect_struct_calls(const float* lo, const int* which, double* out,
+                                                 int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  integrator methods[2] = {left_sum, midpoint_sum};
+  float (*functions[2])(float) = {square, cube};
+  Segment s = {lo[i], lo[i] + 1.0f, 4 + (i & 3), 0.5 + (i & 1)};
+  out[i] = methods[which[i] & 1](s, functions[(which[i] >> 1) & 1]);
+}
