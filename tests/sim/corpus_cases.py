@@ -2978,3 +2978,28 @@ def indirect_struct_calls(k: KernelRun) -> None:
         want.append(sum(float(v) for v in values) * h * weight)
     # the double sum of at most 7 float32 samples and two scalings: a few double roundings
     close(k.read(out), np.array(want), 0, 8 * F64_EPS, "quadrature through indirect calls")
+
+
+@case("idioms")
+def saturating_vectors(k: KernelRun) -> None:
+    n, block = 150, 64
+    a = k.rng.integers(-2**15, 2**15, (n, 4)).astype(np.int16)
+    b = k.rng.integers(-2**15, 2**15, (n, 4)).astype(np.int16)
+    a[0], b[0] = [32767, -32768, 100, -1], [1, -1, -200, -32768]
+    p = k.rng.integers(0, 256, (n, 4)).astype(np.uint8)
+    q = k.rng.integers(0, 256, (n, 4)).astype(np.uint8)
+    s_add, s_sub = k.output(np.int16, 4 * n), k.output(np.int16, 4 * n)
+    u_add, out8 = k.output(np.uint16, 4 * n), k.output(np.uint8, 8 * n)
+    k.launch("saturating_vectors", [k.input(a), k.input(b), k.input(p), k.input(q), s_add,
+                                    s_sub, u_add, out8, n], grid_for(n, block), block)
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    au, bu = a.view(np.uint16).astype(np.int64), b.view(np.uint16).astype(np.int64)
+    same(k.read(s_add), np.clip(a64 + b64, -2**15, 2**15 - 1).reshape(-1).astype(np.int16),
+         "signed 16-bit saturating add")
+    same(k.read(s_sub), np.clip(a64 - b64, -2**15, 2**15 - 1).reshape(-1).astype(np.int16),
+         "signed 16-bit saturating subtract")
+    same(k.read(u_add), np.minimum(au + bu, 2**16 - 1).reshape(-1).astype(np.uint16),
+         "unsigned 16-bit saturating add")
+    p64, q64 = p.astype(np.int64), q.astype(np.int64)
+    want8 = np.stack([np.minimum(p64 + q64, 255), np.maximum(p64 - q64, 0)], 1)
+    same(k.read(out8), want8.reshape(-1).astype(np.uint8), "unsigned 8-bit saturating add, sub")

@@ -591,3 +591,24 @@ extern "C" __global__ void indirect_struct_calls(const float* lo, const int* whi
   Segment s = {lo[i], lo[i] + 1.0f, 4 + (i & 3), 0.5 + (i & 1)};
   out[i] = methods[which[i] & 1](s, functions[(which[i] >> 1) & 1]);
 }
+
+// ---- saturating 8- and 16-bit vector arithmetic (clamped v_add_u16 / v_pk_add_i16 / SDWA)
+
+typedef short short4v __attribute__((ext_vector_type(4)));
+typedef unsigned short ushort4v __attribute__((ext_vector_type(4)));
+
+extern "C" __global__ void saturating_vectors(const short4v* a, const short4v* b,
+                                              const uchar4* p, const uchar4* q, short4v* s_add,
+                                              short4v* s_sub, ushort4v* u_add, uchar4* bytes,
+                                              int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  short4v x = a[i], y = b[i];
+  s_add[i] = __builtin_elementwise_add_sat(x, y);
+  s_sub[i] = __builtin_elementwise_sub_sat(x, y);
+  u_add[i] = __builtin_elementwise_add_sat(__builtin_bit_cast(ushort4v, x),
+                                           __builtin_bit_cast(ushort4v, y));
+  uchar4 u = p[i], v = q[i];
+  bytes[2 * i] = __builtin_elementwise_add_sat(u, v);
+  bytes[2 * i + 1] = __builtin_elementwise_sub_sat(u, v);
+}
