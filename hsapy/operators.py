@@ -474,7 +474,7 @@ _register(
         name="vector_add", source="vector_add.hip", title="element-wise out = a + b",
         size_names=("N",), main_size=(16_777_216,),
         extra_sizes=((1_048_576,), (4_194_304,)),
-        # The edges of operators.md, then the float4 tails.
+        # The edges of docs/operator-suite.md, then the float4 tails.
         edge_sizes=((1,), (31,), (32,), (33,), (255,), (256,), (257,), (1027,), (16_777_219,),
                     (2,), (6,), (1026,)),
         sim_sizes=((524_288,),),

@@ -102,7 +102,7 @@ THREADS_ENV = "HSAPY_SIM_THREADS"
 
 def resolve_threads(value: Any = None) -> int | None:
     """Host threads for the compiled engine's chunks from ``value``, else ``HSAPY_SIM_THREADS``;
-    None when neither is set (the engine's default: the usable cores, at most 4)."""
+    None when neither is set (the engine's default: the usable cores, at most 16)."""
     source = "threads"
     if value is None:
         value = os.environ.get(THREADS_ENV) or None
@@ -118,7 +118,7 @@ def resolve_threads(value: Any = None) -> int | None:
 
         raise HsapyValueError(f"{source}={value!r}: the compiled engine's host threads take a "
                               f"whole number >= 1 (leave {THREADS_ENV} unset for the default: "
-                              "the usable cores, at most 4)")
+                              "the usable cores, at most 16)")
     return count
 
 
