@@ -2,6 +2,7 @@
 select tests (one collection run for all of them)."""
 from __future__ import annotations
 
+import argparse
 import re
 import shlex
 import subprocess
@@ -112,3 +113,31 @@ def test_the_readme_has_exactly_two_set_up_commands_and_links_the_docs():
     for page in ("docs/README.md", "docs/amd-gpu.md", "docs/simulator.md",
                  "docs/troubleshooting.md", "docs/operator-suite.md"):
         assert f"]({page})" in readme, page
+
+
+def _readme_command_rows() -> dict[str, str]:
+    """The README's command table: the first cell of each `hsapy NAME ...` row, by NAME."""
+    rows = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        match = re.match(r"\| `hsapy (\w+)([^`]*)` \|", line)
+        if match:
+            rows[match.group(1)] = match.group(2).replace("\\|", "|")
+    return rows
+
+
+def test_the_readme_command_table_shows_every_option_of_every_command():
+    from hsapy.cli import build_parser
+
+    rows = _readme_command_rows()
+    subcommands = next(action for action in build_parser()._actions
+                       if isinstance(action, argparse._SubParsersAction))
+    missing = []
+    for name, parser in subcommands.choices.items():
+        assert name in rows, f"README.md's command table has no row for hsapy {name}"
+        for action in parser._actions:
+            options = [o for o in action.option_strings if o not in ("-h", "--help")]
+            if options and not any(re.search(rf"\[{re.escape(o)}\b", rows[name])
+                                   or re.search(rf"\s{re.escape(o)}\b", rows[name])
+                                   for o in options):
+                missing.append(f"hsapy {name} {'/'.join(options)}")
+    assert not missing, "README.md's command table lacks: " + ", ".join(missing)
