@@ -1,6 +1,6 @@
 """The build cache: content-addressed entries keyed by the source, the target, the options and
 the versions of every tool involved, each checked against its digest when read
-(``HSAPY_CACHE_DIR``, default ``~/.cache/hsapy``)."""
+(``HSAPY_CACHE_DIR``, else ``$XDG_CACHE_HOME/hsapy``, else ``~/.cache/hsapy``)."""
 from __future__ import annotations
 
 import atexit
