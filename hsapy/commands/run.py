@@ -59,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rebuild", action="store_true",
                         help="build the HIP kernels from source instead of kernels/prebuilt")
     parser.add_argument("--repeat", type=count(1), default=20,
-                        help="timed repetitions on a GPU after 3 warm-ups (median reported; default 20)")
+                        help="timed repetitions on a GPU after 3 warm-ups (median reported; "
+                             "default 20)")
     parser.add_argument("--timeout", type=seconds, default=None,
                         help="seconds to wait for each dispatch (default 60, 900 simulated)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
