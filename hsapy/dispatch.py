@@ -265,17 +265,21 @@ def _check_after_completion(queue: Any) -> None:
 
 class BatchResult(NotCopyable):
     """Dispatches published by ``PreparedDispatch.batch``: ``chunks`` of (first index, count,
-    signal of the chunk's closing barrier-AND packet), and ``halves``, the half of the queue's
-    batch kernarg arena each chunk used (its generation there tells when it completed)."""
+    signal of the chunk's closing barrier-AND packet), ``arena``, the queue's batch kernarg
+    arena (hsapy.publishing.BatchArena), and ``halves``, the half of it each chunk used (its
+    generation there tells when the chunk completed).
 
-    __slots__ = ("queue", "kernel", "chunks", "_arena", "halves")
+    The batch call makes its result without calling ``__init__`` (publishing.batcher sets the
+    same five attributes itself): keep the two alike."""
+
+    __slots__ = ("queue", "kernel", "chunks", "arena", "halves")
 
     def __init__(self, queue: Queue, kernel: Launchable, chunks: list[tuple[int, int, Any]],
                  arena: Any = None, halves: list[int] | None = None) -> None:
         self.queue = queue
         self.kernel = kernel
         self.chunks = chunks
-        self._arena = arena
+        self.arena = arena
         self.halves = halves or []
 
     def __repr__(self) -> str:
@@ -295,7 +299,7 @@ class BatchResult(NotCopyable):
     @property
     def is_done(self) -> bool:
         """True once every chunk completed (ClosedError: the queue was closed before)."""
-        return all(_completed(self._arena, half, first, "this batch", self.queue)
+        return all(_completed(self.arena, half, first, "this batch", self.queue)
                    for (first, _count, _signal), half in zip(self.chunks, self.halves))
 
     def wait(self, timeout: float = 10.0) -> BatchResult:
@@ -303,7 +307,7 @@ class BatchResult(NotCopyable):
         timeout = check_timeout(timeout, "BatchResult.wait")
         deadline = time.monotonic() + timeout
         for (first, _count, _signal), half in zip(self.chunks, self.halves):
-            _wait_completed(self._arena, half, first, "this batch", self.queue,
+            _wait_completed(self.arena, half, first, "this batch", self.queue,
                             max(deadline - time.monotonic(), 0.0))
         _check_after_completion(self.queue)
         return self
