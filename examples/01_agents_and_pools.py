@@ -1,6 +1,6 @@
 """Step 1: agents, their properties and memory pools -- what `rocminfo` (and `hsapy info`) show.
 
-    python3 examples/01_agents_and_pools.py [--backend auto|sim|rocr]
+    python3 examples/01_agents_and_pools.py [--backend auto|sim|rocr|rocr-sim]
 
 HSA calls behind each line (hsa.h / hsa_ext_amd.h):
   hsa_init, hsa_system_get_info(HSA_SYSTEM_INFO_*)        -> Runtime(), rt.system_info

@@ -1,6 +1,6 @@
 """Step 2: allocate host and device memory and move bytes with the GPU's copy engine.
 
-    python3 examples/02_memory_and_async_copy.py [--backend auto|sim|rocr]
+    python3 examples/02_memory_and_async_copy.py [--backend auto|sim|rocr|rocr-sim]
 
 HSA calls (hsa_ext_amd.h):
   hsa_amd_memory_pool_allocate / _free       -> pool.allocate(n), buffer.close()

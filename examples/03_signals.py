@@ -1,6 +1,6 @@
 """Step 3: signals -- the int64 objects every completion, dependency and doorbell goes through.
 
-    python3 examples/03_signals.py [--backend auto|sim|rocr]
+    python3 examples/03_signals.py [--backend auto|sim|rocr|rocr-sim]
 
 HSA calls (hsa.h): hsa_signal_create / _destroy, hsa_signal_store_screlease / _relaxed,
 hsa_signal_load_scacquire, hsa_signal_add/subtract/exchange/cas_scacq_screl, and

@@ -1,6 +1,6 @@
 """Step 4: one kernel-dispatch packet, built field by field, written into a queue's ring.
 
-    python3 examples/04_one_packet.py [--backend auto|sim|rocr]
+    python3 examples/04_one_packet.py [--backend auto|sim|rocr|rocr-sim]
 
 The 64-byte hsa_kernel_dispatch_packet_t (hsa.h; docs/hsa-abi.md "AQL packets"):
   0 header u16 | 2 setup u16 | 4,6,8 workgroup_size_x/y/z u16 | 10 reserved u16

@@ -1,7 +1,7 @@
 """Step 5: the publishing protocol by hand -- reserve, write, ring the doorbell, wait -- and how
 the queue's write and read indices move.
 
-    python3 examples/05_doorbell_and_wait.py [--backend auto|sim|rocr]
+    python3 examples/05_doorbell_and_wait.py [--backend auto|sim|rocr|rocr-sim]
 
 docs/hsa-abi.md "Publishing a packet" (hsa.h "Queues"):
   1. index = hsa_queue_add_write_index_scacq_screl(queue, n)        -> queue.reserve(n)

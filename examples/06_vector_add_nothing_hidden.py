@@ -1,7 +1,7 @@
 """Step 6: vector add with nothing hidden -- code object, loader, kernarg bytes (hidden arguments
 included) packed by hand, the packet, the doorbell, the check.
 
-    python3 examples/06_vector_add_nothing_hidden.py [--backend auto|sim|rocr]
+    python3 examples/06_vector_add_nothing_hidden.py [--backend auto|sim|rocr|rocr-sim]
 
 References: ELF header and e_flags, the kernel descriptor and the v5 hidden arguments are in
 docs/hsa-abi.md ("Code objects", "Hidden (implicit) kernel arguments") and LLVM

@@ -1,7 +1,7 @@
 """Step 7: dependencies across three queues with barrier-AND, barrier-OR and AMD barrier-value
 packets, checked by the data and by the dispatch timestamps.
 
-    python3 examples/07_barriers.py [--backend auto|sim|rocr]
+    python3 examples/07_barriers.py [--backend auto|sim|rocr|rocr-sim]
 
 Packets (hsa.h hsa_barrier_and_packet_t / hsa_barrier_or_packet_t; hsa_ext_amd.h
 hsa_amd_barrier_value_packet_t; docs/hsa-abi.md "AQL packets"):

@@ -1,7 +1,7 @@
 """Step 8: time -- the system timestamp, dispatch start/end from the packet processor, the GPU's
 own counters read inside a kernel, and conversion of ticks to microseconds.
 
-    python3 examples/08_timestamps.py [--backend auto|sim|rocr]
+    python3 examples/08_timestamps.py [--backend auto|sim|rocr|rocr-sim]
 
 HSA calls: hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY / _TIMESTAMP) (hsa.h);
 hsa_amd_profiling_set_profiler_enabled(queue, 1) and

@@ -1,7 +1,7 @@
 """Step 9: the kernarg segment of a HIP kernel -- explicit arguments, then the hidden (implicit)
 ones -- and what goes wrong when a launcher leaves the hidden ones at zero.
 
-    python3 examples/09_kernarg_and_hidden_args.py [--backend auto|sim|rocr]
+    python3 examples/09_kernarg_and_hidden_args.py [--backend auto|sim|rocr|rocr-sim]
 
 Code object v5 kernels find blockDim, gridDim and friends in hidden arguments after the explicit
 ones (LLVM AMDGPUUsage "Code Object V5 Metadata" / "Hidden kernel arguments";

@@ -1,6 +1,6 @@
 """Step 10: what a launch costs the host -- plain launch, prepared dispatch, and a batch.
 
-    python3 examples/10_launch_overhead.py [--backend auto|sim|rocr]
+    python3 examples/10_launch_overhead.py [--backend auto|sim|rocr|rocr-sim]
 
 plain     kernel.launch(..., wait=False): validate the geometry, build the kernarg plan and the
           packet template, then publish -- every call.

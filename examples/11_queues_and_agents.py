@@ -1,6 +1,6 @@
 """Step 11: every GPU agent, several queues each, one job spread over all of them.
 
-    python3 examples/11_queues_and_agents.py [--backend auto|sim|rocr]
+    python3 examples/11_queues_and_agents.py [--backend auto|sim|rocr|rocr-sim]
 
 A code object is loaded per agent (hsa_executable_load_agent_code_object takes one agent: the
 kernel_object is only valid on that agent's queues). Each queue (hsa_queue_create) has its own

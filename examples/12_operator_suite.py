@@ -1,7 +1,7 @@
 """Step 12: the hello-gpu operator suite, briefly -- every operator and variant once, at a small
 size, through raw AQL dispatch, checked against FP64 references.
 
-    python3 examples/12_operator_suite.py [--backend auto|sim|rocr]
+    python3 examples/12_operator_suite.py [--backend auto|sim|rocr|rocr-sim]
 
 The suite is data (hsapy/operators.py; what it is: docs/operator-suite.md): each operator
 has sizes, deterministic inputs, an FP64 reference and a tolerance; each variant is a plan of
