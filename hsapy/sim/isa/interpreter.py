@@ -42,7 +42,7 @@ from hsapy.hsa_enums import (
     HSA_STATUS_ERROR_OUT_OF_RESOURCES,
 )
 from hsapy.sim.execution import DispatchContext, SimFault, register_executor, registered_factory
-from hsapy.sim.isa import counters
+from hsapy.sim.isa import counters, placement
 from hsapy.sim.isa.float_mode import initial_mode
 from hsapy.sim.isa.program import CodeText, DescriptorFields, Program, ProgramInfo, _pair_ops
 from hsapy.sim.isa.semantics import (
@@ -99,11 +99,17 @@ class _Machine:
     """Per-dispatch-chunk state the instruction closures use (memory, LDS, scheduler)."""
 
     def __init__(self, ctx: DispatchContext, workgroups: int, lds_size: int, private_size: int,
-                 wave_size: int, lds: np.ndarray | None = None) -> None:
+                 wave_size: int, lds: np.ndarray | None = None, *, first_workgroup: int) -> None:
         """``lds``: the chunk's LDS to use (uint8, ``lds_layout``'s bytes) instead of a new
-        zeroed one."""
+        zeroed one; ``first_workgroup``: the linear id in the dispatch of the chunk's first
+        workgroup (batch-local workgroup k is workgroup ``first_workgroup + k``)."""
         from hsapy.sim.memory import PRIVATE_APERTURE_BASE, SHARED_APERTURE_BASE
 
+        self.ctx = ctx
+        self.workgroups = workgroups
+        self.first_workgroup = first_workgroup
+        self._first_waves: np.ndarray | None = None   # first chunk wave of each workgroup
+        self._wgp_mode = False
         self.memory = ctx.memory
         self.agent = ctx.agent_handle or None
         self.clock = ctx.clock
@@ -125,6 +131,33 @@ class _Machine:
         ``workgroups`` workgroups of ``lds_size`` bytes each."""
         stride = (max(lds_size, 4) + 3) & ~3
         return stride, workgroups * stride + 16
+
+    def hardware_register(self, b: Batch, hwreg: int) -> np.ndarray:
+        """``uint32[W]``: hardware-id register ``hwreg`` of each wave of ``b``, from where the
+        simulator places it (hsapy.sim.isa.placement); raises NotImplementedInstruction for a
+        register the target does not have."""
+        ctx = self.ctx
+        if self._first_waves is None:
+            grid = [max(1, int(g)) for g in ctx.grid_size]
+            block = [max(1, int(w)) for w in ctx.workgroup_size]
+            counts = [(g + w - 1) // w for g, w in zip(grid, block)]
+            linear = np.arange(self.first_workgroup, self.first_workgroup + self.workgroups)
+            items = np.ones(linear.size, np.int64)
+            for axis, index in enumerate((linear % counts[0],
+                                          (linear // counts[0]) % counts[1],
+                                          linear // (counts[0] * counts[1]))):
+                # partial workgroups at the grid's upper edges have fewer work-items
+                items *= np.minimum(block[axis], grid[axis] - index * block[axis])
+            waves = (items + self.wave_size - 1) // self.wave_size
+            self._first_waves = np.concatenate([[0], np.cumsum(waves)[:-1]])
+            rsrc1 = int.from_bytes(ctx.memory.read(ctx.kernel_object + 48, 4), "little")
+            self._wgp_mode = bool(rsrc1 & (1 << 29))    # compute_pgm_rsrc1 WGP_MODE (gfx10+)
+        wave_in_group = b.wave_id - self._first_waves[b.wg]
+        try:
+            return placement.hardware_register(ctx.agent, hwreg, self.first_workgroup + b.wg,
+                                               wave_in_group, self._wgp_mode)
+        except ValueError as exc:
+            raise NotImplementedInstruction(str(exc)) from None
 
     def split(self, b: Batch, taken: np.ndarray, target: int, fallthrough: int) -> None:
         """Divergent scalar branch: continue the two halves as separate batches."""
@@ -371,7 +404,7 @@ class InterpreterExecutor:
         start, stop, counts, grid, block = chunk
         batch, alive = self._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
                                            grid, block, entry)
-        machine = _Machine(ctx, stop - start, lds, private, wave_size)
+        machine = _Machine(ctx, stop - start, lds, private, wave_size, first_workgroup=start)
         machine.recorder = recorder
         self._schedule(ctx, programs, machine, batch, alive)
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from hsapy.hsa_enums import HSA_STATUS_ERROR_EXCEPTION
 from hsapy.sim.execution import SimFault
-from hsapy.sim.isa import alu_bits, alu_scalar, float_mode, gpr_index
+from hsapy.sim.isa import alu_bits, alu_scalar, float_mode, gpr_index, placement
 from hsapy.sim.isa import semantics_alu as alu
 from hsapy.sim.isa.closures import (
     BARRIER,
@@ -423,30 +423,53 @@ def _mode_writer(read: Callable, offset: int, size: int, next_pc: int,
     return write
 
 
+# gfx12 HW_REG_SHADER_CYCLES_LO / _HI (SIDefines.h Hwreg::ID_SHADER_CYCLES / _HI)
+_SHADER_CYCLES = (29, 30)
+
+
 def _clock_or_hwreg(inst: Instruction, info: Any) -> Closure:
     name = inst.name
     if name == "s_getreg_b32":
-        write = scalar_writer(inst.dsts[0], "b32")
-        # simm16: hwreg id 5:0, bit offset 10:6, size - 1 15:11. MODE (1) reads the wave's
-        # MODE register; gfx12 HW_REG_SHADER_CYCLES_LO (29) / _HI (30) read the clock; other
-        # registers (status, ids) read as 0.
-        simm = int(inst.srcs[0].value) if inst.srcs and inst.srcs[0].value is not None \
-            else int(inst.fields.get("simm16", 0))
-        hwreg = simm & 0x3F
-        offset = (simm >> 6) & 0x1F
-        mask = (1 << (((simm >> 11) & 0x1F) + 1)) - 1
-
-        def getreg(b: Batch, m: Any) -> None:
-            value = 0
-            if hwreg == float_mode.MODE_HWREG:
-                value = b.mode
-            elif inst.family == "gfx12" and hwreg in (29, 30):
-                now = m.clock.now()
-                value = (now >> 32) if hwreg == 30 else now & 0xFFFFFFFF
-            write(b, np.uint32((value >> offset) & mask))
-        return getreg
+        return _getreg(inst, info)
     write = scalar_writer(inst.dsts[0], "b64")
     return lambda b, m: write(b, np.uint64(m.clock.now()))
+
+
+def _getreg(inst: Instruction, info: Any) -> Closure:
+    """S_GETREG_B32 hwreg(id, offset, size): the register's bits offset + size - 1 : offset.
+    MODE reads the wave's MODE register, gfx12's SHADER_CYCLES the clock, the hardware-id
+    registers the simulator's placement of the wave (hsapy.sim.isa.placement); any other
+    register, or a bit of an id register outside the fields the placement defines, stops the
+    queue naming it."""
+    write = scalar_writer(inst.dsts[0], "b32")
+    # simm16: hwreg id 5:0, bit offset 10:6, size - 1 15:11
+    simm = int(inst.srcs[0].value) if inst.srcs and inst.srcs[0].value is not None \
+        else int(inst.fields.get("simm16", 0))
+    hwreg = simm & 0x3F
+    offset = (simm >> 6) & 0x1F
+    mask = (1 << (((simm >> 11) & 0x1F) + 1)) - 1
+    if hwreg == float_mode.MODE_HWREG:
+        return lambda b, m: write(b, np.uint32((b.mode >> offset) & mask))
+    if info.family == "gfx12" and hwreg in _SHADER_CYCLES:
+        def cycles(b: Batch, m: Any) -> None:
+            now = m.clock.now()
+            value = (now >> 32) if hwreg == _SHADER_CYCLES[1] else now & 0xFFFFFFFF
+            write(b, np.uint32((value >> offset) & mask))
+        return cycles
+    layout = placement.LAYOUTS.get((info.family, hwreg))
+    if layout is None:
+        return _unimplemented(inst, f"reading hardware register {hwreg} is not modelled on "
+                                    f"{info.family}")
+    outside = ((mask << offset) & 0xFFFFFFFF) & ~layout.modelled_bits
+    if outside:
+        return _unimplemented(inst, f"bits {outside:#x} of {layout.name} are not modelled "
+                                    f"(only {', '.join(layout.fields)})")
+    umask = np.uint32(mask)
+    shift = np.uint32(offset)
+
+    def getreg(b: Batch, m: Any) -> None:
+        write(b, (m.hardware_register(b, hwreg) >> shift) & umask)
+    return getreg
 
 
 def _saveexec(inst: Instruction, spec: tuple, info: Any) -> Closure:

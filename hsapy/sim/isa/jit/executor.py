@@ -383,7 +383,7 @@ class JitExecutor(InterpreterExecutor):
         start, stop, counts, grid, block = chunk
         batch, alive = self._initial_batch(ctx, kd, shape, wave_size, start, stop, counts,
                                            grid, block, entry)
-        machine = _Machine(ctx, stop - start, lds, private, wave_size)
+        machine = _Machine(ctx, stop - start, lds, private, wave_size, first_workgroup=start)
         self._prepare_machine(ctx, machine, table)
         self._schedule(ctx, programs, machine, batch, alive)
 

@@ -264,8 +264,9 @@ class Crew:
         executor = copy.copy(self.executor)
         executor.stats, executor.counters = ExecutionStats(), EngineCounters()
         stats, ctx, waves = executor.stats, self.ctx, self.waves
+        first = int(self.starts[int(self.jobs[k, chunk_loop.CURRENT])])
         machine = _Machine(ctx, self.workgroups, self.lds_size, self.private, self.wave_size,
-                           self.lds.row(k))
+                           self.lds.row(k), first_workgroup=first)
         attach(machine, self.table, stats, executor.counters, ctx.poll,
                self.words.row(k), self.ctl.row(k))
         executor.counters.chunks += 1
