@@ -79,10 +79,6 @@ REASONS: tuple[tuple[str, str], ...] = (
     (r"^v_screen_partition_4se_b32$",
      "graphics: a screen-tile lookup the ISA guides give no definition for, not reachable "
      "from compute code"),
-    (r"^v_cvt_pk_(fp8|bf8)_f32$",
-     "gfx12: the RDNA4 guide leaves open which 8-bit format the conversion writes (its F8 mode "
-     "is a driver setting, OCP or FNUZ) and the sign of the NaN an overflow gives (gfx942's "
-     "FNUZ forms are implemented)"),
     (r"^v_cvt_sr_(fp8|bf8)_f32$",
      "stochastic rounding: the CDNA3 guide's pseudocode (seed bits added to the mantissa, "
      "wrapping within the binade, then round to nearest even) and its prose (add the seed, "
@@ -112,6 +108,19 @@ REASONS: tuple[tuple[str, str], ...] = (
      "gfx11 float compare-and-swap: not implemented yet"),
 )
 
+
+# Implemented opcodes whose semantics stop the queue for some operands or data, because no public
+# source defines them there: (target, opcodes, what runs and what stops).
+PARTIAL: tuple[tuple[str, str, str], ...] = (
+    ("gfx1201", "`v_cvt_pk_fp8_f32` (VOP3), `v_cvt_pk_bf8_f32` (VOP3)",
+     "write the OCP formats E4M3FN / E5M2 (HIP's amd_hip_fp8.h selects them for gfx1200/gfx1201, "
+     "as LLVM pull request 106160 does for gfx12's conversions), rounding finite inputs of "
+     "magnitude up to the largest finite value (448, 57344) to nearest even, denormals and "
+     "signed zeros included. A NaN or infinite input and a larger magnitude (the RDNA4 guide "
+     "defines neither the NaN an overflow gives nor whether it saturates) stop the queue naming "
+     "the instruction, the lane and its value; so do the clamp and omod fields and a MODE "
+     "rounding other than nearest even"),
+)
 
 @dataclass(frozen=True)
 class Probe:
@@ -367,6 +376,11 @@ def render_markdown(reports: list[dict]) -> str:
         for form, entry in data["forms"].items():
             out.append(f"| form {form} | {entry['llvm']} | | {entry['implemented']} | "
                        f"{_pct(entry['implemented'], entry['llvm']).strip()} |")
+        partial = [(names, what) for target, names, what in PARTIAL if target == data["target"]]
+        if partial:
+            out += ["", "Implemented, stopping the queue where no public source defines the "
+                    "result:", ""]
+            out += [f"- {names}: {what}." for names, what in partial]
         missing = [(fam["encoding"], m) for fam in data["families"] if not fam["excluded"]
                    for m in fam["missing"]]
         if missing:

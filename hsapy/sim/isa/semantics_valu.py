@@ -40,6 +40,7 @@ from hsapy.sim.isa.semantics_valu_operands import (
 from hsapy.sim.isa.semantics_valu_special import (
     _DOT_RE,
     _vcvt_from_small_float,
+    _vcvt_to_ocp_small_float,
     _vcvt_to_small_float,
     _vdot,
     _vdot2_16,
@@ -106,6 +107,8 @@ def _valu_parts(inst: Instruction, info: Any):
         return _vcvt_from_small_float(inst, info)
     if name in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32") and inst.family == "gfx9":
         return _vcvt_to_small_float(inst, info)
+    if name in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32") and inst.family == "gfx12":
+        return _vcvt_to_ocp_small_float(inst, info)
     if _extension(inst) and not name.startswith("v_cndmask") and name not in alu.VALU:
         _no_extension(inst)        # the handlers below read their sources directly
     if name in ("v_mad_u64_u32", "v_mad_i64_i32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"):

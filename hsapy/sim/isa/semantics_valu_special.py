@@ -12,6 +12,7 @@ import numpy as np
 
 from hsapy.sim.isa import alu_float, float_mode
 from hsapy.sim.isa import semantics_alu as alu
+from hsapy.sim.isa.closures import NotImplementedInstruction
 from hsapy.sim.isa.instruction import Instruction, Operand
 from hsapy.sim.isa.operand_access import (
     NotImplementedOperand,
@@ -383,6 +384,102 @@ def _vcvt_to_small_float(inst: Instruction, info: Any):
 
     def compute(b: Batch, m: Any):
         packed = encode(src0(b)) | (encode(src1(b)) << np.uint32(8))
+        return (np.asarray(old(b)) & keep) | (packed << shift)
+    return compute, _dst_writer(inst, "b32")
+
+
+# gfx12 writes the OCP formats (E4M3FN: bias 7, largest 448, no infinity, S.1111.111 NaN; E5M2:
+# bias 15, largest 57344, IEEE-style infinities and NaNs). The RDNA4 ISA guide leaves the format
+# to an F8 mode; three public sources settle it for gfx1200/gfx1201:
+# - HIP's amd_hip_fp8.h (ROCm clr) sets HIP_FP8_TYPE_OCP for __gfx1200__/__gfx1201__ and
+#   HIP_FP8_TYPE_FNUZ only for gfx940-942; its device fast path converts __HIP_E4M3 / __HIP_E5M2
+#   with __builtin_amdgcn_cvt_pk_fp8_f32 / _bf8_f32 on gfx12;
+# - LLVM (llvm-project pull request 106160): gfx12 takes the OCP formats in its matrix and
+#   conversion instructions, with the opcodes and builtins of the FNUZ forms;
+# - the simulator's gfx12 WMMA and V_CVT_F32_FP8 decoding (alu_float.SMALL_FLOATS, matrix_arith).
+_OCP_LARGEST_CODE = {"fp8": 0x7E, "bf8": 0x7B}
+
+
+def ocp_small_float_encoder(kind: str) -> tuple[Callable[[np.ndarray], np.ndarray], float]:
+    """(encode, largest): f32 -> the gfx12 (OCP) 8-bit float code as ``uint32``, for the values
+    the RDNA4 ISA guide and the OCP 8-bit specification settle: finite values of magnitude at
+    most the format's largest finite value (448 for fp8, 57344 for bf8). They round to nearest
+    even on the format's grid, denormals included; the sign is kept, so -0 and negative values
+    that round to zero give 0x80. ``encode`` gives no meaning to other inputs (NaN, infinities,
+    magnitudes above ``largest``): the caller stops the queue before using it for them."""
+    values = alu_float.small_float_values(*alu_float.SMALL_FLOATS[("gfx12", kind)])
+    grid = values[:_OCP_LARGEST_CODE[kind] + 1]        # 0x00 .. the largest finite code
+    last = grid.size - 1
+
+    def encode(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.float64)
+        a = np.nan_to_num(np.abs(x), nan=0.0, posinf=grid[last])
+        k = np.clip(np.searchsorted(grid, a), 1, last)
+        lo, hi = grid[k - 1], grid[k]
+        up = (hi - a < a - lo) | ((hi - a == a - lo) & (k % 2 == 0))   # ties to the even code
+        code = np.where(up, k, k - 1).astype(np.uint32)
+        return np.where(np.signbit(x), code | np.uint32(0x80), code).astype(np.uint32)
+    return encode, float(grid[last])
+
+
+def _vcvt_to_ocp_small_float(inst: Instruction, info: Any):
+    """V_CVT_PK_FP8_F32 / V_CVT_PK_BF8_F32 (gfx12): {f32_to_f8(S1), f32_to_f8(S0)} into bits 15:0
+    of the destination, or 31:16 with OPSEL[3] (LLVM selects op_sel:[0,0,1] for the builtin's
+    word_sel, as on gfx942); the other half is kept. neg/abs apply to the inputs.
+
+    Implemented: finite inputs of magnitude at most the largest finite value, rounded to nearest
+    even (ocp_small_float_encoder). MODE.FP_DENORM cannot change them, for the reason the gfx942
+    conversion (small_float_encoder) ignores it: an f32 denormal lies far below half the smallest
+    8-bit denormal (2^-10 fp8, 2^-17 bf8) and gives a zero of its sign whether flushed or not; the
+    8-bit denormals are the format's own and are produced.
+
+    Stopping the queue instead (the RDNA4 ISA guide does not define them): a NaN or infinite
+    input, a magnitude above the largest finite value (whether it rounds down to it, saturates or
+    gives a NaN, and of which sign; HIP's software encoder treats every such value as an
+    overflow, IEEE rounding would take values up to half a step above to the largest), the clamp
+    and omod fields, and a MODE rounding other than nearest even."""
+    op_sel = int(inst.fields.get("op_sel", 0))
+    if op_sel & 3:
+        raise NotImplementedOperand(f"op_sel bits 0-1 on {inst.name} (f32 sources)")
+    clamp, omod = _output_modifiers(inst)
+    if clamp or omod:
+        raise NotImplementedOperand(f"{'clamp' if clamp else 'omod'} on gfx12 {inst.name}: the "
+                                    "RDNA4 ISA guide does not define it for an 8-bit result")
+    mode = info.mode
+    if mode.round32 != float_mode.NEAREST:
+        raise NotImplementedOperand(f"{mode.describe('f32')}: the RDNA4 ISA guide does not say "
+                                    f"whether {inst.name} follows the MODE rounding")
+    kind = "bf8" if "bf8" in inst.name else "fp8"
+    encode, largest = ocp_small_float_encoder(kind)
+    shift = np.uint32(16 if op_sel & 8 else 0)
+    keep = np.uint32(0xFFFF if op_sel & 8 else 0xFFFF0000)
+    src0 = _src_reader(inst, info, 0, "f32")
+    src1 = _src_reader(inst, info, 1, "f32")
+    old = vector_reader(Operand("vgpr", inst.dsts[0].index, 1, None, ""), "b32")
+    text = inst.text()
+
+    def check(b: Batch, x: np.ndarray) -> None:
+        x = np.broadcast_to(x, b.exec.shape)
+        bad = b.exec & ~(np.abs(x) <= largest)          # NaN, infinities, above the largest
+        if not bad.any():
+            return
+        wave, lane = (int(i[0]) for i in np.nonzero(bad))
+        value = float(x[wave, lane])
+        if np.isnan(value):
+            why = f"the RDNA4 ISA guide does not define the {kind} NaN a NaN input gives"
+        elif np.isinf(value):
+            why = (f"the RDNA4 ISA guide does not define whether an infinite input gives a {kind} "
+                   "infinity, NaN or the largest finite value")
+        else:
+            why = (f"above the largest finite {kind} value {largest:g}: the RDNA4 ISA guide does "
+                   "not define the NaN an overflow produces, nor whether it saturates or rounds")
+        raise NotImplementedInstruction(f"{text} (lane {lane} converts {value!r}: {why})")
+
+    def compute(b: Batch, m: Any):
+        a0, a1 = src0(b), src1(b)
+        check(b, a0)
+        check(b, a1)
+        packed = encode(a0) | (encode(a1) << np.uint32(8))
         return (np.asarray(old(b)) & keep) | (packed << shift)
     return compute, _dst_writer(inst, "b32")
 
