@@ -28,6 +28,7 @@ as a prepared call does.
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 import weakref
 from collections.abc import Sequence
@@ -442,8 +443,12 @@ class PreparedDispatch(NotCopyable):
 
     def _named(self, doorbell: bool) -> Any:
         params = parameter_names([slot.name for slot in self.kernel.layout.slots])
-        call = named_dispatcher(self._template, params, doorbell)
+        call: Any = named_dispatcher(self._template, params, doorbell)
         call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{call.__name__}"
+        # what help() and inspect show: the kernel's parameters (not the MISSING defaults and
+        # the *extra that let a wrong count reach hsapy's error)
+        call.__signature__ = inspect.Signature(
+            [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in params])
         return call
 
     @functools.cached_property
@@ -452,7 +457,8 @@ class PreparedDispatch(NotCopyable):
         kernel's explicit parameters, by position -- writes one dispatch packet and returns its
         packet index. The packet processor does not fetch it until a doorbell announces it
         (``submit``, ``queue.flush()``, ``queue.ring_doorbell(index)``), so many can be
-        published and announced with one doorbell.
+        published and announced with one doorbell. Too few or too many arguments raise
+        KernelArgumentError naming the kernel's parameters, before anything is written.
 
         It is the call itself (hsapy.publishing.named_dispatcher), built on first access and
         then found in the instance's ``__dict__``: calling it runs no method frame of its own,

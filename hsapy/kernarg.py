@@ -486,11 +486,20 @@ class KernargLayout:
         """Values ready for the explicit struct, or a KernelArgument(Value)Error naming the
         kernel, argument, expected type and the signature."""
         if len(args) != len(self.slots):
-            raise KernelArgumentError(
-                f"kernel {self.kernel_name} takes {len(self.slots)} argument(s), {len(args)} "
-                f"given; signature: {self.signature}"
-            )
+            raise self.count_error(len(args))
         return [self._convert_one(slot, value) for slot, value in zip(self.slots, args)]
+
+    def count_error(self, given: int, missing: Sequence[str] = (),
+                    call: str = "") -> KernelArgumentError:
+        """The error for ``given`` arguments where the kernel takes ``len(slots)``: names the
+        kernel, the count, the parameters ``missing`` (when known) and the signature (which
+        names every parameter); ``call``
+        (e.g. "PreparedDispatch(k).publish") starts the message."""
+        text = f"kernel {self.kernel_name} takes {len(self.slots)} argument(s), {given} given"
+        if missing:
+            text += f" (missing {', '.join(missing)})"
+        text = f"{call}: {text}" if call else text
+        return KernelArgumentError(f"{text}; signature: {self.signature}")
 
     def _convert_one(self, slot: ArgSlot, value: Any) -> Any:
         where = (f"kernel {self.kernel_name}: argument {slot.index} ({slot.name}) expects "

@@ -596,8 +596,12 @@ def dispatcher(template: DispatchTemplate, result_type: Any) -> Callable[[Any, b
 # this very source made with the one parameter ``*args``, ``named_dispatcher(template,
 # ("*args",), False)``, with benchmarks/launch.py's loop.) The steps are dispatcher's, line for
 # line; the source is registered with linecache, so a traceback through a dispatch shows it.
+# Each parameter defaults to MISSING and ``*extra`` takes any beyond them, so a call with the
+# wrong number of arguments reaches ``refuse`` (KernelArgumentError naming the kernel, its
+# parameters and what was given) instead of CPython's bare TypeError: a missing argument only
+# on the failing path (the packer refuses MISSING), surplus ones by the one test of ``extra``.
 _NAMED_SOURCE = """\
-def make(ring, queue, producer, packer, word, general):
+def make(ring, queue, producer, packer, word, general, refuse):
     state, view, slot_size, indices = ring.state, ring.view, ring.slot_size, ring.indices
     slot_order, wait_free, give_back = ring.slot_order, ring.wait_free, ring.give_back
     add, queue_ptr, free_end, mask = (producer.add_write_index, producer.queue_ptr,
@@ -609,6 +613,8 @@ def make(ring, queue, producer, packer, word, general):
     fast_owner = packer if ring.values is not None else object()
 
     def {name}({params}):
+        if extra:
+            refuse(({args}) + extra)
         slot = next(slot_order)
         owner, value, body = state[slot]
         if owner is not fast_owner:
@@ -623,6 +629,7 @@ def make(ring, queue, producer, packer, word, general):
                 make_space(index, index, {timeout})
         except BaseException:
             give_back(slot)
+            refuse(({args}))
             raise
         at = index & mask
         bodies[at][everything] = body
@@ -644,10 +651,21 @@ _DOORBELL_SOURCE = """\
             store_doorbell(doorbell_signal, index)"""
 
 
+class _Missing:
+    """The default of a generated call's parameters: an argument not given."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+
+
 def _named_source(doorbell: bool, params: tuple[str, ...]) -> str:
     signature = ", ".join(params)
+    defaults = "".join(f"{param}=MISSING, " for param in params)
     return _NAMED_SOURCE.format(
-        name="submit" if doorbell else "publish", params=signature,
+        name="submit" if doorbell else "publish", params=defaults + "*extra",
         args=signature + ("," if len(params) == 1 else ""), timeout=_TIMEOUT,
         pack=(f"            pack_explicit(view, slot * slot_size, {signature})" if params
               else "            pass"),
@@ -663,7 +681,8 @@ def _named_maker(doorbell: bool, params: tuple[str, ...]) -> Any:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict[str, Any] = {}
     exec(compile(source, filename, "exec"), {"__builtins__": __builtins__,
-                                             "OBSERVERS": OBSERVERS}, namespace)
+                                             "OBSERVERS": OBSERVERS, "MISSING": MISSING},
+         namespace)
     return namespace["make"]
 
 
@@ -674,19 +693,32 @@ def named_dispatcher(template: DispatchTemplate, params: tuple[str, ...],
     position; returns the packet index."""
     make = _named_maker(doorbell, params)
     stepping_aside = _stepping_aside(template)
+    layout = template.packer.layout
+    call = f"PreparedDispatch({layout.kernel_name}).{'submit' if doorbell else 'publish'}"
+
+    def refuse(args: tuple) -> None:
+        # the failing path only: a parameter left MISSING or arguments beyond the kernel's
+        missing = [name for name, value in zip(params, args) if value is MISSING]
+        if missing or len(args) != len(params):
+            given = len(args) - len(missing)
+            raise layout.count_error(given, missing, call) from None
 
     def general(slot: int, args: tuple) -> int:
-        return stepping_aside(slot, args, doorbell)
+        try:
+            return stepping_aside(slot, args, doorbell)
+        except KernelArgumentError:
+            refuse(args)
+            raise
 
     return make(template.ring, template.queue, template.queue.producer(), template.packer,
-                template.word, general)
+                template.word, general, refuse)
 
 
 @functools.lru_cache(maxsize=1)
 def _reserved_names() -> frozenset[str]:
     """Every name the generated source uses (comments aside): a kernel parameter may not
     shadow one."""
-    source = _NAMED_SOURCE + _DOORBELL_SOURCE
+    source = _NAMED_SOURCE + _DOORBELL_SOURCE + " MISSING"     # (MISSING: the defaults)
     return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"#[^\n]*", "", source)))
 
 

@@ -306,3 +306,67 @@ def test_a_buffer_freed_twice_is_refused_the_second_time():
         assert caught.value.code == hipError_t.hipErrorInvalidValue
         with pytest.raises(HipError):
             hip.memcpy(device, np.zeros(4, np.float32))
+
+
+# -- the wrong number of kernel arguments ----------------------------------------------------
+# publish and submit are generated functions taking the kernel's parameters by position: a call
+# with too few or too many raised CPython's bare TypeError before any hsapy code ran.
+
+ARITY_CALLS = [
+    ("publish", lambda p: p.publish),
+    ("submit", lambda p: p.submit),
+    ("call", lambda p: p),
+]
+
+
+@pytest.fixture(scope="module")
+def null_ctx():
+    """A runtime whose executor consumes dispatches without running them (cheap to warm)."""
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as runtime:
+        agent = runtime.gpu()
+        vadd = runtime.load(kernels.build("vector_add", "gfx942"), agent).kernel("vector_add")
+        bufs = [runtime.system_pool.allocate(4 * N) for _ in range(3)]
+        yield runtime, agent, vadd, bufs
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["first use", "warm ring"])
+@pytest.mark.parametrize("name, get", ARITY_CALLS, ids=[c[0] for c in ARITY_CALLS])
+@pytest.mark.parametrize("given", [0, 1, 3, 5, 9])
+def test_the_wrong_number_of_kernel_arguments_names_the_kernel_and_its_parameters(
+        null_ctx, name, get, given, warm):
+    runtime, agent, vadd, bufs = null_ctx
+    with agent.create_queue(64) as queue:
+        prepared = vadd.prepare(queue, N, 64)
+        if warm:      # every kernarg slot once (so the next call takes the fast path's branch)
+            for _ in range(256 // 32):
+                for _ in range(32):
+                    prepared.publish(*bufs, N)
+                queue.flush()
+                prepared(*bufs, N).wait(timeout=10)
+        written = queue.load_write_index()
+        args = [*bufs, N, *bufs, N, N][:given]
+        with pytest.raises(KernelArgumentError) as caught:
+            get(prepared)(*args)
+        message = str(caught.value)
+        assert "kernel vector_add takes 4 argument(s)" in message
+        assert "vector_add(a: ptr @0, b: ptr @8, out: ptr @16, n: 4-byte value @24)" in message
+        assert f"{given} given" in message
+        if given < 4 and name != "call":
+            assert "missing " + ", ".join("a b out n".split()[given:]) in message
+        assert queue.load_write_index() == written and queue.error is None
+        # the slot the refused call drew is usable: the next call completes
+        prepared(*bufs, N).wait(timeout=10)
+
+
+def test_a_kernel_without_arguments_refuses_any(null_ctx):
+    runtime, agent, _vadd, _bufs = null_ctx
+    empty = runtime.load(kernels.build("empty", "gfx942"), agent).kernel("empty")
+    with agent.create_queue(64) as queue:
+        prepared = empty.prepare(queue, 64, 64)
+        for call in (prepared.publish, prepared.submit, prepared):
+            with pytest.raises(KernelArgumentError, match="takes 0 argument"):
+                call(1)
+        assert queue.load_write_index() == 0
+        prepared.publish()
+        prepared().wait(timeout=10)
+
