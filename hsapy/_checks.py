@@ -19,7 +19,8 @@ _MAX_TIMEOUT_S = float(1 << 40)
 
 
 def check_timeout(timeout: Any, what: str) -> float:
-    """A timeout in seconds: a finite real number >= 0, else a typed error. Every wait has one."""
+    """A timeout in seconds: a finite real number in 0 .. 2**40, else a typed error. Every wait
+    has one; every other limit in seconds (the simulator's watchdog) is checked here too."""
     cls = timeout.__class__
     if (cls is float or cls is int) and 0 <= timeout < _MAX_TIMEOUT_S:
         return timeout                # (nan and inf fail the comparison)

@@ -613,8 +613,10 @@ def run_launch(backend: str | None, target: str | None, plan: LaunchPlan,
     progress = progress or Progress(1, enabled=False)
     results: list[ModeResult] = []
     notes: list[str] = []
-    targets = [target] if target else None
-    with Runtime(backend=backend, targets=targets, executor="null") as runtime:
+    # the simulator's options (backend "rocr" refuses them)
+    simulator = {} if backend == "rocr" else {"targets": [target] if target else None,
+                                              "executor": "null"}
+    with Runtime(backend=backend, **simulator) as runtime:
         with LaunchSetup(runtime, target) as setup:
             simulated = setup.is_simulated
             target = setup.agent.target

@@ -87,6 +87,16 @@ def _open_rocr_sim(targets: Any, executor: Any, watchdog_s: Any = None,
     return open_rocr_sim(targets, executor, watchdog_s, engine)
 
 
+def _refuse_simulator_options(options: dict[str, Any]) -> None:
+    """Backend "rocr" takes none of the simulator's options: one given would be ignored."""
+    for name, value in options.items():
+        if value is not None:
+            raise HsapyValueError(
+                f"Runtime(backend='rocr'): {name}={value!r:.40} applies only to the simulator "
+                "backends ('sim', 'rocr-sim'; 'auto' when it chooses the simulator); ROCr "
+                f"would ignore it. Drop {name}=, or choose one of those backends")
+
+
 def _close_at_exit(runtime: weakref.ref[Runtime]) -> Callable[[], None]:
     def close() -> None:
         alive = runtime()
@@ -132,9 +142,13 @@ class Runtime(NotCopyable):
     ``HSAPY_SIM_TARGETS``); ``executor`` selects the simulator's executor ("null" consumes
     dispatches without running them); ``watchdog_s`` is how many host seconds one simulated
     dispatch may run before it is stopped with an error (default 60, ``HSAPY_SIM_WATCHDOG``;
-    0 disables it; the simulator only); ``engine`` is who runs simulated kernel code: "interp"
-    (the ISA interpreter), "jit" (compiled with llvmlite) or "auto" (default, or
-    ``HSAPY_SIM_ENGINE``: compiled for large dispatches).
+    0 disables it; a finite number of seconds up to 2**40); ``engine`` is who runs simulated
+    kernel code: "interp" (the ISA interpreter), "jit" (compiled with llvmlite) or "auto"
+    (default, or ``HSAPY_SIM_ENGINE``: compiled for large dispatches).
+
+    ``targets``, ``executor``, ``watchdog_s`` and ``engine`` are the simulator's: backend "rocr"
+    refuses them (HsapyValueError naming the option) rather than ignore them; "auto" uses them
+    when it chooses the simulator, and ``backend_reason`` says when it chose ROCr instead.
     """
 
     # Whether the library's signals have the AMD layout that the dispatch path reads directly
@@ -153,7 +167,10 @@ class Runtime(NotCopyable):
             raise HsapyValueError(f"unknown backend {backend!r}: choose one of "
                                   f"{', '.join(BACKENDS)} (or set HSAPY_BACKEND)")
         self.ffi = ffi
+        simulator_options = {"targets": targets, "executor": executor, "watchdog_s": watchdog_s,
+                             "engine": engine}
         if backend == "rocr":
+            _refuse_simulator_options(simulator_options)
             lib, reason = _open_rocr(), "requested"
         elif backend == "sim":
             lib, reason = _open_sim(targets, executor, watchdog_s, engine), "requested"
@@ -161,6 +178,9 @@ class Runtime(NotCopyable):
             lib, reason = _open_rocr_sim(targets, executor, watchdog_s, engine), "requested"
         else:
             lib, backend, reason = self._auto(targets, executor, watchdog_s, engine)
+            given = [name for name, value in simulator_options.items() if value is not None]
+            if backend == "rocr" and given:
+                reason += f" (the simulator's {', '.join(given)} not used)"
         self.lib = lib
         self.backend = backend
         self.backend_reason = reason

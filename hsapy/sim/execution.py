@@ -15,7 +15,6 @@ is being destroyed, so ``hsa_queue_destroy`` never waits for a long kernel.
 """
 from __future__ import annotations
 
-import numbers
 import os
 import threading
 import time
@@ -73,28 +72,31 @@ class DispatchCancelled(Exception):
 
 def resolve_watchdog(value: Any = None) -> float | None:
     """The watchdog limit in seconds (None: no limit) from ``value``, else ``HSAPY_SIM_WATCHDOG``,
-    else :data:`DEFAULT_WATCHDOG_S`. 0 (or "0", "off") turns the watchdog off."""
+    else :data:`DEFAULT_WATCHDOG_S`. 0 turns the watchdog off (the environment's text may also
+    say "off"). The argument is a number, checked as every limit in seconds is
+    (hsapy._checks.check_timeout: not a bool, a str, NaN, negative, inf or past 2**40 s)."""
+    from hsapy._checks import check_timeout
+    from hsapy.errors import HsapyError, HsapyValueError
+
     source = "watchdog_s"
     if value is None:
-        value = os.environ.get(WATCHDOG_ENV) or None
+        text = os.environ.get(WATCHDOG_ENV) or None
+        if text is None:
+            return DEFAULT_WATCHDOG_S
+        if text.strip().lower() in ("off", "none", "inf"):
+            return None
         source = WATCHDOG_ENV
-    if value is None:
-        return DEFAULT_WATCHDOG_S
-    if isinstance(value, str) and value.strip().lower() in ("off", "none", "inf"):
-        return None
+        try:
+            value = float(text)
+        except ValueError:
+            value = text
     try:
-        # a number of seconds, or its text (the environment's); never a bool or a complex
-        # (float() would read True as 1 s and drop an imaginary part)
-        is_number = isinstance(value, (str, numbers.Real)) and not isinstance(value, bool)
-        seconds = float(value) if is_number else float("nan")
-    except (TypeError, ValueError):
-        seconds = float("nan")
-    if not seconds >= 0:
-        from hsapy.errors import HsapyValueError
-
-        raise HsapyValueError(f"{source}={value!r}: the simulator's dispatch watchdog takes a "
-                              "number of seconds >= 0 (0 or 'off' disables it)")
-    return seconds or None
+        seconds = check_timeout(value, source)
+    except HsapyError:
+        raise HsapyValueError(f"{source}={value!r:.40}: the simulator's dispatch watchdog takes "
+                              "a finite number of seconds from 0 (0 turns it off) to 2**40, not "
+                              f"{type(value).__name__}") from None
+    return float(seconds) or None
 
 
 THREADS_ENV = "HSAPY_SIM_THREADS"

@@ -370,3 +370,29 @@ def test_a_kernel_without_arguments_refuses_any(null_ctx):
         prepared.publish()
         prepared().wait(timeout=10)
 
+
+# -- the simulator's options and limits in seconds --------------------------------------------
+
+SIMULATOR_OPTIONS = [("targets", ["gfx942"]), ("executor", "null"), ("watchdog_s", 5.0),
+                     ("engine", "interp")]
+
+
+@pytest.mark.parametrize("option, value", SIMULATOR_OPTIONS, ids=[o[0] for o in SIMULATOR_OPTIONS])
+def test_a_simulator_option_is_refused_by_backend_rocr(option, value):
+    # (ROCr ignored them: refused before the library is even looked for, so on any machine)
+    with pytest.raises(HsapyValueError, match=f"{option}=.*only to the simulator backends"):
+        Runtime(backend="rocr", **{option: value})
+
+
+@pytest.mark.parametrize("bad", ["1", "off", math.nan, -1, -0.5, math.inf, 1e300, 2**70, True,
+                                 np.bool_(True), np.complex64(1), [1], b"1"])
+def test_a_watchdog_limit_out_of_range_or_of_the_wrong_kind_is_refused(bad):
+    with pytest.raises(HsapyValueError, match=r"watchdog_s=.*from 0 .* to 2\*\*40"):
+        Runtime(backend="sim", targets=["gfx942"], watchdog_s=bad)
+
+
+@pytest.mark.parametrize("text", ["1e300", "nan", "-1", "soon"])
+def test_a_watchdog_limit_from_the_environment_is_checked_alike(monkeypatch, text):
+    monkeypatch.setenv("HSAPY_SIM_WATCHDOG", text)
+    with pytest.raises(HsapyValueError, match="HSAPY_SIM_WATCHDOG"):
+        Runtime(backend="sim", targets=["gfx942"])
