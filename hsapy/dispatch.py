@@ -651,10 +651,14 @@ def launch(kernel: Launchable, queue: Queue, args: Sequence[Any], grid: Any, wor
 
     With ``wait`` (default) this waits for completion with ``timeout`` seconds and re-raises the
     queue's error if the dispatch failed; the result carries GPU timestamps when the queue has
-    profiling enabled. ``timeout`` bounds that wait only: publishing on a full queue waits for
-    a free slot for at most 10 s (then QueueFullError), as a prepared call does. The
-    preparation is kept per queue (LaunchCache): a later launch of the same kernel with the
-    same grid, workgroup and options publishes as a prepared call does."""
+    profiling enabled. ``timeout`` bounds that completion wait only. Publishing has two waits of
+    its own, each of at most 10 s, as a prepared call has: for its kernarg slot (the dispatch
+    that used the slot a lap of the queue's kernarg ring ago must have completed; then
+    WaitTimeoutError) and for a free packet slot on a full queue (then QueueFullError). So a
+    call returns or raises within ``timeout`` + 20 s, and within 20 s with ``wait=False``. (The
+    fast path reads no clock to share one deadline among them; Graph.launch, which is not on
+    it, does.) The preparation is kept per queue (LaunchCache): a later launch of the same
+    kernel with the same grid, workgroup and options publishes as a prepared call does."""
     # the same call as the last one whose options were all of exact types (LaunchCache.
     # last_call): every check it passed then holds again (a loop of one shape: about 380 ->
     # 320 ns before the dispatch itself, timeit on the 2-vCPU development VM)
@@ -775,9 +779,13 @@ class Graph(NotCopyable):
 
     def launch(self, wait: bool = True, timeout: float = 10.0,
                doorbell: bool = True) -> list[DispatchResult]:
-        """Replay the recorded packets as one batch; returns the dispatch results."""
+        """Replay the recorded packets as one batch; returns the dispatch results.
+
+        ``timeout`` bounds the whole call: taking each dispatch's kernarg slot (WaitTimeoutError),
+        room on the queue (QueueFullError) and, with ``wait``, completion share one deadline."""
         queue = self.queue
         timeout = check_timeout(timeout, "Graph.launch")
+        deadline = time.monotonic() + timeout
         wait = check_flag(wait, "Graph.launch: wait")
         doorbell = check_flag(doorbell, "Graph.launch: doorbell")
         queue.handle_state.check()
@@ -793,13 +801,14 @@ class Graph(NotCopyable):
                     packets.append(packet)
                     continue
                 ring = prepared.ring
-                slot = ring.take()
+                slot = ring.take(max(deadline - time.monotonic(), 0.0))
                 results.append((position, prepared.kernel, ring, slot))
                 ring.forget(slot)
                 ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
                 packets.append(aql.Packet(packet.word, slot_body(
                     prepared._template, ring.addresses[slot], ring.handles[slot])))
-            first = queue.publish_batch(packets, timeout, doorbell)   # the call's own timeout
+            first = queue.publish_batch(packets, max(deadline - time.monotonic(), 0.0),
+                                        doorbell)
         except BaseException:
             for _position, _kernel, ring, slot in results:
                 ring.give_back(slot)          # taken, never published: free again
@@ -809,7 +818,6 @@ class Graph(NotCopyable):
         out = [DispatchResult(queue, kernel, first + position, ring, slot)
                for position, kernel, ring, slot in results]
         if wait:
-            deadline = time.monotonic() + timeout
             for result in out:
                 result.wait(max(deadline - time.monotonic(), 0.0))
         return out

@@ -14,6 +14,8 @@ from hsapy import aql
 from hsapy._lifetime import drain, live_counts, parked_count
 from hsapy.asm import kernels
 from hsapy.dispatch import Graph
+from hsapy.errors import WaitTimeoutError
+from hsapy.queue import QueueFullError
 from hsapy.runtime import Runtime
 
 
@@ -180,3 +182,18 @@ def test_abandoning_slots_that_were_not_reserved_is_refused_and_no_dispatch_is_l
     opened.store(0)
     for result in results:
         result.wait(10.0)
+
+
+def test_graph_launch_timeout_bounds_the_wait_for_room_on_the_queue(rt, vadd, bufs):
+    queue = rt.gpu().create_queue(64)
+    opened = gate(rt, queue)                      # nothing after the gate runs
+    graph = Graph(queue)
+    for _ in range(40):
+        graph.add_dispatch(vadd, [*bufs, N], N, 64)
+    graph.launch(wait=False, timeout=5)           # 41 of 64 slots taken
+    start = time.monotonic()
+    with pytest.raises((QueueFullError, WaitTimeoutError)):
+        graph.launch(wait=False, timeout=0.3)     # room for 40 more never comes
+    assert time.monotonic() - start < 3
+    opened.store(0)
+    queue.close()
