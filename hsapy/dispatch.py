@@ -801,14 +801,13 @@ class Graph(NotCopyable):
                     packets.append(packet)
                     continue
                 ring = prepared.ring
-                slot = ring.take(max(deadline - time.monotonic(), 0.0))
+                slot = ring.take(_time_left(deadline))
                 results.append((position, prepared.kernel, ring, slot))
                 ring.forget(slot)
                 ring.view[slot * ring.slot_size:slot * ring.slot_size + len(kernarg)] = kernarg
                 packets.append(aql.Packet(packet.word, slot_body(
                     prepared._template, ring.addresses[slot], ring.handles[slot])))
-            first = queue.publish_batch(packets, max(deadline - time.monotonic(), 0.0),
-                                        doorbell)
+            first = queue.publish_batch(packets, _time_left(deadline), doorbell)
         except BaseException:
             for _position, _kernel, ring, slot in results:
                 ring.give_back(slot)          # taken, never published: free again
@@ -821,6 +820,12 @@ class Graph(NotCopyable):
             for result in out:
                 result.wait(max(deadline - time.monotonic(), 0.0))
         return out
+
+
+def _time_left(deadline: float) -> float:
+    """Seconds until ``deadline`` (none: 0), to the millisecond, so that an error naming the
+    wait says the timeout given, not the microseconds spent before it."""
+    return max(round(deadline - time.monotonic(), 3), 0.0)
 
 
 def enable_profiling(queue: Queue) -> None:
