@@ -347,6 +347,7 @@ class Runtime(NotCopyable):
     # -- agents and pools --------------------------------------------------------------------
     def gpu(self, target: str | None = None) -> Agent:
         """The first GPU agent (whose target is ``target``, e.g. "gfx942", when given)."""
+        self._state.check()     # (an agent of a closed runtime is no agent to use)
         if target is not None and not isinstance(target, str):
             raise HsapyTypeError(f"Runtime.gpu: target is a name such as 'gfx942', not "
                                  f"{type(target).__name__} {target!r:.40}")
