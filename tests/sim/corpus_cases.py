@@ -3003,3 +3003,88 @@ def saturating_vectors(k: KernelRun) -> None:
     p64, q64 = p.astype(np.int64), q.astype(np.int64)
     want8 = np.stack([np.minimum(p64 + q64, 255), np.maximum(p64 - q64, 0)], 1)
     same(k.read(out8), want8.reshape(-1).astype(np.uint8), "unsigned 8-bit saturating add, sub")
+
+
+# ================================================================================================
+# devicelib.hip
+
+
+@case("devicelib")
+def block_votes(k: KernelRun) -> None:
+    n, block, threshold = 300, 96, 100
+    x = k.rng.integers(-50, 200, n).astype(np.int32)
+    x[96:192] = np.abs(x[96:192])      # block 1 has no negative item
+    x[200] = 5000                      # block 2 has an item outside (-1000, 1000)
+    blocks = grid_for(n, block) // block
+    votes = k.output(np.int32, 4 * blocks)
+    k.launch("block_votes", [k.input(x), threshold, votes, n], blocks * block, block)
+    want = []
+    for b in range(blocks):
+        v = x[b * block:(b + 1) * block].astype(np.int64)   # the last block's items past n vote 0
+        above = int((v > threshold).sum())
+        second = int((((v & 1) == 0) & (v > above)).sum())
+        want += [above, int(((v > -1000) & (v < 1000)).all()), int((v < 0).any()), second]
+    same(k.read(votes), np.array(want, np.int32), "count, and, or, count per block")
+
+
+def _collatz_steps(v: int) -> int:
+    steps = 0
+    while v != 1:
+        v = 3 * v + 1 if v & 1 else v >> 1
+        steps += 1
+    return steps
+
+
+@case("devicelib")
+def vote_until_done(k: KernelRun) -> None:
+    n, block = 200, 64
+    start = k.rng.integers(1, 120, n).astype(np.int32)
+    start[70] = 97                     # 118 steps: the longest below 120
+    blocks = grid_for(n, block) // block
+    steps, rounds = k.output(np.int32, n), k.output(np.int32, blocks)
+    k.launch("vote_until_done", [k.input(start), steps, rounds, n], blocks * block, block)
+    want = np.array([_collatz_steps(int(v)) for v in start], np.int32)
+    same(k.read(steps), want, "Collatz steps")
+    # The block loops while any item is still moving: as many rounds as its slowest item.
+    want_rounds = [want[b * block:(b + 1) * block].max() for b in range(blocks)]
+    same(k.read(rounds), np.array(want_rounds, np.int32), "rounds of the block's loop")
+
+
+@case("devicelib")
+def ockl_geometry(k: KernelRun) -> None:
+    grid, block, width = (10, 6, 3), (4, 4, 2), 18
+    total = grid[0] * grid[1] * grid[2]
+    out = k.output(np.uint32, width * total)
+    k.launch("ockl_geometry", [out, width], grid, block)
+    want = np.zeros((grid[2], grid[1], grid[0], width), np.int64)
+    z, y, x = np.meshgrid(*(np.arange(g) for g in reversed(grid)), indexing="ij")
+    local, group, size = [], [], []
+    for d, g in enumerate((x, y, z)):
+        group.append(g // block[d])
+        local.append(g % block[d])
+        # the last workgroup along an axis is partial: its local size is the remainder
+        size.append(np.minimum(block[d], grid[d] - group[d] * block[d]))
+        want[..., d] = size[d]
+        want[..., 3 + d] = block[d]
+        want[..., 6 + d] = -(-grid[d] // block[d])
+        want[..., 9 + d] = grid[d]
+        want[..., 12 + d] = group[d] * 1000 + local[d]
+    # ockl numbers the items of a workgroup with the enqueued sizes, partial workgroup or not
+    want[..., 15] = (local[2] * block[1] + local[1]) * block[0] + local[0]
+    want[..., 16] = (z * grid[1] + y) * grid[0] + x
+    want[..., 17] = 3
+    same(k.read(out), want.reshape(-1).astype(np.uint32),
+         "ockl's sizes, ids and linear ids in a grid of partial workgroups")
+
+
+@case("devicelib")
+def checked_sqrt_table(k: KernelRun) -> None:
+    n, block = 100, 64
+    x = k.rng.integers(0, 10_000, n).astype(np.int32)
+    out = k.output(np.int32, n)
+    k.launch("checked_sqrt_table", [k.input(x), out, n], grid_for(n, block), block)
+    same(k.read(out), np.floor(np.sqrt(x)).astype(np.int32), "integer square roots")
+    # A failing assert prints its message through the hostcall buffer before it traps; the
+    # simulator has no hostcall service, so the queue stops there, naming printf.
+    x[41] = -3
+    _stops_naming(k, "checked_sqrt_table", [k.input(x), out, n], "printf")

@@ -56,6 +56,37 @@ static __device__ __forceinline__ u64 __umul64hi(u64 a, u64 b) {
 static __device__ __forceinline__ i64 __mul64hi(i64 a, i64 b) {
   return (i64)(((__int128)a * b) >> 64);
 }
+// __byte_perm: byte n of the result is byte ((s >> 4n) & 7) of the 64-bit value y:x (x holds
+// bytes 0-3); CUDA's definition, which uses only the low three bits of each selector nibble.
+static __device__ __forceinline__ unsigned int __byte_perm(unsigned int x, unsigned int y,
+                                                           unsigned int s) {
+  u64 bytes = ((u64)y << 32) | x;
+  unsigned int result = 0;
+  for (int n = 0; n < 4; ++n) {
+    unsigned int selected = (unsigned int)(bytes >> (8 * ((s >> (4 * n)) & 7))) & 0xffu;
+    result |= selected << (8 * n);
+  }
+  return result;
+}
+// Sums of absolute differences and halving adds, without overflow in the intermediate sum:
+// __sad/__usad are |x - y| + z; __hadd rounds down, __rhadd up (CUDA's integer intrinsics).
+static __device__ __forceinline__ unsigned int __sad(int x, int y, unsigned int z) {
+  return (x > y ? (unsigned int)x - (unsigned int)y : (unsigned int)y - (unsigned int)x) + z;
+}
+static __device__ __forceinline__ unsigned int __usad(unsigned int x, unsigned int y,
+                                                      unsigned int z) {
+  return (x > y ? x - y : y - x) + z;
+}
+static __device__ __forceinline__ int __hadd(int x, int y) { return (int)(((i64)x + y) >> 1); }
+static __device__ __forceinline__ int __rhadd(int x, int y) {
+  return (int)(((i64)x + y + 1) >> 1);
+}
+static __device__ __forceinline__ unsigned int __uhadd(unsigned int x, unsigned int y) {
+  return (unsigned int)(((u64)x + y) >> 1);
+}
+static __device__ __forceinline__ unsigned int __urhadd(unsigned int x, unsigned int y) {
+  return (unsigned int)(((u64)x + y + 1) >> 1);
+}
 // 24-bit multiplies: only the low 24 bits of each operand take part (sign-extended for
 // __mul24); the low 32 bits of the product are returned.
 static __device__ __forceinline__ int __mul24(int a, int b) {
@@ -89,6 +120,51 @@ CORPUS_SHUFFLE64(double)
 CORPUS_SHUFFLE64(i64)
 CORPUS_SHUFFLE64(u64)
 #undef CORPUS_SHUFFLE64
+
+// __match_any: the mask of active lanes whose value equals this lane's. Each round the first
+// remaining lane's value is broadcast; the lanes holding it take their ballot and leave.
+static __device__ __forceinline__ u64 __match_any(int value) {
+  u64 result = 0;
+  for (;;) {
+    int leader = __builtin_amdgcn_readfirstlane(value);
+    u64 same = __ballot(value == leader);
+    if (value == leader) {
+      result = same;
+      break;
+    }
+  }
+  return result;
+}
+
+// ---- block-wide votes: __syncthreads_count/_and/_or
+
+// HIP's headers call ockl's work-group reductions; the packaged ockl (5.2.3) predates gfx12,
+// and at -O0 its gfx9 wave-shift DPP path is not folded away and the backend rejects it. So
+// the votes are written here: a ballot per wave, one LDS counter, barriers around it. Every
+// work-item of the block must call them, as for __syncthreads.
+static __device__ __forceinline__ int corpus_block_count(int predicate) {
+  __shared__ int total;
+  bool first = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
+  __syncthreads();   // the previous vote's readers are done with total
+  if (first) total = 0;
+  __syncthreads();
+  u64 votes = __ballot(predicate);
+  u64 active = __activemask();
+  if (__builtin_amdgcn_mbcnt_hi((unsigned int)(active >> 32),
+                                __builtin_amdgcn_mbcnt_lo((unsigned int)active, 0u)) == 0)
+    atomicAdd(&total, __builtin_popcountll(votes));
+  __syncthreads();
+  return total;
+}
+static __device__ __forceinline__ int __syncthreads_count(int predicate) {
+  return corpus_block_count(predicate != 0);
+}
+static __device__ __forceinline__ int __syncthreads_and(int predicate) {
+  return corpus_block_count(predicate == 0) == 0;
+}
+static __device__ __forceinline__ int __syncthreads_or(int predicate) {
+  return corpus_block_count(predicate != 0) != 0;
+}
 
 // ---- atomics hsapy_hip.h leaves out (device scope, relaxed, like HIP's)
 
@@ -215,4 +291,47 @@ static __device__ __forceinline__ double log(double x) { return __ocml_log_f64(x
 static __device__ __forceinline__ double sin(double x) { return __ocml_sin_f64(x); }
 static __device__ __forceinline__ double pow(double x, double y) { return __ocml_pow_f64(x, y); }
 static __device__ __forceinline__ double cbrt(double x) { return __ocml_cbrt_f64(x); }
+extern "C" {
+// Work-item geometry over the hidden arguments (HIP's blockDim and gridDim call these).
+__device__ unsigned long __ockl_get_global_id(unsigned int);
+__device__ unsigned long __ockl_get_global_size(unsigned int);
+__device__ unsigned long __ockl_get_local_id(unsigned int);
+__device__ unsigned long __ockl_get_local_size(unsigned int);
+__device__ unsigned long __ockl_get_enqueued_local_size(unsigned int);
+__device__ unsigned long __ockl_get_group_id(unsigned int);
+__device__ unsigned long __ockl_get_num_groups(unsigned int);
+__device__ unsigned long __ockl_get_local_linear_id();
+__device__ unsigned long __ockl_get_global_linear_id();
+__device__ unsigned int __ockl_get_work_dim();
+// fprintf(stderr, ...) over the hostcall buffer: a message is begun and appended to piece by
+// piece (strings with their terminating NUL, up to seven 64-bit arguments), the last piece
+// flagged.
+__device__ unsigned long __ockl_fprintf_stderr_begin();
+__device__ unsigned long __ockl_fprintf_append_string_n(unsigned long, const char*,
+                                                        unsigned long, unsigned int);
+__device__ unsigned long __ockl_fprintf_append_args(unsigned long, unsigned int, unsigned long,
+                                                    unsigned long, unsigned long, unsigned long,
+                                                    unsigned long, unsigned long, unsigned long,
+                                                    unsigned int);
+}
+static __device__ __forceinline__ unsigned long corpus_strlen(const char* s) {
+  unsigned long length = 0;
+  while (s[length] != 0) ++length;
+  return length;
+}
+// A failed device assert prints "<file>:<line>: <function>: Device-side assertion `<expr>'
+// failed." to stderr through the hostcall buffer, then traps, which stops the queue.
+extern "C" __device__ __noinline__ __attribute__((weak)) void __assert_fail(
+    const char* assertion, const char* file, unsigned int line, const char* function) {
+  const char format[] = "%s:%u: %s: Device-side assertion `%s' failed.\n";
+  unsigned long message = __ockl_fprintf_stderr_begin();
+  message = __ockl_fprintf_append_string_n(message, format, sizeof(format), 0);
+  message = __ockl_fprintf_append_string_n(message, file, corpus_strlen(file) + 1, 0);
+  message = __ockl_fprintf_append_args(message, 1, line, 0, 0, 0, 0, 0, 0, 0);
+  message = __ockl_fprintf_append_string_n(message, function, corpus_strlen(function) + 1, 0);
+  __ockl_fprintf_append_string_n(message, assertion, corpus_strlen(assertion) + 1, 1);
+  __builtin_trap();
+}
+#define assert(condition) \
+  ((condition) ? (void)0 : __assert_fail(#condition, __FILE__, __LINE__, __func__))
 #endif
