@@ -3088,3 +3088,164 @@ def checked_sqrt_table(k: KernelRun) -> None:
     # simulator has no hostcall service, so the queue stops there, naming printf.
     x[41] = -3
     _stops_naming(k, "checked_sqrt_table", [k.input(x), out, n], "printf")
+
+
+# ================================================================================================
+# patterns.hip
+
+# Postfix codes of build_expressions: 0-3 push a variable, 4 a constant, 5 +, 6 *, 7 max, 8 -x.
+_EXPR_END, _EXPR_CONSTANT, _EXPR_NEGATE = -1, 4, 8
+
+
+def _random_postfix(rng: np.random.Generator, depth: int) -> list[int]:
+    if depth == 0 or rng.random() < 0.25:
+        return [int(rng.integers(0, 5))]
+    if rng.random() < 0.2:
+        return [*_random_postfix(rng, depth - 1), _EXPR_NEGATE]
+    return [*_random_postfix(rng, depth - 1), *_random_postfix(rng, depth - 1),
+            int(rng.integers(5, 8))]
+
+
+def _eval_postfix(codes: list[int], constants: np.ndarray, variables: np.ndarray) -> np.float32:
+    stack: list[np.float32] = []
+    for t, op in enumerate(codes):
+        if op < 4:
+            stack.append(variables[op])
+        elif op == _EXPR_CONSTANT:
+            stack.append(constants[t])
+        elif op == _EXPR_NEGATE:
+            stack.append(-stack.pop())
+        else:
+            b, a = stack.pop(), stack.pop()
+            stack.append(a + b if op == 5 else a * b if op == 6 else np.fmax(a, b))
+    return stack[0]
+
+
+@case("patterns")
+def eval_expressions(k: KernelRun) -> None:
+    n, block, length = 100, 64, 15
+    program = np.full((n, length), _EXPR_END, np.int32)
+    codes = []
+    for i in range(n):
+        c = _random_postfix(k.rng, 3)   # at most 15 tokens, 4 calls deep
+        program[i, :len(c)] = c
+        codes.append(c)
+    constants = k.rng.uniform(-2, 2, (n, length)).astype(np.float32)
+    variables = k.rng.uniform(-3, 3, (n, 4)).astype(np.float32)
+    arena = k.output(np.uint8, n * length * 32, initial=0)
+    roots = k.output(np.uint64, n)
+    grid = grid_for(n, block)
+    k.launch("build_expressions", [k.input(program), k.input(constants), arena, roots, length, n],
+             grid, block)
+    out = k.output(np.float32, n)
+    k.launch("eval_expressions", [roots, k.input(variables), out, n], grid, block)
+    # Every node is its own virtual call, so nothing is contracted: the float32 operations of
+    # the tree in order, exactly.
+    want = [_eval_postfix(codes[i], constants[i], variables[i]) for i in range(n)]
+    same(k.read(out), np.array(want, np.float32), "expression trees through their vtables")
+
+
+# struct Record { long long sum; int count, max_value, max_index, pad; }
+RECORD = np.dtype([("sum", np.int64), ("count", np.int32), ("max_value", np.int32),
+                   ("max_index", np.int32), ("pad", np.int32)])
+
+
+@case("patterns")
+def locked_merge(k: KernelRun) -> None:
+    # Three blocks: a block that spins on the lock holds the simulator's scheduler for a turn
+    # (interpreter.TURN_STEPS) before the holder runs on, so each hand-over costs time.
+    n, block = 170, 64
+    blocks = grid_for(n, block) // block
+    x = k.rng.integers(-1000, 1000, n).astype(np.int32)
+    x[[30, 150]] = 5000                 # the maximum twice, in two blocks: the lower index wins
+    lock = k.output(np.int32, 1, initial=0)
+    start = np.zeros(1, RECORD)
+    start["max_value"], start["max_index"] = -2**31, 2**31 - 1
+    record = k.output(np.int32, 6, initial=start.view(np.int32))
+    order = k.output(np.int32, blocks)
+    k.launch("locked_merge", [k.input(x), lock, record, order, n], blocks * block, block)
+    got = k.read(record).view(RECORD)[0]
+    same(np.array([got["sum"], got["count"], got["max_value"], got["max_index"]]),
+         np.array([x.astype(np.int64).sum(), blocks, 5000, 30]), "sum, count, max, argmax")
+    same(np.sort(k.read(order)), np.arange(1, blocks + 1, dtype=np.int32),
+         "each block held the lock once")
+    same(k.read(lock), np.zeros(1, np.int32), "the lock is free at the end")
+
+
+@case("patterns")
+def bucket_by_key(k: KernelRun) -> None:
+    n, block, keys = 500, 128, 6
+    key = k.rng.integers(0, keys, n).astype(np.int32)
+    key[:64] = 3                        # a wave (or two) holding one key only
+    counts = k.output(np.int32, keys, initial=0)
+    buckets = k.output(np.int32, keys * n, initial=-1)
+    slot_of = k.output(np.int32, n)
+    k.launch("bucket_by_key", [k.input(key), counts, buckets, n, slot_of, n],
+             grid_for(n, block), block)
+    got_counts = k.read(counts)
+    same(got_counts, np.bincount(key, minlength=keys).astype(np.int32), "items per key")
+    got = k.read(buckets).reshape(keys, n)
+    for j in range(keys):
+        # the order of the waves' appends is the scheduler's; the set of items is not
+        same(np.sort(got[j, :got_counts[j]]), np.flatnonzero(key == j).astype(np.int32),
+             f"items of key {j}")
+        same(got[j, got_counts[j]:], np.full(n - got_counts[j], -1, np.int32),
+             f"slots past the count of key {j}")
+    same(got[key, k.read(slot_of)], np.arange(n, dtype=np.int32), "each item's slot holds it")
+
+
+@case("patterns")
+def copy_records(k: KernelRun) -> None:
+    n, block, stride = 100, 64, 37
+    src = k.rng.integers(0, 256, 2000).astype(np.uint8)
+    offset = k.rng.integers(0, 2000 - stride, n).astype(np.int32)
+    length = k.rng.integers(0, stride + 1, n).astype(np.int32)
+    length[:3] = [0, stride, 1]
+    dst = k.output(np.uint8, n * stride)
+    k.launch("copy_records", [k.input(src), k.input(offset), k.input(length), dst, stride, n],
+             grid_for(n, block), block)
+    want = np.full((n, stride), 0x5A, np.uint8)
+    for i in range(n):
+        want[i, :length[i]] = src[offset[i]:offset[i] + length[i]]
+    same(k.read(dst), want.reshape(-1), "records copied, the rest of each filled")
+
+
+def _truncating_divide(a: int, b: int) -> tuple[int, int]:
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return q, a - q * b
+
+
+@case("patterns")
+def integer_helpers(k: KernelRun) -> None:
+    n, block = 120, 64
+    a = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    c = k.rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    w = k.rng.integers(0, 2**64, (n, 2), dtype=np.uint64)
+    a[:4], b[:4] = [0x80000000, 0x7FFFFFFF, 0xFFFFFFFF, 0], [0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0]
+    w[:2] = [[2**63, 2**64 - 1], [2**64 - 1, 2**63]]   # a negative 128-bit value, the largest
+    out = k.output(np.uint64, 24 * n)
+    k.launch("integer_helpers", [k.input(a), k.input(b), k.input(c), k.input(w), out, n],
+             grid_for(n, block), block)
+    m32, m64, m128 = 2**32 - 1, 2**64 - 1, 2**128 - 1
+    want = []
+    for i in range(n):
+        x, y, s, p, q = int(a[i]), int(b[i]), int(c[i]), int(w[i, 0]), int(w[i, 1])
+        sx, sy = x - (x >> 31 << 32), y - (y >> 31 << 32)
+        sp = p - (p >> 63 << 64)
+        both = y << 32 | x
+        perm = sum(((both >> 8 * ((s >> 4 * j) & 7)) & 0xFF) << 8 * j for j in range(4))
+        wide = (p * q + (q << 64)) & m128
+        shift = s % 128
+        signed_wide = wide - (wide >> 127 << 128)
+        square = wide * wide & m128
+        want += [perm, (abs(sx - sy) + (s & 0xFFFF)) & m32, (abs(x - y) + (s & 0xFFFF)) & m32,
+                 (sx + sy) >> 1 & m32, (sx + sy + 1) >> 1 & m32, (x + y) >> 1, (x + y + 1) >> 1,
+                 *(v & m32 for v in _truncating_divide(sx, 7)),
+                 _truncating_divide(sx, -3)[0] & m32, x // 10, x % 1000,
+                 *(v & m64 for v in _truncating_divide(sp, 1000)), q % 97, q // 1000000007,
+                 wide >> shift & m64, ((wide << shift) & m128) >> 64,
+                 wide // 10 & m64, wide // 10 >> 64, wide % 10,
+                 signed_wide >> (shift | 64) & m64, square & m64, square >> 64]
+    same(k.read(out), np.array(want, np.uint64),
+         "byte_perm, sad, halving adds, division by constants, 128-bit arithmetic")
