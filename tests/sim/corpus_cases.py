@@ -3146,7 +3146,7 @@ def eval_expressions(k: KernelRun) -> None:
 
 
 # struct Record { long long sum; int count, max_value, max_index, pad; }
-RECORD = np.dtype([("sum", np.int64), ("count", np.int32), ("max_value", np.int32),
+LOCKED_RECORD = np.dtype([("sum", np.int64), ("count", np.int32), ("max_value", np.int32),
                    ("max_index", np.int32), ("pad", np.int32)])
 
 
@@ -3159,12 +3159,12 @@ def locked_merge(k: KernelRun) -> None:
     x = k.rng.integers(-1000, 1000, n).astype(np.int32)
     x[[30, 150]] = 5000                 # the maximum twice, in two blocks: the lower index wins
     lock = k.output(np.int32, 1, initial=0)
-    start = np.zeros(1, RECORD)
+    start = np.zeros(1, LOCKED_RECORD)
     start["max_value"], start["max_index"] = -2**31, 2**31 - 1
     record = k.output(np.int32, 6, initial=start.view(np.int32))
     order = k.output(np.int32, blocks)
     k.launch("locked_merge", [k.input(x), lock, record, order, n], blocks * block, block)
-    got = k.read(record).view(RECORD)[0]
+    got = k.read(record).view(LOCKED_RECORD)[0]
     same(np.array([got["sum"], got["count"], got["max_value"], got["max_index"]]),
          np.array([x.astype(np.int64).sum(), blocks, 5000, 30]), "sum, count, max, argmax")
     same(np.sort(k.read(order)), np.arange(1, blocks + 1, dtype=np.int32),
