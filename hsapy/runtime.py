@@ -97,6 +97,22 @@ def _refuse_simulator_options(options: dict[str, Any]) -> None:
                 f"would ignore it. Drop {name}=, or choose one of those backends")
 
 
+def _check_simulator_options(options: dict[str, Any]) -> None:
+    """Backend "auto": each simulator option given is checked as the simulator checks it, before
+    the backend is chosen, so a bad value is refused whichever backend "auto" picks (on a GPU
+    it would otherwise pass unseen, and fail on the first machine without one)."""
+    from hsapy.sim.execution import resolve_engine, resolve_watchdog
+    from hsapy.sim.executors import check_executor
+    from hsapy.sim.targets import resolve_targets
+
+    checks: dict[str, Callable[[Any], Any]] = {
+        "targets": resolve_targets, "executor": check_executor, "watchdog_s": resolve_watchdog,
+        "engine": resolve_engine}
+    for name, value in options.items():
+        if value is not None:
+            checks[name](value)
+
+
 def _close_at_exit(runtime: weakref.ref[Runtime]) -> Callable[[], None]:
     def close() -> None:
         alive = runtime()
@@ -147,8 +163,9 @@ class Runtime(NotCopyable):
     (default, or ``HSAPY_SIM_ENGINE``: compiled for large dispatches).
 
     ``targets``, ``executor``, ``watchdog_s`` and ``engine`` are the simulator's: backend "rocr"
-    refuses them (HsapyValueError naming the option) rather than ignore them; "auto" uses them
-    when it chooses the simulator, and ``backend_reason`` says when it chose ROCr instead.
+    refuses them (HsapyValueError naming the option) rather than ignore them; "auto" checks them
+    whichever backend it picks (a bad value is refused on a GPU machine too), uses them when it
+    chooses the simulator, and ``backend_reason`` says when it chose ROCr instead.
     """
 
     # Whether the library's signals have the AMD layout that the dispatch path reads directly
@@ -177,6 +194,7 @@ class Runtime(NotCopyable):
         elif backend == "rocr-sim":
             lib, reason = _open_rocr_sim(targets, executor, watchdog_s, engine), "requested"
         else:
+            _check_simulator_options(simulator_options)
             lib, backend, reason = self._auto(targets, executor, watchdog_s, engine)
             given = [name for name, value in simulator_options.items() if value is not None]
             if backend == "rocr" and given:

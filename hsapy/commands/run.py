@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hsapy._checks import check_timeout
 from hsapy.commands._args import count, seconds
 from hsapy.runtime import BACKENDS
 
@@ -365,7 +366,9 @@ class HsapySession:
         self.runtime = runtime
         self.simulated = runtime.is_simulated
         self.rebuild = rebuild
-        self.timeout = timeout if timeout is not None else (900.0 if self.simulated else 60.0)
+        if timeout is None:
+            timeout = 900.0 if self.simulated else 60.0
+        self.timeout = check_timeout(timeout, "HsapySession: timeout")
         self.agents = {agent.name: agent for agent in runtime.gpu_agents}
         self._queues: dict[str, Any] = {}
         self._executables: dict[tuple[str, str, str], dict[str, Any]] = {}

@@ -30,8 +30,8 @@ from hsapy.sim.execution import (
 from hsapy.sim.memory import SimMemoryFault
 from hsapy.sim.targets import GpuProfile
 
-__all__ = ["ExecutorCache", "BuiltinExecutor", "NullExecutor", "create_executor", "S_ENDPGM",
-           "HOST_SERVICES", "explain_fault"]
+__all__ = ["ExecutorCache", "check_executor", "BuiltinExecutor", "NullExecutor",
+           "create_executor", "S_ENDPGM", "HOST_SERVICES", "explain_fault"]
 
 # s_endpgm encodings, checked with `echo s_endpgm | llvm-mc-19 -triple=amdgcn-amd-amdhsa
 # -mcpu=<gfx> -show-encoding`: gfx90a/gfx942 [0x00,0x00,0x81,0xbf], gfx1100/gfx1201
@@ -139,6 +139,25 @@ class NullExecutor:
         return None
 
 
+def check_executor(mode: Any) -> Any:
+    """``mode`` when it names a simulator executor (None, "null", "builtin", "default") or is an
+    object with ``execute(ctx)``, else a typed error naming the option ``executor``."""
+    if isinstance(mode, str) and mode not in ("null", "builtin", "default"):
+        from hsapy.errors import HsapyValueError
+
+        raise HsapyValueError(
+            f"executor={mode!r}: unknown simulator executor; use 'null' or leave "
+            "HSAPY_SIM_EXECUTOR unset")
+    if mode is not None and not isinstance(mode, str) and not callable(
+            getattr(mode, "execute", None)):
+        from hsapy.errors import HsapyTypeError
+
+        raise HsapyTypeError(
+            f"executor: a simulator executor is 'null' or an object with execute(ctx), not "
+            f"{type(mode).__name__} {mode!r:.40}")
+    return mode
+
+
 class ExecutorCache:
     """Per-SimLib choice of executor for each agent.
 
@@ -153,20 +172,7 @@ class ExecutorCache:
         resolve_threads()          # a bad HSAPY_SIM_THREADS is reported here, not mid-dispatch
         if mode is None:
             mode = os.environ.get("HSAPY_SIM_EXECUTOR") or None
-        if isinstance(mode, str) and mode not in ("null", "builtin", "default"):
-            from hsapy.errors import HsapyValueError
-
-            raise HsapyValueError(
-                f"unknown simulator executor {mode!r}; use 'null' or leave HSAPY_SIM_EXECUTOR unset"
-            )
-        if mode is not None and not isinstance(mode, str) and not callable(
-                getattr(mode, "execute", None)):
-            from hsapy.errors import HsapyTypeError
-
-            raise HsapyTypeError(
-                f"a simulator executor is 'null' or an object with execute(ctx), not "
-                f"{type(mode).__name__} {mode!r:.40}")
-        self.mode = mode
+        self.mode = check_executor(mode)
         self._cache: dict[str, tuple[Any, Executor]] = {}
 
     def execute(self, profile: GpuProfile, ctx: DispatchContext) -> None:

@@ -13,7 +13,7 @@ from _misuse import N
 from hsapy import aql
 from hsapy.asm import kernels
 from hsapy.dispatch import DispatchConfigError, Graph
-from hsapy.errors import HsapyTypeError, HsapyValueError
+from hsapy.errors import HsapyError, HsapyTypeError, HsapyValueError
 from hsapy.hip import HipError, HipRuntime, hipError_t
 from hsapy.kernarg import KernelArgumentError
 from hsapy.runtime import Runtime
@@ -382,6 +382,33 @@ def test_a_simulator_option_is_refused_by_backend_rocr(option, value):
     # (ROCr ignored them: refused before the library is even looked for, so on any machine)
     with pytest.raises(HsapyValueError, match=f"{option}=.*only to the simulator backends"):
         Runtime(backend="rocr", **{option: value})
+
+
+BAD_SIMULATOR_OPTIONS = [("targets", ["gfx0"]), ("targets", 5), ("executor", "nope"),
+                         ("executor", 3), ("watchdog_s", -1), ("engine", "fast")]
+
+
+@pytest.mark.parametrize("option, value", BAD_SIMULATOR_OPTIONS,
+                         ids=[f"{o}={v!r}" for o, v in BAD_SIMULATOR_OPTIONS])
+def test_a_bad_simulator_option_is_refused_by_backend_auto_whichever_backend_it_picks(
+        monkeypatch, option, value):
+    # checked before the backend is chosen: on a GPU machine "auto" picks ROCr, which used to
+    # let the bad value pass unseen
+    def choose(*_args):
+        raise AssertionError("the backend was chosen before the options were checked")
+
+    monkeypatch.setattr(Runtime, "_auto", staticmethod(choose))
+    with pytest.raises(HsapyError, match=option):
+        Runtime(backend="auto", **{option: value})
+
+
+@pytest.mark.parametrize("bad", ["5", -1, math.nan, math.inf, True, [1]])
+def test_the_run_commands_session_checks_its_timeout(bad):
+    from hsapy.commands.run import HsapySession
+
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as runtime:
+        with pytest.raises(HsapyError, match="HsapySession: timeout"):
+            HsapySession(runtime, timeout=bad)
 
 
 @pytest.mark.parametrize("bad", ["1", "off", math.nan, -1, -0.5, math.inf, 1e300, 2**70, True,
