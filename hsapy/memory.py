@@ -166,7 +166,7 @@ class MemoryPool(NotCopyable):
                 "runtime.system_pool")
         if nbytes > self.alloc_max_size:
             raise HsapyValueError(
-                f"MemoryPool.allocate: {nbytes} bytes exceed the largest allocation this "
+                f"MemoryPool.allocate: nbytes={nbytes} exceeds the largest allocation this "
                 f"{self.segment} pool of {self.agent.name} allows ({self.alloc_max_size} bytes)")
         lib, ffi = self.runtime.lib, self.runtime.ffi
         out = ffi.new("void **")

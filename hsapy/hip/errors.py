@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from hsapy.hip.runtime import HipRuntime
 
 __all__ = ["hipError_t", "HipError", "STICKY_ERRORS", "HSA_STATUS_TO_HIP", "code_for", "hip_api",
-           "expect_type", "byte_count", "dim3"]
+           "expect_type", "byte_count", "no_flags", "dim3", "launch_configuration"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -179,9 +179,22 @@ def expect_type(value: Any, kind: type, call: str, what: str,
     return value
 
 
-def byte_count(value: Any, call: str, what: str = "size") -> int:
-    """A byte count: an int >= 0 (not a bool), else a HipError."""
+def byte_count(value: Any, call: str, what: str) -> int:
+    """A byte count: an int >= 0 (not a bool), else a HipError naming the parameter ``what``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise HipError(hipError_t.hipErrorInvalidValue, call,
                        f"{what} must be an int >= 0, not {value!r:.40}")
     return int(value)
+
+
+def no_flags(flags: Any, call: str) -> None:
+    """A ``flags`` that HIP defines no flag for: anything but the int 0 is refused there too."""
+    if flags.__class__ is not int or flags != 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, call,
+                       f"flags must be 0, not {flags!r:.40}")
+
+
+def launch_configuration(grid: tuple[int, int, int], block: tuple[int, int, int],
+                         dynamic_lds: int) -> str:
+    """The lead of a refused launch's message: the parameters that set its geometry, as given."""
+    return f"gridDim {grid}, blockDim {block}, sharedMemBytes {dynamic_lds}: "

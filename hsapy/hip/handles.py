@@ -15,7 +15,15 @@ from hsapy import aql
 from hsapy._checks import check_items, check_timeout
 from hsapy._lifetime import HandleState, NotCopyable, release_when_collected
 from hsapy.errors import HsapyError
-from hsapy.hip.errors import HipError, byte_count, code_for, dim3, expect_type, hipError_t
+from hsapy.hip.errors import (
+    HipError,
+    byte_count,
+    code_for,
+    dim3,
+    expect_type,
+    hipError_t,
+    launch_configuration,
+)
 from hsapy.hsa_enums import HSA_STATUS_SUCCESS
 
 if TYPE_CHECKING:
@@ -202,9 +210,11 @@ class KernelNode:
 
 @dataclass
 class HipGraph:
-    """hipGraph_t: kernel nodes in an order that respects their dependencies."""
+    """hipGraph_t: kernel nodes in an order that respects their dependencies. ``hip``: the
+    HipRuntime that made it (hipGraphCreate, hipStreamEndCapture); another one refuses it."""
 
     nodes: list[KernelNode] = field(default_factory=list)
+    hip: Any = field(default=None, repr=False, compare=False)
 
     def addKernelNode(self, kernel: Any, grid: Any, block: Any, args: Sequence[Any],
                       dynamic_shared: int = 0, dependencies: Sequence[int] = ()) -> int:
@@ -214,7 +224,7 @@ class HipGraph:
         from hsapy.executable import Kernel
 
         call = "hipGraphAddKernelNode"
-        expect_type(kernel, Kernel, call, "the kernel", hipError_t.hipErrorInvalidDeviceFunction)
+        expect_type(kernel, Kernel, call, "kernel", hipError_t.hipErrorInvalidDeviceFunction)
         try:
             dependencies = check_items(dependencies, "dependencies is a list of node indices",
                                        ordered=False)
@@ -225,7 +235,8 @@ class HipGraph:
             if (isinstance(dep, bool) or not isinstance(dep, (int, np.integer))
                     or not 0 <= dep < len(self.nodes)):
                 raise HipError(hipError_t.hipErrorInvalidValue, call,
-                               f"dependency {dep!r:.40} is not an earlier node of this graph")
+                               f"dependencies: {dep!r:.40} is not an earlier node of this "
+                               "graph")
         try:
             sizes = dim3(grid, "gridDim"), dim3(block, "blockDim")
         except HsapyError as exc:
@@ -239,9 +250,13 @@ class HipGraph:
             if agent is not None:
                 check_geometry(kernel, agent, tuple(g * b for g, b in zip(*sizes)), sizes[1],
                                dynamic_lds)
+        except HsapyError as exc:
+            raise HipError(code_for(exc), call, launch_configuration(*sizes, dynamic_lds)
+                           + str(exc)) from exc
+        try:
             kernel.layout.convert(args)
         except HsapyError as exc:
-            raise HipError(code_for(exc), call, str(exc)) from exc
+            raise HipError(code_for(exc), call, f"args: {exc}") from exc
         self.nodes.append(KernelNode(kernel, args, *sizes, dynamic_lds))
         return len(self.nodes) - 1
 

@@ -15,10 +15,13 @@ from hsapy.hip.errors import (
     STICKY_ERRORS,
     HipError,
     byte_count,
+    code_for,
     dim3,
     expect_type,
     hip_api,
     hipError_t,
+    launch_configuration,
+    no_flags,
 )
 from hsapy.hip.handles import (
     DEFAULT_TIMEOUT,
@@ -34,6 +37,7 @@ from hsapy.hip.handles import (
     hipMemcpyKind,
     release_nothing,
 )
+from hsapy.kernarg import KernelArgumentError
 
 __all__ = ["HipRuntime", "MEMSET_SOURCE"]
 
@@ -171,12 +175,13 @@ class HipRuntime(NotCopyable):
             return hipError_t.hipErrorUnknown.name
 
     # -- devices -----------------------------------------------------------------------------
-    def _agent(self, device: int) -> Any:
+    def _agent(self, device: int, what: str = "device") -> Any:
         agents = self.runtime.gpu_agents
         if (isinstance(device, bool) or not isinstance(device, (int, np.integer))
                 or not 0 <= device < len(agents)):
             raise HipError(hipError_t.hipErrorInvalidDevice, self._call or "hipSetDevice",
-                           f"device {device!r} is not in 0..{len(agents) - 1}")
+                           f"{what} {device!r:.40} is not a device index in "
+                           f"0..{len(agents) - 1}")
         return agents[device]
 
     @hip_api("hipGetDeviceCount")
@@ -232,7 +237,7 @@ class HipRuntime(NotCopyable):
     @hip_api("hipDeviceCanAccessPeer")
     def deviceCanAccessPeer(self, device: int, peer: int) -> bool:
         """hipDeviceCanAccessPeer: may ``device`` be granted access to ``peer``'s memory?"""
-        agent, peer_agent = self._agent(device), self._agent(peer)
+        agent, peer_agent = self._agent(device), self._agent(peer, "peer")
         if device == peer:
             return False
         return peer_agent.device_pool.access(agent) != "never"
@@ -241,6 +246,7 @@ class HipRuntime(NotCopyable):
     def deviceEnablePeerAccess(self, peer: int, flags: int = 0) -> None:
         """hipDeviceEnablePeerAccess: the current device may access ``peer``'s allocations,
         present (allow_access now) and future (at each malloc on ``peer``)."""
+        no_flags(flags, "hipDeviceEnablePeerAccess")
         device = self._device
         if not self.deviceCanAccessPeer(device, peer):
             raise HipError(hipError_t.hipErrorPeerAccessUnsupported, "hipDeviceEnablePeerAccess",
@@ -257,9 +263,7 @@ class HipRuntime(NotCopyable):
     @hip_api("hipDeviceDisablePeerAccess")
     def deviceDisablePeerAccess(self, peer: int) -> None:
         """hipDeviceDisablePeerAccess (only forgets the pair: HSA cannot revoke access)."""
-        if isinstance(peer, bool) or not isinstance(peer, (int, np.integer)):
-            raise HipError(hipError_t.hipErrorInvalidDevice, "hipDeviceDisablePeerAccess",
-                           f"peer is a device index, not {type(peer).__name__} {peer!r:.40}")
+        self._agent(peer, "peer")
         if (self._device, peer) not in self._peers:
             raise HipError(hipError_t.hipErrorPeerAccessNotEnabled, "hipDeviceDisablePeerAccess",
                            f"device {self._device} -> {peer}")
@@ -276,15 +280,34 @@ class HipRuntime(NotCopyable):
         self._buffers[buffer.address] = (buffer, device if device is not None else -1)
         return buffer
 
-    def _release(self, buffer: Any) -> None:
+    def _allocated_here(self, buffer: Any, call: str, what: str = "buffer") -> Any:
+        """``buffer`` when this HIP runtime allocated it and it is not freed, else a HipError
+        naming the parameter ``what``."""
         from hsapy.memory import Buffer
 
         address = buffer._address if isinstance(buffer, Buffer) else None
         entry = self._buffers.get(address) if address is not None else None
         if entry is None or entry[0] is not buffer or buffer.is_closed:
-            raise HipError(hipError_t.hipErrorInvalidValue, "hipFree",
-                           f"{buffer!r:.80} was not allocated by this HIP runtime or is already "
-                           "freed")
+            raise HipError(hipError_t.hipErrorInvalidValue, call,
+                           f"{what} {buffer!r:.80} was not allocated by this HIP runtime or is "
+                           "already freed")
+        return buffer
+
+    def _live_buffer(self, buffer: Any, call: str, what: str) -> None:
+        """A Buffer argument: of this HIP runtime's Runtime and not freed, else a HipError
+        naming the parameter ``what`` (a freed Buffer raised ClosedError, which named none)."""
+        if buffer.runtime is not self.runtime:
+            raise HipError(hipError_t.hipErrorInvalidValue, call,
+                           f"{what}: the Buffer belongs to another Runtime; allocate it with "
+                           "this HIP runtime (hip.malloc)")
+        if buffer.is_closed:
+            raise HipError(hipError_t.hipErrorInvalidValue, call,
+                           f"{what}: {buffer._state.error()}") from buffer._state.error()
+
+    def _release(self, buffer: Any) -> None:
+        self._allocated_here(buffer, "hipFree")
+        address = buffer._address
+        entry = self._buffers[address]
         del self._buffers[address]
         device = entry[1]
         if device >= 0:
@@ -318,6 +341,7 @@ class HipRuntime(NotCopyable):
         ``hipFree(None)`` does nothing, as hipFree(nullptr) does."""
         if buffer is None:
             return
+        self._allocated_here(buffer, "hipFree")        # refused before the device is waited for
         self._synchronize_device(self._device)
         self._release(buffer)
 
@@ -326,6 +350,7 @@ class HipRuntime(NotCopyable):
         """hipHostFree (``None`` does nothing)."""
         if buffer is None:
             return
+        self._allocated_here(buffer, "hipHostFree")
         self._synchronize_device(self._device)
         self._release(buffer)
 
@@ -346,7 +371,7 @@ class HipRuntime(NotCopyable):
 
         for what, side in (("dst", dst), ("src", src)):
             if isinstance(side, Buffer):
-                side._state.check()
+                self._live_buffer(side, call, what)
             elif side is None or not (isinstance(side, np.ndarray) or (
                     what == "src" and isinstance(side, (bytes, bytearray, memoryview)))):
                 raise HipError(hipError_t.hipErrorInvalidValue, call,
@@ -362,7 +387,7 @@ class HipRuntime(NotCopyable):
         if isinstance(kind, bool) or not isinstance(kind, (int, np.integer)) or \
                 kind not in set(hipMemcpyKind):
             raise HipError(hipError_t.hipErrorInvalidMemcpyDirection, call,
-                           f"{kind!r:.40} is not a hipMemcpyKind")
+                           f"kind {kind!r:.40} is not a hipMemcpyKind")
         if kind == hipMemcpyKind.hipMemcpyDefault:
             return
         expected = {
@@ -383,10 +408,10 @@ class HipRuntime(NotCopyable):
         sizes = [obj.size if hasattr(obj, "pool") else np.asarray(obj).nbytes for obj in (dst, src)]
         if nbytes is None:
             nbytes = sizes[1]            # the whole source
-        nbytes = byte_count(nbytes, "hipMemcpy", "sizeBytes")
+        nbytes = byte_count(nbytes, "hipMemcpy", "nbytes")
         if nbytes > min(sizes):
             raise HsapyValueError(
-                f"{nbytes} bytes do not fit (dst {sizes[0]}, src {sizes[1]} bytes)")
+                f"nbytes={nbytes} does not fit (dst {sizes[0]}, src {sizes[1]} bytes)")
         return int(nbytes)
 
     @hip_api("hipMemcpy")
@@ -463,8 +488,8 @@ class HipRuntime(NotCopyable):
 
         if not isinstance(buffer, Buffer):
             raise HsapyTypeError(
-                f"hipMemset needs a Buffer from hip.malloc, not {type(buffer).__name__}")
-        buffer._state.check()
+                f"hipMemset: buffer is a Buffer from hip.malloc, not {type(buffer).__name__}")
+        self._live_buffer(buffer, "hipMemset", "buffer")
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise HsapyTypeError(f"hipMemset: value is an int (a byte), not {value!r:.40}")
         if not -(1 << 31) <= value < 1 << 31:
@@ -473,9 +498,10 @@ class HipRuntime(NotCopyable):
                                   "the byte stored: give 0..255)")
         # the whole buffer by default, read once it is known to be a Buffer (None has no size;
         # a numpy array's size counts elements)
-        nbytes = byte_count(buffer.size if nbytes is None else nbytes, "hipMemset", "sizeBytes")
+        nbytes = byte_count(buffer.size if nbytes is None else nbytes, "hipMemset", "nbytes")
         if not 0 <= nbytes <= buffer.size:
-            raise HsapyValueError(f"hipMemset of {nbytes} bytes into a {buffer.size}-byte buffer")
+            raise HsapyValueError(f"hipMemset: nbytes={nbytes} does not fit the "
+                                  f"{buffer.size}-byte buffer")
         byte_kernel, word_kernel = self._memset_kernel_pair(device)
         byte = int(value) & 0xFF
         if nbytes % 4 == 0 and buffer.address % 4 == 0:
@@ -504,7 +530,11 @@ class HipRuntime(NotCopyable):
     def moduleLoadData(self, code_object: Any) -> Module:
         """hipModuleLoadData: load a code object (bytes or path) on the current device. The
         module stays loaded until hipModuleUnload (or close)."""
-        module = Module(self.runtime.load(code_object, self._agent(self._device)), self._device)
+        try:
+            executable = self.runtime.load(code_object, self._agent(self._device))
+        except HsapyError as exc:
+            raise HipError(code_for(exc), "hipModuleLoadData", f"code_object: {exc}") from exc
+        module = Module(executable, self._device)
         self._modules.append(module)
         return module
 
@@ -531,15 +561,22 @@ class HipRuntime(NotCopyable):
     def _launch_node(self, stream: Stream, node: KernelNode) -> Any:
         from hsapy.executable import Kernel
 
-        expect_type(node.kernel, Kernel, self._call or "hipLaunchKernelGGL", "the kernel",
-                    hipError_t.hipErrorInvalidDeviceFunction)
+        call = self._call or "hipLaunchKernelGGL"
+        expect_type(node.kernel, Kernel, call, "kernel", hipError_t.hipErrorInvalidDeviceFunction)
         if stream._capture is not None:
             stream._capture.nodes.append(node)
             return None
         grid = tuple(g * b for g, b in zip(node.grid, node.block))
-        prepared = node.kernel.prepare(stream.queue, grid, node.block, node.dynamic_lds,
-                                       barrier=True)
-        result = prepared(*node.args)
+        try:
+            prepared = node.kernel.prepare(stream.queue, grid, node.block, node.dynamic_lds,
+                                           barrier=True)
+        except HsapyError as exc:
+            raise HipError(code_for(exc), call, launch_configuration(
+                node.grid, node.block, node.dynamic_lds) + str(exc)) from exc
+        try:
+            result = prepared(*node.args)
+        except KernelArgumentError as exc:
+            raise HipError(code_for(exc), call, f"args: {exc}") from exc
         self._trace_dispatch(stream, result.index, prepared.word)
         return result
 
@@ -558,7 +595,8 @@ class HipRuntime(NotCopyable):
     def moduleLaunchKernel(self, kernel: Any, gridDim: Any, blockDim: Any, sharedMemBytes: int,
                            stream: Stream | None, args: Sequence[Any]) -> Any:
         """hipModuleLaunchKernel: as launchKernelGGL with the arguments as one list."""
-        args = check_items(args, "hipModuleLaunchKernel: kernelParams is a list of arguments")
+        args = check_items(args, "hipModuleLaunchKernel: args (kernelParams) is a list of "
+                                 "arguments")
         return self.launchKernelGGL(kernel, gridDim, blockDim, sharedMemBytes, stream, *args)
 
     # -- streams -----------------------------------------------------------------------------
@@ -570,7 +608,13 @@ class HipRuntime(NotCopyable):
                 self._default_streams[self._device] = stream
         elif not isinstance(stream, Stream) or stream.queue.is_closed:
             raise HipError(hipError_t.hipErrorInvalidHandle, call,
-                           f"{stream!r} is not a live stream")
+                           f"stream {stream!r:.60} is not a live stream (None or 0 is the "
+                           "default stream)")
+        elif stream.hip is not self:
+            # its queue is another runtime's: a packet of this one there (a barrier with this
+            # runtime's signal) would stop that queue with an invalid packet
+            raise HipError(hipError_t.hipErrorInvalidHandle, call,
+                           f"stream {stream!r:.60} belongs to another HipRuntime")
         if stream.is_capturing and not capturable:
             raise HipError(hipError_t.hipErrorStreamCaptureUnsupported, call,
                            "only kernel launches and memsets can be captured into a graph here")
@@ -593,28 +637,27 @@ class HipRuntime(NotCopyable):
         """hipStreamDestroy: drain the stream, then destroy its queue."""
         if not any(stream is created for created in self._streams):
             raise HipError(hipError_t.hipErrorInvalidHandle, "hipStreamDestroy",
-                           f"{stream!r} was not created by hipStreamCreate or is destroyed")
+                           f"stream {stream!r:.60} was not created by this runtime's "
+                           "hipStreamCreate or is destroyed")
         stream.drain()
         self._streams.remove(stream)
         stream.close()
 
-    def _event(self, event: Any, call: str) -> Event:
-        """``event`` when it is a live Event of this runtime, else HipError(InvalidHandle)."""
+    def _event(self, event: Any, call: str, what: str = "event") -> Event:
+        """``event`` when it is a live Event of this runtime, else HipError(InvalidHandle)
+        naming the parameter ``what``."""
         if not isinstance(event, Event) or event.hip is not self:
             raise HipError(hipError_t.hipErrorInvalidHandle, call,
-                           f"{event!r:.40} is not an event of this HIP runtime")
+                           f"{what} {event!r:.40} is not an event of this HIP runtime")
         if event._state.closed:
             raise HipError(hipError_t.hipErrorInvalidHandle, call,
-                           str(event._state.error())) from event._state.error()
+                           f"{what}: {event._state.error()}") from event._state.error()
         return event
 
     @hip_api("hipStreamWaitEvent")
     def streamWaitEvent(self, stream: Stream | None, event: Event, flags: int = 0) -> None:
         """hipStreamWaitEvent: a barrier-AND on ``stream`` depending on the event's signal."""
-        if flags.__class__ is not int or flags != 0:
-            # HIP defines no flag for this call: anything but 0 is refused there too
-            raise HipError(hipError_t.hipErrorInvalidValue, "hipStreamWaitEvent",
-                           f"flags must be 0, not {flags!r:.40}")
+        no_flags(flags, "hipStreamWaitEvent")
         self._event(event, "hipStreamWaitEvent")
         stream = self._stream(stream, "hipStreamWaitEvent")
         if not event.is_recorded:
@@ -628,14 +671,15 @@ class HipRuntime(NotCopyable):
         if stream.is_default:
             raise HipError(hipError_t.hipErrorStreamCaptureUnsupported, "hipStreamBeginCapture",
                            "the default stream cannot be captured; use hipStreamCreate")
-        stream._capture = HipGraph()
+        stream._capture = HipGraph(hip=self)
 
     @hip_api("hipStreamEndCapture")
     def streamEndCapture(self, stream: Stream) -> HipGraph:
         """hipStreamEndCapture: the graph of what was launched since BeginCapture."""
-        if not isinstance(stream, Stream) or stream._capture is None:
+        stream = self._stream(stream, "hipStreamEndCapture", capturable=True)
+        if stream._capture is None:
             raise HipError(hipError_t.hipErrorInvalidValue, "hipStreamEndCapture",
-                           "the stream is not capturing")
+                           f"stream {stream!r:.60} is not capturing")
         graph, stream._capture = stream._capture, None
         return graph
 
@@ -684,8 +728,8 @@ class HipRuntime(NotCopyable):
     def eventElapsedTime(self, start: Event, stop: Event) -> float:
         """hipEventElapsedTime in milliseconds, from the end timestamps of the two record
         packets (hsa_amd_profiling_get_dispatch_time; ticks of the system timestamp)."""
-        for event in (start, stop):
-            self._event(event, "hipEventElapsedTime")
+        for what, event in (("start", start), ("stop", stop)):
+            self._event(event, "hipEventElapsedTime", what)
             if not event.is_recorded or not event.timing:
                 raise HipError(hipError_t.hipErrorInvalidHandle, "hipEventElapsedTime",
                                "both events must be recorded and created with timing")
@@ -710,14 +754,14 @@ class HipRuntime(NotCopyable):
     @hip_api("hipGraphCreate")
     def graphCreate(self) -> HipGraph:
         """hipGraphCreate: an empty graph (add nodes with graph.addKernelNode)."""
-        return HipGraph()
+        return HipGraph(hip=self)
 
     @hip_api("hipGraphAddKernelNode")
     def graphAddKernelNode(self, graph: HipGraph, dependencies: Sequence[int], kernel: Any,
                            gridDim: Any, blockDim: Any, args: Sequence[Any],
                            sharedMemBytes: int = 0) -> int:
         """hipGraphAddKernelNode: returns the node index."""
-        expect_type(graph, HipGraph, "hipGraphAddKernelNode", "graph")
+        self._graph(graph, "hipGraphAddKernelNode")
         dependencies = check_items(dependencies, "hipGraphAddKernelNode: dependencies is a "
                                    "list of node indices", ordered=False)
         return graph.addKernelNode(kernel, gridDim, blockDim, args, sharedMemBytes, dependencies)
@@ -725,7 +769,7 @@ class HipRuntime(NotCopyable):
     @hip_api("hipGraphInstantiate")
     def graphInstantiate(self, graph: HipGraph) -> GraphExec:
         """hipGraphInstantiate."""
-        expect_type(graph, HipGraph, "hipGraphInstantiate", "graph")
+        self._graph(graph, "hipGraphInstantiate")
         if not graph.nodes:
             raise HipError(hipError_t.hipErrorInvalidValue, "hipGraphInstantiate", "empty graph")
         return GraphExec(graph)
@@ -734,8 +778,12 @@ class HipRuntime(NotCopyable):
     def graphLaunch(self, graph_exec: GraphExec, stream: Stream | None = None) -> list[Any]:
         """hipGraphLaunch: replay every node's dispatch packet (barrier bits set) with one
         doorbell on ``stream``; returns the DispatchResults."""
-        expect_type(graph_exec, GraphExec, "hipGraphLaunch", "graphExec",
+        expect_type(graph_exec, GraphExec, "hipGraphLaunch", "graph_exec",
                     hipError_t.hipErrorInvalidHandle)
+        if graph_exec.graph.hip not in (None, self):
+            raise HipError(hipError_t.hipErrorInvalidHandle, "hipGraphLaunch",
+                           "graph_exec belongs to another HipRuntime (its kernels are loaded "
+                           "there)")
         stream = self._stream(stream, "hipGraphLaunch")
         results = graph_exec.for_stream(stream).launch(wait=False)
         for node, result in zip(graph_exec.graph.nodes, results):
@@ -743,6 +791,15 @@ class HipRuntime(NotCopyable):
             word = aql.kernel_dispatch(0, grid, node.block, barrier=True).word
             self._trace_dispatch(stream, result.index, word)
         return results
+
+    def _graph(self, graph: Any, call: str) -> HipGraph:
+        """``graph`` when it is a HipGraph of this runtime (or one made directly, owned by
+        none), else a HipError naming the parameter."""
+        expect_type(graph, HipGraph, call, "graph")
+        if graph.hip not in (None, self):
+            raise HipError(hipError_t.hipErrorInvalidValue, call,
+                           "graph belongs to another HipRuntime (its kernels are loaded there)")
+        return graph
 
     # -- memory pools ------------------------------------------------------------------------
     @hip_api("hipMemPoolCreate")
@@ -754,25 +811,33 @@ class HipRuntime(NotCopyable):
     def mallocFromPoolAsync(self, nbytes: int, pool: MemPool, stream: Stream | None = None) -> Any:
         """hipMallocFromPoolAsync: a block from the pool (reused when one of this size was
         freed and its stream drained); usable at once, so also in ``stream`` order."""
-        expect_type(pool, MemPool, "hipMallocFromPoolAsync", "memPool",
-                    hipError_t.hipErrorInvalidHandle)
+        self._pool(pool, "hipMallocFromPoolAsync")
         self._stream(stream, "hipMallocFromPoolAsync")
-        return pool._take(byte_count(nbytes, "hipMallocFromPoolAsync"))
+        return pool._take(byte_count(nbytes, "hipMallocFromPoolAsync", "nbytes"))
 
     @hip_api("hipFreeAsync")
     def freeAsync(self, buffer: Any, stream: Stream | None, pool: MemPool) -> None:
         """hipFreeAsync: the block returns to ``pool`` once ``stream`` has drained."""
         from hsapy.memory import Buffer
 
-        expect_type(pool, MemPool, "hipFreeAsync", "memPool", hipError_t.hipErrorInvalidHandle)
-        expect_type(buffer, Buffer, "hipFreeAsync", "dev_ptr")
-        buffer._state.check()
+        self._pool(pool, "hipFreeAsync")
+        expect_type(buffer, Buffer, "hipFreeAsync", "buffer")
+        self._allocated_here(buffer, "hipFreeAsync")
         self._stream(stream, "hipFreeAsync").retire("pool block", buffer, pool)
+
+    def _pool(self, pool: Any, call: str) -> MemPool:
+        """``pool`` when it is a MemPool of this runtime, else HipError(InvalidHandle)."""
+        expect_type(pool, MemPool, call, "pool", hipError_t.hipErrorInvalidHandle)
+        if pool.hip is not self:
+            raise HipError(hipError_t.hipErrorInvalidHandle, call,
+                           "pool belongs to another HipRuntime")
+        return pool
 
     @hip_api("hipMemPoolTrimTo")
     def memPoolTrimTo(self, pool: MemPool, min_bytes_to_keep: int = 0) -> None:
         """hipMemPoolTrimTo: give cached blocks back to HSA (all of them when 0)."""
-        expect_type(pool, MemPool, "hipMemPoolTrimTo", "memPool", hipError_t.hipErrorInvalidHandle)
-        min_bytes_to_keep = byte_count(min_bytes_to_keep, "hipMemPoolTrimTo", "minBytesToKeep")
+        self._pool(pool, "hipMemPoolTrimTo")
+        min_bytes_to_keep = byte_count(min_bytes_to_keep, "hipMemPoolTrimTo",
+                                       "min_bytes_to_keep")
         if min_bytes_to_keep == 0 or pool.cached_bytes > min_bytes_to_keep:
             pool.trim()

@@ -62,7 +62,7 @@ def test_device_pool_gives_its_size_then_a_typed_error_naming_pool_and_size(rt):
 def test_a_buffer_larger_than_the_pool_is_refused_before_the_runtime(rt):
     agent = rt.gpu_agents[0]
     for pool in (agent.device_pool, rt.system_pool):
-        with pytest.raises(HsapyValueError, match=rf"{pool.size + 1} bytes exceed the largest "
+        with pytest.raises(HsapyValueError, match=rf"nbytes={pool.size + 1} exceeds the largest "
                            rf"allocation this global pool of {pool.agent.name} allows "
                            rf"\({pool.alloc_max_size} bytes\)"):
             pool.allocate(pool.size + 1)
