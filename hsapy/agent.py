@@ -166,7 +166,7 @@ class Agent(NotCopyable):
         ``agent.query(InfoField("HSA_AMD_AGENT_INFO_BDFID", "uint32_t"))``; None when the
         runtime does not answer it."""
         if not isinstance(field, InfoField):
-            raise HsapyTypeError(f"Agent.query takes an InfoField(attribute, ctype), not "
+            raise HsapyTypeError(f"Agent.query: field is an InfoField(attribute, ctype), not "
                                  f"{type(field).__name__} {field!r:.40}")
         self.runtime._state.check()
         field.value                   # noqa: B018 -- an unknown enumerator raises here

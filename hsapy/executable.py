@@ -120,9 +120,10 @@ def _read_input(code_object: Any) -> tuple[bytes | None, CodeObject | None, str]
         try:
             return read_code_object_file(path), None, str(path)
         except OSError as exc:
-            raise HsapyValueError(f"cannot read code object {path}: {exc.strerror}") from None
+            raise HsapyValueError(f"code_object: cannot read code object {path}: "
+                                  f"{exc.strerror}") from None
     raise HsapyTypeError(
-        "a code object is bytes, a path, or a hsapy.codeobject.CodeObject, not "
+        "code_object: a code object is bytes, a path, or a hsapy.codeobject.CodeObject, not "
         f"{type(code_object).__name__}"
     )
 

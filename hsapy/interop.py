@@ -284,10 +284,13 @@ class BufferView(NotCopyable):
 
     def __init__(self, buffer: Any, owner: Any, dtype: Any = np.uint8, shape: Any = None,
                  offset: int = 0) -> None:
+        if dtype is None:       # numpy would read it as float64
+            raise HsapyTypeError("Buffer.view: dtype is a numpy dtype such as numpy.float32 "
+                                 "(leave it out for bytes, numpy.uint8), not None")
         try:
             dtype = np.dtype(dtype)
         except TypeError as exc:
-            raise HsapyTypeError(f"Buffer.view: {exc}") from None
+            raise HsapyTypeError(f"Buffer.view: dtype: {exc}") from None
         _data_type(dtype)
         if not isinstance(offset, (int, np.integer)) or isinstance(offset, bool) or \
                 not 0 <= offset <= buffer.size or offset % dtype.itemsize:
@@ -313,8 +316,8 @@ class BufferView(NotCopyable):
         nbytes = math.prod(shape) * dtype.itemsize
         if offset + nbytes > buffer.size:
             raise HsapyValueError(
-                f"Buffer.view: {shape} x {dtype} ({nbytes} bytes) at offset {offset} does not fit "
-                f"in the {buffer.size}-byte buffer")
+                f"Buffer.view: shape {shape} x {dtype} ({nbytes} bytes) at offset {offset} does "
+                f"not fit in the {buffer.size}-byte buffer")
         self.buffer = buffer
         self.dtype = dtype
         self.shape = shape

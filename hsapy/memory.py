@@ -414,7 +414,7 @@ class Buffer(NotCopyable):
                                  f"{value!r}")
         if not -(1 << 31) <= value < 1 << 32:
             # a word is what fits 32 bits signed or unsigned; more would be silently cut off
-            raise HsapyValueError(f"Buffer.fill: {value} does not fit a 32-bit word "
+            raise HsapyValueError(f"Buffer.fill: value {value} does not fit a 32-bit word "
                                   f"({-(1 << 31)}..{(1 << 32) - 1}); fill writes one word over "
                                   "and over (use copy_from for wider patterns)")
         if self.size % 4:
@@ -453,11 +453,15 @@ def _agents(agents: Any, runtime: Runtime, what: str) -> list[Any]:
 
 
 def _plain_dtype(dtype: Any, what: str) -> np.dtype:
-    """``dtype`` as a numpy dtype of plain bytes (no Python objects), or a typed error."""
+    """``dtype`` as a numpy dtype of plain bytes (no Python objects), or a typed error. None is
+    refused: numpy reads it as float64, which is not what leaving the default out means."""
+    if dtype is None:
+        raise HsapyTypeError(f"{what}: dtype is a numpy dtype such as numpy.float32 (leave it "
+                             "out for bytes, numpy.uint8), not None")
     try:
         dtype = np.dtype(dtype)
     except (TypeError, ValueError):
-        raise HsapyTypeError(f"{what}: {dtype!r} is not a numpy dtype") from None
+        raise HsapyTypeError(f"{what}: dtype {dtype!r:.40} is not a numpy dtype") from None
     if dtype.hasobject or dtype.itemsize == 0:
         raise HsapyTypeError(f"{what}: dtype {dtype} does not describe plain bytes; use a "
                              "numeric dtype such as numpy.float32")
@@ -477,7 +481,7 @@ def _source_bytes(source: Any, what: str) -> np.ndarray:
                 # a Python number has no byte width: int64? int32? float32?
                 "; a Python number has no size in bytes: give numpy.array(x, dtype), or use "
                 "Buffer.fill(word) to repeat a 32-bit word" if source is not None else "")
-        raise HsapyTypeError(f"{what} takes a numpy array or bytes, not "
+        raise HsapyTypeError(f"{what}: source is a numpy array or bytes, not "
                              f"{type(source).__name__}{hint}")
     try:
         array = np.ascontiguousarray(source)

@@ -260,7 +260,12 @@ class Profiler:
                         "Profiler.write_json")
 
     def for_packet(self, queue_address: int, index: int) -> DispatchProfile | None:
-        """The profile of the dispatch in packet ``index`` of the queue at ``queue_address``."""
+        """The profile of the dispatch in packet ``index`` of the queue at ``queue_address``
+        (None when none was recorded there)."""
+        # checked: a key of the wrong kind would only ever answer None
+        queue_address = check_int(queue_address, "Profiler.for_packet: queue_address", 0,
+                                  (1 << 64) - 1)
+        index = check_int(index, "Profiler.for_packet: index", 0, (1 << 64) - 1)
         with self._lock:
             return self._by_packet.get((queue_address, index))
 

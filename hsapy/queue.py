@@ -683,7 +683,12 @@ class Queue(NotCopyable):
             raise HsapyTypeError("publish_batch takes a list of packets; publish one with "
                                  "Queue.publish")
         packets = check_items(packets, "publish_batch takes a list of packets")
-        packets = [p if p.__class__ is Packet and _is_whole(p) else _packet(p) for p in packets]
+        try:
+            packets = [p if p.__class__ is Packet and _is_whole(p) else _packet(p)
+                       for p in packets]
+        except (HsapyTypeError, HsapyValueError) as exc:
+            kind = HsapyTypeError if isinstance(exc, HsapyTypeError) else HsapyValueError
+            raise kind(f"Queue.publish_batch: packets: {exc}") from None
         if not packets:
             raise HsapyValueError("publish_batch needs at least one packet")
         first = self.reserve(len(packets), timeout)

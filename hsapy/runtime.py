@@ -400,7 +400,7 @@ class Runtime(NotCopyable):
         from hsapy.signal import Signal, signal_value
 
         self._state.check()
-        initial_value = signal_value(initial_value, "Runtime.create_signal")
+        initial_value = signal_value(initial_value, "Runtime.create_signal: initial_value")
         out = ffi.new("hsa_signal_t *")
         call(self.lib, "hsa_signal_create", initial_value, 0, ffi.NULL, out)
         return Signal(self, out.handle)

@@ -10,7 +10,7 @@ import enum
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -55,6 +55,16 @@ _HOLDS = {
 # the queue feeding this signal stopped with an error), so a dead queue never looks like a hang.
 _WAIT_SLICE_S = 0.05
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_E = TypeVar("_E", bound=enum.IntEnum)
+
+
+def _member(enum: type[_E], given: Any, name: str) -> _E:
+    """The member of ``enum`` that ``given`` (an int) stands for; ValueError naming ``name``."""
+    try:
+        return enum(given.__index__())
+    except (ValueError, TypeError):
+        # (an array of several elements has __index__ and refuses it)
+        raise ValueError(f"{name} {given!r:.40} is not a {enum.__name__}") from None
 
 
 def signal_value(value: Any, what: str) -> int:
@@ -269,12 +279,13 @@ class Signal(NotCopyable):
         if self._state.closed:
             self._destroyed(condition, value, abort)
         try:
-            for given in (condition, wait_state):
+            for name, given in (("condition", condition), ("wait_state", wait_state)):
                 # a bool, float, complex or numpy bool equal to a member is not one
                 if isinstance(given, (bool, np.bool_)) or not hasattr(given, "__index__"):
-                    raise ValueError(f"{given!r:.40} is neither a Condition nor a WaitState")
-            condition = Condition(condition.__index__())
-            wait_state = WaitState(wait_state.__index__())
+                    raise ValueError(f"{name} {given!r:.40} is neither a Condition nor a "
+                                     "WaitState")
+            condition = _member(Condition, condition, "condition")
+            wait_state = _member(WaitState, wait_state, "wait_state")
         except (ValueError, TypeError) as exc:
             raise HsapyValueError(f"Signal.wait: {exc}; use hsapy.signal.Condition / WaitState") \
                 from None
@@ -370,7 +381,7 @@ class SignalPool(NotCopyable):
     def acquire(self, initial_value: int = 1) -> Signal:
         """A signal set to ``initial_value``; give it back with :meth:`release`."""
         self._runtime._state.check()
-        initial_value = signal_value(initial_value, "SignalPool.acquire")
+        initial_value = signal_value(initial_value, "SignalPool.acquire: initial_value")
         if self._free:
             signal = self._free.pop()
             signal.store(initial_value, relaxed=True)
@@ -383,7 +394,8 @@ class SignalPool(NotCopyable):
 
         Releasing the same signal twice would hand it to two users at once: refused."""
         if not isinstance(signal, Signal):
-            raise HsapyTypeError(f"SignalPool.release takes a Signal, not {type(signal).__name__}")
+            raise HsapyTypeError(f"SignalPool.release: signal is a Signal, not "
+                                 f"{type(signal).__name__}")
         if signal._runtime is not self._runtime:
             raise HsapyValueError("SignalPool.release: the signal belongs to another runtime")
         if any(free is signal for free in self._free):
