@@ -447,7 +447,7 @@ class HsapySession:
         target = next((a.hsapy_target for a in args if hasattr(a, "hsapy_target")), None)
         queue = self.queue(target or kernel.executable.agent.target)
         result = kernel.launch(queue, args, grid=dispatch.grid, workgroup=dispatch.block,
-                               dynamic_lds=dispatch.dynamic_lds, timeout=self.timeout or 60.0)
+                               dynamic_lds=dispatch.dynamic_lds, timeout=self.timeout)
         duration_us = result.duration_us
         return None if duration_us is None else duration_us * 1e-6
 

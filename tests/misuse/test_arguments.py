@@ -5,6 +5,7 @@ as something else."""
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 import pytest
@@ -423,3 +424,25 @@ def test_a_watchdog_limit_from_the_environment_is_checked_alike(monkeypatch, tex
     monkeypatch.setenv("HSAPY_SIM_WATCHDOG", text)
     with pytest.raises(HsapyValueError, match="HSAPY_SIM_WATCHDOG"):
         Runtime(backend="sim", targets=["gfx942"])
+
+
+def test_the_run_commands_session_waits_as_long_as_it_was_told_even_zero():
+    # `hsapy run --timeout 0` polls each dispatch once: the session once turned 0 into 60 s
+    from hsapy.commands.run import HsapySession
+
+    class Kernel:
+        class executable:
+            class agent:
+                target = "gfx942"
+
+        def launch(self, queue, args, **options):
+            self.options = options
+            return types.SimpleNamespace(duration_us=None)
+
+    with Runtime(backend="sim", targets=["gfx942"], executor="null") as runtime:
+        for timeout in (0, 0.25):
+            kernel = Kernel()
+            session = HsapySession(runtime, timeout=timeout)
+            dispatch = types.SimpleNamespace(grid=64, block=64, dynamic_lds=0)
+            assert session.launch(kernel, dispatch, []) is None
+            assert kernel.options["timeout"] == timeout
