@@ -319,7 +319,7 @@ def _unchanged(target: str, line: str, why: str):
              {"v3.u32": [5, 6], "s4.u32": 7, "scc": True, "exec": "01", "vcc": "1"}, why))
 
 
-for line in ("s_nop 3", "s_waitcnt 0", "s_sleep 1", "s_setprio 1", "s_setkill 0", "s_icache_inv",
+for line in ("s_nop 3", "s_waitcnt 0", "s_setprio 1", "s_setkill 0", "s_icache_inv",
              "s_dcache_inv", "s_ttracedata"):
     _unchanged("*", line, "no register effect")
 for line in ("s_dcache_wb", "s_dcache_inv_vol", "s_dcache_wb_vol", "buffer_wbl2",
@@ -329,10 +329,17 @@ for line in ("s_dcache_wb", "s_dcache_inv_vol", "s_dcache_wb_vol", "buffer_wbl2"
 for line in ("s_wait_loadcnt 0", "s_wait_storecnt 0", "s_wait_dscnt 0", "s_wait_kmcnt 0",
              "s_wait_samplecnt 0", "s_wait_bvhcnt 0", "s_wait_expcnt 0", "s_wait_alu 0xfffe",
              "s_wait_idle", "s_wait_loadcnt_dscnt 0", "s_wait_storecnt_dscnt 0",
-             "s_wait_event 0x0", "s_sleep_var s0", "s_singleuse_vdst 0x1", "s_ttracedata_imm 1",
+             "s_wait_event 0x0", "s_singleuse_vdst 0x1", "s_ttracedata_imm 1",
              "s_barrier_signal -1", "s_barrier_signal_isfirst -1", "s_clause 0x1", "s_delay_alu 0", "s_code_end",
              "s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)", "global_inv", "global_wb", "global_wbinv"):
     _unchanged("gfx1201", line, "ordering/cache/message/hint only")
+
+# A sleep returns SLEEP (-5): the scheduler runs the chunk's other batches before this one goes
+# on at the next instruction; no register changes.
+_SLEEP_STATE = {"v3.u32": [5, 6], "s0.u32": 3, "scc": True, "exec": "01", "vcc": "1"}
+add(case("*", "s_sleep 1", _SLEEP_STATE, _SLEEP_STATE, "the batch gives up its turn", result=-5))
+add(case("gfx1201", "s_sleep_var s0", _SLEEP_STATE, _SLEEP_STATE,
+         "the batch gives up its turn (the duration in s0 is not modelled)", result=-5))
 
 # --- scalar memory --------------------------------------------------------------------------------
 # "mem" is a buffer at s[20:21]; as a buffer resource s[20:23] its base is the same address.

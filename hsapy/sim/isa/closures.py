@@ -19,6 +19,8 @@ END = -1            # the waves of the batch ended (s_endpgm)
 BARRIER = -2        # the batch waits at a workgroup barrier
 SPLIT = -3          # the batch went both ways at a branch; the machine now holds the parts
 MODE_CHANGED = -4   # MODE changed: continue in the program compiled for the new value
+SLEEP = -5          # the batch sleeps (s_sleep): it continues at the next instruction, after
+                    # the other runnable batches of its chunk have had a turn
 
 Closure = Callable[[Batch, Any], "int | None"]
 

@@ -49,6 +49,7 @@ from hsapy.sim.isa.semantics import (
     BARRIER,
     END,
     MODE_CHANGED,
+    SLEEP,
     NotImplementedInstruction,
     WaveSizeMismatch,
 )
@@ -655,6 +656,15 @@ class InterpreterExecutor:
                     b.status = BARRIER
                     waiting.append(b)
                     break
+                elif result == SLEEP:
+                    # s_sleep: the others have a turn first, as when this one's has run out
+                    if runnable:
+                        b.pc = offsets[i + 1]
+                        runnable.append(b)
+                        yielded.append(b)
+                        break
+                    i += 1
+                    continue
                 elif result == MODE_CHANGED:
                     # the batch continues in the program compiled for its new MODE value
                     b.pc = offsets[i + 1]

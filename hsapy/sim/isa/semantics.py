@@ -3,12 +3,13 @@
 ``compile_instruction(inst, machine_info)`` returns ``fn(batch, machine) -> None | int``: None
 means "next instruction", a non-negative int is the byte address to continue at, a negative int
 one of :data:`END`, :data:`BARRIER`, :data:`SPLIT` (the batch went both ways at a branch, or its
-waves jumped to different addresses, and the machine now holds the parts) or
+waves jumped to different addresses, and the machine now holds the parts),
 :data:`MODE_CHANGED` (the batch's MODE register changed: it continues at the next instruction
-in the program compiled for the new value). An instruction the interpreter does not implement
-compiles to a closure that raises :class:`NotImplementedInstruction` when (and only when) it is
-reached; wave64 code in a wave32 wave raises :class:`~hsapy.sim.isa.wave.WaveSizeMismatch`
-when it sets EXEC bits 32-63.
+in the program compiled for the new value) or :data:`SLEEP` (``s_sleep``: the batch continues at
+the next instruction once the other runnable batches have had a turn). An instruction the
+interpreter does not implement compiles to a closure that raises
+:class:`NotImplementedInstruction` when (and only when) it is reached; wave64 code in a wave32
+wave raises :class:`~hsapy.sim.isa.wave.WaveSizeMismatch` when it sets EXEC bits 32-63.
 
 Float instructions are compiled for the MODE value in ``machine_info.mode``
 (``hsapy.sim.isa.float_mode``): a rounding direction other than round-to-nearest-even uses the
@@ -34,6 +35,7 @@ from hsapy.sim.isa.closures import (  # noqa: F401
     BARRIER,
     END,
     MODE_CHANGED,
+    SLEEP,
     SPLIT,
     Closure,
     NotImplementedInstruction,
@@ -50,18 +52,21 @@ NO_OPS = {
     "s_waitcnt_lgkmcnt", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_dscnt", "s_wait_kmcnt",
     "s_wait_samplecnt", "s_wait_bvhcnt", "s_wait_expcnt", "s_wait_alu", "s_wait_idle",
     "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt", "s_delay_alu", "s_clause", "s_setprio",
-    "s_sleep", "s_code_end", "s_icache_inv", "s_dcache_inv", "s_dcache_wb", "s_dcache_inv_vol",
+    "s_code_end", "s_icache_inv", "s_dcache_inv", "s_dcache_wb", "s_dcache_inv_vol",
     "s_dcache_wb_vol", "s_inst_prefetch", "s_set_inst_prefetch_distance", "s_barrier_signal",
     "s_barrier_signal_isfirst", "s_ttracedata", "s_ttracedata_imm", "s_singleuse_vdst",
     "buffer_wbl2", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "buffer_wbinvl1",
     "buffer_wbinvl1_vol", "global_wb", "global_inv", "global_wbinv", "s_prefetch_inst",
     "s_prefetch_data", "s_nop_e",
-    "s_waitcnt_depctr", "s_wait_event", "s_sleep_var",
+    "s_waitcnt_depctr", "s_wait_event",
     # performance-level hints and the wake-up of s_sleep'ing waves change no state the
     # simulator keeps; v_clrexcp clears exception bits it does not model
     "s_incperflevel", "s_decperflevel", "s_wakeup", "v_nop", "v_pipeflush", "v_clrexcp",
     "s_gl1_inv",
 }
+# A wave that sleeps lets the others of its SIMD issue (CDNA3 ISA, S_SLEEP; RDNA4 ISA,
+# S_SLEEP_VAR): the batch gives up its turn, so a spin loop that sleeps hands over at once.
+SLEEP_INSTRUCTIONS = frozenset({"s_sleep", "s_sleep_var"})
 
 
 def compile_instruction(inst: Instruction, info: Any) -> Closure:
@@ -77,6 +82,8 @@ def _compile(inst: Instruction, info: Any) -> Closure:
     enc = inst.encoding
     if name in NO_OPS:
         return lambda b, m: None
+    if name in SLEEP_INSTRUCTIONS:
+        return lambda b, m: SLEEP
     if name == "v_illegal":
         return _illegal(inst)
     mode = getattr(info, "mode", None)
@@ -135,4 +142,4 @@ def _illegal(inst: Instruction) -> Closure:
 
 
 __all__ = ["compile_instruction", "NotImplementedInstruction", "WaveSizeMismatch", "END",
-           "BARRIER", "SPLIT", "MODE_CHANGED", "unpack_mask"]
+           "BARRIER", "SPLIT", "MODE_CHANGED", "SLEEP", "unpack_mask"]

@@ -38,11 +38,12 @@ ENGINE_VERSION = 4
 
 PTR = ir.PointerType()
 MEMORY_ENCODINGS = ("SMEM", "DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF", "VBUFFER")
-# Left to the interpreter's scheduler: they end a wave or change the program.
+# Left to the interpreter's scheduler: they end a wave, change the program or give the other
+# batches a turn (s_sleep).
 SCHEDULER_INSTRUCTIONS = frozenset({
     "s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done", "s_sethalt", "s_sendmsghalt",
     "s_setpc_b64", "s_swappc_b64", "s_setreg_b32", "s_setreg_imm32_b32",
-    "s_round_mode", "s_denorm_mode", "s_trap",
+    "s_round_mode", "s_denorm_mode", "s_trap", "s_sleep", "s_sleep_var",
 })
 
 
