@@ -3152,9 +3152,9 @@ LOCKED_RECORD = np.dtype([("sum", np.int64), ("count", np.int32), ("max_value", 
 
 @case("patterns")
 def locked_merge(k: KernelRun) -> None:
-    # Three blocks: a block that spins on the lock holds the simulator's scheduler for a turn
-    # (interpreter.TURN_STEPS) before the holder runs on, so each hand-over costs time.
-    n, block = 170, 64
+    # 16 blocks of one chunk: a block that spins on the lock holds the simulator's scheduler for
+    # a turn (interpreter.TURN_STEPS) before the holder runs on, so each hand-over costs time.
+    n, block = 1000, 64
     blocks = grid_for(n, block) // block
     x = k.rng.integers(-1000, 1000, n).astype(np.int32)
     x[[30, 150]] = 5000                 # the maximum twice, in two blocks: the lower index wins
