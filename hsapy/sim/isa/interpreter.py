@@ -75,10 +75,8 @@ POLL_STEPS = 2048
 # hardware, so one of them may spin on a flag (in LDS or memory) that another, further along
 # the code, sets without a barrier between them: without turns the spinner would never let it.
 # A turn is what a spinning batch costs each hand-over (a wave that runs s_sleep ends its turn at
-# once). Measured on a 2-core host: at 1 << 14 the corpus's locked_merge took about 1 s per
-# hand-over of its lock (16 blocks: 14.8 s); at 1 << 10 its 16 blocks take 0.7-1.3 s per build,
-# while the corpus's sort, scan and reduce kernels run the same lane-instructions in 345772
-# batch-instructions instead of 345741, and benchmarks/sim.py's rates move within their noise.
+# once), so turns are short; ordinary kernels, whose batches merge again at the lowest PC, hardly
+# ever reach the end of one.
 TURN_STEPS = 1 << 10
 
 
