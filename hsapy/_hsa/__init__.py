@@ -119,6 +119,7 @@ def call(lib: Any, function: str, *args: Any) -> None:
 
 
 def _enum_constants() -> dict[str, int]:
+    """Every enum constant of the cdef, as a dlopen'ed lib exposes them."""
     constants: dict[str, int] = {}
     for name in ffi.list_types()[0]:
         ctype = ffi.typeof(name)
@@ -128,6 +129,11 @@ def _enum_constants() -> dict[str, int]:
 
 
 _CONSTANTS = _enum_constants()
+
+
+def enum_constants() -> dict[str, int]:
+    """Every enum constant of the cdef by name (a copy: the simulated lib installs them)."""
+    return dict(_CONSTANTS)
 
 
 def constant(name: str) -> int:

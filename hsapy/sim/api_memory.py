@@ -43,15 +43,8 @@ class MemoryMixin:
 
     def hsa_amd_agent_iterate_memory_pools(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(pool, data)`` for each pool of the agent."""
-        if not self.is_open:
-            return HSA_STATUS_ERROR_NOT_INITIALIZED
-        sim_agent = self.agent_by_handle(agent)
-        if sim_agent is None:
-            return HSA_STATUS_ERROR_INVALID_AGENT
-        if self._is_null(callback):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        return self._iterate(callback, "hsa_amd_memory_pool_t",
-                             [p.handle for p in sim_agent.pools], data)
+        return self._iterate_agent(agent, callback, data, "hsa_amd_memory_pool_t",
+                                   lambda a: [p.handle for p in a.pools])
 
     def hsa_amd_memory_pool_get_info(self, memory_pool: Any, attribute: int, value: Any) -> int:
         """Pool attributes (hsa_amd_memory_pool_info_t)."""
@@ -60,14 +53,7 @@ class MemoryMixin:
         pool = self._pool(memory_pool)
         if pool is None:
             return HSA_STATUS_ERROR_INVALID_MEMORY_POOL
-        if self._is_null(value):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        entry = _info.POOL_INFO.get(int(attribute))
-        if entry is None:
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        ctype, getter = entry
-        _info.write_value(self.ffi, value, ctype, getter(pool))
-        return HSA_STATUS_SUCCESS
+        return self._write_info(_info.POOL_INFO, pool, attribute, value)
 
     def _access(self, agent: SimAgent, pool: SimPool) -> int:
         """ROCr's MemoryRegion::GetAccessInfo rules for an agent and a pool."""

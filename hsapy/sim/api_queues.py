@@ -245,18 +245,14 @@ class QueuesMixin:
 
     def hsa_queue_destroy(self, queue: Any) -> int:
         """Stop the packet processor and free the queue."""
-        if not self.is_open:
-            return HSA_STATUS_ERROR_NOT_INITIALIZED
-        if self._is_null(queue):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        sim_queue = self._queue(queue)
-        if sim_queue is None:
-            return HSA_STATUS_ERROR_INVALID_QUEUE
-        self._destroy_queue(sim_queue)
-        return HSA_STATUS_SUCCESS
+        return self._on_queue(queue, self._destroy_queue)
 
     def hsa_queue_inactivate(self, queue: Any) -> int:
         """Stop processing packets; the queue stays allocated until destroyed."""
+        return self._on_queue(queue, SimQueue.stop)
+
+    def _on_queue(self, queue: Any, action: Callable[[SimQueue], object]) -> int:
+        """An API call that applies ``action`` to the queue behind the ``hsa_queue_t *``."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
         if self._is_null(queue):
@@ -264,7 +260,7 @@ class QueuesMixin:
         sim_queue = self._queue(queue)
         if sim_queue is None:
             return HSA_STATUS_ERROR_INVALID_QUEUE
-        sim_queue.stop()
+        action(sim_queue)
         return HSA_STATUS_SUCCESS
 
     # The memory-order variants of these operations (hsa_queue_load_read_index_scacquire, ...)

@@ -45,7 +45,6 @@ from hsapy.hsa_enums import (
     HSA_STATUS_ERROR_INVALID_CACHE,
     HSA_STATUS_ERROR_INVALID_ISA,
     HSA_STATUS_ERROR_INVALID_ISA_NAME,
-    HSA_STATUS_ERROR_INVALID_QUEUE,
     HSA_STATUS_ERROR_INVALID_SIGNAL,
     HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
     HSA_STATUS_ERROR_MEMORY_FAULT,
@@ -383,6 +382,31 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
                 return status
         return HSA_STATUS_SUCCESS
 
+    def _iterate_agent(self, agent: Any, callback: Any, data: Any, ctype: str,
+                       handles: Callable[[SimAgent], list[int]]) -> int:
+        """An hsa_*_iterate_* call over ``handles(agent)`` of one agent, checked as ROCr does."""
+        if not self.is_open:
+            return HSA_STATUS_ERROR_NOT_INITIALIZED
+        sim_agent = self.agent_by_handle(agent)
+        if sim_agent is None:
+            return HSA_STATUS_ERROR_INVALID_AGENT
+        if self._is_null(callback):
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
+        return self._iterate(callback, ctype, handles(sim_agent), data)
+
+    def _write_info(self, table: dict[int, tuple[str, _info.Getter]], subject: Any, attribute: int,
+                    value: Any) -> int:
+        """Answer an hsa_*_get_info call for a found ``subject`` from one of hsapy.sim.info's
+        tables: a null ``value`` or an attribute the table lacks is INVALID_ARGUMENT."""
+        if self._is_null(value):
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
+        entry = table.get(int(attribute))
+        if entry is None:
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT
+        ctype, getter = entry
+        _info.write_value(self.ffi, value, ctype, getter(subject))
+        return HSA_STATUS_SUCCESS
+
     def hsa_agent_get_info(self, agent: Any, attribute: int, value: Any) -> int:
         """Agent attributes (hsa_agent_info_t, hsa_amd_agent_info_t); unknown ->
         INVALID_ARGUMENT."""
@@ -391,26 +415,12 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
             return HSA_STATUS_ERROR_INVALID_AGENT
-        if self._is_null(value):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        entry = _info.AGENT_INFO.get(int(attribute))
-        if entry is None:
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        ctype, getter = entry
-        _info.write_value(self.ffi, value, ctype, getter(sim_agent))
-        return HSA_STATUS_SUCCESS
+        return self._write_info(_info.AGENT_INFO, sim_agent, attribute, value)
 
     def hsa_agent_iterate_isas(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(isa, data)`` for the agent's ISA (GPU agents have one, the CPU none)."""
-        if not self.is_open:
-            return HSA_STATUS_ERROR_NOT_INITIALIZED
-        sim_agent = self.agent_by_handle(agent)
-        if sim_agent is None:
-            return HSA_STATUS_ERROR_INVALID_AGENT
-        if self._is_null(callback):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        handles = [sim_agent.isa.handle] if sim_agent.isa is not None else []
-        return self._iterate(callback, "hsa_isa_t", handles, data)
+        return self._iterate_agent(agent, callback, data, "hsa_isa_t",
+                                   lambda a: [a.isa.handle] if a.isa is not None else [])
 
     def hsa_isa_from_name(self, name: Any, isa: Any) -> int:
         """Find an ISA by its full name, e.g. "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-".
@@ -461,25 +471,12 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         sim_isa = self.isas.get(_handle(isa))
         if sim_isa is None:
             return HSA_STATUS_ERROR_INVALID_ISA
-        if self._is_null(value):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        entry = _info.ISA_INFO.get(int(attribute))
-        if entry is None:
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        ctype, getter = entry
-        _info.write_value(self.ffi, value, ctype, getter(sim_isa))
-        return HSA_STATUS_SUCCESS
+        return self._write_info(_info.ISA_INFO, sim_isa, attribute, value)
 
     def hsa_agent_iterate_caches(self, agent: Any, callback: Any, data: Any) -> int:
         """Call ``callback(cache, data)`` for each cache level of the agent."""
-        if not self.is_open:
-            return HSA_STATUS_ERROR_NOT_INITIALIZED
-        sim_agent = self.agent_by_handle(agent)
-        if sim_agent is None:
-            return HSA_STATUS_ERROR_INVALID_AGENT
-        if self._is_null(callback):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        return self._iterate(callback, "hsa_cache_t", [c.handle for c in sim_agent.caches], data)
+        return self._iterate_agent(agent, callback, data, "hsa_cache_t",
+                                   lambda a: [c.handle for c in a.caches])
 
     def hsa_cache_get_info(self, cache: Any, attribute: int, value: Any) -> int:
         """Cache attributes (hsa_cache_info_t)."""
@@ -488,14 +485,7 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         sim_cache = self.caches.get(_handle(cache))
         if sim_cache is None:
             return HSA_STATUS_ERROR_INVALID_CACHE
-        if self._is_null(value):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        entry = _info.CACHE_INFO.get(int(attribute))
-        if entry is None:
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        ctype, getter = entry
-        _info.write_value(self.ffi, value, ctype, getter(sim_cache))
-        return HSA_STATUS_SUCCESS
+        return self._write_info(_info.CACHE_INFO, sim_cache, attribute, value)
 
     # ------------------------------------------------------------------------------------------
     # simulator only
@@ -512,15 +502,7 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
 
     def hsa_amd_profiling_set_profiler_enabled(self, queue: Any, enable: int) -> int:
         """Record start/end timestamps of the queue's packets in their completion signals."""
-        if not self.is_open:
-            return HSA_STATUS_ERROR_NOT_INITIALIZED
-        if self._is_null(queue):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        sim_queue = self._queue(queue)
-        if sim_queue is None:
-            return HSA_STATUS_ERROR_INVALID_QUEUE
-        sim_queue.set_profiling(bool(enable))
-        return HSA_STATUS_SUCCESS
+        return self._on_queue(queue, lambda sim_queue: sim_queue.set_profiling(bool(enable)))
 
     def hsa_amd_profiling_async_copy_enable(self, enable: bool) -> int:
         """Record start/end timestamps of async copies in their completion signals."""
@@ -536,19 +518,16 @@ class SimLib(QueuesMixin, SignalsMixin, MemoryMixin, LoaderMixin):
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None or not sim_agent.is_gpu:
             return HSA_STATUS_ERROR_INVALID_AGENT
-        sim_signal = self._signal(signal)
-        if sim_signal is None:
-            return HSA_STATUS_ERROR_INVALID_SIGNAL
-        if self._is_null(time):
-            return HSA_STATUS_ERROR_INVALID_ARGUMENT
-        time.start = sim_signal.start_ts
-        time.end = sim_signal.end_ts
-        return HSA_STATUS_SUCCESS
+        return self._write_signal_times(signal, time)
 
     def hsa_amd_profiling_get_async_copy_time(self, signal: Any, time: Any) -> int:
         """Start/end ticks of the async copy that completed ``signal``."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
+        return self._write_signal_times(signal, time)
+
+    def _write_signal_times(self, signal: Any, time: Any) -> int:
+        """The start/end ticks recorded in ``signal`` into ``*time`` (dispatch or copy)."""
         sim_signal = self._signal(signal)
         if sim_signal is None:
             return HSA_STATUS_ERROR_INVALID_SIGNAL
@@ -719,20 +698,10 @@ def _install_argument_conversion() -> None:
 _install_argument_conversion()
 
 
-def _enum_constants(ffi: Any) -> dict[str, int]:
-    """Every enum constant of the cdef, as a dlopen'ed lib exposes them."""
-    constants: dict[str, int] = {}
-    for name in ffi.list_types()[0]:
-        ctype = ffi.typeof(name)
-        if ctype.kind == "enum":
-            constants.update(ctype.relements)
-    return constants
-
-
 def _install_constants() -> None:
-    from hsapy._hsa import ffi
+    from hsapy._hsa import enum_constants
 
-    for name, value in _enum_constants(ffi).items():
+    for name, value in enum_constants().items():
         if not hasattr(SimLib, name):
             setattr(SimLib, name, value)
 
