@@ -108,19 +108,28 @@ def _inline_text(code: int, wide: bool, int16: bool) -> str:
     return _FLOAT_TEXT[INLINE_FLOATS[code]]
 
 
-def _lit32(value: int) -> str:
-    signed = value - (1 << 32) if value & 0x80000000 else value
+def _signed32(value: int) -> int:
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _lit32_inline_or_hex(value: int, hex_value: int) -> str:
+    # A 32-bit literal LLVM could have encoded inline prints as that constant, else as hex.
+    signed = _signed32(value)
     if -16 <= signed <= 64:
         return str(signed)
     if value in _F32_BITS:
         return _F32_BITS[value]
     if value == _F32_INV2PI:
         return "0.15915494"
-    return f"0x{value:x}"
+    return f"0x{hex_value:x}"
+
+
+def _lit32(value: int) -> str:
+    return _lit32_inline_or_hex(value, value)
 
 
 def _lit32_int(value: int) -> str:
-    signed = value - (1 << 32) if value & 0x80000000 else value
+    signed = _signed32(value)
     if -16 <= signed <= 64:
         return str(signed)
     return f"0x{value:x}"
@@ -134,7 +143,7 @@ def _lit64_int(value: int) -> str:
 
 
 def _lit64_sext(value: int) -> str:
-    signed = value - (1 << 32) if value & 0x80000000 else value
+    signed = _signed32(value)
     if -16 <= signed <= 64:
         return str(signed)
     return f"0x{signed & 0xFFFFFFFFFFFFFFFF:x}"
@@ -165,14 +174,7 @@ def _lit16_fp(value: int) -> str:
 def _lit16_int(value: int) -> str:
     # 16-bit integer operands: LLVM checks the whole 32-bit literal for an inline-able value,
     # then prints the low half in hex.
-    signed = value - (1 << 32) if value & 0x80000000 else value
-    if -16 <= signed <= 64:
-        return str(signed)
-    if value in _F32_BITS:
-        return _F32_BITS[value]
-    if value == _F32_INV2PI:
-        return "0.15915494"
-    return f"0x{value & 0xFFFF:x}"
+    return _lit32_inline_or_hex(value, value & 0xFFFF)
 
 
 def _lit16_int_unsigned(value: int) -> str:
@@ -186,7 +188,7 @@ def _lit_v2f16(value: int) -> str:
     # Packed 16-bit: LLVM prints the literal as a 32-bit value; inline-able halves as floats.
     if value <= 64:
         return str(value)
-    signed = value - (1 << 32) if value & 0x80000000 else value
+    signed = _signed32(value)
     if -16 <= signed < 0:
         return str(signed)
     if value in _F16_BITS:
