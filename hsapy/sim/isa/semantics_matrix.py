@@ -195,14 +195,19 @@ _GFX90A = _ops({
 
 _NEG = {"neg": True}
 _SPARSE_NEG = {"neg": True, "sparse": True}
-# gfx12 (RDNA4): the calculator's RDNA4 table. fp8/bf8 forms take no NEG bits.
-_GFX12 = _ops({
+# gfx11 (RDNA3): the calculator's RDNA3 table.
+_GFX11 = _ops({
     "v_wmma_f32_16x16x16_f16": (16, 16, 16, 1, "f16", "f16", "f32", "round_once", 0, _NEG),
     "v_wmma_f32_16x16x16_bf16": (16, 16, 16, 1, "bf16", "bf16", "f32", "round_once", 0, _NEG),
     "v_wmma_f16_16x16x16_f16": (16, 16, 16, 1, "f16", "f16", "f16", "round_once", 0, _NEG),
     "v_wmma_bf16_16x16x16_bf16": (16, 16, 16, 1, "bf16", "bf16", "bf16", "round_once", 0, _NEG),
     "v_wmma_i32_16x16x16_iu8": (16, 16, 16, 1, "iu8", "iu8", "i32", "int", 0, _NEG),
     "v_wmma_i32_16x16x16_iu4": (16, 16, 16, 1, "iu4", "iu4", "i32", "int", 0, _NEG),
+})
+
+# gfx12 (RDNA4): the calculator's RDNA4 table: RDNA3's forms as they are (their register
+# layouts differ, see gfx12_layout), and more. fp8/bf8 forms take no NEG bits.
+_GFX12 = {**_GFX11, **_ops({
     "v_wmma_i32_16x16x32_iu4": (16, 16, 32, 1, "iu4", "iu4", "i32", "int", 0, _NEG),
     **{f"v_wmma_f32_16x16x16_{a}_{b}": (16, 16, 16, 1, a, b, "f32", "round_once")
        for a in ("fp8", "bf8") for b in ("fp8", "bf8")},
@@ -220,17 +225,7 @@ _GFX12 = _ops({
     **{f"v_swmmac_f32_16x16x32_{a}_{b}": (16, 16, 32, 1, a, b, "f32", "round_once", 0,
                                           {"sparse": True})
        for a in ("fp8", "bf8") for b in ("fp8", "bf8")},
-})
-
-# gfx11 (RDNA3): the calculator's RDNA3 table.
-_GFX11 = _ops({
-    "v_wmma_f32_16x16x16_f16": (16, 16, 16, 1, "f16", "f16", "f32", "round_once", 0, _NEG),
-    "v_wmma_f32_16x16x16_bf16": (16, 16, 16, 1, "bf16", "bf16", "f32", "round_once", 0, _NEG),
-    "v_wmma_f16_16x16x16_f16": (16, 16, 16, 1, "f16", "f16", "f16", "round_once", 0, _NEG),
-    "v_wmma_bf16_16x16x16_bf16": (16, 16, 16, 1, "bf16", "bf16", "bf16", "round_once", 0, _NEG),
-    "v_wmma_i32_16x16x16_iu8": (16, 16, 16, 1, "iu8", "iu8", "i32", "int", 0, _NEG),
-    "v_wmma_i32_16x16x16_iu4": (16, 16, 16, 1, "iu4", "iu4", "i32", "int", 0, _NEG),
-})
+})}
 
 MATRIX_OPS: dict[str, dict[str, MatrixOp]] = {
     "gfx9": {**_GFX90A, **_GFX942}, "gfx11": _GFX11, "gfx12": _GFX12}
