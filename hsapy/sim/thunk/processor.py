@@ -215,6 +215,12 @@ class DeviceQueue(PacketProcessor):
     def _complete(self, handle: int) -> None:
         lib = self.lib
         lib.hsapy_atomic_add64(handle + SIGNAL_VALUE, -1)
+        self._interrupt(handle)
+
+    def _interrupt(self, handle: int) -> None:
+        """The end-of-pipe interrupt for a signal just written: a signal with an event mailbox
+        gets its event id there, and the KFD event is set (which wakes ROCr's waiters)."""
+        lib = self.lib
         mailbox = self._load64(handle + SIGNAL_MAILBOX)
         if mailbox:
             event_id = int(lib.hsapy_atomic_load32(handle + SIGNAL_EVENT_ID))
@@ -350,8 +356,4 @@ class DeviceQueue(PacketProcessor):
         if not handle:
             return
         lib.hsapy_atomic_store64(handle + SIGNAL_VALUE, code)
-        mailbox = self._load64(handle + SIGNAL_MAILBOX)
-        if mailbox:
-            event_id = int(lib.hsapy_atomic_load32(handle + SIGNAL_EVENT_ID))
-            lib.hsapy_atomic_store64(mailbox, event_id)
-            self.kfd.set_event(event_id)
+        self._interrupt(handle)
