@@ -86,6 +86,7 @@ from hsapy.hsa_enums import (
     HSA_VARIABLE_SEGMENT_GLOBAL,
 )
 from hsapy.sim.memory import PAGE_SIZE
+from hsapy.sim.objects import handle_of
 
 __all__ = ["LoaderMixin", "LoadedKernel", "SimExecutable", "SimSymbol"]
 
@@ -177,7 +178,7 @@ class LoaderMixin:
     """The loader half of SimLib (see the module docstring).
 
     Uses ``self.ffi``, ``self.memory``, ``self.agent_by_handle``, ``self.is_open``,
-    ``self.kernel_objects`` from SimLib.
+    ``self.kernel_objects`` and ``self._is_null`` (a NULL pointer argument) from SimLib.
     """
 
     # -- hooks called by SimLib -------------------------------------------------------------
@@ -211,20 +212,6 @@ class LoaderMixin:
         self._next_loader_handle[kind] = number + 1
         return base + number * _HANDLE_STRIDE
 
-    @staticmethod
-    def _loader_handle(value: Any) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            if isinstance(value, dict):
-                return int(value.get("handle", 0))
-            return int(value.handle)
-        except (AttributeError, TypeError, ValueError):
-            return 0
-
-    def _loader_null(self, pointer: Any) -> bool:
-        return pointer is None or pointer == 0 or pointer == self.ffi.NULL
-
     def _loader_fail(self, status: int, message: str) -> int:
         self._loader_error = message
         return status
@@ -243,7 +230,7 @@ class LoaderMixin:
         """Keep a copy of ``size`` bytes at ``code_object``; the reader owns no device memory."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
-        if self._loader_null(code_object) or self._loader_null(code_object_reader):
+        if self._is_null(code_object) or self._is_null(code_object_reader):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         try:
             size = int(size)
@@ -266,7 +253,7 @@ class LoaderMixin:
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
-            if self._loader_readers.pop(self._loader_handle(code_object_reader), None) is None:
+            if self._loader_readers.pop(handle_of(code_object_reader), None) is None:
                 return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER
         return HSA_STATUS_SUCCESS
 
@@ -277,7 +264,7 @@ class LoaderMixin:
         """A new, empty, unfrozen executable."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
-        if self._loader_null(executable):
+        if self._is_null(executable):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if int(profile) not in _PROFILES or int(default_float_rounding_mode) not in _ROUNDING_MODES:
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
@@ -293,7 +280,7 @@ class LoaderMixin:
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
-            sim_exe = self._loader_executables.pop(self._loader_handle(executable), None)
+            sim_exe = self._loader_executables.pop(handle_of(executable), None)
             if sim_exe is None:
                 return HSA_STATUS_ERROR_INVALID_EXECUTABLE
             self._loader_unload(sim_exe)
@@ -316,10 +303,10 @@ class LoaderMixin:
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
-            sim_exe = self._loader_executables.get(self._loader_handle(executable))
+            sim_exe = self._loader_executables.get(handle_of(executable))
             if sim_exe is None:
                 return HSA_STATUS_ERROR_INVALID_EXECUTABLE
-            data = self._loader_readers.get(self._loader_handle(code_object_reader))
+            data = self._loader_readers.get(handle_of(code_object_reader))
             if data is None:
                 return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER
             sim_agent = self.agent_by_handle(agent)
@@ -338,7 +325,7 @@ class LoaderMixin:
             status, loaded = self._loader_map(sim_exe, code_object, sim_agent)
             if status != HSA_STATUS_SUCCESS:
                 return status
-        if not self._loader_null(loaded_code_object):
+        if not self._is_null(loaded_code_object):
             loaded_code_object[0].handle = loaded.handle
         self._loader_error = None
         return HSA_STATUS_SUCCESS
@@ -491,7 +478,7 @@ class LoaderMixin:
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
         with self._loader_lock:
-            sim_exe = self._loader_executables.get(self._loader_handle(executable))
+            sim_exe = self._loader_executables.get(handle_of(executable))
             if sim_exe is None:
                 return HSA_STATUS_ERROR_INVALID_EXECUTABLE
             if sim_exe.state == HSA_EXECUTABLE_STATE_FROZEN:
@@ -503,10 +490,10 @@ class LoaderMixin:
         """PROFILE, STATE, DEFAULT_FLOAT_ROUNDING_MODE."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
-        sim_exe = self._loader_executables.get(self._loader_handle(executable))
+        sim_exe = self._loader_executables.get(handle_of(executable))
         if sim_exe is None:
             return HSA_STATUS_ERROR_INVALID_EXECUTABLE
-        if self._loader_null(value):
+        if self._is_null(value):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         values = {
             HSA_EXECUTABLE_INFO_PROFILE: sim_exe.profile,
@@ -523,9 +510,9 @@ class LoaderMixin:
         """Write 0 (valid): everything loaded was checked at load time."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
-        if self._loader_executables.get(self._loader_handle(executable)) is None:
+        if self._loader_executables.get(handle_of(executable)) is None:
             return HSA_STATUS_ERROR_INVALID_EXECUTABLE
-        if self._loader_null(result):
+        if self._is_null(result):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         self._loader_write(result, "uint32_t", 0)
         return HSA_STATUS_SUCCESS
@@ -538,10 +525,10 @@ class LoaderMixin:
         of which code objects v3+ define none."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
-        sim_exe = self._loader_executables.get(self._loader_handle(executable))
+        sim_exe = self._loader_executables.get(handle_of(executable))
         if sim_exe is None:
             return HSA_STATUS_ERROR_INVALID_EXECUTABLE
-        if self._loader_null(symbol_name) or self._loader_null(symbol):
+        if self._is_null(symbol_name) or self._is_null(symbol):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         if isinstance(symbol_name, (bytes, str)):
             name = symbol_name
@@ -549,7 +536,7 @@ class LoaderMixin:
             name = self.ffi.string(self.ffi.cast("const char *", symbol_name))
         if isinstance(name, bytes):
             name = name.decode("utf-8", errors="replace")
-        if self._loader_null(agent):
+        if self._is_null(agent):
             return self._loader_fail(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
                                      f"no program symbol named {name!r}")
         agent_handle = self._loader_agent_pointer(agent)
@@ -567,23 +554,23 @@ class LoaderMixin:
         try:
             typeof = self.ffi.typeof(agent)
         except TypeError:
-            return self._loader_handle(agent)
+            return handle_of(agent)
         if typeof.kind == "pointer":
             return int(agent[0].handle)
-        return self._loader_handle(agent)
+        return handle_of(agent)
 
     def hsa_executable_iterate_agent_symbols(self, executable: Any, agent: Any, callback: Any,
                                              data: Any) -> int:
         """Call ``callback(executable, agent, symbol, data)`` for every symbol of ``agent``."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
-        sim_exe = self._loader_executables.get(self._loader_handle(executable))
+        sim_exe = self._loader_executables.get(handle_of(executable))
         if sim_exe is None:
             return HSA_STATUS_ERROR_INVALID_EXECUTABLE
         sim_agent = self.agent_by_handle(agent)
         if sim_agent is None:
             return HSA_STATUS_ERROR_INVALID_AGENT
-        if self._loader_null(callback):
+        if self._is_null(callback):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         handles = [s.handle for (_, a), s in list(sim_exe.symbols.items()) if a == sim_agent.handle]
         exe_struct = self.ffi.new("hsa_executable_t *", {"handle": sim_exe.handle})[0]
@@ -600,10 +587,10 @@ class LoaderMixin:
         """Symbol attributes as ROCr reports them (kernel attributes from the descriptor)."""
         if not self.is_open:
             return HSA_STATUS_ERROR_NOT_INITIALIZED
-        symbol = self._loader_symbols.get(self._loader_handle(executable_symbol))
+        symbol = self._loader_symbols.get(handle_of(executable_symbol))
         if symbol is None:
             return HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL
-        if self._loader_null(value):
+        if self._is_null(value):
             return HSA_STATUS_ERROR_INVALID_ARGUMENT
         attribute = int(attribute)
         name = symbol.name.encode()
