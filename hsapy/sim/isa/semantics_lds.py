@@ -28,10 +28,26 @@ from hsapy.sim.isa.wave import Batch
 u32, u64 = np.uint32, np.uint64
 
 
-_DS_WIDTH = {
+# bytes per lane of a one-address DS load or store, by the width in its mnemonic
+DS_WIDTH = {
     "b32": 4, "b64": 8, "b96": 12, "b128": 16, "u8": 1, "i8": 1, "u16": 2, "i16": 2,
     "b8": 1, "b16": 2,
 }
+
+
+def ds_load_form(tail: str) -> tuple[int, str, bool] | None:
+    """``(size, kind, hi)`` of a one-address DS load, from its mnemonic after ``ds_read_`` /
+    ``ds_load_`` (``u8``, ``u16_d16_hi``, ``b128``): bytes per lane; how the value reaches the
+    register ("d" whole dwords, "u"/"s" zero/sign-extended, "u16"/"s16" into one half, d16);
+    and whether that half is the high one. None for a width not in :data:`DS_WIDTH`."""
+    hi = tail.endswith("_d16_hi")
+    d16 = "_d16" in tail
+    tail = tail.replace("_d16_hi", "").replace("_d16", "")
+    size = DS_WIDTH.get(tail)
+    if size is None:
+        return None
+    kind = ("s" if tail.startswith("i") else "u") if size < 4 else "d"
+    return size, kind + "16" if d16 else kind, hi
 
 
 def _ds(inst: Instruction, info: Any):
@@ -82,16 +98,10 @@ def _ds(inst: Instruction, info: Any):
         return write2
     for prefix in ("read_", "load_"):
         if op.startswith(prefix):
-            tail = op[len(prefix):]
-            hi = tail.endswith("_d16_hi")
-            d16 = "_d16" in tail
-            tail = tail.replace("_d16_hi", "").replace("_d16", "")
-            if tail not in _DS_WIDTH:
+            form = ds_load_form(op[len(prefix):])
+            if form is None:
                 break
-            size = _DS_WIDTH[tail]
-            kind = ("s" if tail.startswith("i") else "u") if size < 4 else "d"
-            if d16:
-                kind += "16"
+            size, kind, hi = form
             row = inst.dsts[0].index
             return _ds_read(addr_reader, single_offset, size, kind, hi, row)
     for prefix in ("write_", "store_"):
@@ -99,9 +109,9 @@ def _ds(inst: Instruction, info: Any):
             tail = op[len(prefix):]
             hi = tail.endswith("_d16_hi")
             tail = tail.replace("_d16_hi", "")
-            if tail not in _DS_WIDTH:
+            if tail not in DS_WIDTH:
                 break
-            size = _DS_WIDTH[tail]
+            size = DS_WIDTH[tail]
             data = rest[0]
             ndw = max(1, size // 4)
             return _ds_write(addr_reader, single_offset, size, hi, data, ndw)

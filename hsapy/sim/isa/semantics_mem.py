@@ -2,16 +2,8 @@
 
 SMEM is in semantics_smem.py, GLOBAL/FLAT/SCRATCH in semantics_vmem.py, DS (LDS) in
 semantics_lds.py and MUBUF/MTBUF/VBUFFER in semantics_buffer.py; the per-lane memory access
-they share (gathers, scatters, scratch and LDS rows, atomics) is in memory_access.py.
-
-Every access to simulated memory goes through ``SimMemory`` (``view`` / ``gather`` / ``scatter``),
-which raises ``SimMemoryFault`` outside an allocation; the executor turns that into a
-``SimFault`` with the faulting address. Only lanes in EXEC access memory.
-
-Atomics run in one serial order: waves in dispatch order, lanes in lane order; each lane's
-returned value is the memory value just before its own operation in that order.
-LDS is one byte array per workgroup (rows of ``machine.lds``); an LDS access beyond the
-workgroup's allocation reads 0 and drops writes, as the hardware's LDS range check does.
+they share (gathers, scatters, scratch and LDS rows, atomics) is in memory_access.py, whose
+docstring gives the rules every access follows (faults, EXEC, the order of atomics, LDS range).
 Flat addresses in the shared / private apertures (hsapy.sim.queues) go to LDS / scratch.
 """
 from __future__ import annotations

@@ -5,8 +5,9 @@ interpreter. The code for them is emitted by hsapy/sim/isa/jit/memcode.py, with 
 access helpers of hsapy/sim/isa/jit/memaccess.py.
 
 The operand reading is the interpreter's (the access width and sign of each mnemonic from
-``memory_access._width_of``, the SMEM offset from ``semantics_smem.smem_immediate``, scratch
-operands from ``semantics_vmem.scratch_operands``, the atomic operations from
+``memory_access._width_of`` and ``semantics_lds.ds_load_form``, the SMEM offset from
+``semantics_smem.smem_immediate``, scratch operands from ``semantics_vmem.scratch_operands``,
+the atomic operations from
 ``memory_access.atomic_operation`` and the DS atomic closures, whose functions are traced like
 any ALU instruction into the update graph of :attr:`MemOp.graph`).
 """
@@ -186,11 +187,9 @@ def _vmem(inst: Any) -> MemOp:
     raise NotNative(name)
 
 
-_DS_WIDTH = {"b32": 4, "b64": 8, "b96": 12, "b128": 16, "u8": 1, "i8": 1, "u16": 2, "i16": 2,
-             "b8": 1, "b16": 2}
-
-
 def _ds(inst: Any) -> MemOp:
+    from hsapy.sim.isa.semantics_lds import DS_WIDTH, ds_load_form
+
     name = inst.name
     f = inst.fields
     single = (int(f.get("offset1", 0)) << 8) | int(f.get("offset0", 0))
@@ -214,16 +213,10 @@ def _ds(inst: Any) -> MemOp:
                      offsets2=offsets)
     for prefix in ("read_", "load_"):
         if op.startswith(prefix):
-            tail = op[len(prefix):]
-            hi = tail.endswith("_d16_hi")
-            d16 = "_d16" in tail
-            tail = tail.replace("_d16_hi", "").replace("_d16", "")
-            if tail not in _DS_WIDTH:
+            form = ds_load_form(op[len(prefix):])
+            if form is None:
                 raise NotNative(name)
-            size = _DS_WIDTH[tail]
-            ext = ("s" if tail.startswith("i") else "u") if size < 4 else "d"
-            if d16:
-                ext += "16"
+            size, ext, hi = form
             return MemOp("ds_load", False, size=size, ext=ext, hi=hi, offset=single,
                          vaddr=addr, dst=inst.dsts[0])
     for prefix in ("write_", "store_"):
@@ -231,9 +224,9 @@ def _ds(inst: Any) -> MemOp:
             tail = op[len(prefix):]
             hi = tail.endswith("_d16_hi")
             tail = tail.replace("_d16_hi", "")
-            if tail not in _DS_WIDTH or not rest or rest[0].kind != "vgpr":
+            if tail not in DS_WIDTH or not rest or rest[0].kind != "vgpr":
                 raise NotNative(name)
-            return MemOp("ds_store", True, size=_DS_WIDTH[tail], hi=hi, offset=single,
+            return MemOp("ds_store", True, size=DS_WIDTH[tail], hi=hi, offset=single,
                          vaddr=addr, data=[rest[0]])
     return _ds_atomic(inst, addr, rest, single)
 
