@@ -212,6 +212,40 @@ def atomic_operation(name: str) -> tuple[str, str, Callable | None, int]:
     return base, kind, fn, 8 if wide else 4
 
 
+def atomic_types(kind: str, size: int) -> tuple[type, type]:
+    """``(utype, dtype)`` of an atomic on ``size``-byte elements of :func:`atomic_operation`'s
+    type kind: the unsigned type its dwords are read through, and the type it computes in."""
+    utype = u32 if size == 4 else u64
+    return utype, {"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
+                   "f": np.float32 if size == 4 else np.float64}[kind]
+
+
+def dword_elements(words: np.ndarray, utype: type, dtype: type) -> np.ndarray:
+    """The dwords of each lane (``[lanes, ndw]``) as one ``dtype`` element, read through the
+    unsigned ``utype`` of the same width."""
+    return np.ascontiguousarray(words).view(utype).reshape(-1).view(dtype)
+
+
+def global_rmw(m: Any, ndw: int, utype: type, dtype: type) -> tuple[Callable, Callable]:
+    """``read(addrs) -> values`` and ``write(addrs, values)`` of ``ndw``-dword elements of global
+    memory: how :func:`global_atomic` (and :func:`_serial_rmw`) reach it."""
+    def read(a: np.ndarray) -> np.ndarray:
+        return dword_elements(gather_dwords(m, a, ndw), utype, dtype)
+
+    def write(a: np.ndarray, v: np.ndarray) -> None:
+        scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw))
+    return read, write
+
+
+def global_atomic(read: Callable, write: Callable, addrs: np.ndarray, values: np.ndarray,
+                  fn: Callable, cmp: np.ndarray | None) -> np.ndarray:
+    """:func:`_serial_rmw` on global memory, every address fault-checked before the first
+    write; the old value of each lane."""
+    if addrs.size:
+        read(np.unique(addrs))
+    return _serial_rmw(read, write, addrs, values, fn, cmp)
+
+
 def _serial_rmw(read: Callable, write: Callable, addrs: np.ndarray, values: np.ndarray,
                 fn: Callable, cmp: np.ndarray | None) -> np.ndarray:
     """Apply ``fn`` lane by lane in order (vectorised over lanes with distinct addresses); returns

@@ -482,10 +482,11 @@ def _untyped_store(inst: Instruction, addressing: Addressing) -> Callable:
 
 def _atomic(inst: Instruction, addressing: Addressing) -> Callable:
     from hsapy.sim.isa.memory_access import (
-        _serial_rmw,
         atomic_operation,
-        gather_dwords,
-        scatter_dwords,
+        atomic_types,
+        dword_elements,
+        global_atomic,
+        global_rmw,
     )
 
     op, kind, fn, size = atomic_operation(inst.name)
@@ -494,9 +495,7 @@ def _atomic(inst: Instruction, addressing: Addressing) -> Callable:
                                                                      f.get("th", 0) & 1))
     row = int(f["vdata"])
     ndw = size // 4
-    utype = u32 if size == 4 else u64
-    dtype = {"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
-             "f": np.float32 if size == 4 else np.float64}[kind]
+    utype, dtype = atomic_types(kind, size)
     cmpswap = kind == "c"
 
     def atomic(b: Batch, m: Any) -> None:
@@ -507,10 +506,10 @@ def _atomic(inst: Instruction, addressing: Addressing) -> Callable:
         regs = _data_file(inst, b)
         words = np.stack([_lane_values(regs, row + k, lanes)
                           for k in range(2 * ndw if cmpswap else ndw)], axis=1)
-        values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
+        values = dword_elements(words[:, :ndw], utype, dtype)
         cmp = None
         if cmpswap:
-            cmp = np.ascontiguousarray(words[:, ndw:]).view(utype).reshape(-1).view(dtype)
+            cmp = dword_elements(words[:, ndw:], utype, dtype)
         glob, private = _split_private(addr, ok)
         if private.any():
             raise NotImplementedInstructionError(
@@ -518,17 +517,9 @@ def _atomic(inst: Instruction, addressing: Addressing) -> Callable:
         old = np.zeros(lanes.count, dtype)
         if glob.any():
             sel = np.flatnonzero(glob)
-
-            def read(a: np.ndarray) -> np.ndarray:
-                return np.ascontiguousarray(gather_dwords(m, a, ndw)).view(utype).reshape(-1) \
-                    .view(dtype)
-
-            def write(a: np.ndarray, v: np.ndarray) -> None:
-                scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32)
-                               .reshape(-1, ndw))
-            read(np.unique(addr[sel]))          # fault-check every address before a write
-            old[sel] = _serial_rmw(read, write, addr[sel], values[sel], fn,
-                                   None if cmp is None else cmp[sel])
+            read, write = global_rmw(m, ndw, utype, dtype)
+            old[sel] = global_atomic(read, write, addr[sel], values[sel], fn,
+                                     None if cmp is None else cmp[sel])
         if returns:
             out = np.ascontiguousarray(old).view(u32).reshape(-1, ndw)
             for k in range(ndw):

@@ -9,10 +9,11 @@ import numpy as np
 
 from hsapy.sim.isa.instruction import Instruction
 from hsapy.sim.isa.memory_access import (
-    _serial_rmw,
     atomic_operation,
-    gather_dwords,
-    scatter_dwords,
+    atomic_types,
+    dword_elements,
+    global_atomic,
+    global_rmw,
     scratch_load,
     scratch_store,
 )
@@ -243,33 +244,23 @@ def _smem_atomic(inst: Instruction, buffer: bool):
         raise NotImplementedOperand(f"SMEM data {data.kind}")
     locate = _smem_locator(inst, srcs[1:], buffer)
     ndw = size // 4
-    utype = u32 if size == 4 else u64
-    dtype = {"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
-             "f": np.float32 if size == 4 else np.float64}[kind]
+    utype, dtype = atomic_types(kind, size)
     returns = bool(inst.fields.get("glc"))
 
     def atomic(b: Batch, m: Any) -> None:
         addr, ok = locate(b, size, size)
         addr, ok = addr[:, 0], ok[:, 0]
         words = b.S[:, data.index:data.index + data.count]
-        values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
+        values = dword_elements(words[:, :ndw], utype, dtype)
         cmp = None
         if kind == "c":
-            cmp = np.ascontiguousarray(words[:, ndw:2 * ndw]).view(utype).reshape(-1).view(dtype)
+            cmp = dword_elements(words[:, ndw:2 * ndw], utype, dtype)
         old = np.zeros(b.waves, dtype)
         if ok.any():
             sel = np.flatnonzero(ok)
-
-            def read(a: np.ndarray) -> np.ndarray:
-                return np.ascontiguousarray(gather_dwords(m, a, ndw)).view(utype).reshape(-1) \
-                    .view(dtype)
-
-            def write(a: np.ndarray, v: np.ndarray) -> None:
-                scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32)
-                               .reshape(-1, ndw))
-            read(np.unique(addr[sel]))
-            old[sel] = _serial_rmw(read, write, addr[sel], values[sel], fn,
-                                   None if cmp is None else cmp[sel])
+            read, write = global_rmw(m, ndw, utype, dtype)
+            old[sel] = global_atomic(read, write, addr[sel], values[sel], fn,
+                                     None if cmp is None else cmp[sel])
         if returns:
             b.S[:, data.index:data.index + ndw] = np.ascontiguousarray(old).view(u32) \
                 .reshape(-1, ndw)

@@ -22,8 +22,12 @@ from hsapy.sim.isa.memory_access import (
     _store_lanes,
     _width_of,
     atomic_operation,
+    atomic_types,
+    dword_elements,
     gather_bytes,
     gather_dwords,
+    global_atomic,
+    global_rmw,
     lds_load,
     lds_store,
     scatter_bytes,
@@ -272,32 +276,22 @@ def _global_atomic(inst: Instruction, address: Callable, data_regs: list, flat: 
     dst_row = inst.dsts[0].index if returns else 0
     cmpswap = kind == "c"
     ndw = size // 4
-    utype = u32 if size == 4 else u64
-    dtype = {"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
-             "f": np.float32 if size == 4 else np.float64}[kind]
+    utype, dtype = atomic_types(kind, size)
 
     def atomic(b: Batch, m: Any) -> None:
         addrs, mask = _active_addresses(b, address)
         words = _lane_values(b, b.V, data.index, data.count, mask)
-        values = np.ascontiguousarray(words[:, :ndw]).view(utype).reshape(-1).view(dtype)
+        values = dword_elements(words[:, :ndw], utype, dtype)
         cmp = None
         if cmpswap:
-            cmp = np.ascontiguousarray(words[:, ndw:2 * ndw]).view(utype).reshape(-1).view(dtype)
-
-        def read(a: np.ndarray) -> np.ndarray:
-            return np.ascontiguousarray(gather_dwords(m, a, ndw)).view(utype).reshape(-1) \
-                .view(dtype)
-
-        def write(a: np.ndarray, v: np.ndarray) -> None:
-            scatter_dwords(m, a, np.ascontiguousarray(v.astype(dtype)).view(u32).reshape(-1, ndw))
+            cmp = dword_elements(words[:, ndw:2 * ndw], utype, dtype)
+        read, write = global_rmw(m, ndw, utype, dtype)
         split = _split_apertures(m, addrs) if flat else None
         if split is not None:
             old = _flat_other_atomic(b, m, addrs, mask, split, values, cmp, fn, size, dtype,
                                      read, write)
         else:
-            # fault-check every address before the first write
-            read(np.unique(addrs)) if addrs.size else None
-            old = _serial_rmw(read, write, addrs, values, fn, cmp)
+            old = global_atomic(read, write, addrs, values, fn, cmp)
         if returns:
             out = np.ascontiguousarray(old).view(u32).reshape(-1, ndw)
             _store_lanes(b, b.V, dst_row, out, mask)

@@ -131,7 +131,7 @@ def _smem(inst: Any) -> MemOp:
 
 
 def _vmem(inst: Any) -> MemOp:
-    from hsapy.sim.isa.memory_access import _width_of, atomic_operation
+    from hsapy.sim.isa.memory_access import _width_of, atomic_operation, atomic_types
 
     name = inst.name
     srcs = list(inst.srcs)
@@ -160,9 +160,7 @@ def _vmem(inst: Any) -> MemOp:
         op.size = size
         op.atomic = fn
         op.cmpswap = "c" if kind == "c" else ""
-        utype = np.uint32 if size == 4 else np.uint64
-        op.dtype = np.dtype({"u": utype, "s": np.int32 if size == 4 else np.int64, "c": utype,
-                             "f": np.float32 if size == 4 else np.float64}[kind])
+        op.dtype = np.dtype(atomic_types(kind, size)[1])
         op.returns = bool(inst.dsts)
         op.dst = inst.dsts[0] if inst.dsts else None
         if fn is None and kind != "c":
