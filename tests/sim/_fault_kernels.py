@@ -1,5 +1,6 @@
 """Hand-written AMDGPU assembly kernels for the fault and escape tests (tests/sim/test_faults.py,
-tests/sim/test_escape.py), assembled with hsapy.toolchain.assemble (llvm-mc + ld.lld).
+tests/sim/test_escape.py), assembled with hsapy.toolchain.assemble (llvm-mc + ld.lld); the
+descriptor and metadata around each body are handwritten.asm_kernel's.
 
 Every kernel takes three 64-bit by-value arguments ``a, b, c`` (kernarg offsets 0, 8, 16); the
 body finds them in ``s[4:5]``, ``s[6:7]``, ``s[8:9]`` after the prologue. Bodies are written once
@@ -13,6 +14,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from handwritten import Arg, Build, asm_kernel
 
 from hsapy import toolchain
 
@@ -33,8 +35,7 @@ SYNTAX = {
         "dswait": "s_waitcnt lgkmcnt(0)", "vcc": "vcc",
         "bufload": "buffer_load_dword v1, v0, s[12:15], 0 offen",
         "bufflags": "0x00027000",   # V# word 3: 32-bit FLOAT data format, raw range check
-        "unimplemented": "s_setvskip s10, s11",
-        "extra": "\t\t.amdhsa_accum_offset 8\n", "wave": 64,
+        "unimplemented": "s_setvskip s10, s11", "wave": 64,
     },
     "gfx1201": {
         "gload": "global_load_b32", "gstore": "global_store_b32",
@@ -47,66 +48,26 @@ SYNTAX = {
         "bufload": "buffer_load_b32 v1, v0, s[12:15], null offen",
         "bufflags": "0x30000000",   # V# word 3: OOB_SELECT 3 (raw)
         "unimplemented": "image_load v[4:7], v0, s[16:23] dmask:0xf dim:SQ_RSRC_IMG_1D",
-        "extra": "", "wave": 32,
+        "wave": 32,
     },
 }
 
-_TEMPLATE = """\
-\t.text
-\t.globl\t{name}
-\t.p2align\t8
-\t.type\t{name},@function
-{name}:
-\t{sload4} s[4:7], s[0:1], 0x0
-\t{sload2} s[8:9], s[0:1], 0x10
-\t{kmwait}
-{body}
-\ts_endpgm
-.L{name}_end:
-\t.size\t{name}, .L{name}_end-{name}
-
-\t.rodata
-\t.p2align\t6
-\t.amdhsa_kernel {name}
-\t\t.amdhsa_user_sgpr_kernarg_segment_ptr 1
-\t\t.amdhsa_user_sgpr_count 2
-\t\t.amdhsa_kernarg_size 24
-\t\t.amdhsa_group_segment_fixed_size {lds}
-\t\t.amdhsa_private_segment_fixed_size {private}
-\t\t.amdhsa_enable_private_segment {scratch_on}
-\t\t.amdhsa_next_free_vgpr 8
-\t\t.amdhsa_next_free_sgpr 24
-{extra}\t.end_amdhsa_kernel
-
-\t.amdgpu_metadata
----
-amdhsa.version: [ 1, 2 ]
-amdhsa.kernels:
-  - .name: {name}
-    .symbol: {name}.kd
-    .args:
-      - {{ .name: a, .offset: 0, .size: 8, .value_kind: by_value }}
-      - {{ .name: b, .offset: 8, .size: 8, .value_kind: by_value }}
-      - {{ .name: c, .offset: 16, .size: 8, .value_kind: by_value }}
-    .kernarg_segment_size: 24
-    .kernarg_segment_align: 8
-    .group_segment_fixed_size: {lds}
-    .private_segment_fixed_size: {private}
-    .wavefront_size: {wave}
-    .sgpr_count: 24
-    .vgpr_count: 8
-    .max_flat_workgroup_size: 256
-...
-\t.end_amdgpu_metadata
+# every kernel's prologue: the three arguments into s[4:5], s[6:7], s[8:9]
+_PROLOGUE = """
+{sload4} s[4:7], s[0:1], 0x0
+{sload2} s[8:9], s[0:1], 0x10
+{kmwait}
 """
+_ARGS = [Arg(name, pointer=False) for name in ("a", "b", "c")]
 
 
 def source(name: str, body: str, target: str, lds: int = 0, private: int = 0) -> str:
     """The assembly text of kernel ``name`` with ``body`` (placeholders filled for ``target``)."""
     syntax = SYNTAX[target]
-    lines = "\n".join("\t" + line.strip() for line in body.strip().splitlines())
-    return _TEMPLATE.format(name=name, body=lines.format(**syntax), lds=lds, private=private,
-                            scratch_on=int(private > 0), **syntax)
+    text = f"{_PROLOGUE.strip()}\n{body.strip()}\ns_endpgm"
+    lines = "\n".join("\t" + line.strip() for line in text.splitlines())
+    return asm_kernel(name, lines.format(**syntax), Build(target, syntax["wave"]), _ARGS,
+                      lds=lds, private=private, vgprs=8, sgprs=24)
 
 
 def build(name: str, body: str, target: str, lds: int = 0, private: int = 0) -> bytes:
