@@ -41,7 +41,7 @@ from hsapy.sim.isa.alu_float import (
     _min,
     _minimum,
 )
-from hsapy.sim.isa.semantics_alu import VALU, _compare_fn
+from hsapy.sim.isa.semantics_alu import VALU, compare_of
 
 f32, f16 = np.float32, np.float16
 u32, i32, u64, i64 = np.uint32, np.int32, np.uint64, np.int64
@@ -218,14 +218,7 @@ _SCMP_RE = re.compile(r"^s_cmpk?_([a-z]+)_(i32|u32|u64|f32|f16)$")
 
 def scalar_compare_spec(name: str):
     """(source type, function) for s_cmp_* / s_cmpk_*."""
-    match = _SCMP_RE.match(name)
-    if not match:
-        return None
-    op, ty = match.groups()
-    fn = _compare_fn(op, ty[0] == "f")
-    if fn is None:
-        return None
-    return ty, fn
+    return compare_of(_SCMP_RE, name)
 
 
 # saveexec: name -> (new EXEC from (src, exec), width)

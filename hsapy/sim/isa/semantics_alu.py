@@ -492,14 +492,23 @@ def compare_spec(name: str):
     if name.startswith(("v_cmp_class_", "v_cmpx_class_")):
         ty = name.rsplit("_", 1)[1]
         return ty, _class_fn, name.startswith("v_cmpx")
-    match = _CMP_RE.match(name)
+    found = compare_of(_CMP_RE, name)
+    if found is None:
+        return None
+    return (*found, name.startswith("v_cmpx"))
+
+
+def compare_of(pattern: re.Pattern, name: str):
+    """(source type, function) of a compare mnemonic that ``pattern`` splits into its operation
+    and source type (v_cmp_*, s_cmp_*), or None."""
+    match = pattern.match(name)
     if not match:
         return None
     op, ty = match.groups()
     fn = _compare_fn(op, ty[0] == "f")
     if fn is None:
         return None
-    return ty, fn, name.startswith("v_cmpx")
+    return ty, fn
 
 
 def _class_fn(a, mask):
