@@ -1,0 +1,347 @@
+"""The LLVM IR sources of the IR fidelity corpus (tests/sim/test_ir_corpus.py): kernels written
+the way a user of ``hsapy.toolchain.build_ir`` writes them, as IR text or through
+``llvmlite.ir``'s builders, grouped into a few modules so that each target builds each module
+once. A source that depends on the build (the wave size, gfx12-only intrinsics) is a function of
+the target and the wave size; the others ignore them.
+
+Every kernel takes its element count ``n`` last and runs one work-item per element in
+workgroups of 64 (:data:`GLOBAL_ID`), writing one row of ``COLS`` words per element.
+"""
+from __future__ import annotations
+
+# The global id %i (and %i64) of a 1-D launch in workgroups of 64; items past %n branch to %done.
+GLOBAL_ID = """
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %wg = call i32 @llvm.amdgcn.workgroup.id.x()
+  %base = mul i32 %wg, 64
+  %i = add i32 %base, %tid
+  %live = icmp ult i32 %i, %n
+  br i1 %live, label %body, label %done
+body:
+  %i64 = zext i32 %i to i64
+"""
+
+ID_DECLARATIONS = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+"""
+
+
+def store_row(out: str, ty: str, columns: list[str], width: int) -> str:
+    """Store ``columns`` (values of ``ty``) as row %i64 of ``width`` elements of ``out``."""
+    lines = [f"  %row = mul i64 %i64, {width}",
+             f"  %rp = getelementptr {ty}, ptr addrspace(1) {out}, i64 %row"]
+    for index, value in enumerate(columns):
+        lines.append(f"  %rp{index} = getelementptr {ty}, ptr addrspace(1) %rp, i64 {index}")
+        lines.append(f"  store {ty} {value}, ptr addrspace(1) %rp{index}")
+    return "\n".join(lines) + "\n"
+
+
+# --- integer intrinsics of every width, i128 division and shifts --------------------------------
+
+INT_COLUMNS = ["%fr32z", "%fl64", "%fr64", "%counts", "%ssum", "%flags", "%fixabs", "%abs64",
+               "%minmax32", "%minmax64", "%q_lo", "%q_hi", "%r_lo", "%uq", "%ur", "%shl_lo",
+               "%ashr_hi", "%lshr_lo"]
+
+INTS = """
+declare i32 @llvm.fshr.i32(i32, i32, i32)
+declare i64 @llvm.fshl.i64(i64, i64, i64)
+declare i64 @llvm.fshr.i64(i64, i64, i64)
+declare i64 @llvm.ctpop.i64(i64)
+declare i16 @llvm.ctpop.i16(i16)
+declare i64 @llvm.ctlz.i64(i64, i1)
+declare i64 @llvm.cttz.i64(i64, i1)
+declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+declare {i32, i1} @llvm.uadd.with.overflow.i32(i32, i32)
+declare {i32, i1} @llvm.smul.with.overflow.i32(i32, i32)
+declare {i64, i1} @llvm.usub.with.overflow.i64(i64, i64)
+declare {i64, i1} @llvm.umul.with.overflow.i64(i64, i64)
+declare i32 @llvm.smul.fix.sat.i32(i32, i32, i32)
+declare i32 @llvm.abs.i32(i32, i1)
+declare i64 @llvm.abs.i64(i64, i1)
+declare i32 @llvm.smax.i32(i32, i32)
+declare i32 @llvm.umin.i32(i32, i32)
+declare i64 @llvm.smin.i64(i64, i64)
+declare i64 @llvm.umax.i64(i64, i64)
+
+define amdgpu_kernel void @ints(ptr addrspace(1) %xs, ptr addrspace(1) %out, i32 %n) {
+entry:
+""" + GLOBAL_ID + """
+  %pa = getelementptr i64, ptr addrspace(1) %xs, i64 %i64
+  %a = load i64, ptr addrspace(1) %pa
+  %j = add i64 %i64, 1
+  %pb = getelementptr i64, ptr addrspace(1) %xs, i64 %j
+  %b = load i64, ptr addrspace(1) %pb
+  %alo = trunc i64 %a to i32
+  %blo = trunc i64 %b to i32
+  %bhi64 = lshr i64 %b, 32
+  %bhi = trunc i64 %bhi64 to i32
+  %fr32 = call i32 @llvm.fshr.i32(i32 %alo, i32 %blo, i32 %bhi)
+  %fr32z = zext i32 %fr32 to i64
+  %fl64 = call i64 @llvm.fshl.i64(i64 %a, i64 %b, i64 %b)
+  %fr64 = call i64 @llvm.fshr.i64(i64 %a, i64 %b, i64 %a)
+  %pop = call i64 @llvm.ctpop.i64(i64 %a)
+  %lz = call i64 @llvm.ctlz.i64(i64 %b, i1 false)
+  %tz = call i64 @llvm.cttz.i64(i64 %a, i1 false)
+  %a16 = trunc i64 %a to i16
+  %pop16 = call i16 @llvm.ctpop.i16(i16 %a16)
+  %pop16z = zext i16 %pop16 to i64
+  %lz8 = shl i64 %lz, 8
+  %tz16 = shl i64 %tz, 16
+  %p16s = shl i64 %pop16z, 24
+  %c0 = or i64 %pop, %lz8
+  %c1 = or i64 %c0, %tz16
+  %counts = or i64 %c1, %p16s
+  %sa = call {i64, i1} @llvm.sadd.with.overflow.i64(i64 %a, i64 %b)
+  %ssum = extractvalue {i64, i1} %sa, 0
+  %so = extractvalue {i64, i1} %sa, 1
+  %ua = call {i32, i1} @llvm.uadd.with.overflow.i32(i32 %alo, i32 %blo)
+  %uav = extractvalue {i32, i1} %ua, 0
+  %uao = extractvalue {i32, i1} %ua, 1
+  %sm = call {i32, i1} @llvm.smul.with.overflow.i32(i32 %alo, i32 %blo)
+  %smv = extractvalue {i32, i1} %sm, 0
+  %smo = extractvalue {i32, i1} %sm, 1
+  %us = call {i64, i1} @llvm.usub.with.overflow.i64(i64 %a, i64 %b)
+  %uso = extractvalue {i64, i1} %us, 1
+  %um = call {i64, i1} @llvm.umul.with.overflow.i64(i64 %a, i64 %b)
+  %umo = extractvalue {i64, i1} %um, 1
+  %f0 = zext i1 %so to i64
+  %f1z = zext i1 %uao to i64
+  %f1 = shl i64 %f1z, 1
+  %f2z = zext i1 %smo to i64
+  %f2 = shl i64 %f2z, 2
+  %f3z = zext i1 %uso to i64
+  %f3 = shl i64 %f3z, 3
+  %f4z = zext i1 %umo to i64
+  %f4 = shl i64 %f4z, 4
+  %vx = xor i32 %uav, %smv
+  %vxz = zext i32 %vx to i64
+  %vxs = shl i64 %vxz, 32
+  %g0 = or i64 %f0, %f1
+  %g1 = or i64 %g0, %f2
+  %g2 = or i64 %g1, %f3
+  %g3 = or i64 %g2, %f4
+  %flags = or i64 %g3, %vxs
+  %fix = call i32 @llvm.smul.fix.sat.i32(i32 %alo, i32 %blo, i32 16)
+  %fixz = zext i32 %fix to i64
+  %abs32 = call i32 @llvm.abs.i32(i32 %alo, i1 false)
+  %abs32z = zext i32 %abs32 to i64
+  %abs32s = shl i64 %abs32z, 32
+  %fixabs = or i64 %fixz, %abs32s
+  %abs64 = call i64 @llvm.abs.i64(i64 %a, i1 false)
+  %smax = call i32 @llvm.smax.i32(i32 %alo, i32 %blo)
+  %umin = call i32 @llvm.umin.i32(i32 %alo, i32 %blo)
+  %smaxz = zext i32 %smax to i64
+  %uminz = zext i32 %umin to i64
+  %umins = shl i64 %uminz, 32
+  %minmax32 = or i64 %smaxz, %umins
+  %smin64 = call i64 @llvm.smin.i64(i64 %a, i64 %b)
+  %umax64 = call i64 @llvm.umax.i64(i64 %a, i64 %b)
+  %minmax64 = xor i64 %smin64, %umax64
+  ; i128: a signed product divided by a 33-bit odd divisor, an unsigned one by a, and shifts
+  %as = sext i64 %a to i128
+  %bs = sext i64 %b to i128
+  %p = mul i128 %as, %bs
+  %bl33 = and i64 %b, 8589934591
+  %bodd = or i64 %bl33, 1
+  %d = sext i64 %bodd to i128
+  %dn = sub i128 0, %d
+  %bneg = trunc i64 %a to i1
+  %dv = select i1 %bneg, i128 %dn, i128 %d
+  %q = sdiv i128 %p, %dv
+  %r = srem i128 %p, %dv
+  %q_lo = trunc i128 %q to i64
+  %qh = lshr i128 %q, 64
+  %q_hi = trunc i128 %qh to i64
+  %r_lo = trunc i128 %r to i64
+  %az = zext i64 %a to i128
+  %bz = zext i64 %b to i128
+  %up = mul i128 %az, %bz
+  %aodd = or i128 %az, 1
+  %uqw = udiv i128 %up, %aodd
+  %urw = urem i128 %up, %aodd
+  %uq = trunc i128 %uqw to i64
+  %ur = trunc i128 %urw to i64
+  %amt = and i128 %bz, 127
+  %shl = shl i128 %p, %amt
+  %shl_lo = trunc i128 %shl to i64
+  %ashr = ashr i128 %p, %amt
+  %ashrh = lshr i128 %ashr, 64
+  %ashr_hi = trunc i128 %ashrh to i64
+  %lshr = lshr i128 %up, %amt
+  %lshr_lo = trunc i128 %lshr to i64
+""" + store_row("%out", "i64", INT_COLUMNS, len(INT_COLUMNS)) + """
+  br label %done
+done:
+  ret void
+}
+"""
+
+# --- float intrinsics, fast-math flags, saturating conversions, half and bfloat -----------------
+
+FPCLASS_BITS = 10     # llvm.is.fpclass test bits: sNaN, qNaN, -inf, -normal, ..., +normal, +inf
+
+
+def _fpclass_ir() -> str:
+    lines = []
+    previous = "0"
+    for bit in range(FPCLASS_BITS):
+        lines.append(f"  %cls{bit} = call i1 @llvm.is.fpclass.f32(float %a, i32 {1 << bit})")
+        lines.append(f"  %clz{bit} = zext i1 %cls{bit} to i32")
+        lines.append(f"  %cla{bit} = shl i32 %clz{bit}, {bit}")
+        lines.append(f"  %clo{bit} = or i32 {previous}, %cla{bit}")
+        previous = f"%clo{bit}"
+    return "\n".join(lines) + f"\n  %classes = or i32 {previous}, 0\n"
+
+
+FLOAT_COLUMNS = ["%fma_b", "%fmuladd_b", "%ldexp_b", "%mant_b", "%exp", "%classes", "%rne_b",
+                 "%rint_b", "%ceil_b", "%nearby_b", "%sqrt_b", "%sqrt_afn_b", "%div_arcp_b",
+                 "%sat_i32", "%sat_u8z", "%sat_i16z", "%half_div_fma", "%half_sqrt_min",
+                 "%bf_mul_add", "%conversions", "%ldexp64_lo", "%ldexp64_hi"]
+
+FLOATS = """
+declare float @llvm.fma.f32(float, float, float)
+declare float @llvm.fmuladd.f32(float, float, float)
+declare float @llvm.ldexp.f32.i32(float, i32)
+declare double @llvm.ldexp.f64.i32(double, i32)
+declare { float, i32 } @llvm.frexp.f32.i32(float)
+declare i1 @llvm.is.fpclass.f32(float, i32 immarg)
+declare float @llvm.roundeven.f32(float)
+declare float @llvm.rint.f32(float)
+declare float @llvm.ceil.f32(float)
+declare float @llvm.nearbyint.f32(float)
+declare float @llvm.sqrt.f32(float)
+declare float @llvm.fabs.f32(float)
+declare i32 @llvm.fptosi.sat.i32.f32(float)
+declare i8 @llvm.fptoui.sat.i8.f32(float)
+declare i16 @llvm.fptosi.sat.i16.f32(float)
+declare half @llvm.fma.f16(half, half, half)
+declare half @llvm.sqrt.f16(half)
+declare half @llvm.fabs.f16(half)
+declare half @llvm.minnum.f16(half, half)
+
+define amdgpu_kernel void @floats(ptr addrspace(1) %xs, ptr addrspace(1) %ks,
+                                  ptr addrspace(1) %out, i32 %n) {
+entry:
+""" + GLOBAL_ID + """
+  %pa = getelementptr float, ptr addrspace(1) %xs, i64 %i64
+  %a = load float, ptr addrspace(1) %pa
+  %j = add i64 %i64, 1
+  %pb = getelementptr float, ptr addrspace(1) %xs, i64 %j
+  %b = load float, ptr addrspace(1) %pb
+  %j2 = add i64 %i64, 2
+  %pc = getelementptr float, ptr addrspace(1) %xs, i64 %j2
+  %c = load float, ptr addrspace(1) %pc
+  %pk = getelementptr i32, ptr addrspace(1) %ks, i64 %i64
+  %k = load i32, ptr addrspace(1) %pk
+  %fma = call float @llvm.fma.f32(float %a, float %b, float %c)
+  %fma_b = bitcast float %fma to i32
+  %fmuladd = call float @llvm.fmuladd.f32(float %a, float %b, float %c)
+  %fmuladd_b = bitcast float %fmuladd to i32
+  %ldexp = call float @llvm.ldexp.f32.i32(float %a, i32 %k)
+  %ldexp_b = bitcast float %ldexp to i32
+  %fx = call { float, i32 } @llvm.frexp.f32.i32(float %a)
+  %mant = extractvalue { float, i32 } %fx, 0
+  %mant_b = bitcast float %mant to i32
+  %exp = extractvalue { float, i32 } %fx, 1
+""" + _fpclass_ir() + """
+  %rne = call float @llvm.roundeven.f32(float %a)
+  %rne_b = bitcast float %rne to i32
+  %rint = call float @llvm.rint.f32(float %a)
+  %rint_b = bitcast float %rint to i32
+  %ceil = call float @llvm.ceil.f32(float %a)
+  %ceil_b = bitcast float %ceil to i32
+  %nearby = call float @llvm.nearbyint.f32(float %a)
+  %nearby_b = bitcast float %nearby to i32
+  %mag = call float @llvm.fabs.f32(float %a)
+  %sqrt = call float @llvm.sqrt.f32(float %mag)
+  %sqrt_b = bitcast float %sqrt to i32
+  %sqrt_afn = call afn float @llvm.sqrt.f32(float %mag)
+  %sqrt_afn_b = bitcast float %sqrt_afn to i32
+  %div_arcp = fdiv arcp float %a, %b
+  %div_arcp_b = bitcast float %div_arcp to i32
+  %sat_i32 = call i32 @llvm.fptosi.sat.i32.f32(float %a)
+  %sat_u8 = call i8 @llvm.fptoui.sat.i8.f32(float %a)
+  %sat_u8z = zext i8 %sat_u8 to i32
+  %sat_i16 = call i16 @llvm.fptosi.sat.i16.f32(float %a)
+  %sat_i16z = sext i16 %sat_i16 to i32
+  ; half: a correctly rounded division, a fused multiply-add, sqrt and minnum
+  %ha = fptrunc float %a to half
+  %hb = fptrunc float %b to half
+  %hc = fptrunc float %c to half
+  %hdiv = fdiv half %ha, %hb
+  %hfma = call half @llvm.fma.f16(half %ha, half %hb, half %hc)
+  %hv0 = insertelement <2 x half> poison, half %hdiv, i32 0
+  %hv1 = insertelement <2 x half> %hv0, half %hfma, i32 1
+  %half_div_fma = bitcast <2 x half> %hv1 to i32
+  %hmag = call half @llvm.fabs.f16(half %ha)
+  %hsqrt = call half @llvm.sqrt.f16(half %hmag)
+  %hmin = call half @llvm.minnum.f16(half %ha, half %hb)
+  %hw0 = insertelement <2 x half> poison, half %hsqrt, i32 0
+  %hw1 = insertelement <2 x half> %hw0, half %hmin, i32 1
+  %half_sqrt_min = bitcast <2 x half> %hw1 to i32
+  ; bfloat: product and sum of a and b rounded to bfloat
+  %ba = fptrunc float %a to bfloat
+  %bb = fptrunc float %b to bfloat
+  %bmul = fmul bfloat %ba, %bb
+  %badd = fadd bfloat %ba, %bb
+  %bv0 = insertelement <2 x bfloat> poison, bfloat %bmul, i32 0
+  %bv1 = insertelement <2 x bfloat> %bv0, bfloat %badd, i32 1
+  %bf_mul_add = bitcast <2 x bfloat> %bv1 to i32
+  ; conversions: bfloat -> half, a small integer -> half and -> bfloat, half -> i32
+  %bext = fpext bfloat %ba to float
+  %bh = fptrunc float %bext to half
+  %kh = sitofp i32 %k to half
+  %kpos = and i32 %k, 255
+  %kb = uitofp i32 %kpos to bfloat
+  %kbh = fpext bfloat %kb to float
+  %kbh16 = fptrunc float %kbh to half
+  %hsum = fadd half %kh, %kbh16
+  %cv0 = insertelement <2 x half> poison, half %bh, i32 0
+  %cv1 = insertelement <2 x half> %cv0, half %hsum, i32 1
+  %conversions = bitcast <2 x half> %cv1 to i32
+  %ad = fpext float %a to double
+  %k2 = mul i32 %k, 7
+  %ldexp64 = call double @llvm.ldexp.f64.i32(double %ad, i32 %k2)
+  %ld64 = bitcast double %ldexp64 to i64
+  %ld64lo = trunc i64 %ld64 to i32
+  %ld64s = lshr i64 %ld64, 32
+  %ld64hi = trunc i64 %ld64s to i32
+  %ldexp64_lo = or i32 %ld64lo, 0
+  %ldexp64_hi = or i32 %ld64hi, 0
+""" + store_row("%out", "i32", FLOAT_COLUMNS, len(FLOAT_COLUMNS)) + """
+  br label %done
+done:
+  ret void
+}
+"""
+
+# A signalling NaN narrowed to half (and widened to double) comes out quiet on the hardware, which
+# LLVM relies on: it feeds the conversion straight to v_min_f16 without canonicalising it.
+SNAN = """
+define amdgpu_kernel void @snan(ptr addrspace(1) %xs, ptr addrspace(1) %out, i32 %n) {
+entry:
+""" + GLOBAL_ID + """
+  %pa = getelementptr float, ptr addrspace(1) %xs, i64 %i64
+  %a = load float, ptr addrspace(1) %pa
+  %j = add i64 %i64, 1
+  %pb = getelementptr float, ptr addrspace(1) %xs, i64 %j
+  %b = load float, ptr addrspace(1) %pb
+  %ha = fptrunc float %a to half
+  %hb = fptrunc float %b to half
+  %hmin = call half @llvm.minnum.f16(half %ha, half %hb)
+  %hv0 = insertelement <2 x half> poison, half %ha, i32 0
+  %hv1 = insertelement <2 x half> %hv0, half %hmin, i32 1
+  %halves = bitcast <2 x half> %hv1 to i32
+  %ad = fpext float %a to double
+  %adb = bitcast double %ad to i64
+  %adh = lshr i64 %adb, 32
+  %wide_hi = trunc i64 %adh to i32
+""" + store_row("%out", "i32", ["%halves", "%wide_hi"], 2) + """
+  br label %done
+done:
+  ret void
+}
+"""
+
+ARITH = ID_DECLARATIONS + INTS + FLOATS + SNAN
