@@ -345,3 +345,143 @@ done:
 """
 
 ARITH = ID_DECLARATIONS + INTS + FLOATS + SNAN
+
+
+# --- atomics: float and double, 64-bit, wrapping, every scope and ordering; cmpxchg loops ------
+
+def _rmw(op: str, ty: str, space: str, base: str, offset: int, value: str, scope: str,
+         order: str, name: str) -> str:
+    scope_text = f' syncscope("{scope}")' if scope else ""
+    return (f"  %{name}p = getelementptr i8, ptr addrspace({space}) {base}, i64 {offset}\n"
+            f"  %{name} = atomicrmw {op} ptr addrspace({space}) %{name}p, {ty} {value}"
+            f"{scope_text} {order}\n")
+
+
+# (operation, type, byte offset in %g, scope, ordering): every item of every workgroup
+GLOBAL_RMW = [("fadd", "float", 0, "agent", "monotonic"),
+              ("fsub", "float", 4, "agent-one-as", "monotonic"),
+              ("fmax", "float", 8, "one-as", "seq_cst"),
+              ("fmin", "float", 12, "agent", "acquire"),
+              ("fadd", "double", 16, "agent", "acq_rel"),
+              ("fsub", "double", 24, "agent", "monotonic"),
+              ("fmax", "double", 32, "agent", "release"),
+              ("fmin", "double", 40, "one-as", "monotonic"),
+              ("add", "i64", 48, "", "seq_cst"),
+              ("umax", "i64", 56, "agent", "acquire"),
+              ("and", "i64", 64, "agent", "release"),
+              ("xor", "i64", 72, "one-as", "monotonic")]
+# (operation, type, byte offset in @slds): every item of one workgroup
+LDS_RMW = [("fadd", "float", 0), ("fmax", "float", 4), ("fadd", "double", 8),
+           ("fmin", "double", 16), ("add", "i64", 24)]
+# (operation, scope, ordering) on the item's own word of %own
+OWN_RMW = [("nand", "wavefront", "monotonic"), ("xchg", "workgroup-one-as", "acquire"),
+           ("uinc_wrap", "wavefront-one-as", "monotonic"), ("udec_wrap", "agent", "seq_cst")]
+CAS_COUNTER = 80          # byte offset in %g of the counter the cmpxchg loops add to
+LDS_RESULTS = 128         # byte offset in %g of workgroup w's copy of @slds (64 bytes each)
+
+
+def _value_of(ty: str) -> str:
+    return {"float": "%vf", "double": "%vd", "i64": "%v64"}[ty]
+
+
+def _atomics_ir() -> str:
+    body = []
+    for k, (op, ty, offset, scope, order) in enumerate(GLOBAL_RMW):
+        body.append(_rmw(op, ty, "1", "%g", offset, _value_of(ty), scope, order, f"g{k}"))
+    for k, (op, ty, offset) in enumerate(LDS_RMW):
+        body.append(_rmw(op, ty, "3", "@slds", offset, _value_of(ty), "workgroup", "monotonic",
+                         f"l{k}"))
+    olds = []
+    for k, (op, scope, order) in enumerate(OWN_RMW):
+        body.append(f"  %ow{k} = add i64 %own_base, {4 * k}\n")
+        body.append(_rmw(op, "i32", "1", "%own", 0, "%vsmall", scope, order, f"o{k}")
+                    .replace(", i64 0\n", f", i64 %ow{k}\n"))
+        olds.append(f"%o{k}")
+    copy = []
+    for word in range(9):       # the 36 bytes of @slds in use
+        copy.append(f"""
+  %cs{word} = getelementptr i8, ptr addrspace(3) @slds, i32 {4 * word}
+  %cv{word} = load i32, ptr addrspace(3) %cs{word}
+  %co{word} = add i64 %lds_out, {4 * word}
+  %cd{word} = getelementptr i8, ptr addrspace(1) %g, i64 %co{word}
+  store i32 %cv{word}, ptr addrspace(1) %cd{word}""")
+    return """
+@slds = internal addrspace(3) global [64 x i8] poison, align 8
+
+define amdgpu_kernel void @atomics(ptr addrspace(1) %g, ptr addrspace(1) %own,
+                                   ptr addrspace(1) %out, i32 %n) {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %wg = call i32 @llvm.amdgcn.workgroup.id.x()
+  %base = mul i32 %wg, 64
+  %i = add i32 %base, %tid
+  %i64 = zext i32 %i to i64
+  %first = icmp eq i32 %tid, 0
+  br i1 %first, label %init, label %ready
+init:
+  call void @llvm.memset.p3.i64(ptr addrspace(3) align 8 @slds, i8 0, i64 64, i1 false)
+  %pmax = getelementptr i8, ptr addrspace(3) @slds, i32 4
+  store float -65536.0, ptr addrspace(3) %pmax
+  %pmin = getelementptr i8, ptr addrspace(3) @slds, i32 16
+  store double 1.0e300, ptr addrspace(3) %pmin
+  br label %ready
+ready:
+  fence syncscope("workgroup") release
+  call void @llvm.amdgcn.s.barrier()
+  fence syncscope("workgroup") acquire
+  %if = uitofp i32 %i to float
+  %vf = fmul float %if, 0.25
+  %vd = fpext float %vf to double
+  %v64a = mul i64 %i64, 2654435761
+  %v64 = xor i64 %v64a, 81985529216486895
+  %vsmall = and i32 %i, 15
+  %own_base = mul i64 %i64, 16
+""" + "".join(body) + """
+  ; a cmpxchg weak loop adding i + 1 to a global counter, retried until it succeeds
+  %cp = getelementptr i8, ptr addrspace(1) %g, i64 """ + str(CAS_COUNTER) + """
+  %start = load atomic i32, ptr addrspace(1) %cp syncscope("agent") monotonic, align 4
+  %inc = add i32 %i, 1
+  br label %retry
+retry:
+  %seen = phi i32 [ %start, %ready ], [ %now, %retry ]
+  %tries = phi i32 [ 1, %ready ], [ %tries1, %retry ]
+  %want = add i32 %seen, %inc
+  %cx = cmpxchg weak ptr addrspace(1) %cp, i32 %seen, i32 %want syncscope("agent") acq_rel monotonic
+  %now = extractvalue {i32, i1} %cx, 0
+  %ok = extractvalue {i32, i1} %cx, 1
+  %tries1 = add i32 %tries, 1
+  br i1 %ok, label %claimed, label %retry
+claimed:
+  ; a strong cmpxchg in LDS: exactly one item of the workgroup replaces 0 by its tid + 1
+  %wp = getelementptr i8, ptr addrspace(3) @slds, i32 32
+  %mine = add i32 %tid, 1
+  %wx = cmpxchg ptr addrspace(3) %wp, i32 0, i32 %mine syncscope("workgroup") seq_cst seq_cst
+  %won = extractvalue {i32, i1} %wx, 1
+  %wonz = zext i1 %won to i32
+  %okz = zext i1 %ok to i32
+  %okw = shl i32 %okz, 1
+  %flags = or i32 %wonz, %okw
+  %flagrow = mul i64 %i64, 5
+  %flagrow4 = add i64 %flagrow, 4
+  %flagp = getelementptr i32, ptr addrspace(1) %out, i64 %flagrow4
+  store atomic i32 %flags, ptr addrspace(1) %flagp syncscope("agent") release, align 4
+""" + store_row("%out", "i32", olds, 5) + """
+  fence syncscope("workgroup") release
+  call void @llvm.amdgcn.s.barrier()
+  fence syncscope("workgroup") acquire
+  br i1 %first, label %copy, label %end
+copy:
+  %wg64 = zext i32 %wg to i64
+  %lds_off = mul i64 %wg64, 64
+  %lds_out = add i64 %lds_off, """ + str(LDS_RESULTS) + "".join(copy) + """
+  br label %end
+end:
+  ret void
+}
+"""
+
+
+SYNC = (ID_DECLARATIONS + """
+declare void @llvm.amdgcn.s.barrier()
+declare void @llvm.memset.p3.i64(ptr addrspace(3), i8, i64, i1)
+""" + _atomics_ir())

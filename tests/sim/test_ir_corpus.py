@@ -406,7 +406,78 @@ def snan(build: Build, k: KernelRun) -> None:
          np.array([1.0, 1.0, -2.0, -2.0], np.float16), "minnum.f16 of a converted sNaN")
 
 
-SOURCES: dict[str, object] = {"arith": sources.ARITH}
+# --- atomics ------------------------------------------------------------------------------------
+
+def _own_rmw(op: str, old: int, v: int) -> int:
+    return {"nand": ~(old & v), "xchg": v, "uinc_wrap": 0 if old >= v else old + 1,
+            "udec_wrap": v if old == 0 or old > v else old - 1}[op] & 0xFFFFFFFF
+
+
+@case("sync")
+def atomics(build: Build, k: KernelRun) -> None:
+    groups = 2
+    n = 64 * groups
+    g0 = np.zeros(64, np.uint64)
+    raw = g0.view(np.uint8)
+    raw[0:16] = np.frombuffer(np.array([1.0, 1000.0, -65536.0, 65536.0], np.float32).tobytes(),
+                              np.uint8)
+    raw[16:48] = np.frombuffer(np.array([1.0, 1000.0, -1e300, 1e300]).tobytes(), np.uint8)
+    g0[6:10] = [5, 0, M64, 0x0123456789ABCDEF]
+    g0[10] = 7                           # the cmpxchg counter's low word starts at 7
+    own0 = k.rng.integers(0, 1 << 32, 4 * n, dtype=np.uint64).astype(np.uint32)
+    own0[::4 * 7] = 0                    # udec_wrap and uinc_wrap from 0 in some items
+    g = k.output(np.uint64, 64, initial=g0)
+    own = k.output(np.uint32, 4 * n, initial=own0)
+    out = k.output(np.uint32, 5 * n)
+    k.launch("atomics", [g, own, out, n], (n,), (64,))
+    mem = k.read(g)
+    items = np.arange(n)
+    vf = items * 0.25                    # multiples of 1/4 below 2**10: every sum is exact
+    vd = vf
+    v64 = [((i * 2654435761) ^ 81985529216486895) & M64 for i in range(n)]
+    f32 = mem.view(np.float32)
+    f64 = mem.view(np.float64)
+    same(f32[0:4], np.array([1.0 + vf.sum(), 1000.0 - vf.sum(), vf.max(), min(65536.0, 0.0)],
+                            np.float32), "float atomicrmw fadd/fsub/fmax/fmin (global)")
+    same(f64[2:6], np.array([1.0 + vd.sum(), 1000.0 - vd.sum(), vd.max(), 0.0]),
+         "double atomicrmw fadd/fsub/fmax/fmin (global)")
+    xor = 0x0123456789ABCDEF
+    for v in v64:
+        xor ^= v
+    and_ = M64
+    for v in v64:
+        and_ &= v
+    same(mem[6:10], np.array([(5 + sum(v64)) & M64, max(v64), and_, xor], np.uint64),
+         "i64 atomicrmw add/umax/and/xor (global)")
+    same(mem[10:11] & np.uint64(0xFFFFFFFF), np.array([7 + n * (n + 1) // 2], np.uint64),
+         "cmpxchg weak loop")
+    got = k.read(out).reshape(n, 5)
+    same(got[:, 4] >> 1, np.ones(n, np.uint32), "the weak loop ends on success")
+    won = (got[:, 4] & 1).reshape(groups, 64)
+    assert (won.sum(axis=1) == 1).all(), "one strong cmpxchg succeeds per workgroup"
+    own_mem = k.read(own).reshape(n, 4)
+    start = own0.reshape(n, 4)
+    small = items & 15
+    for col, (op, _, _) in enumerate(sources.OWN_RMW):
+        same(got[:, col], start[:, col], f"atomicrmw {op} returns the old value")
+        same(own_mem[:, col], np.array([_own_rmw(op, int(o), int(v)) for o, v in
+                                        zip(start[:, col], small)], np.uint32),
+             f"atomicrmw {op} ({sources.OWN_RMW[col][1]} scope)")
+    for w in range(groups):
+        lds = mem[16 + 8 * w:16 + 8 * w + 8].copy().view(np.uint8)
+        part = vf[64 * w:64 * w + 64]
+        same(lds[0:8].view(np.float32), np.array([part.sum(), part.max()], np.float32),
+             f"LDS float fadd/fmax, workgroup {w}")
+        same(lds[8:24].view(np.float64), np.array([part.sum(), min(1e300, part.min())]),
+             f"LDS double fadd/fmin, workgroup {w}")
+        same(lds[24:32].view(np.uint64), np.array([sum(v64[64 * w:64 * w + 64]) & M64],
+                                                  np.uint64), f"LDS i64 add, workgroup {w}")
+        winner = int(np.flatnonzero(won[w])[0])
+        same(lds[32:36].view(np.uint32), np.array([winner + 1], np.uint32),
+             f"the strong cmpxchg's winner, workgroup {w}")
+
+
+SOURCES: dict[str, object] = {"arith": sources.ARITH, "sync": sources.SYNC}
 
 # Cases the simulator gets wrong today, with the mechanism (strict: a fix fails the mark).
 XFAIL = {
