@@ -485,3 +485,130 @@ SYNC = (ID_DECLARATIONS + """
 declare void @llvm.amdgcn.s.barrier()
 declare void @llvm.memset.p3.i64(ptr addrspace(3), i8, i64, i1)
 """ + _atomics_ir())
+
+
+# --- cross-lane intrinsics, work-item geometry, hidden arguments and the dispatch packet --------
+
+LANE_COLUMNS = ["%lane", "%ballot_lo", "%ballot_hi", "%read5", "%written", "%below",
+                "%row_shr", "%quad", "%xrow"]
+
+
+def lanes(target: str, wave: int) -> str:
+    """The cross-lane kernel for one wave size (ballot and icmp return an i{wave} mask);
+    permlanex16 exists on gfx12 only (elsewhere its column is 0)."""
+    mask = f"i{wave}"
+    if wave == 64:
+        high = "  %bhi64 = lshr i64 %ballot, 32\n  %ballot_hi = trunc i64 %bhi64 to i32\n"
+        low = "  %ballot_lo = trunc i64 %ballot to i32\n  %below = trunc i64 %cmp to i32\n"
+    else:
+        high = "  %ballot_hi = or i32 0, 0\n"
+        low = "  %ballot_lo = or i32 %ballot, 0\n  %below = or i32 %cmp, 0\n"
+    if target.startswith("gfx12"):
+        xrow = ("  %xrow = call i32 @llvm.amdgcn.permlanex16.i32(i32 0, i32 %val, "
+                "i32 1985229328, i32 -19088744, i1 false, i1 false)\n")
+        declare_x = "declare i32 @llvm.amdgcn.permlanex16.i32(i32, i32, i32, i32, i1, i1)\n"
+    else:
+        xrow, declare_x = "  %xrow = or i32 0, 0\n", ""
+    return ID_DECLARATIONS + declare_x + f"""
+declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)
+declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)
+declare {mask} @llvm.amdgcn.ballot.{mask}(i1)
+declare {mask} @llvm.amdgcn.icmp.{mask}.i32(i32, i32, i32 immarg)
+declare i32 @llvm.amdgcn.readlane.i32(i32, i32)
+declare i32 @llvm.amdgcn.writelane.i32(i32, i32, i32)
+declare i32 @llvm.amdgcn.update.dpp.i32(i32, i32, i32 immarg, i32 immarg, i32 immarg, i1 immarg)
+declare i32 @llvm.amdgcn.mov.dpp.i32(i32, i32 immarg, i32 immarg, i32 immarg, i1 immarg)
+
+define amdgpu_kernel void @lanes(ptr addrspace(1) %xs, ptr addrspace(1) %out, i32 %n) {{
+entry:
+""" + GLOBAL_ID + f"""
+  %pv = getelementptr i32, ptr addrspace(1) %xs, i64 %i64
+  %val = load i32, ptr addrspace(1) %pv
+  %lo = call i32 @llvm.amdgcn.mbcnt.lo(i32 -1, i32 0)
+  %lane = call i32 @llvm.amdgcn.mbcnt.hi(i32 -1, i32 %lo)
+  %odd = trunc i32 %val to i1
+  %ballot = call {mask} @llvm.amdgcn.ballot.{mask}(i1 %odd)
+  %cmp = call {mask} @llvm.amdgcn.icmp.{mask}.i32(i32 %val, i32 1073741824, i32 36)
+""" + low + high + """
+  %read5 = call i32 @llvm.amdgcn.readlane.i32(i32 %val, i32 5)
+  %written = call i32 @llvm.amdgcn.writelane.i32(i32 77, i32 3, i32 %val)
+  ; DPP row_shr:1 keeping -1 where the source lane is outside the row; quad_perm [1,0,3,2]
+  %row_shr = call i32 @llvm.amdgcn.update.dpp.i32(i32 -1, i32 %val, i32 273, i32 15, i32 15,
+                                                  i1 false)
+  %quad = call i32 @llvm.amdgcn.mov.dpp.i32(i32 %val, i32 177, i32 15, i32 15, i1 true)
+""" + xrow + store_row("%out", "i32", LANE_COLUMNS, len(LANE_COLUMNS)) + """
+  br label %done
+done:
+  ret void
+}
+""" + GEOMETRY
+
+
+# One word per item of a 3-D grid of partial workgroups: ids, and what the hidden arguments
+# (code object v5: block counts at 0, group sizes at 12, remainders at 18) and the dispatch
+# packet (workgroup_size_z at 8, grid_size_y at 16) say.
+GEOMETRY = """
+declare i32 @llvm.amdgcn.workitem.id.y()
+declare i32 @llvm.amdgcn.workitem.id.z()
+declare i32 @llvm.amdgcn.workgroup.id.y()
+declare i32 @llvm.amdgcn.workgroup.id.z()
+declare ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
+declare ptr addrspace(4) @llvm.amdgcn.dispatch.ptr()
+
+define amdgpu_kernel void @geometry(ptr addrspace(1) %out, i32 %gx, i32 %gy) {
+entry:
+  %tx = call i32 @llvm.amdgcn.workitem.id.x()
+  %ty = call i32 @llvm.amdgcn.workitem.id.y()
+  %tz = call i32 @llvm.amdgcn.workitem.id.z()
+  %bx = call i32 @llvm.amdgcn.workgroup.id.x()
+  %by = call i32 @llvm.amdgcn.workgroup.id.y()
+  %bz = call i32 @llvm.amdgcn.workgroup.id.z()
+  %hidden = call ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
+  %countx = load i32, ptr addrspace(4) %hidden
+  %psx = getelementptr i8, ptr addrspace(4) %hidden, i64 12
+  %sizex16 = load i16, ptr addrspace(4) %psx
+  %sizex = zext i16 %sizex16 to i32
+  %prx = getelementptr i8, ptr addrspace(4) %hidden, i64 18
+  %remx16 = load i16, ptr addrspace(4) %prx
+  %remx = zext i16 %remx16 to i32
+  %packet = call ptr addrspace(4) @llvm.amdgcn.dispatch.ptr()
+  %pwz = getelementptr i8, ptr addrspace(4) %packet, i64 8
+  %wz16 = load i16, ptr addrspace(4) %pwz
+  %wz = zext i16 %wz16 to i32
+  %pgy = getelementptr i8, ptr addrspace(4) %packet, i64 16
+  %gridy = load i32, ptr addrspace(4) %pgy
+  %x0 = mul i32 %bx, %sizex
+  %x = add i32 %x0, %tx
+  %y0 = mul i32 %by, 2
+  %y = add i32 %y0, %ty
+  %z0 = mul i32 %bz, %wz
+  %z = add i32 %z0, %tz
+  %l0 = mul i32 %z, %gy
+  %l1 = add i32 %l0, %y
+  %l2 = mul i32 %l1, %gx
+  %linear = add i32 %l2, %x
+  %ids0 = shl i32 %tz, 28
+  %ids1 = shl i32 %ty, 24
+  %ids2 = shl i32 %tx, 20
+  %ids3 = shl i32 %bz, 12
+  %ids4 = shl i32 %by, 6
+  %a0 = or i32 %ids0, %ids1
+  %a1 = or i32 %a0, %ids2
+  %a2 = or i32 %a1, %ids3
+  %a3 = or i32 %a2, %ids4
+  %ids = or i32 %a3, %bx
+  %h0 = shl i32 %countx, 24
+  %h1 = shl i32 %sizex, 16
+  %h2 = shl i32 %remx, 8
+  %h3 = or i32 %h0, %h1
+  %h4 = or i32 %h3, %h2
+  %info = or i32 %h4, %gridy
+  %l64 = zext i32 %linear to i64
+  %row = mul i64 %l64, 2
+  %p0 = getelementptr i32, ptr addrspace(1) %out, i64 %row
+  store i32 %ids, ptr addrspace(1) %p0
+  %p1 = getelementptr i32, ptr addrspace(1) %p0, i64 1
+  store i32 %info, ptr addrspace(1) %p1
+  ret void
+}
+"""

@@ -477,7 +477,59 @@ def atomics(build: Build, k: KernelRun) -> None:
              f"the strong cmpxchg's winner, workgroup {w}")
 
 
-SOURCES: dict[str, object] = {"arith": sources.ARITH, "sync": sources.SYNC}
+# --- cross-lane intrinsics and geometry ---------------------------------------------------------
+
+@case("lanes")
+def lanes(build: Build, k: KernelRun) -> None:
+    n, w = 128, build.wave
+    xs = k.rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    xs[::3] &= 0x3FFFFFFF                # some below the icmp threshold 2**30
+    cols = len(sources.LANE_COLUMNS)
+    out = k.output(np.uint32, cols * n)
+    k.launch("lanes", [k.input(xs), out, n], *grid(n))
+    got = k.read(out).reshape(n, cols)
+    i = np.arange(n)
+    lane, first = i % w, i // w * w
+    bits = (xs & 1).astype(np.uint64)
+    below = (xs < 1 << 30).astype(np.uint64)
+    ballot = np.array([int((bits[f:f + w] << np.arange(w, dtype=np.uint64)).sum()) for f in first],
+                      np.uint64)
+    cmp = np.array([int((below[f:f + w] << np.arange(w, dtype=np.uint64)).sum()) for f in first],
+                   np.uint64)
+    same(got[:, 0], lane.astype(np.uint32), "mbcnt.lo/hi: the lane id")
+    same(got[:, 1], (ballot & np.uint64(0xFFFFFFFF)).astype(np.uint32), "ballot, low lanes")
+    same(got[:, 2], (ballot >> np.uint64(32)).astype(np.uint32), "ballot, high lanes")
+    same(got[:, 3], xs[first + 5], "readlane 5")
+    same(got[:, 4], np.where(lane == 3, 77, xs).astype(np.uint32), "writelane 3")
+    same(got[:, 5], (cmp & np.uint64(0xFFFFFFFF)).astype(np.uint32), "amdgcn.icmp ult")
+    same(got[:, 6], np.where(i % 16 == 0, 0xFFFFFFFF, xs[i - 1]).astype(np.uint32),
+         "update.dpp row_shr:1 (old kept at each row's first lane)")
+    same(got[:, 7], xs[i ^ 1], "mov.dpp quad_perm [1,0,3,2]")
+    want_x = xs[i ^ 16] if build.gfx12 else np.zeros(n, np.uint32)
+    same(got[:, 8], want_x, "permlanex16 (the other row of each 32)")
+
+
+@case("lanes")
+def geometry(build: Build, k: KernelRun) -> None:
+    gx, gy, gz = 13, 5, 3
+    block = (4, 2, 2)
+    n = gx * gy * gz
+    out = k.output(np.uint32, 2 * n)
+    k.launch("geometry", [out, gx, gy], (gx, gy, gz), block)
+    got = k.read(out).reshape(gz, gy, gx, 2)
+    z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
+    ids = ((z % 2) << 28 | (y % 2) << 24 | (x % 4) << 20 | (z // 2) << 12 | (y // 2) << 6
+           | x // 4)
+    same(got[..., 0], ids.astype(np.uint32), "work-item and workgroup ids in 3-D")
+    # the hidden block count is of whole workgroups (13 // 4), the remainder the partial one's
+    # size (AMDGPUUsage, "Code Object V5 Metadata"); grid y is the dispatch packet's
+    info = (gx // 4) << 24 | 4 << 16 | (gx % 4) << 8 | gy
+    same(got[..., 1], np.full((gz, gy, gx), info, np.uint32),
+         "implicitarg.ptr and dispatch.ptr reads")
+
+
+SOURCES: dict[str, object] = {"arith": sources.ARITH, "sync": sources.SYNC,
+                              "lanes": sources.lanes}
 
 # Cases the simulator gets wrong today, with the mechanism (strict: a fix fails the mark).
 XFAIL = {
