@@ -291,7 +291,7 @@ def _div_fixup(ftype):
 
 def _cvt_pkrtz(a, b):
     def rtz16(x):
-        x = np.asarray(x, f32)
+        x = _quiet(np.asarray(x, f32))
         h = x.astype(f16)
         # round toward zero: step back when rounding went away from zero
         away = np.abs(h.astype(f32)) > np.abs(x)
@@ -300,6 +300,16 @@ def _cvt_pkrtz(a, b):
     lo = rtz16(a).view(np.uint16).astype(u32)
     hi = rtz16(b).view(np.uint16).astype(u32)
     return lo | (hi << u32(16))
+
+
+def _convert(ftype):
+    """A float-to-float V_CVT/S_CVT: one rounding, and a NaN comes out quiet with its sign and
+    as much of its payload as fits (IEEE 754-2019 5.4.2 and 6.2.3). LLVM's AMDGPU backend
+    counts FP_ROUND and FP_EXTEND among the operations whose result is canonical
+    (SITargetLowering::isCanonicalized), on every target and in either MODE.IEEE, so it feeds
+    them to v_min/v_max unquieted. Quieting in the source format first makes numpy's
+    conversion, which keeps payload bits unquieted, carry the quiet bit over."""
+    return lambda a: _quiet(a).astype(ftype)
 
 
 def _cvt_ubyte(n):

@@ -32,6 +32,7 @@ from hsapy.sim.isa.alu_bits import (
     _signed_overflow_sub,
 )
 from hsapy.sim.isa.alu_float import (
+    _convert,
     _cvt_f32_to_i32,
     _cvt_f32_to_u32,
     _cvt_pkrtz,
@@ -200,11 +201,11 @@ SALU.update({
     "s_minimum_f32": ("f32", ("f32", "f32"), _minimum, None),
     "s_maximum_f16": ("f16", ("f16", "f16"), _maximum, None),
     "s_minimum_f16": ("f16", ("f16", "f16"), _minimum, None),
-    "s_cvt_f16_f32": ("f16", ("f32",), lambda a: np.asarray(a).astype(f16), None),
-    "s_cvt_f32_f16": ("f32", ("f16",), lambda a: np.asarray(a).astype(f32), None),
+    "s_cvt_f16_f32": ("f16", ("f32",), _convert(f16), None),
+    "s_cvt_f32_f16": ("f32", ("f16",), _convert(f32), None),
     "s_cvt_hi_f32_f16": ("f32", ("b32",),
-                         lambda a: (np.asarray(a).astype(u32) >> u32(16)).astype(np.uint16)
-                         .view(f16).astype(f32), None),
+                         lambda a: _convert(f32)((np.asarray(a).astype(u32) >> u32(16))
+                                                .astype(np.uint16).view(f16)), None),
     "s_cvt_pk_rtz_f16_f32": ("b32", ("f32", "f32"), lambda a, b: _cvt_pkrtz(a, b), None),
     "s_ceil_f16": ("f16", ("f16",), _f16_round(np.ceil), None),
     "s_floor_f16": ("f16", ("f16",), _f16_round(np.floor), None),

@@ -40,6 +40,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from hsapy.sim.isa.alu_float import _quiet
+
 __all__ = ["FloatMode", "NEAREST", "UP", "DOWN", "TOWARD_ZERO", "ROUND_NAMES", "MODE_HWREG",
            "initial_mode", "DIRECTED", "directed_fn", "directed_name", "unsupported", "rounds",
            "float_types", "round_exact"]
@@ -553,10 +555,14 @@ def _fraction_sqrt_side(r: Fraction, x: Fraction) -> Fraction:
 
 def _directed_convert(ftype):
     """Narrowing float->float and int->float conversions: the source is exact in float64
-    (integers up to 32 bits, f32), so one rounding of an exact value."""
+    (integers up to 32 bits, f32), so one rounding of an exact value. A float NaN is quieted
+    first, as in every rounding mode (alu_float._convert)."""
     def make(direction: int):
         def convert(a):
-            x = np.asarray(a).astype(f64)
+            x = np.asarray(a)
+            if x.dtype.kind == "f":
+                x = _quiet(x)
+            x = x.astype(f64)
             return round_exact(x, np.zeros((), f64), ftype, direction)
         return convert
     return make

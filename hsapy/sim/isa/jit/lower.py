@@ -401,7 +401,9 @@ class Lowerer:
 
     def _half_nan(self, v: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
         """numpy's half conversions of a NaN keep its payload, unquieted: to half the top
-        mantissa bits (at least one set), from half the mantissa shifted up."""
+        mantissa bits (at least one set), from half the mantissa shifted up. The same as numpy,
+        so the engines agree bit for bit; the V_CVT semantics quiet a NaN before converting
+        (alu_float._convert), which makes the result the hardware's quiet NaN."""
         b = self.b
         mant = {2: 10, 4: 23, 8: 52}
         sbits, dbits = src.itemsize * 8, dst.itemsize * 8
