@@ -5,6 +5,7 @@ import isa_hand_cases_buffer
 import isa_hand_cases_cmp
 import isa_hand_cases_dot
 import isa_hand_cases_ext
+import isa_hand_cases_fcvt_nan
 import isa_hand_cases_fp8
 import isa_hand_cases_gpridx
 import isa_hand_cases_lds_dma
@@ -26,7 +27,7 @@ ALL_CASES: list[Case] = [
     *isa_hand_cases_valu2.CASES, *isa_hand_cases_buffer.CASES,
     *isa_hand_cases_matrix.CASES, *isa_hand_cases_gpridx.CASES,
     *isa_hand_cases_lds_dma.CASES, *isa_hand_cases_fp8.CASES,
-    *isa_hand_cases_smem.CASES,
+    *isa_hand_cases_smem.CASES, *isa_hand_cases_fcvt_nan.CASES,
 ]
 
 
