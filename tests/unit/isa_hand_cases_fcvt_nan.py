@@ -1,4 +1,5 @@
-"""Hand-checked cases: float-to-float conversions of NaNs and infinities, bit for bit.
+"""Hand-checked cases: float-to-float conversions of NaNs and infinities, bit for bit, and
+V_DIV_FIXUP of a signalling NaN.
 
 A conversion delivers a signalling NaN quiet, with its sign and as much of its payload as fits
 (IEEE 754-2019 5.4.2 convertFormat, 6.2.3 NaN propagation): narrowing keeps the top payload bits,
@@ -65,3 +66,15 @@ add(case("gfx1201", "s_cvt_hi_f32_f16 s4, s0", {"s0.u32": NEG_SNAN16 << 16},
          {"s4.u32": 0xFFE0_0000}, "the high half's sNaN -> quiet NaN"))
 add(case("gfx1201", "s_cvt_pk_rtz_f16_f32 s4, s0, s1", {"s0.u32": SNAN32, "s1.u32": NEG_INF32},
          {"s4.u32": 0xFC00_7E00}, "sNaN low, -inf high"))
+
+# V_DIV_FIXUP: a NaN operand, S2 (numerator) before S1 (denominator), comes out quiet
+# (cvtToQuietNAN in the RDNA guides' pseudocode; LLVM's isCanonicalized counts DIV_FIXUP results
+# canonical)
+add(case("*", "v_div_fixup_f32 v3, v0, v1, v2",
+         {"v0.f32": [1.0, 1.0, 1.0], "v1.u32": [SNAN32, 0x3F80_0000, SNAN32],
+          "v2.u32": [0x3F80_0000, NEG_SNAN32, QNAN32 | 5]},
+         {"v3.u32": [0x7FC0_0001, 0xFFE0_0000, 0x7FC0_0005]},
+         "S1 sNaN quieted; S2 sNaN quieted; S2's NaN wins over S1's"))
+add(case("*", "v_div_fixup_f64 v[6:7], v[0:1], v[2:3], v[4:5]",
+         {"v0.f64": [1.0], "v2.f64": [1.0], "v4.u64": [SNAN64]},
+         {"v6.u64": [0x7FF8_0000_0000_0001]}, "S2 sNaN quieted, payload kept"))

@@ -283,8 +283,10 @@ def _div_fixup(ftype):
         both_zero = (den == 0) & (num == 0)
         both_inf = (np.abs(den) == np.inf) & (np.abs(num) == np.inf)
         out = np.where(both_zero | both_inf, np.asarray(np.nan, ftype), out)
-        out = np.where(np.isnan(den), den, out)
-        out = np.where(np.isnan(num), num, out)
+        # a NaN operand, S2 before S1, comes out quiet (cvtToQuietNAN in the RDNA guides'
+        # V_DIV_FIXUP pseudocode; LLVM's isCanonicalized counts DIV_FIXUP results canonical)
+        out = np.where(np.isnan(den), _quiet(den), out)
+        out = np.where(np.isnan(num), _quiet(num), out)
         return out.astype(ftype)
     return div_fixup
 
