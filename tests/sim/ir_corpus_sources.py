@@ -612,3 +612,248 @@ entry:
   ret void
 }
 """
+
+
+# --- address spaces: LDS tiles and tables, constant tables, scratch, flat pointers -------------
+
+SPACE_COLUMNS = ["%transposed", "%gathered", "%ctab_word", "%cdbl_lo", "%cdbl_hi", "%priv",
+                 "%rec_bytes", "%rec_dbl", "%where", "%via_flat", "%via_cast"]
+
+# The constant tables, in the order of the IR initialisers (the test builds its reference from
+# these too).
+CONST_WORDS = [(k * 2654435761 + 12345) & 0xFFFFFFFF for k in range(16)]
+CONST_HALFWORDS = [(k * 40503 + 7) & 0xFFFF for k in range(16)]
+CONST_DOUBLES = [0.1 * k - 0.35 for k in range(8)]
+PRIVATE_WORDS = 24        # the private array of words
+PRIVATE_RECORDS = 6       # the private array of {i8, double, i16} records
+
+
+def _table(ty: str, values: list) -> str:
+    return ", ".join(f"{ty} {v!r}" if ty == "double" else f"{ty} {v}" for v in values)
+
+
+SPACES = """
+declare void @llvm.amdgcn.s.barrier()
+declare i1 @llvm.amdgcn.is.shared(ptr)
+declare i1 @llvm.amdgcn.is.private(ptr)
+
+@tile = internal addrspace(3) global [8 x [9 x i32]] poison, align 4
+@slots = internal addrspace(3) global [64 x i32] poison, align 4
+@flatlds = internal addrspace(3) global [64 x i32] poison, align 4
+@ctab = internal addrspace(4) constant [16 x i32] [""" + _table("i32", CONST_WORDS) + """]
+@ctab16 = internal addrspace(4) constant [16 x i16] [""" + _table("i16", CONST_HALFWORDS) + """]
+@cdbl = internal addrspace(4) constant [8 x double] [""" + _table("double", CONST_DOUBLES) + """]
+
+; Every item of whole workgroups of 64 (barriers): %perm holds a permutation of 0..63 per
+; workgroup, %g is written through a flat pointer by the items that choose global memory.
+define amdgpu_kernel void @spaces(ptr addrspace(1) %xs, ptr addrspace(1) %perm,
+                                  ptr addrspace(1) %g, ptr addrspace(1) %out, i32 %n) {
+entry:
+  %words = alloca [""" + str(PRIVATE_WORDS) + """ x i32], align 4, addrspace(5)
+  %recs = alloca [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], align 8, addrspace(5)
+  %mine = alloca i32, align 4, addrspace(5)
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %wg = call i32 @llvm.amdgcn.workgroup.id.x()
+  %base = mul i32 %wg, 64
+  %i = add i32 %base, %tid
+  %i64 = zext i32 %i to i64
+  %px = getelementptr i32, ptr addrspace(1) %xs, i64 %i64
+  %x = load i32, ptr addrspace(1) %px
+  %pp = getelementptr i32, ptr addrspace(1) %perm, i64 %i64
+  %p = load i32, ptr addrspace(1) %pp
+  ; an 8 x 8 tile (rows padded to 9) written by rows and read by columns
+  %tx = and i32 %tid, 7
+  %ty = lshr i32 %tid, 3
+  %tw = getelementptr [8 x [9 x i32]], ptr addrspace(3) @tile, i32 0, i32 %ty, i32 %tx
+  store i32 %x, ptr addrspace(3) %tw
+  ; a scatter to a data-chosen LDS slot
+  %sv = xor i32 %x, %tid
+  %sw = getelementptr [64 x i32], ptr addrspace(3) @slots, i32 0, i32 %p
+  store i32 %sv, ptr addrspace(3) %sw
+  call void @llvm.amdgcn.s.barrier()
+  %tr = getelementptr [8 x [9 x i32]], ptr addrspace(3) @tile, i32 0, i32 %tx, i32 %ty
+  %transposed = load i32, ptr addrspace(3) %tr
+  %gi = and i32 %x, 63
+  %sr = getelementptr [64 x i32], ptr addrspace(3) @slots, i32 0, i32 %gi
+  %gathered = load i32, ptr addrspace(3) %sr
+  ; constant tables indexed by data
+  %c0 = and i32 %x, 15
+  %cp0 = getelementptr [16 x i32], ptr addrspace(4) @ctab, i32 0, i32 %c0
+  %cw = load i32, ptr addrspace(4) %cp0
+  %c1s = lshr i32 %x, 4
+  %c1 = and i32 %c1s, 15
+  %cp1 = getelementptr [16 x i16], ptr addrspace(4) @ctab16, i32 0, i32 %c1
+  %ch = load i16, ptr addrspace(4) %cp1
+  %chz = zext i16 %ch to i32
+  %chs = shl i32 %chz, 16
+  %ctab_word = xor i32 %cw, %chs
+  %c2s = lshr i32 %x, 8
+  %c2 = and i32 %c2s, 7
+  %cp2 = getelementptr [8 x double], ptr addrspace(4) @cdbl, i32 0, i32 %c2
+  %cd = load double, ptr addrspace(4) %cp2
+  %cdb = bitcast double %cd to i64
+  %cdbl_lo = trunc i64 %cdb to i32
+  %cdh = lshr i64 %cdb, 32
+  %cdbl_hi = trunc i64 %cdh to i32
+  ; private arrays: words[k] = x * (k + 1) + k, one overwritten at a data index, one read at
+  ; another; records[k] = {x + k, x + k / 2, x * k}
+  br label %fill
+fill:
+  %k = phi i32 [ 0, %entry ], [ %k1, %fill ]
+  %k1 = add i32 %k, 1
+  %wv0 = mul i32 %x, %k1
+  %wv = add i32 %wv0, %k
+  %wp = getelementptr [""" + str(PRIVATE_WORDS) + """ x i32], ptr addrspace(5) %words, i32 0, i32 %k
+  store i32 %wv, ptr addrspace(5) %wp
+  %more = icmp ult i32 %k1, """ + str(PRIVATE_WORDS) + """
+  br i1 %more, label %fill, label %fill_records
+fill_records:
+  %r = phi i32 [ 0, %fill ], [ %r1, %fill_records ]
+  %r1 = add i32 %r, 1
+  %ra = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %r, i32 0
+  %rb = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %r, i32 1
+  %rc = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %r, i32 2
+  %xr = add i32 %x, %r
+  %xr8 = trunc i32 %xr to i8
+  store i8 %xr8, ptr addrspace(5) %ra
+  %xd = uitofp i32 %x to double
+  %rd = uitofp i32 %r to double
+  %rh = fmul double %rd, 0.5
+  %xrd = fadd double %xd, %rh
+  store double %xrd, ptr addrspace(5) %rb
+  %xm = mul i32 %x, %r
+  %xm16 = trunc i32 %xm to i16
+  store i16 %xm16, ptr addrspace(5) %rc
+  %rmore = icmp ult i32 %r1, """ + str(PRIVATE_RECORDS) + """
+  br i1 %rmore, label %fill_records, label %private_read
+private_read:
+  %ws = lshr i32 %x, 20
+  %wo = urem i32 %ws, """ + str(PRIVATE_WORDS) + """
+  %wop = getelementptr [""" + str(PRIVATE_WORDS) + """ x i32], ptr addrspace(5) %words, i32 0, i32 %wo
+  store i32 7777, ptr addrspace(5) %wop
+  %wrs = lshr i32 %x, 12
+  %wr = urem i32 %wrs, """ + str(PRIVATE_WORDS) + """
+  %wrp = getelementptr [""" + str(PRIVATE_WORDS) + """ x i32], ptr addrspace(5) %words, i32 0, i32 %wr
+  %priv = load i32, ptr addrspace(5) %wrp
+  %rrs = lshr i32 %x, 16
+  %rr = urem i32 %rrs, """ + str(PRIVATE_RECORDS) + """
+  %rra = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %rr, i32 0
+  %rrb = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %rr, i32 1
+  %rrc = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %rr, i32 2
+  %v8 = load i8, ptr addrspace(5) %rra
+  %vd = load double, ptr addrspace(5) %rrb
+  %v16 = load i16, ptr addrspace(5) %rrc
+  %v8z = zext i8 %v8 to i32
+  %v16z = zext i16 %v16 to i32
+  %v16s = shl i32 %v16z, 16
+  %rec_bytes = or i32 %v8z, %v16s
+  %vd2 = fmul double %vd, 2.0
+  %rec_dbl64 = fptoui double %vd2 to i64
+  %rec_dbl = trunc i64 %rec_dbl64 to i32
+  ; a flat pointer to global memory, LDS or scratch chosen per item by x & 3 (0: LDS,
+  ; 1 and 3: global, 2: scratch); stored and loaded through, then cast back by its aperture
+  %gp = getelementptr i32, ptr addrspace(1) %g, i64 %i64
+  %gflat = addrspacecast ptr addrspace(1) %gp to ptr
+  %lp = getelementptr [64 x i32], ptr addrspace(3) @flatlds, i32 0, i32 %tid
+  %lflat = addrspacecast ptr addrspace(3) %lp to ptr
+  %pflat = addrspacecast ptr addrspace(5) %mine to ptr
+  %sel = and i32 %x, 3
+  %odd = trunc i32 %x to i1
+  %is2 = icmp eq i32 %sel, 2
+  %notglobal = select i1 %is2, ptr %pflat, ptr %lflat
+  %fp = select i1 %odd, ptr %gflat, ptr %notglobal
+  %fv = add i32 %x, 1
+  store i32 %fv, ptr %fp
+  %via_flat = load i32, ptr %fp
+  %shared = call i1 @llvm.amdgcn.is.shared(ptr %fp)
+  %private = call i1 @llvm.amdgcn.is.private(ptr %fp)
+  %shz = zext i1 %shared to i32
+  %prz = zext i1 %private to i32
+  %prs = shl i32 %prz, 1
+  %where = or i32 %shz, %prs
+  br i1 %shared, label %as_local, label %not_local
+as_local:
+  %back_l = addrspacecast ptr %fp to ptr addrspace(3)
+  %vl = load i32, ptr addrspace(3) %back_l
+  %vlm = add i32 %vl, 256
+  br label %joined
+not_local:
+  br i1 %private, label %as_private, label %as_global
+as_private:
+  %back_p = addrspacecast ptr %fp to ptr addrspace(5)
+  %vp = load i32, ptr addrspace(5) %back_p
+  %vpm = add i32 %vp, 512
+  br label %joined
+as_global:
+  %back_g = addrspacecast ptr %fp to ptr addrspace(1)
+  %vg = load i32, ptr addrspace(1) %back_g
+  br label %joined
+joined:
+  %via_cast = phi i32 [ %vlm, %as_local ], [ %vpm, %as_private ], [ %vg, %as_global ]
+""" + store_row("%out", "i32", SPACE_COLUMNS, len(SPACE_COLUMNS)) + """
+  ret void
+}
+"""
+
+# A struct passed by reference in the kernarg segment (padding after the i8, the i16 and the
+# <2 x float>) followed by arguments of mixed widths passed by value.
+STRUCT_ARG_COLUMNS = ["%s_ints", "%s_dbl_lo", "%s_dbl_hi", "%s_vec", "%s_tail", "%v_ints",
+                      "%v_mix"]
+
+STRUCT_ARG = """
+%Args = type { i8, i16, double, <2 x float>, i8, i32 }
+
+define amdgpu_kernel void @struct_args(ptr addrspace(1) %out,
+                                       ptr addrspace(4) byref(%Args) align 8 %s, i8 %c,
+                                       i16 %h, double %d, <2 x float> %v, i32 %n) {
+entry:
+""" + GLOBAL_ID + """
+  %pa = getelementptr %Args, ptr addrspace(4) %s, i32 0, i32 0
+  %sa = load i8, ptr addrspace(4) %pa
+  %pb = getelementptr %Args, ptr addrspace(4) %s, i32 0, i32 1
+  %sb = load i16, ptr addrspace(4) %pb
+  %pd = getelementptr %Args, ptr addrspace(4) %s, i32 0, i32 2
+  %sd = load double, ptr addrspace(4) %pd
+  %pv = getelementptr %Args, ptr addrspace(4) %s, i32 0, i32 3
+  %sv = load <2 x float>, ptr addrspace(4) %pv
+  %pe = getelementptr %Args, ptr addrspace(4) %s, i32 0, i32 4
+  %se = load i8, ptr addrspace(4) %pe
+  %pf = getelementptr %Args, ptr addrspace(4) %s, i32 0, i32 5
+  %sf = load i32, ptr addrspace(4) %pf
+  %saz = zext i8 %sa to i32
+  %sbs = sext i16 %sb to i32
+  %si0 = add i32 %saz, %sbs
+  %s_ints = add i32 %si0, %i
+  %idf = uitofp i32 %i to double
+  %sdi = fmul double %sd, %idf
+  %sdb = bitcast double %sdi to i64
+  %s_dbl_lo = trunc i64 %sdb to i32
+  %sdh = lshr i64 %sdb, 32
+  %s_dbl_hi = trunc i64 %sdh to i32
+  %v0 = extractelement <2 x float> %sv, i32 0
+  %v1 = extractelement <2 x float> %sv, i32 1
+  %iff = uitofp i32 %i to float
+  %vm = fmul float %v1, %iff
+  %va = fadd float %v0, %vm
+  %s_vec = bitcast float %va to i32
+  %sez = sext i8 %se to i32
+  %st = mul i32 %sf, %sez
+  %s_tail = add i32 %st, %i
+  %cz = sext i8 %c to i32
+  %hz = zext i16 %h to i32
+  %hs = shl i32 %hz, 8
+  %v_ints = xor i32 %cz, %hs
+  %df = fptrunc double %d to float
+  %w1 = extractelement <2 x float> %v, i32 1
+  %w0 = extractelement <2 x float> %v, i32 0
+  %dm = fmul float %df, %w1
+  %dma = fadd float %dm, %w0
+  %v_mix = bitcast float %dma to i32
+""" + store_row("%out", "i32", STRUCT_ARG_COLUMNS, len(STRUCT_ARG_COLUMNS)) + """
+  br label %done
+done:
+  ret void
+}
+"""
+
+MEMORY = ID_DECLARATIONS + SPACES + STRUCT_ARG

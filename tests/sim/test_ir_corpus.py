@@ -527,8 +527,95 @@ def geometry(build: Build, k: KernelRun) -> None:
          "implicitarg.ptr and dispatch.ptr reads")
 
 
+# --- address spaces and kernel arguments --------------------------------------------------------
+
+@case("memory")
+def spaces(build: Build, k: KernelRun) -> None:
+    groups = 2
+    n = 64 * groups
+    xs = k.rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    perm = np.concatenate([k.rng.permutation(64) for _ in range(groups)]).astype(np.uint32)
+    g = k.output(np.uint32, n)
+    cols = len(sources.SPACE_COLUMNS)
+    out = k.output(np.uint32, cols * n)
+    k.launch("spaces", [k.input(xs), k.input(perm), g, out, n], (n,), (64,))
+    got = k.read(out).reshape(n, cols)
+    col = {name.lstrip("%"): i for i, name in enumerate(sources.SPACE_COLUMNS)}
+    i = np.arange(n)
+    tid, first = i % 64, i // 64 * 64
+    same(got[:, col["transposed"]], xs[first + (tid % 8) * 8 + tid // 8],
+         "an 8 x 8 LDS tile written by rows, read by columns")
+    slots = np.empty(n, np.uint32)
+    slots[first + perm] = xs ^ tid.astype(np.uint32)
+    same(got[:, col["gathered"]], slots[first + (xs & 63)],
+         "LDS scattered to and gathered from data-chosen slots")
+    words = np.array(sources.CONST_WORDS, np.uint32)
+    halves = np.array(sources.CONST_HALFWORDS, np.uint32)
+    same(got[:, col["ctab_word"]], words[xs & 15] ^ (halves[(xs >> 4) & 15] << 16),
+         "addrspace(4) i32 and i16 tables indexed by data")
+    doubles = np.array(sources.CONST_DOUBLES).view(np.uint64)[(xs >> 8) & 7]
+    same(got[:, col["cdbl_lo"]], (doubles & 0xFFFFFFFF).astype(np.uint32),
+         "addrspace(4) double table, low words")
+    same(got[:, col["cdbl_hi"]], (doubles >> 32).astype(np.uint32),
+         "addrspace(4) double table, high words")
+    count, records = sources.PRIVATE_WORDS, sources.PRIVATE_RECORDS
+    x64 = xs.astype(np.int64)
+    read, written = (x64 >> 12) % count, (x64 >> 20) % count
+    priv = np.where(read == written, 7777, (x64 * (read + 1) + read) & 0xFFFFFFFF)
+    same(got[:, col["priv"]], priv.astype(np.uint32),
+         "a private array written and read at data indices")
+    r = (x64 >> 16) % records
+    same(got[:, col["rec_bytes"]], (((x64 + r) & 0xFF) | ((x64 * r) & 0xFFFF) << 16)
+         .astype(np.uint32), "i8 and i16 fields of a private record chosen by data")
+    same(got[:, col["rec_dbl"]], ((2 * x64 + r) & 0xFFFFFFFF).astype(np.uint32),
+         "the double field of a private record chosen by data")
+    sel = xs & 3
+    same(got[:, col["where"]], np.select([sel == 0, sel == 2], [1, 2], 0).astype(np.uint32),
+         "is.shared / is.private of a flat pointer")
+    same(got[:, col["via_flat"]], xs + np.uint32(1), "a store and a load through flat")
+    same(got[:, col["via_cast"]], (xs + np.uint32(1) + np.select(
+        [sel == 0, sel == 2], [256, 512], 0).astype(np.uint32)),
+         "the flat pointer cast back to its address space")
+    odd = (xs & 1) == 1
+    mem = k.read(g)
+    same(mem[odd], xs[odd] + np.uint32(1), "global memory written through flat")
+    assert (mem[~odd] == 0xA5A5A5A5).all(), "only the items that chose global wrote it"
+
+
+STRUCT_ARGS = np.dtype({"names": ["a", "b", "d", "v", "e", "f"],
+                        "formats": ["u1", "<i2", "<f8", ("<f4", 2), "i1", "<u4"],
+                        "offsets": [0, 2, 8, 16, 24, 28], "itemsize": 32})
+
+
+@case("memory")
+def struct_args(build: Build, k: KernelRun) -> None:
+    n = 70
+    s = np.zeros(1, STRUCT_ARGS)
+    s[0] = (200, -12345, 1.0 / 3.0, (0.75, -1.5), -7, 0x12345678)
+    c, h, d = np.int8(-100), np.uint16(0xBEEF), np.float64(2.0 / 3.0)
+    v = np.array([0.125, 3.0], np.float32)
+    cols = len(sources.STRUCT_ARG_COLUMNS)
+    out = k.output(np.uint32, cols * n)
+    k.launch("struct_args", [out, s.tobytes(), c, h, d, v.tobytes(), n], *grid(n))
+    got = k.read(out).reshape(n, cols)
+    i = np.arange(n)
+    same(got[:, 0], (200 - 12345 + i).astype(np.uint32), "byref i8 and i16 fields")
+    prod = (np.float64(1.0 / 3.0) * i).view(np.uint64)
+    same(got[:, 1], (prod & 0xFFFFFFFF).astype(np.uint32), "byref double field, low words")
+    same(got[:, 2], (prod >> 32).astype(np.uint32), "byref double field, high words")
+    vec = np.float32(0.75) + np.float32(-1.5) * i.astype(np.float32)
+    same(got[:, 3].view(np.float32), vec.astype(np.float32), "byref <2 x float> field")
+    same(got[:, 4], (0x12345678 * -7 + i).astype(np.int64).astype(np.uint32),
+         "byref i8 and i32 fields after padding")
+    same(got[:, 5], np.full(n, np.uint32((-100 & 0xFFFFFFFF) ^ (0xBEEF << 8))),
+         "i8 and i16 arguments by value")
+    mix = np.float32(d) * v[1] + v[0]
+    same(got[:, 6].view(np.float32), np.full(n, mix, np.float32),
+         "double and <2 x float> arguments by value")
+
+
 SOURCES: dict[str, object] = {"arith": sources.ARITH, "sync": sources.SYNC,
-                              "lanes": sources.lanes}
+                              "lanes": sources.lanes, "memory": sources.MEMORY}
 
 # Cases the simulator gets wrong today, with the mechanism (strict: a fix fails the mark).
 XFAIL: dict[str, str] = {}
