@@ -857,3 +857,175 @@ done:
 """
 
 MEMORY = ID_DECLARATIONS + SPACES + STRUCT_ARG
+
+
+# --- vectors: odd widths, half and bfloat lanes, shuffles, dynamic lanes, reductions -----------
+
+VECTOR_COLUMNS = ["%tri0", "%tri1", "%tri2", "%hv0", "%hv1", "%hv2", "%hv3", "%sh0", "%sh1",
+                  "%sh2", "%sh3", "%bf", "%picked", "%repicked", "%radd", "%rumax", "%rand",
+                  "%rfadd_b", "%rfre_b"]
+
+VECTORS = """
+declare i32 @llvm.vector.reduce.add.v4i32(<4 x i32>)
+declare i32 @llvm.vector.reduce.umax.v8i32(<8 x i32>)
+declare i32 @llvm.vector.reduce.and.v4i32(<4 x i32>)
+declare float @llvm.vector.reduce.fadd.v4f32(float, <4 x float>)
+
+; Item i reads the words xs[i .. i + 8) (the test gives n + 8).
+define amdgpu_kernel void @vectors(ptr addrspace(1) %xs, ptr addrspace(1) %out, i32 %n) {
+entry:
+""" + GLOBAL_ID + """
+  %p = getelementptr i32, ptr addrspace(1) %xs, i64 %i64
+  %w8 = load <8 x i32>, ptr addrspace(1) %p, align 4
+  ; <3 x i32> loaded as such: (a * b + (a << [1, 2, 3])) ^ b
+  %p3 = getelementptr i32, ptr addrspace(1) %p, i64 3
+  %a3 = load <3 x i32>, ptr addrspace(1) %p, align 4
+  %b3 = load <3 x i32>, ptr addrspace(1) %p3, align 4
+  %m3 = mul <3 x i32> %a3, %b3
+  %s3 = shl <3 x i32> %a3, <i32 1, i32 2, i32 3>
+  %t3 = add <3 x i32> %m3, %s3
+  %r3 = xor <3 x i32> %t3, %b3
+  %tri0 = extractelement <3 x i32> %r3, i32 0
+  %tri1 = extractelement <3 x i32> %r3, i32 1
+  %tri2 = extractelement <3 x i32> %r3, i32 2
+  ; <8 x half>: h * g + h, each operation rounded to half
+  %lo4 = shufflevector <8 x i32> %w8, <8 x i32> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %hi4 = shufflevector <8 x i32> %w8, <8 x i32> poison, <4 x i32> <i32 4, i32 5, i32 6, i32 7>
+  %h = bitcast <4 x i32> %lo4 to <8 x half>
+  %g = bitcast <4 x i32> %hi4 to <8 x half>
+  %hm = fmul <8 x half> %h, %g
+  %hr = fadd <8 x half> %hm, %h
+  %hw = bitcast <8 x half> %hr to <4 x i32>
+  %hv0 = extractelement <4 x i32> %hw, i32 0
+  %hv1 = extractelement <4 x i32> %hw, i32 1
+  %hv2 = extractelement <4 x i32> %hw, i32 2
+  %hv3 = extractelement <4 x i32> %hw, i32 3
+  ; a shuffle of both: [hr7, h0, hr1, h2, hr7, h4, hr3, h6] (indices 8.. are %h's)
+  %sh = shufflevector <8 x half> %hr, <8 x half> %h,
+                      <8 x i32> <i32 7, i32 8, i32 1, i32 10, i32 7, i32 12, i32 3, i32 14>
+  %shw = bitcast <8 x half> %sh to <4 x i32>
+  %sh0 = extractelement <4 x i32> %shw, i32 0
+  %sh1 = extractelement <4 x i32> %shw, i32 1
+  %sh2 = extractelement <4 x i32> %shw, i32 2
+  %sh3 = extractelement <4 x i32> %shw, i32 3
+  ; <2 x bfloat>: b * c + b, each operation rounded to bfloat
+  %w0 = extractelement <8 x i32> %w8, i32 0
+  %w1 = extractelement <8 x i32> %w8, i32 1
+  %bv = bitcast i32 %w0 to <2 x bfloat>
+  %cv = bitcast i32 %w1 to <2 x bfloat>
+  %bm = fmul <2 x bfloat> %bv, %cv
+  %ba = fadd <2 x bfloat> %bm, %bv
+  %bf = bitcast <2 x bfloat> %ba to i32
+  ; lanes chosen by data: extract w[w2 & 7], insert 57005 at w[w3 & 7], extract at w[w4 & 7]
+  %w2 = extractelement <8 x i32> %w8, i32 2
+  %w3 = extractelement <8 x i32> %w8, i32 3
+  %w4 = extractelement <8 x i32> %w8, i32 4
+  %e0 = and i32 %w2, 7
+  %picked = extractelement <8 x i32> %w8, i32 %e0
+  %e1 = and i32 %w3, 7
+  %ins = insertelement <8 x i32> %w8, i32 57005, i32 %e1
+  %e2 = and i32 %w4, 7
+  %repicked = extractelement <8 x i32> %ins, i32 %e2
+  ; reductions
+  %radd = call i32 @llvm.vector.reduce.add.v4i32(<4 x i32> %lo4)
+  %rumax = call i32 @llvm.vector.reduce.umax.v8i32(<8 x i32> %w8)
+  %ors = or <4 x i32> %lo4, %hi4
+  %rand = call i32 @llvm.vector.reduce.and.v4i32(<4 x i32> %ors)
+  ; fadd ordered: ((((h4 + h0 * 2^12) + h1) + h2 * 2^-12) + h3) in float, the order seen
+  %hx = fpext <8 x half> %h to <8 x float>
+  %f4 = shufflevector <8 x float> %hx, <8 x float> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %fs = fmul <4 x float> %f4, <float 4096.0, float 1.0, float 0x3F30000000000000, float 1.0>
+  %start = extractelement <8 x float> %hx, i32 4
+  %rfadd = call float @llvm.vector.reduce.fadd.v4f32(float %start, <4 x float> %fs)
+  %rfadd_b = bitcast float %rfadd to i32
+  ; fadd reassoc of small integers (exact in any order)
+  %small = and <4 x i32> %hi4, <i32 65535, i32 65535, i32 65535, i32 65535>
+  %sf = uitofp <4 x i32> %small to <4 x float>
+  %rfre = call reassoc float @llvm.vector.reduce.fadd.v4f32(float -0.0, <4 x float> %sf)
+  %rfre_b = bitcast float %rfre to i32
+""" + store_row("%out", "i32", VECTOR_COLUMNS, len(VECTOR_COLUMNS)) + """
+  br label %done
+done:
+  ret void
+}
+"""
+
+
+# --- intrinsics: bit reversal, sign and NaN-propagating min/max, rounding, getpc, bpermute -----
+
+INTRINSIC_COLUMNS = ["%rev32", "%rev64_lo", "%rev64_hi", "%csign_b", "%csign64_hi", "%minimum_b",
+                     "%maximum_b", "%round_b", "%trunc_b", "%floor_b", "%hsat", "%pc_lo",
+                     "%pc_hi", "%permuted"]
+
+INTRINSICS = """
+declare i32 @llvm.bitreverse.i32(i32)
+declare i64 @llvm.bitreverse.i64(i64)
+declare float @llvm.copysign.f32(float, float)
+declare double @llvm.copysign.f64(double, double)
+declare float @llvm.minimum.f32(float, float)
+declare float @llvm.maximum.f32(float, float)
+declare float @llvm.round.f32(float)
+declare float @llvm.trunc.f32(float)
+declare float @llvm.floor.f32(float)
+declare i8 @llvm.fptoui.sat.i8.f16(half)
+declare i32 @llvm.fptoui.sat.i32.f16(half)
+declare i64 @llvm.amdgcn.s.getpc()
+declare i32 @llvm.amdgcn.ds.bpermute(i32, i32)
+
+define amdgpu_kernel void @intrinsics(ptr addrspace(1) %xs, ptr addrspace(1) %out, i32 %n) {
+entry:
+""" + GLOBAL_ID + """
+  %pa = getelementptr float, ptr addrspace(1) %xs, i64 %i64
+  %a = load float, ptr addrspace(1) %pa
+  %j = add i64 %i64, 1
+  %pb = getelementptr float, ptr addrspace(1) %xs, i64 %j
+  %b = load float, ptr addrspace(1) %pb
+  %wa = bitcast float %a to i32
+  %wb = bitcast float %b to i32
+  %rev32 = call i32 @llvm.bitreverse.i32(i32 %wa)
+  %wa64 = zext i32 %wa to i64
+  %wb64 = zext i32 %wb to i64
+  %wbs = shl i64 %wb64, 32
+  %wab = or i64 %wa64, %wbs
+  %rev64 = call i64 @llvm.bitreverse.i64(i64 %wab)
+  %rev64_lo = trunc i64 %rev64 to i32
+  %rev64s = lshr i64 %rev64, 32
+  %rev64_hi = trunc i64 %rev64s to i32
+  %csign = call float @llvm.copysign.f32(float %a, float %b)
+  %csign_b = bitcast float %csign to i32
+  %ad = fpext float %a to double
+  %bd = fpext float %b to double
+  %cs64 = call double @llvm.copysign.f64(double %ad, double %bd)
+  %cs64b = bitcast double %cs64 to i64
+  %cs64s = lshr i64 %cs64b, 32
+  %csign64_hi = trunc i64 %cs64s to i32
+  %minimum = call float @llvm.minimum.f32(float %a, float %b)
+  %minimum_b = bitcast float %minimum to i32
+  %maximum = call float @llvm.maximum.f32(float %a, float %b)
+  %maximum_b = bitcast float %maximum to i32
+  %round = call float @llvm.round.f32(float %a)
+  %round_b = bitcast float %round to i32
+  %trunc = call float @llvm.trunc.f32(float %a)
+  %trunc_b = bitcast float %trunc to i32
+  %floor = call float @llvm.floor.f32(float %a)
+  %floor_b = bitcast float %floor to i32
+  %ha = fptrunc float %a to half
+  %hs8 = call i8 @llvm.fptoui.sat.i8.f16(half %ha)
+  %hs32 = call i32 @llvm.fptoui.sat.i32.f16(half %ha)
+  %hs8z = zext i8 %hs8 to i32
+  %hs32s = shl i32 %hs32, 8
+  %hsat = or i32 %hs8z, %hs32s
+  %pc = call i64 @llvm.amdgcn.s.getpc()
+  %pc_lo = trunc i64 %pc to i32
+  %pcs = lshr i64 %pc, 32
+  %pc_hi = trunc i64 %pcs to i32
+  ; each lane pulls b's bits from lane (wa / 4) mod the wave size
+  %permuted = call i32 @llvm.amdgcn.ds.bpermute(i32 %wa, i32 %wb)
+""" + store_row("%out", "i32", INTRINSIC_COLUMNS, len(INTRINSIC_COLUMNS)) + """
+  br label %done
+done:
+  ret void
+}
+"""
+
+VECTOR_INTRINSICS = ID_DECLARATIONS + VECTORS + INTRINSICS

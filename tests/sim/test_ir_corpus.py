@@ -614,8 +614,137 @@ def struct_args(build: Build, k: KernelRun) -> None:
          "double and <2 x float> arguments by value")
 
 
+# --- vectors and intrinsics ---------------------------------------------------------------------
+
+def _bf16_op(x: np.ndarray, y: np.ndarray, op: Callable) -> np.ndarray:
+    """``op`` on bfloat values (float32 arrays) rounded once to bfloat, as float32."""
+    out = [round_once(op(Fraction(a), Fraction(b)), BF16)
+           if np.isfinite(a) and np.isfinite(b) else op(a, b)
+           for a, b in zip(x.tolist(), y.tolist())]
+    return _bf16_value(_bf16(np.array(out, np.float32)))
+
+
+@case("vectors")
+def vectors(build: Build, k: KernelRun) -> None:
+    n = 100
+    halves = (k.rng.standard_normal(2 * (n + 8)) * np.exp2(k.rng.integers(-8, 8, 2 * (n + 8))))
+    halves = halves.astype(np.float16)
+    halves[:12] = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, 6e-8, -2.0, 0.5, 1e-4, -3.0,
+                   7.0]
+    words = halves.view(np.uint32)
+    cols = len(sources.VECTOR_COLUMNS)
+    out = k.output(np.uint32, cols * n)
+    k.launch("vectors", [k.input(words), out, n], *grid(n))
+    got = k.read(out).reshape(n, cols)
+    w = np.stack([words[j:j + n] for j in range(8)], axis=1).astype(np.uint64)
+    a, b = w[:, 0:3], w[:, 3:6]
+    tri = ((a * b + (a << np.array([1, 2, 3], np.uint64))) ^ b) & 0xFFFFFFFF
+    same(got[:, 0:3], tri.astype(np.uint32), "<3 x i32> loads, mul/shl/add/xor")
+    h = w[:, 0:4].astype(np.uint32).copy().view(np.float16)
+    g = w[:, 4:8].astype(np.uint32).copy().view(np.float16)
+    with np.errstate(all="ignore"):
+        hr = h * g + h          # numpy rounds each float16 operation once (through float32)
+        same(got[:, 3:7].copy().view(np.float16), hr, "<8 x half> fmul, fadd")
+        both = np.concatenate([hr, h], axis=1)
+        picks = [7, 8, 1, 10, 7, 12, 3, 14]
+        same(got[:, 7:11].copy().view(np.float16), both[:, picks], "shufflevector <8 x half>")
+        bv = _bf16_value(w[:, 0].astype(np.uint32).view(np.uint16).reshape(n, 2))
+        cv = _bf16_value(w[:, 1].astype(np.uint32).view(np.uint16).reshape(n, 2))
+        prod = _bf16_op(bv.reshape(-1), cv.reshape(-1), lambda x, y: x * y)
+        total = _bf16_op(prod, bv.reshape(-1), lambda x, y: x + y)
+        got_bf = _bf16_value(got[:, 11].copy().view(np.uint16))
+        same(got_bf, total, "<2 x bfloat> fmul, fadd")
+        rows = np.arange(n)
+        same(got[:, 12], w[rows, w[:, 2] & 7].astype(np.uint32), "extractelement, dynamic")
+        inserted = w.copy()
+        inserted[rows, w[:, 3] & 7] = 57005
+        same(got[:, 13], inserted[rows, w[:, 4] & 7].astype(np.uint32),
+             "insertelement then extractelement, dynamic")
+        same(got[:, 14], (w[:, 0:4].sum(axis=1) & 0xFFFFFFFF).astype(np.uint32),
+             "vector.reduce.add")
+        same(got[:, 15], w.max(axis=1).astype(np.uint32), "vector.reduce.umax")
+        same(got[:, 16], np.bitwise_and.reduce(w[:, 0:4] | w[:, 4:8], axis=1).astype(np.uint32),
+             "vector.reduce.and")
+        hx = h.astype(np.float32)
+        scaled = hx[:, 0:4] * np.array([4096.0, 1.0, 2.0 ** -12, 1.0], np.float32)
+        ordered = hx[:, 4].copy()
+        for j in range(4):
+            ordered = ordered + scaled[:, j]
+        same(got[:, 17].view(np.float32), ordered, "vector.reduce.fadd in order")
+        exact = (w[:, 4:8] & 0xFFFF).sum(axis=1).astype(np.float32)
+        same(got[:, 18].view(np.float32), exact, "vector.reduce.fadd reassoc")
+
+
+def _bitreverse(x: int, bits: int) -> int:
+    return int(format(x, f"0{bits}b")[::-1], 2)
+
+
+def _extreme(a: np.ndarray, b: np.ndarray,
+             pick_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """llvm.minimum/maximum: NaN if either is, else the operand ``pick_a`` says (which orders -0
+    below +0); and where both are zeros."""
+    zeros = (a == 0) & (b == 0)
+    return np.where(np.isnan(a) | np.isnan(b), np.float32(np.nan), np.where(pick_a, a, b)), zeros
+
+
+@case("vectors")
+def intrinsics(build: Build, k: KernelRun) -> None:
+    n, w = 150, build.wave
+    xs = (k.rng.standard_normal(n + 1) * np.exp2(k.rng.integers(-10, 20, n + 1))).astype(
+        np.float32)
+    xs[:len(FLOAT_SPECIALS)] = FLOAT_SPECIALS
+    xs[24:32] = [0.49999997, -0.5, 1.5, -0.0, 0.0, -0.0, np.nan, 2.5]
+    cols = len(sources.INTRINSIC_COLUMNS)
+    out = k.output(np.uint32, cols * n)
+    k.launch("intrinsics", [k.input(xs), out, n], *grid(n))
+    got = k.read(out).reshape(n, cols)
+    col = {name.lstrip("%"): i for i, name in enumerate(sources.INTRINSIC_COLUMNS)}
+    bits = xs.view(np.uint32)
+    wa, wb = bits[:n], bits[1:n + 1]
+    a, b = xs[:n], xs[1:n + 1]
+    same(got[:, col["rev32"]], np.array([_bitreverse(int(x), 32) for x in wa], np.uint32),
+         "llvm.bitreverse.i32")
+    rev = np.array([_bitreverse(int(x) | int(y) << 32, 64) for x, y in zip(wa, wb)], np.uint64)
+    same(got[:, col["rev64_lo"]], (rev & 0xFFFFFFFF).astype(np.uint32), "bitreverse.i64 low")
+    same(got[:, col["rev64_hi"]], (rev >> 32).astype(np.uint32), "bitreverse.i64 high")
+    same(got[:, col["csign_b"]], (wa & 0x7FFFFFFF) | (wb & 0x80000000), "llvm.copysign.f32")
+    wide = np.copysign(a.astype(np.float64), b.astype(np.float64)).view(np.uint64)
+    same(got[:, col["csign64_hi"]], (wide >> 32).astype(np.uint32), "llvm.copysign.f64")
+    with np.errstate(invalid="ignore", over="ignore"):
+        low, zeros = _extreme(a, b, (a < b) | ((a == b) & np.signbit(a)))
+        high, _ = _extreme(a, b, (a > b) | ((a == b) & ~np.signbit(a)))
+        same(got[:, col["minimum_b"]].view(np.float32), low, "llvm.minimum.f32")
+        same(got[:, col["maximum_b"]].view(np.float32), high, "llvm.maximum.f32")
+        same(np.signbit(got[zeros, col["minimum_b"]].view(np.float32)),
+             np.signbit(a[zeros]) | np.signbit(b[zeros]), "minimum of zeros is -0 if either is")
+        same(np.signbit(got[zeros, col["maximum_b"]].view(np.float32)),
+             np.signbit(a[zeros]) & np.signbit(b[zeros]), "maximum of zeros is +0 if either is")
+        a64 = a.astype(np.float64)
+        away = np.copysign(np.floor(np.abs(a64) + 0.5), a64).astype(np.float32)
+        same(got[:, col["round_b"]].view(np.float32), away, "llvm.round (half away from zero)")
+        same(np.signbit(got[:, col["round_b"]].view(np.float32)), np.signbit(away),
+             "llvm.round keeps the sign of zero")
+        same(got[:, col["trunc_b"]].view(np.float32), np.trunc(a), "llvm.trunc")
+        same(got[:, col["floor_b"]].view(np.float32), np.floor(a), "llvm.floor")
+        ha = a.astype(np.float16)
+        sat = (_sat(ha, 0, 255) | (_sat(ha, 0, (1 << 32) - 1) << 8)) & 0xFFFFFFFF
+        same(got[:, col["hsat"]], sat.astype(np.uint32), "fptoui.sat.i8/i32 from half")
+    pc = got[:, col["pc_lo"]].astype(np.uint64) | got[:, col["pc_hi"]].astype(np.uint64) << 32
+    kernel = k.executable.kernel("intrinsics")
+    entry = kernel.kernel_object + kernel.descriptor.kernel_code_entry_byte_offset
+    assert (pc == pc[0]).all(), "s.getpc is the same in every lane"
+    assert entry < int(pc[0]) < entry + 4096 and int(pc[0]) % 4 == 0, (hex(int(pc[0])),
+                                                                        hex(entry))
+    i = np.arange(n)
+    source = i // w * w + (wa >> 2) % w
+    pulled = np.where(source < n, bits[np.minimum(source, n - 1) + 1], 0).astype(np.uint32)
+    same(got[:, col["permuted"]], pulled,
+         "ds.bpermute: lane (addr / 4) mod the wave size, 0 from an inactive lane")
+
+
 SOURCES: dict[str, object] = {"arith": sources.ARITH, "sync": sources.SYNC,
-                              "lanes": sources.lanes, "memory": sources.MEMORY}
+                              "lanes": sources.lanes, "memory": sources.MEMORY,
+                              "vectors": sources.VECTOR_INTRINSICS}
 
 # Cases the simulator gets wrong today, with the mechanism (strict: a fix fails the mark).
 XFAIL: dict[str, str] = {}
