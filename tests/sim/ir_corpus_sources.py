@@ -1029,3 +1029,168 @@ done:
 """
 
 VECTOR_INTRINSICS = ID_DECLARATIONS + VECTORS + INTRINSICS
+
+
+# --- control flow: sparse switch, multi-exit and per-lane loops, early returns, irreducible ----
+
+# (case value of x & 63, IR computing %c<value> from %y = x >> 6); the default is y + x
+SWITCH_CASES = [(0, "add i32 %y, 1"), (3, "mul i32 %y, 3"), (7, "xor i32 %y, 85"),
+                (12, "lshr i32 %y, 2"), (19, "sub i32 %y, 1000"), (28, "or i32 %y, 256"),
+                (33, "mul i32 %y, %y"), (41, "shl i32 %y, 3"), (50, "and i32 %y, 255"),
+                (63, "sub i32 0, %y")]
+FLOW_COLUMNS = ["%search", "%trips", "%chain", "%irreducible"]
+SEARCH_KEYS = 32          # words of %keys the search loop reads
+IRREDUCIBLE_STEPS = 12
+
+
+def _switch_ir() -> str:
+    table = " ".join(f"i32 {v}, label %case{v}" for v, _ in SWITCH_CASES)
+    lines = [f"  switch i32 %sel, label %case_default [ {table} ]"]
+    incoming = []
+    for v, op in SWITCH_CASES:
+        lines += [f"case{v}:", f"  %c{v} = {op}", "  br label %switched"]
+        incoming.append(f"[ %c{v}, %case{v} ]")
+    lines += ["case_default:", "  %cd = add i32 %y, %x", "  br label %switched", "switched:",
+              f"  %sw = phi i32 {', '.join(incoming)}, [ %cd, %case_default ]"]
+    return "\n".join(lines) + "\n"
+
+
+FLOW = """
+; Items with x % 5 == 0 return early, writing only %early[i]; the others write their row.
+define amdgpu_kernel void @flow(ptr addrspace(1) %xs, ptr addrspace(1) %keys,
+                                ptr addrspace(1) %early, ptr addrspace(1) %out, i32 %n) {
+entry:
+""" + GLOBAL_ID + """
+  %px = getelementptr i32, ptr addrspace(1) %xs, i64 %i64
+  %x = load i32, ptr addrspace(1) %px
+  %y = lshr i32 %x, 6
+  %sel = and i32 %x, 63
+""" + _switch_ir() + """
+  %r5 = urem i32 %x, 5
+  %leave = icmp eq i32 %r5, 0
+  br i1 %leave, label %early_return, label %search_loop
+early_return:
+  %pe = getelementptr i32, ptr addrspace(1) %early, i64 %i64
+  store i32 %sw, ptr addrspace(1) %pe
+  ret void
+search_loop:
+  ; find x % 40 among the keys (exit 1), stop once their running sum passes x >> 20 (exit 2),
+  ; or run out of keys (exit 3)
+  %target = urem i32 %x, 40
+  %limit = lshr i32 %x, 20
+  br label %search_key
+search_key:
+  %j = phi i32 [ 0, %search_loop ], [ %j1, %next_key ]
+  %acc = phi i32 [ 0, %search_loop ], [ %acc1, %next_key ]
+  %pk = getelementptr i32, ptr addrspace(1) %keys, i32 %j
+  %key = load i32, ptr addrspace(1) %pk
+  %hit = icmp eq i32 %key, %target
+  br i1 %hit, label %found, label %check_sum
+check_sum:
+  %acc1 = add i32 %acc, %key
+  %over = icmp ugt i32 %acc1, %limit
+  br i1 %over, label %overflowed, label %next_key
+next_key:
+  %j1 = add i32 %j, 1
+  %more = icmp ult i32 %j1, """ + str(SEARCH_KEYS) + """
+  br i1 %more, label %search_key, label %exhausted
+found:
+  %fcode = or i32 %j, 65536
+  br label %searched
+overflowed:
+  %ocode = or i32 %j, 131072
+  br label %searched
+exhausted:
+  br label %searched
+searched:
+  %search = phi i32 [ %fcode, %found ], [ %ocode, %overflowed ], [ 196640, %exhausted ]
+  ; x % 37 trips of t = t * 3 + k
+  %trip_count = urem i32 %x, 37
+  %none = icmp eq i32 %trip_count, 0
+  br i1 %none, label %tripped, label %trip
+trip:
+  %k = phi i32 [ 0, %searched ], [ %k1, %trip ]
+  %t = phi i32 [ 1, %searched ], [ %t2, %trip ]
+  %t1 = mul i32 %t, 3
+  %t2 = add i32 %t1, %k
+  %k1 = add i32 %k, 1
+  %again = icmp ult i32 %k1, %trip_count
+  br i1 %again, label %trip, label %tripped
+tripped:
+  %trips = phi i32 [ 1, %searched ], [ %t2, %trip ]
+  ; selects and a chain of diamonds joined by phis
+  %bit1 = and i32 %x, 2
+  %has1 = icmp ne i32 %bit1, 0
+  %sx = xor i32 %x, 61680
+  %s7 = add i32 %x, 7
+  %s1 = select i1 %has1, i32 %sx, i32 %s7
+  %bit2 = and i32 %s1, 4
+  %has2 = icmp ne i32 %bit2, 0
+  br i1 %has2, label %times5, label %halve
+times5:
+  %p5 = mul i32 %s1, 5
+  br label %joined1
+halve:
+  %ph = lshr i32 %s1, 1
+  br label %joined1
+joined1:
+  %p = phi i32 [ %p5, %times5 ], [ %ph, %halve ]
+  %bit3 = and i32 %p, 8
+  %has3 = icmp ne i32 %bit3, 0
+  br i1 %has3, label %plus, label %test4
+test4:
+  %bit4 = and i32 %p, 16
+  %has4 = icmp ne i32 %bit4, 0
+  br i1 %has4, label %minus, label %joined2
+plus:
+  %qp = add i32 %p, %s1
+  br label %joined2
+minus:
+  %qm = sub i32 %p, 3
+  br label %joined2
+joined2:
+  %q = phi i32 [ %qp, %plus ], [ %qm, %minus ], [ %p, %test4 ]
+  %bigger = icmp ugt i32 %q, %s1
+  %qs = select i1 %bigger, i32 %q, i32 %s1
+  %chain = xor i32 %qs, %sw
+  ; two entries into one loop: odd x enter at %loop_b, even x at %loop_a
+  %odd = trunc i32 %x to i1
+  br i1 %odd, label %loop_b, label %loop_a
+loop_a:
+  %va = phi i32 [ %x, %joined2 ], [ %vb1, %b_to_a ]
+  %ca = phi i32 [ 0, %joined2 ], [ %cb1, %b_to_a ]
+  %va0 = mul i32 %va, 3
+  %va1 = add i32 %va0, 1
+  %ca1 = add i32 %ca, 1
+  %a_done = icmp uge i32 %ca1, """ + str(IRREDUCIBLE_STEPS) + """
+  br i1 %a_done, label %irreducible_exit, label %loop_b
+loop_b:
+  %vb = phi i32 [ %x, %joined2 ], [ %va1, %loop_a ], [ %vb1, %b_again ]
+  %cb = phi i32 [ 0, %joined2 ], [ %ca1, %loop_a ], [ %cb1, %b_again ]
+  %vbs = lshr i32 %vb, 1
+  %vb1 = xor i32 %vbs, %cb
+  %cb1 = add i32 %cb, 1
+  %b_done = icmp uge i32 %cb1, """ + str(IRREDUCIBLE_STEPS) + """
+  br i1 %b_done, label %irreducible_exit, label %b_choose
+b_choose:
+  %bit = and i32 %vb1, 2
+  %to_a = icmp ne i32 %bit, 0
+  br i1 %to_a, label %b_to_a, label %b_again
+b_to_a:
+  br label %loop_a
+b_again:
+  br label %loop_b
+irreducible_exit:
+  %irr_v = phi i32 [ %va1, %loop_a ], [ %vb1, %loop_b ]
+  %irr_c = phi i32 [ %ca1, %loop_a ], [ %cb1, %loop_b ]
+  %irr_from_a = phi i32 [ 1, %loop_a ], [ 0, %loop_b ]
+  %irr_tag = shl i32 %irr_from_a, 31
+  %irreducible = xor i32 %irr_v, %irr_tag
+""" + store_row("%out", "i32", FLOW_COLUMNS, len(FLOW_COLUMNS)) + """
+  br label %done
+done:
+  ret void
+}
+"""
+
+CONTROL = ID_DECLARATIONS + FLOW

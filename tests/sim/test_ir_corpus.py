@@ -742,9 +742,78 @@ def intrinsics(build: Build, k: KernelRun) -> None:
          "ds.bpermute: lane (addr / 4) mod the wave size, 0 from an inactive lane")
 
 
+# --- control flow -------------------------------------------------------------------------------
+
+_SWITCH = {0: lambda y, x: y + 1, 3: lambda y, x: y * 3, 7: lambda y, x: y ^ 85,
+           12: lambda y, x: y >> 2, 19: lambda y, x: y - 1000, 28: lambda y, x: y | 256,
+           33: lambda y, x: y * y, 41: lambda y, x: y << 3, 50: lambda y, x: y & 255,
+           63: lambda y, x: -y}
+
+
+def _flow_row(x: int, keys: list[int]) -> tuple[int, list[int]]:
+    """(the switch's value, the row) of item x, as the IR computes them, in 32 bits."""
+    m = 0xFFFFFFFF
+    y = x >> 6
+    sw = _SWITCH.get(x & 63, lambda y, x: y + x)(y, x) & m
+    target, limit, acc = x % 40, x >> 20, 0
+    search = 3 << 16 | sources.SEARCH_KEYS
+    for j, key in enumerate(keys[:sources.SEARCH_KEYS]):
+        if key == target:
+            search = 1 << 16 | j
+            break
+        acc += key
+        if acc > limit:
+            search = 2 << 16 | j
+            break
+    t = 1
+    for k in range(x % 37):
+        t = (t * 3 + k) & m
+    s1 = x ^ 61680 if x & 2 else (x + 7) & m
+    p = (s1 * 5) & m if s1 & 4 else s1 >> 1
+    q = (p + s1) & m if p & 8 else (p - 3) & m if p & 16 else p
+    chain = max(q, s1) ^ sw
+    v, c, at_a = x, 0, not x & 1
+    while True:
+        if at_a:
+            v, c = (v * 3 + 1) & m, c + 1
+            if c >= sources.IRREDUCIBLE_STEPS:
+                break
+            at_a = False
+        else:
+            v, c = (v >> 1) ^ c, c + 1
+            if c >= sources.IRREDUCIBLE_STEPS:
+                break
+            at_a = bool(v & 2)
+    return sw, [search, t, chain, v ^ (at_a << 31)]
+
+
+@case("control")
+def flow(build: Build, k: KernelRun) -> None:
+    n = 200
+    xs = k.rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    xs[:64] = np.arange(64) | k.rng.integers(0, 1 << 26, 64).astype(np.uint32) << 6
+    keys = k.rng.choice(40, sources.SEARCH_KEYS, replace=False).astype(np.uint32)
+    cols = len(sources.FLOW_COLUMNS)
+    early = k.output(np.uint32, n)
+    out = k.output(np.uint32, cols * n)
+    k.launch("flow", [k.input(xs), k.input(keys), early, out, n], *grid(n))
+    got, got_early = k.read(out).reshape(n, cols), k.read(early)
+    rows = [_flow_row(int(x), keys.tolist()) for x in xs]
+    leave = xs % 5 == 0
+    fill = 0xA5A5A5A5
+    same(got_early, np.array([sw if gone else fill for (sw, _), gone in zip(rows, leave)],
+                             np.uint32), "switch over sparse cases, then an early return")
+    want = np.array([row if not gone else [fill] * cols for (_, row), gone in zip(rows, leave)],
+                    np.uint32)
+    for c, name in enumerate(["a loop with three exits", "per-lane trip counts",
+                              "selects and phi chains", "a loop with two entries"]):
+        same(got[:, c], want[:, c], name)
+
+
 SOURCES: dict[str, object] = {"arith": sources.ARITH, "sync": sources.SYNC,
                               "lanes": sources.lanes, "memory": sources.MEMORY,
-                              "vectors": sources.VECTOR_INTRINSICS}
+                              "vectors": sources.VECTOR_INTRINSICS,
+                              "control": sources.CONTROL}
 
 # Cases the simulator gets wrong today, with the mechanism (strict: a fix fails the mark).
 XFAIL: dict[str, str] = {}
