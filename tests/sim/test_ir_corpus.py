@@ -819,7 +819,7 @@ SOURCES: dict[str, object] = {"arith": sources.ARITH, "sync": sources.SYNC,
 XFAIL: dict[str, str] = {}
 
 
-JIT_CASES = ("floats", "lanes", "geometry")
+JIT_CASES = ("floats", "lanes", "geometry", "vectors", "intrinsics")
 
 
 def _params() -> list:
