@@ -764,7 +764,16 @@ private_read:
   %fp = select i1 %odd, ptr %gflat, ptr %notglobal
   %fv = add i32 %x, 1
   store i32 %fv, ptr %fp
-  %via_flat = load i32, ptr %fp
+  ; a second flat pointer, into data the other accesses wrote: x itself, the gathered LDS slot
+  ; or the private word read above (0: LDS, 2: scratch, else global)
+  %xflat = addrspacecast ptr addrspace(1) %px to ptr
+  %sflat = addrspacecast ptr addrspace(3) %sr to ptr
+  %wflat = addrspacecast ptr addrspace(5) %wrp to ptr
+  %is0 = icmp eq i32 %sel, 0
+  %notx = select i1 %is2, ptr %wflat, ptr %sflat
+  %isnotx = or i1 %is0, %is2
+  %readp = select i1 %isnotx, ptr %notx, ptr %xflat
+  %via_flat = load i32, ptr %readp
   %shared = call i1 @llvm.amdgcn.is.shared(ptr %fp)
   %private = call i1 @llvm.amdgcn.is.private(ptr %fp)
   %shz = zext i1 %shared to i32

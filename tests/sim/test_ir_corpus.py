@@ -547,7 +547,8 @@ def spaces(build: Build, k: KernelRun) -> None:
          "an 8 x 8 LDS tile written by rows, read by columns")
     slots = np.empty(n, np.uint32)
     slots[first + perm] = xs ^ tid.astype(np.uint32)
-    same(got[:, col["gathered"]], slots[first + (xs & 63)],
+    gathered = slots[first + (xs & 63)]
+    same(got[:, col["gathered"]], gathered,
          "LDS scattered to and gathered from data-chosen slots")
     words = np.array(sources.CONST_WORDS, np.uint32)
     halves = np.array(sources.CONST_HALFWORDS, np.uint32)
@@ -572,7 +573,8 @@ def spaces(build: Build, k: KernelRun) -> None:
     sel = xs & 3
     same(got[:, col["where"]], np.select([sel == 0, sel == 2], [1, 2], 0).astype(np.uint32),
          "is.shared / is.private of a flat pointer")
-    same(got[:, col["via_flat"]], xs + np.uint32(1), "a store and a load through flat")
+    same(got[:, col["via_flat"]], np.select([sel == 0, sel == 2], [gathered, priv], xs)
+         .astype(np.uint32), "loads through flat pointers into LDS, scratch and global memory")
     same(got[:, col["via_cast"]], (xs + np.uint32(1) + np.select(
         [sel == 0, sel == 2], [256, 512], 0).astype(np.uint32)),
          "the flat pointer cast back to its address space")
