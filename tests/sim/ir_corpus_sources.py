@@ -633,6 +633,9 @@ def _table(ty: str, values: list) -> str:
 
 
 SPACES = """
+%Words = type [""" + str(PRIVATE_WORDS) + """ x i32]
+%Records = type [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}]
+
 declare void @llvm.amdgcn.s.barrier()
 declare i1 @llvm.amdgcn.is.shared(ptr)
 declare i1 @llvm.amdgcn.is.private(ptr)
@@ -649,8 +652,8 @@ declare i1 @llvm.amdgcn.is.private(ptr)
 define amdgpu_kernel void @spaces(ptr addrspace(1) %xs, ptr addrspace(1) %perm,
                                   ptr addrspace(1) %g, ptr addrspace(1) %out, i32 %n) {
 entry:
-  %words = alloca [""" + str(PRIVATE_WORDS) + """ x i32], align 4, addrspace(5)
-  %recs = alloca [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], align 8, addrspace(5)
+  %words = alloca %Words, align 4, addrspace(5)
+  %recs = alloca %Records, align 8, addrspace(5)
   %mine = alloca i32, align 4, addrspace(5)
   %tid = call i32 @llvm.amdgcn.workitem.id.x()
   %wg = call i32 @llvm.amdgcn.workgroup.id.x()
@@ -703,16 +706,16 @@ fill:
   %k1 = add i32 %k, 1
   %wv0 = mul i32 %x, %k1
   %wv = add i32 %wv0, %k
-  %wp = getelementptr [""" + str(PRIVATE_WORDS) + """ x i32], ptr addrspace(5) %words, i32 0, i32 %k
+  %wp = getelementptr %Words, ptr addrspace(5) %words, i32 0, i32 %k
   store i32 %wv, ptr addrspace(5) %wp
   %more = icmp ult i32 %k1, """ + str(PRIVATE_WORDS) + """
   br i1 %more, label %fill, label %fill_records
 fill_records:
   %r = phi i32 [ 0, %fill ], [ %r1, %fill_records ]
   %r1 = add i32 %r, 1
-  %ra = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %r, i32 0
-  %rb = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %r, i32 1
-  %rc = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %r, i32 2
+  %ra = getelementptr %Records, ptr addrspace(5) %recs, i32 0, i32 %r, i32 0
+  %rb = getelementptr %Records, ptr addrspace(5) %recs, i32 0, i32 %r, i32 1
+  %rc = getelementptr %Records, ptr addrspace(5) %recs, i32 0, i32 %r, i32 2
   %xr = add i32 %x, %r
   %xr8 = trunc i32 %xr to i8
   store i8 %xr8, ptr addrspace(5) %ra
@@ -729,17 +732,17 @@ fill_records:
 private_read:
   %ws = lshr i32 %x, 20
   %wo = urem i32 %ws, """ + str(PRIVATE_WORDS) + """
-  %wop = getelementptr [""" + str(PRIVATE_WORDS) + """ x i32], ptr addrspace(5) %words, i32 0, i32 %wo
+  %wop = getelementptr %Words, ptr addrspace(5) %words, i32 0, i32 %wo
   store i32 7777, ptr addrspace(5) %wop
   %wrs = lshr i32 %x, 12
   %wr = urem i32 %wrs, """ + str(PRIVATE_WORDS) + """
-  %wrp = getelementptr [""" + str(PRIVATE_WORDS) + """ x i32], ptr addrspace(5) %words, i32 0, i32 %wr
+  %wrp = getelementptr %Words, ptr addrspace(5) %words, i32 0, i32 %wr
   %priv = load i32, ptr addrspace(5) %wrp
   %rrs = lshr i32 %x, 16
   %rr = urem i32 %rrs, """ + str(PRIVATE_RECORDS) + """
-  %rra = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %rr, i32 0
-  %rrb = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %rr, i32 1
-  %rrc = getelementptr [""" + str(PRIVATE_RECORDS) + """ x {i8, double, i16}], ptr addrspace(5) %recs, i32 0, i32 %rr, i32 2
+  %rra = getelementptr %Records, ptr addrspace(5) %recs, i32 0, i32 %rr, i32 0
+  %rrb = getelementptr %Records, ptr addrspace(5) %recs, i32 0, i32 %rr, i32 1
+  %rrc = getelementptr %Records, ptr addrspace(5) %recs, i32 0, i32 %rr, i32 2
   %v8 = load i8, ptr addrspace(5) %rra
   %vd = load double, ptr addrspace(5) %rrb
   %v16 = load i16, ptr addrspace(5) %rrc
