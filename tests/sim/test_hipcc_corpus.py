@@ -204,3 +204,42 @@ def test_segment_max_with_shfl_xor_width_and_shfl_broadcast(k):
     seg_max = np.repeat(padded.reshape(-1, 16).max(axis=1), 16)
     same(k.read(seg), seg_max[:n], "16-lane segment max")
     same(k.read(first), np.repeat(seg_max[::WAVE], WAVE)[:n], "lane 0's segment max")
+
+
+def test_tile_sums_reduce_cooperative_group_tiles_of_32(k):
+    n, block = 700, 128
+    x = k.rng.integers(-1000, 1000, n).astype(np.int32)
+    tiles = grid_for(n, block) // 32
+    total = k.output(np.int32, tiles)
+    k.launch("tile_sums", [k.input(x), total, n], grid_for(n, block), block)
+    padded = np.zeros(tiles * 32, np.int32)
+    padded[:n] = x
+    same(k.read(total), padded.reshape(tiles, 32).sum(axis=1).astype(np.int32), "tile sums")
+
+
+def test_block_facts_count_predicates_with_syncthreads_count(k):
+    n, block = 1000, 256
+    x = k.rng.integers(0, 100, n).astype(np.int32)
+    blocks = grid_for(n, block) // block
+    facts = k.output(np.int32, 4 * blocks)
+    # Whole workgroups, as every HIP launch is: hipcc compiles for uniform workgroups, so
+    # ockl's __ockl_wgred_add_i32 takes the enqueued size for the number of waves to combine.
+    k.launch("block_facts", [k.input(x), facts, n], grid_for(n, block), block)
+    counts = [int((x[b * block:b * block + block] % 3 == 0).sum()) for b in range(blocks)]
+    want = [[count, block, blocks, block] for count in counts]
+    same(k.read(facts), np.array(want, np.int32).reshape(-1), "count, blockDim, gridDim, size")
+
+
+def test_bin_extremes_by_atomic_cas_float_max_and_atomic_min(k):
+    n, block, nbins = 900, 64, 7
+    x = k.rng.uniform(-50, 50, n).astype(np.float32)
+    key = k.rng.integers(0, nbins, n).astype(np.int32)
+    fmax = k.output(np.float32, nbins, initial=-np.inf)
+    imin = k.output(np.int32, nbins, initial=np.iinfo(np.int32).max)
+    k.launch("bin_extremes", [k.input(x), k.input(key), fmax, imin, n], grid_for(n, block), block)
+    want_max = np.array([x[key == b].max() for b in range(nbins)], np.float32)
+    # (int)(v * 1000.0f): one float32 product (nothing to fuse), truncated toward zero.
+    scaled = np.trunc(x * np.float32(1000)).astype(np.int32)
+    want_min = np.array([scaled[key == b].min() for b in range(nbins)], np.int32)
+    same(k.read(fmax), want_max, "float max by atomicCAS")
+    same(k.read(imin), want_min, "atomicMin")

@@ -1,6 +1,9 @@
 // Everyday HIP kernels written against ROCm's own headers, built by hipcc --genco for gfx90a
 // (tests/sim/test_hipcc_corpus.py runs them on the simulator against numpy).
 #include <hip/hip_runtime.h>
+#include <hip/hip_cooperative_groups.h>
+
+namespace cg = cooperative_groups;
 
 // Grid-stride sum: each item accumulates a strided slice, the wave folds with __shfl_down over
 // warpSize, the waves of a block meet in shared memory, one partial per block.
@@ -160,4 +163,44 @@ extern "C" __global__ void segment_max(const int* x, int* seg, int* first, int n
     seg[i] = v;
     first[i] = lead;
   }
+}
+
+// Cooperative groups: a block-wide reduction of 32-item tiles (thread_block_tile::shfl_down).
+extern "C" __global__ void tile_sums(const int* x, int* tile_total, int n) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = i < n ? x[i] : 0;
+  for (int offset = tile.size() / 2; offset > 0; offset /= 2) v += tile.shfl_down(v, offset);
+  block.sync();
+  if (tile.thread_rank() == 0) tile_total[i / 32] = v;
+}
+
+// __syncthreads_count (ockl's workgroup reduction) and the geometry HIP's headers read through
+// ockl (code object v4: the workgroup size comes from the dispatch packet).
+extern "C" __global__ void block_facts(const int* x, int* facts, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int count = __syncthreads_count(i < n && x[i] % 3 == 0);
+  if (threadIdx.x == 0) {
+    facts[4 * blockIdx.x + 0] = count;
+    facts[4 * blockIdx.x + 1] = blockDim.x;
+    facts[4 * blockIdx.x + 2] = gridDim.x;
+    facts[4 * blockIdx.x + 3] = __syncthreads_or(0) + __ockl_get_local_size(0);
+  }
+}
+
+// Float max and int min per bin through HIP's atomicMax/atomicMin and an atomicCAS loop.
+extern "C" __global__ void bin_extremes(const float* x, const int* key, float* fmax_bins,
+                                        int* imin_bins, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = x[i];
+  unsigned* word = reinterpret_cast<unsigned*>(&fmax_bins[key[i]]);
+  unsigned seen = *word;
+  while (__uint_as_float(seen) < v) {
+    unsigned previous = atomicCAS(word, seen, __float_as_uint(v));
+    if (previous == seen) break;
+    seen = previous;
+  }
+  atomicMin(&imin_bins[key[i]], (int)(v * 1000.0f));
 }
