@@ -3027,14 +3027,6 @@ def block_votes(k: KernelRun) -> None:
     same(k.read(votes), np.array(want, np.int32), "count, and, or, count per block")
 
 
-def _collatz_steps(v: int) -> int:
-    steps = 0
-    while v != 1:
-        v = 3 * v + 1 if v & 1 else v >> 1
-        steps += 1
-    return steps
-
-
 @case("devicelib")
 def vote_until_done(k: KernelRun) -> None:
     n, block = 200, 64
@@ -3043,7 +3035,7 @@ def vote_until_done(k: KernelRun) -> None:
     blocks = grid_for(n, block) // block
     steps, rounds = k.output(np.int32, n), k.output(np.int32, blocks)
     k.launch("vote_until_done", [k.input(start), steps, rounds, n], blocks * block, block)
-    want = np.array([_collatz_steps(int(v)) for v in start], np.int32)
+    want = np.array([_collatz(int(v)) for v in start], np.int32)
     same(k.read(steps), want, "Collatz steps")
     # The block loops while any item is still moving: as many rounds as its slowest item.
     want_rounds = [want[b * block:(b + 1) * block].max() for b in range(blocks)]

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from corpus_cases import same
 from handwritten import BUILDS, Build, Session
+from ir_corpus_sources import GLOBAL_ID
 
 from hsapy import toolchain
 
@@ -50,17 +51,6 @@ def case(fn: Callable) -> Callable:
     CASES[fn.__name__] = fn
     return fn
 
-
-GLOBAL_ID = """
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %wg = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %wg, 64
-  %i = add i32 %base, %tid
-  %live = icmp ult i32 %i, %n
-  br i1 %live, label %body, label %done
-body:
-  %i64 = zext i32 %i to i64
-"""
 
 # --- integers of every width, switch, overflow and bit intrinsics -------------------------------
 
