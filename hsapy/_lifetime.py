@@ -33,6 +33,14 @@ A release that must not happen while the GPU may still use what it frees (memory
 a dispatch in flight points at) is *parked* (``park``): it runs once a readiness test passes,
 polled by the reaper every few milliseconds and by ``drain()``. ``Outstanding`` counts what
 still holds a runtime's memory, so that ``hsa_shut_down`` waits for the last of it.
+
+A child made by ``os.fork()`` inherits copies of the parent's objects but none of the runtime's
+threads, and any lock another thread held at the fork stays held in the child for ever. So the
+runtime does not cross a fork: in the child every object of a runtime opened before the fork is
+*forsaken* (``HandleState.forsake``, called by hsapy.runtime's fork hook): closed without its
+release (the handle is the parent's), so each use raises ClosedError naming ``os.fork()``.
+This module's own locks, queues, wake-up pipe and reaper start afresh in the child, so a
+Runtime opened there works.
 """
 from __future__ import annotations
 
@@ -62,6 +70,24 @@ _REAPER: list[threading.Thread] = []
 # thread that is being measured.
 _WAKE_READ, _WAKE_WRITE = os.pipe()
 os.set_blocking(_WAKE_WRITE, False)
+
+
+def _start_afresh_after_fork() -> None:
+    """In a child after os.fork(): this module's state as if freshly imported (see the module
+    docstring). The parent's pending and parked releases are the parent's business."""
+    global _LIVE_LOCK, _CLOSE_LOCK, _REAPER_LOCK, _DRAIN_LOCK, _PARKED_LOCK
+    global _WAKE_READ, _WAKE_WRITE
+    _LIVE_LOCK, _CLOSE_LOCK = threading.Lock(), threading.Lock()
+    _REAPER_LOCK, _DRAIN_LOCK = threading.Lock(), threading.RLock()
+    _PARKED_LOCK = threading.Lock()
+    _PENDING.clear()
+    _PARKED.clear()
+    _REAPER.clear()                 # its thread was not copied
+    # the inherited pipe is shared with the parent: its reaper would take this one's wake-ups
+    os.close(_WAKE_READ)
+    os.close(_WAKE_WRITE)
+    _WAKE_READ, _WAKE_WRITE = os.pipe()
+    os.set_blocking(_WAKE_WRITE, False)
 
 
 def defer(release: Callable[[], None]) -> None:
@@ -99,6 +125,9 @@ def _run(release: Callable[[], None]) -> None:
 _PARKED: list[tuple[Callable[[], bool], Callable[[], None]]] = []
 _PARKED_LOCK = threading.Lock()
 _PARKED_POLL_S = 0.005
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_start_afresh_after_fork)
 
 
 def park(ready: Callable[[], bool], release: Callable[[], None]) -> None:
@@ -255,6 +284,18 @@ class HandleState:
                 warnings.warn(f"hsapy: releasing a {self.kind} failed: {exc}", ResourceWarning,
                               stacklevel=2)
 
+    def forsake(self, by: str) -> None:
+        """Mark the state closed by ``by`` without releasing the handle: in a child after
+        os.fork(), where the handle is the parent's (see the module docstring)."""
+        with _CLOSE_LOCK:
+            if self.closed:
+                return
+            self.closed = True
+            self.closed_by = by
+            self.release = None
+        with _LIVE_LOCK:
+            _LIVE[self.kind] -= 1
+
     def check(self) -> None:
         """Raise ClosedError when closed (every use of the owner begins here)."""
         if self.closed:
@@ -262,8 +303,15 @@ class HandleState:
 
     def error(self, hint: str = "") -> ClosedError:
         """The ClosedError for a use of the closed owner."""
-        return ClosedError(self.what, self.closed_by or f"{self.kind}.close()",
-                           hint or _NEXT_STEP.get(self.kind, ""))
+        if not hint:
+            hint = _FORK_NEXT_STEP if self.closed_by == FORKED else _NEXT_STEP.get(self.kind, "")
+        return ClosedError(self.what, self.closed_by or f"{self.kind}.close()", hint)
+
+
+# What closed every object of a runtime opened before os.fork(), in the child.
+FORKED = "os.fork(): this process is a child of the one that opened its runtime"
+_FORK_NEXT_STEP = ("a runtime and its objects do not cross a fork; open a new hsapy.Runtime in "
+                   "the child")
 
 
 # What to do instead, per kind of object (the end of a ClosedError's message).
@@ -349,21 +397,22 @@ class ReleaseOnce:
     """ffi.gc destructor: releases once. Called by the garbage collector it only defers the
     release to a normal context (a destructor may run with runtime locks held)."""
 
-    __slots__ = ("release",)
+    __slots__ = ("release", "pid")
 
     def __init__(self, release: Callable[[], None]) -> None:
         self.release: Callable[[], None] | None = release
+        self.pid = os.getpid()      # a child after fork releases nothing of the parent's
 
     def __call__(self, _cdata: Any, _finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
         # At interpreter shutdown (the module docstring) releasing is moot, and the globals
         # this would use (defer, its queue) may already be None: nothing to do. The test is
         # bound as a default argument because the global ``sys`` may be None by then too.
-        if self.release is not None and not _finalizing():
+        if self.release is not None and not _finalizing() and self.pid == os.getpid():
             defer(self.now)
 
     def now(self) -> None:
         release, self.release = self.release, None
-        if release is None:
+        if release is None or self.pid != os.getpid():
             return
         try:
             release()

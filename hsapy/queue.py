@@ -303,6 +303,18 @@ class Queue(NotCopyable):
             notify("queue_closing", self)
         handle_state.close()
 
+    def _forsake(self, by: str) -> None:
+        """In a child after os.fork() (Runtime._forsake): the queue is closed by ``by`` without
+        being destroyed; its index and doorbell calls raise and its attachments step aside, as
+        on close, so the prepared fast paths take the checked way too."""
+        handle_state = self._state.handle_state
+        self._add_write_index = self._store_doorbell = self._load_read_index = (
+            _closed_call(handle_state))
+        self._ring = None
+        for ring in list(self.attachments.values()):
+            ring.queue_closing()
+        handle_state.forsake(by)
+
     @property
     def handle_state(self) -> HandleState:
         """The queue's lifetime state (hsapy._lifetime.HandleState): ``closed``, ``closed_by``,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hsapy._checks import check_agent
 from hsapy._hsa import call, check, constant, ffi, iterate, load_rocr
 from hsapy._lifetime import (
+    FORKED,
     HandleState,
     NotCopyable,
     Outstanding,
@@ -139,6 +140,22 @@ def _shut_down(lib: Any, outstanding: Outstanding) -> Callable[[], None]:
     return release
 
 
+# Every Runtime opened in this process, for the fork hook below.
+_OPENED: weakref.WeakSet[Runtime] = weakref.WeakSet()
+
+
+def _forsake_after_fork() -> None:
+    """In a child after os.fork(): every runtime opened before the fork, and all its objects,
+    are closed by the fork (Runtime's docstring says why)."""
+    for runtime in list(_OPENED):
+        runtime._forsake(FORKED)
+    _OPENED.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forsake_after_fork)
+
+
 def _all_done(marks: list[Callable[[], bool]]) -> bool:
     """True once every mark (a callable: has this dispatch or copy completed?) says so; the
     ones that did are dropped, so each is asked until it answers yes, not after."""
@@ -166,6 +183,13 @@ class Runtime(NotCopyable):
     refuses them (HsapyValueError naming the option) rather than ignore them; "auto" checks them
     whichever backend it picks (a bad value is refused on a GPU machine too), uses them when it
     chooses the simulator, and ``backend_reason`` says when it chose ROCr instead.
+
+    A runtime does not cross ``os.fork()``: in the child, it and every object made from it
+    (queues, buffers, signals, executables, prepared launches) raise ClosedError naming the
+    fork on every use, and nothing of the parent's is released there. The child inherits none
+    of the runtime's threads (on the simulator: its packet processors; on ROCr: its driver
+    state), and a lock one of them held at the fork would stay held for ever. Open a new
+    Runtime in the child instead. Objects may be shared between threads of one process.
     """
 
     # Whether the library's signals have the AMD layout that the dispatch path reads directly
@@ -220,6 +244,7 @@ class Runtime(NotCopyable):
         # Open queues: a packet published on one may point at anything (raw AQL included).
         self._queues: weakref.WeakSet[Any] = weakref.WeakSet()
         self._exit_hook: Callable[[], None] | None = None
+        _OPENED.add(self)
         if backend == "rocr-sim":
             # ROCr's threads call the simulated thunk, which is Python: ROCr must be shut down
             # (its threads joined, queues destroyed, children first) before the interpreter
@@ -348,6 +373,18 @@ class Runtime(NotCopyable):
         drain()
         self._state.close()
         if self._exit_hook is not None:
+            atexit.unregister(self._exit_hook)
+            self._exit_hook = None
+
+    def _forsake(self, by: str) -> None:
+        """In a child after os.fork(): close this runtime and its objects without releasing
+        anything (the handles are the parent's), so every use raises ClosedError naming ``by``."""
+        for queue in list(self._queues):
+            queue._forsake(by)
+        for state in list(self._children):
+            state.forsake(by)
+        self._state.forsake(by)
+        if self._exit_hook is not None:     # ROCr in the child is not this process's to shut
             atexit.unregister(self._exit_hook)
             self._exit_hook = None
 

@@ -4,13 +4,14 @@ QueueError, WaitTimeoutError) within its timeout, the closer returns, nothing cr
 published is lost silently. Every thread is joined with a timeout and must have finished."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _misuse import N, gate
+from _misuse import N, gate, isolated
 
 from hsapy.asm import kernels
 from hsapy.errors import ClosedError, HsapyError, WaitTimeoutError
@@ -252,3 +253,72 @@ def test_closing_an_object_from_two_threads_at_once_closes_it_once(kind):
         assert target.is_closed
     finally:
         rt.close()
+
+
+# -- fork -----------------------------------------------------------------------------------
+
+# Uses of the parent's objects in a forked child; the prepared launch ran in the parent first,
+# so its fast paths are armed.
+CHILD_USES = {
+    "launch": "vadd.launch(queue, [*bufs, N], N, 64).wait(timeout=5)",
+    "prepared": "prepared(*bufs, N).wait(timeout=5)",
+    "publish fast path": "prepared.publish(*bufs, N)",
+    "submit": "prepared.submit(*bufs, N)",
+    "batch": "prepared.batch([(*bufs, N)] * 2)",
+    "signal.wait": "signal.wait(timeout=5)",
+    "signal.store": "signal.store(0)",
+    "buffer.copy_to": "bufs[0].copy_to()",
+    "queue.load_write_index": "queue.load_write_index()",
+    "create_signal": "rt.create_signal(1)",
+    "executable.kernel": "exe.kernel('vector_add')",
+    "allocate": "rt.system_pool.allocate(64)",
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_runtime_does_not_cross_a_fork_but_a_new_one_in_the_child_works():
+    done = isolated(f"""
+        import os
+        rt, agent, exe, vadd, queue = setup()
+        bufs = [rt.system_pool.allocate(4 * N) for _ in range(3)]
+        bufs[0].copy_from(np.arange(N, dtype=np.float32))
+        bufs[1].copy_from(np.ones(N, np.float32))
+        prepared = vadd.prepare(queue, N, 64)
+        prepared(*bufs, N).wait(timeout=10)
+        signal = rt.create_signal(1)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for name, use in {CHILD_USES!r}.items():
+                    try:
+                        eval(use)
+                        print(name, "ran")
+                    except errors.ClosedError as exc:
+                        print(name, "fork" if "os.fork()" in str(exc) else exc)
+                    except BaseException as exc:
+                        print(name, repr(exc))
+                for closable in (signal, bufs[2], queue, exe, rt):
+                    closable.close()                     # closed already: nothing to do
+                with Runtime(backend="sim", targets=["gfx942"]) as fresh:
+                    agent = fresh.gpu()
+                    add = fresh.load(kernels.build("vector_add", "gfx942"), agent)
+                    mine = [fresh.system_pool.allocate(4 * N) for _ in range(3)]
+                    mine[0].copy_from(np.arange(N, dtype=np.float32))
+                    mine[1].copy_from(np.ones(N, np.float32))
+                    with agent.create_queue(64) as q:
+                        add.kernel("vector_add").launch(q, [*mine, N], N, 64).wait(timeout=10)
+                    out = mine[2].copy_to(dtype=np.float32)
+                    print("new runtime", np.array_equal(out, np.arange(N) + 1.0))
+            except BaseException as exc:
+                print("child", repr(exc))
+            sys.stdout.flush()
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        prepared(*bufs, N).wait(timeout=10)              # the parent's runtime is untouched
+        print("parent", os.waitstatus_to_exitcode(status),
+              np.array_equal(bufs[2].copy_to(dtype=np.float32), np.arange(N) + 1.0))
+        rt.close()
+    """, timeout=30)
+    assert not done.crashed, done.stderr
+    expected = [f"{name} fork" for name in CHILD_USES] + ["new runtime True", "parent 0 True"]
+    assert done.lines() == expected, done.stdout + done.stderr
