@@ -128,6 +128,10 @@ class _Machine:
         self.pending: list[Batch] = []
         self.recorder: counters.DispatchRecorder | None = None   # set on profiled dispatches
         self.alive: np.ndarray | None = None   # live waves per workgroup (set by _schedule)
+        # stats.batch_steps at which the running batch's turn ends while others wait for one
+        # (None: it runs alone); compiled code returns by then, so a spinning batch hands over
+        # as promptly under the compiled engine as under the interpreter
+        self.turn_end: int | None = None
 
     @staticmethod
     def lds_layout(workgroups: int, lds_size: int) -> tuple[int, int]:
@@ -601,6 +605,7 @@ class InterpreterExecutor:
             b = merge(same)
             # (compiled code adds the instructions of each call to stats.batch_steps itself)
             turn_ends = steps + stats.batch_steps + TURN_STEPS
+            machine.turn_end = stats.batch_steps + TURN_STEPS if runnable else None
             i = index.get(pc)
             if i is None:
                 i = program.lookup(pc)

@@ -145,7 +145,11 @@ class Unit:
         delta = self.delta
         stop = min(getattr(m, "stop_at", STOP_NEVER), STOP_NEVER)
         ctx[C.STOP_AT] = stop if stop == STOP_NEVER else stop - delta
-        ctx[C.BUDGET] = getattr(m, "_jit_budget", BUDGET)
+        budget = getattr(m, "_jit_budget", BUDGET)
+        turn_end = getattr(m, "turn_end", None)
+        if turn_end is not None:
+            budget = min(budget, max(turn_end - m._jit_stats.batch_steps, 0))
+        ctx[C.BUDGET] = budget
         return self.finish(b, m, self.fn(m._jit_ctx_address))
 
     def finish(self, b: Any, m: Any, status: int) -> int | None:
