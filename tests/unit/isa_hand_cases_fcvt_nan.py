@@ -1,5 +1,5 @@
 """Hand-checked cases: float-to-float conversions of NaNs and infinities, bit for bit, and
-V_DIV_FIXUP of a signalling NaN.
+V_DIV_FIXUP, V_FREXP_MANT and V_CUBESC/V_CUBETC of a signalling NaN.
 
 A conversion delivers a signalling NaN quiet, with its sign and as much of its payload as fits
 (IEEE 754-2019 5.4.2 convertFormat, 6.2.3 NaN propagation): narrowing keeps the top payload bits,
@@ -78,3 +78,25 @@ add(case("*", "v_div_fixup_f32 v3, v0, v1, v2",
 add(case("*", "v_div_fixup_f64 v[6:7], v[0:1], v[2:3], v[4:5]",
          {"v0.f64": [1.0], "v2.f64": [1.0], "v4.u64": [SNAN64]},
          {"v6.u64": [0x7FF8_0000_0000_0001]}, "S2 sNaN quieted, payload kept"))
+
+# V_FREXP_MANT passes a NaN or an infinity through (the ISA guides' pseudocode returns S0); LLVM
+# counts amdgcn_frexp_mant results canonical (SITargetLowering::isCanonicalized, SelectionDAG and
+# GlobalISel), so a signalling NaN comes out quiet, its sign and payload kept
+add(case("*", "v_frexp_mant_f32 v3, v0", {"v0.u32": F32_IN},
+         {"v3.u32": [0x7FC0_0001, 0xFFE0_0000, QNAN32, INF32, NEG_INF32]},
+         "sNaN quieted with its payload; qNaN and infinities as they are"))
+add(case("*", "v_frexp_mant_f16 v3, v0", {"v0.u16": [SNAN16, NEG_SNAN16, QNAN16, 0x7C00]},
+         {"v3.u16": [0x7E01, 0xFF00, QNAN16, 0x7C00]}, "sNaN quieted with its payload"))
+add(case("*", "v_frexp_mant_f64 v[6:7], v[0:1]", {"v0.u64": [SNAN64, NEG_SNAN64, QNAN64, INF64]},
+         {"v6.u64": [0x7FF8_0000_0000_0001, 0xFFFC_0000_0000_0000, QNAN64, INF64]},
+         "sNaN quieted with its payload"))
+
+# V_CUBESC/V_CUBETC select (and negate) one source; LLVM's GlobalISel isCanonicalized counts
+# amdgcn_cubesc/cubetc results canonical, so a selected signalling NaN comes out quiet
+add(case("*", "v_cubetc_f32 v3, v0, v1, v2",
+         {"v0.f32": [1.0, 1.0], "v1.u32": [0x3F80_0000, SNAN32], "v2.u32": [SNAN32, 0x3F80_0000]},
+         {"v3.u32": [0x7FC0_0001, 0xFFC0_0001]},
+         "z sNaN on the y face: z quieted; y sNaN on the x face: -y quieted"))
+add(case("*", "v_cubesc_f32 v3, v0, v1, v2",
+         {"v0.f32": [2.0], "v1.f32": [1.0], "v2.u32": [SNAN32]}, {"v3.u32": [0xFFC0_0001]},
+         "z sNaN on the +x face: -z quieted"))

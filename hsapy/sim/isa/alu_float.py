@@ -47,8 +47,10 @@ def _fract(a):
 
 
 def _frexp_mant(a):
+    # infinities pass through; a NaN comes out quiet (LLVM's SITargetLowering::isCanonicalized
+    # counts amdgcn_frexp_mant results canonical)
     mant, _ = np.frexp(a)
-    return np.where(np.isfinite(a), mant, a).astype(a.dtype)
+    return np.where(np.isfinite(a), mant, _quiet(a)).astype(a.dtype)
 
 
 def _frexp_exp(a):

@@ -242,9 +242,12 @@ def _cube(kind: str):
             return face.astype(f32)
         if kind == "ma":
             return np.where(on_z, z, np.where(on_y, y, x)) * f32(2.0)
+        # S and T pick (and negate) a source: a NaN comes out quiet (LLVM's
+        # SITargetLowering::isCanonicalized, GlobalISel, counts cube results canonical)
         if kind == "sc":
-            return np.where(on_z, np.where(z < 0, -x, x), np.where(on_y, x, np.where(x < 0, z, -z)))
-        return np.where(on_z, -y, np.where(on_y, np.where(y < 0, -z, z), -y))
+            return _quiet(np.where(on_z, np.where(z < 0, -x, x),
+                                   np.where(on_y, x, np.where(x < 0, z, -z))))
+        return _quiet(np.where(on_z, -y, np.where(on_y, np.where(y < 0, -z, z), -y)))
     return cube
 
 
