@@ -211,10 +211,20 @@ class KernelNode:
 @dataclass
 class HipGraph:
     """hipGraph_t: kernel nodes in an order that respects their dependencies. ``hip``: the
-    HipRuntime that made it (hipGraphCreate, hipStreamEndCapture); another one refuses it."""
+    HipRuntime that made it; another one refuses it. Graphs come from their runtime
+    (``HipRuntime.graphCreate``, ``HipRuntime.streamEndCapture``), as streams and events do:
+    one made without a HipRuntime raises HipError (hipErrorInvalidValue)."""
 
     nodes: list[KernelNode] = field(default_factory=list)
     hip: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        from hsapy.hip.runtime import HipRuntime
+
+        if not isinstance(self.hip, HipRuntime):
+            raise HipError(hipError_t.hipErrorInvalidValue, "hipGraphCreate",
+                           "a HipGraph belongs to the HipRuntime that makes it: use "
+                           "HipRuntime.graphCreate() (or streamEndCapture)")
 
     def addKernelNode(self, kernel: Any, grid: Any, block: Any, args: Sequence[Any],
                       dynamic_shared: int = 0, dependencies: Sequence[int] = ()) -> int:

@@ -780,7 +780,7 @@ class HipRuntime(NotCopyable):
         doorbell on ``stream``; returns the DispatchResults."""
         expect_type(graph_exec, GraphExec, "hipGraphLaunch", "graph_exec",
                     hipError_t.hipErrorInvalidHandle)
-        if graph_exec.graph.hip not in (None, self):
+        if graph_exec.graph.hip is not self:
             raise HipError(hipError_t.hipErrorInvalidHandle, "hipGraphLaunch",
                            "graph_exec belongs to another HipRuntime (its kernels are loaded "
                            "there)")
@@ -793,10 +793,10 @@ class HipRuntime(NotCopyable):
         return results
 
     def _graph(self, graph: Any, call: str) -> HipGraph:
-        """``graph`` when it is a HipGraph of this runtime (or one made directly, owned by
-        none), else a HipError naming the parameter."""
+        """``graph`` when it is a HipGraph of this runtime, else a HipError naming the
+        parameter."""
         expect_type(graph, HipGraph, call, "graph")
-        if graph.hip not in (None, self):
+        if graph.hip is not self:
             raise HipError(hipError_t.hipErrorInvalidValue, call,
                            "graph belongs to another HipRuntime (its kernels are loaded there)")
         return graph

@@ -26,7 +26,8 @@ import pytest
 from _misuse import N
 
 from hsapy.asm import kernels
-from hsapy.hip import HipError, HipRuntime, hipMemcpyKind
+from hsapy.hip import HipError, HipRuntime, hipError_t, hipMemcpyKind
+from hsapy.hip.handles import HipGraph
 
 BAD = [None, "x", 1.5, -1, 2**70, True, np.float32(2.5), np.zeros((2, 3))]
 BAD_IDS = ["None", "str", "float", "negative", "huge", "bool", "numpy float", "2-d array"]
@@ -205,3 +206,11 @@ def test_a_hip_call_given_a_wrong_value_raises_a_hip_error_naming_the_parameter(
             continue
         failures.append(f"{label}: accepted")
     assert not failures, f"{call}({name}=...): " + "; ".join(failures)
+
+
+@pytest.mark.parametrize("owner", [None, "a runtime", object()], ids=["none", "str", "object"])
+def test_a_hip_graph_made_without_its_runtime_is_refused_naming_graph_create(owner):
+    with pytest.raises(HipError, match=r"HipRuntime\.graphCreate\(\)") as info:
+        HipGraph(hip=owner)
+    assert info.value.code == hipError_t.hipErrorInvalidValue
+
