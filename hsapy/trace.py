@@ -181,7 +181,7 @@ class Trace:
 
     def __init__(self, path: Any = None, harvest_timeout: float = 2.0,
                  counters: bool = True) -> None:
-        harvest_timeout = check_timeout(harvest_timeout, "Trace: harvest_timeout")
+        self.harvest_timeout = harvest_timeout
         if path is not None:     # refused now, not after the traced work
             path = check_output_path(path, "Trace: path")
         self.path = path
@@ -190,7 +190,6 @@ class Trace:
             from hsapy.profile import Profiler
 
             self.profiler = Profiler()
-        self.harvest_timeout = float(harvest_timeout)
         self.records: list[PacketRecord] = []
         self._queues: dict[int, _QueueInfo] = {}
         self._runtimes: dict[int, _RuntimeInfo] = {}
@@ -206,6 +205,16 @@ class Trace:
         self._events: list[dict[str, Any]] | None = None
 
     # -- context -----------------------------------------------------------------------------
+    @property
+    def harvest_timeout(self) -> float:
+        """Seconds the end of the trace waits for packets still running; set to a timeout
+        (checked as every wait's is)."""
+        return self._harvest_timeout
+
+    @harvest_timeout.setter
+    def harvest_timeout(self, seconds: float) -> None:
+        self._harvest_timeout = float(check_timeout(seconds, "Trace: harvest_timeout"))
+
     def __enter__(self) -> Trace:
         self.start()
         return self

@@ -14,6 +14,7 @@ import hsapy.trace
 from hsapy import aql
 from hsapy.agent import Agent
 from hsapy.asm import kernels
+from hsapy.errors import HsapyError
 from hsapy.executable import Kernel
 from hsapy.queue import OBSERVERS, Queue
 from hsapy.runtime import Runtime
@@ -375,3 +376,13 @@ def test_hsapy_trace_refuses_what_it_cannot_run_in_process(tmp_path, command, me
     result = hsapy_cli("trace", "--", *command, cwd=tmp_path)
     assert result.returncode == 2 and message in result.stderr
     assert not (tmp_path / "trace.json").exists()
+
+
+@pytest.mark.parametrize("seconds", [None, -1.0, float("nan"), float("inf"), "2", True])
+def test_a_trace_refuses_a_harvest_timeout_that_is_not_a_timeout_when_set_later(seconds):
+    trace = hsapy.trace.Trace(harvest_timeout=1.5)
+    with pytest.raises(HsapyError):
+        trace.harvest_timeout = seconds
+    assert trace.harvest_timeout == 1.5
+    trace.harvest_timeout = 3
+    assert trace.harvest_timeout == 3.0
