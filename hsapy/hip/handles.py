@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["hipMemcpyKind", "TraceEntry", "DeviceProp", "Stream", "Event", "Module", "KernelNode",
            "HipGraph", "GraphExec", "MemPool", "STREAM_QUEUE_SIZE", "DEFAULT_TIMEOUT",
-           "release_nothing"]
+           "release_nothing", "HandleMaker"]
 
 STREAM_QUEUE_SIZE = 256
 DEFAULT_TIMEOUT = 10.0
@@ -208,6 +208,11 @@ class KernelNode:
     dynamic_lds: int
 
 
+class HandleMaker:
+    """What makes HIP handles: HipRuntime (hsapy.hip.runtime), which subclasses it so that a
+    handle can check its maker without importing the runtime's module."""
+
+
 @dataclass
 class HipGraph:
     """hipGraph_t: kernel nodes in an order that respects their dependencies. ``hip``: the
@@ -219,9 +224,7 @@ class HipGraph:
     hip: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        from hsapy.hip.runtime import HipRuntime
-
-        if not isinstance(self.hip, HipRuntime):
+        if not isinstance(self.hip, HandleMaker):
             raise HipError(hipError_t.hipErrorInvalidValue, "hipGraphCreate",
                            "a HipGraph belongs to the HipRuntime that makes it: use "
                            "HipRuntime.graphCreate() (or streamEndCapture)")

@@ -28,6 +28,7 @@ from hsapy.hip.handles import (
     DeviceProp,
     Event,
     GraphExec,
+    HandleMaker,
     HipGraph,
     KernelNode,
     MemPool,
@@ -55,7 +56,7 @@ extern "C" __global__ void hsapy_memset_u32(unsigned int* dst, unsigned int word
 MEMSET_BLOCK = 256
 
 
-class HipRuntime(NotCopyable):
+class HipRuntime(HandleMaker, NotCopyable):
     """The HIP runtime API over one hsapy Runtime. Method names are HIP's without the ``hip``
     prefix (``hip.malloc`` is hipMalloc). Pass an open ``runtime`` or a ``backend`` name."""
 
