@@ -286,15 +286,11 @@ class HandleState:
 
     def forsake(self, by: str) -> None:
         """Mark the state closed by ``by`` without releasing the handle: in a child after
-        os.fork(), where the handle is the parent's (see the module docstring)."""
+        os.fork(), where the handle is the parent's (see the module docstring): close with the
+        release dropped first."""
         with _CLOSE_LOCK:
-            if self.closed:
-                return
-            self.closed = True
-            self.closed_by = by
             self.release = None
-        with _LIVE_LOCK:
-            _LIVE[self.kind] -= 1
+        self.close(by)
 
     def check(self) -> None:
         """Raise ClosedError when closed (every use of the owner begins here)."""
