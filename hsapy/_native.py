@@ -3,12 +3,13 @@
 A hot call that costs more in Python's function-call machinery than in its own work can be a
 builtin instead: a ``METH_FASTCALL`` C function receives its arguments as an array, runs no
 Python frame and, unlike a cffi ABI-mode call, goes through no libffi. hsapy writes such
-functions in LLVM IR (hsapy/sim/native_index.py, hsapy/_hsa/fastcall.py) and this module
-compiles them for the host and wraps them as builtin functions bound to a state object
+functions in LLVM IR (hsapy/sim/native_index.py, hsapy/_hsa/fastcall.py,
+hsapy/_batch_native.py) and this module compiles them for the host and wraps them as builtin functions bound to a state object
 (``PyCFunction_NewEx``: the state arrives as the C function's ``self``).
 
 They call only functions of CPython's stable C API (``API``), registered with LLVM by address
-before compiling, so no symbol lookup in the process is needed. ``HSAPY_NATIVE_BUILTINS=0``
+before compiling, so no symbol lookup in the process is needed (hsapy._batch_native also reads
+a list's and a tuple's size and items from the objects, after probing that layout). ``HSAPY_NATIVE_BUILTINS=0``
 turns every one of them off (each caller then keeps its Python or cffi function), as does a
 Python without the GIL: the builtins rely on holding it for their atomicity.
 """
@@ -25,10 +26,13 @@ __all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "builtin
            "cached_definition", "why_not", "new_builtin", "row_writer"]
 
 METH_FASTCALL = 0x0080
+METH_KEYWORDS = 0x0002     # with METH_FASTCALL: a fourth argument, the keywords' names
 # The C API functions builtins may call (each in the stable ABI of CPython 3.11+).
 API = ("PyList_GetItem", "PyList_Size", "PyList_SetItem", "PyLong_AsUnsignedLongLong",
        "PyLong_FromUnsignedLongLong", "PyErr_Occurred", "PyErr_Clear",
-       "Py_IncRef", "PyObject_Vectorcall", "PyObject_Size")
+       "Py_IncRef", "PyObject_Vectorcall", "PyObject_Size", "Py_DecRef", "PyIter_Next",
+       "PyObject_GetAttr", "PyObject_SetAttr", "PyTuple_GetItem", "PyTuple_Pack", "PyList_New",
+       "PyType_GenericAlloc", "PyErr_ExceptionMatches")
 
 
 class _MethodDef(ctypes.Structure):
@@ -79,20 +83,30 @@ def declare_api(module: Any) -> dict[str, Any]:
         "PyList_SetItem": (i32, ptr, i64, ptr), "PyLong_AsUnsignedLongLong": (i64, ptr),
         "PyLong_FromUnsignedLongLong": (ptr, i64),
         "PyErr_Occurred": (ptr,), "PyErr_Clear": (void,), "Py_IncRef": (void, ptr),
-        "PyObject_Vectorcall": (ptr, ptr, ptr, i64, ptr), "PyObject_Size": (i64, ptr)}
-    return {name: ir.Function(module, ir.FunctionType(ret, args), name=name)
+        "PyObject_Vectorcall": (ptr, ptr, ptr, i64, ptr), "PyObject_Size": (i64, ptr),
+        "Py_DecRef": (void, ptr), "PyIter_Next": (ptr, ptr), "PyObject_GetAttr": (ptr, ptr, ptr),
+        "PyObject_SetAttr": (i32, ptr, ptr, ptr), "PyTuple_GetItem": (ptr, ptr, i64),
+        "PyTuple_Pack": (ptr, i64), "PyList_New": (ptr, i64),
+        "PyType_GenericAlloc": (ptr, ptr, i64), "PyErr_ExceptionMatches": (i32, ptr)}
+    variadic = {"PyTuple_Pack"}             # PyTuple_Pack(n, ...)
+    return {name: ir.Function(module, ir.FunctionType(ret, args, var_arg=name in variadic),
+                              name=name)
             for name, (ret, *args) in signatures.items()}
 
 
-def builtin_ir(module_name: str, symbol: str) -> tuple[Any, dict[str, Any], Any]:
+def builtin_ir(module_name: str, symbol: str, keywords: bool = False
+               ) -> tuple[Any, dict[str, Any], Any]:
     """(an llvmlite.ir module named ``module_name``, the C API declared in it, its function
     ``symbol`` of the builtin's type ``PyObject *f(PyObject *self, PyObject *const *args,
-    Py_ssize_t n)``) for a builtin's IR to be written into."""
+    Py_ssize_t n)``, with ``keywords`` a fourth argument ``PyObject *kwnames``: the names of
+    the keyword arguments, whose values follow the ``n`` positional ones in ``args``, or NULL)
+    for a builtin's IR to be written into."""
     from llvmlite import ir
 
     ptr = ir.PointerType()
     module = ir.Module(name=module_name)
-    function = ir.Function(module, ir.FunctionType(ptr, (ptr, ptr, ir.IntType(64))), name=symbol)
+    parameters = (ptr, ptr, ir.IntType(64)) + ((ptr,) if keywords else ())
+    function = ir.Function(module, ir.FunctionType(ptr, parameters), name=symbol)
     return module, declare_api(module), function
 
 
@@ -145,10 +159,12 @@ def unsigned_or(b: Any, api: dict[str, Any], obj: Any, otherwise: Any) -> Any:
     return value
 
 
-def compile_builtin(module: Any, symbol: str, name: str, doc: str) -> Any:
+def compile_builtin(module: Any, symbol: str, name: str, doc: str, keywords: bool = False
+                    ) -> Any:
     """Compile ``module`` (llvmlite.ir) for the host and return the method definition of its
-    function ``symbol`` (``PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t n)``),
-    to be shown as ``name``. Its own MCJIT engine: a few milliseconds."""
+    function ``symbol`` (``PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t n)``,
+    with ``keywords`` also ``PyObject *kwnames``: see builtin_ir), to be shown as ``name``. Its
+    own MCJIT engine: a few milliseconds."""
     import llvmlite.binding as llvm
 
     api = ctypes.pythonapi
@@ -167,14 +183,16 @@ def compile_builtin(module: Any, symbol: str, name: str, doc: str) -> Any:
         address = engine.get_function_address(symbol)
         if not address:
             raise RuntimeError(f"MCJIT gave no address for {symbol}")
-        definition = _MethodDef(name.encode(), address, METH_FASTCALL, doc.encode())
+        flags = METH_FASTCALL | (METH_KEYWORDS if keywords else 0)
+        definition = _MethodDef(name.encode(), address, flags, doc.encode())
         _kept.append((definition, engine, machine))
     return definition
 
 
-def cached_definition(symbol: str, make_module: Any, name: str, doc: str) -> Any:
-    """compile_builtin(make_module(), symbol, name, doc), once per process; None where builtins
-    are disabled or compiling failed (``why_not(symbol)`` says which; a failure is not
+def cached_definition(symbol: str, make_module: Any, name: str, doc: str,
+                      keywords: bool = False) -> Any:
+    """compile_builtin(make_module(), symbol, name, doc, keywords), once per process; None where
+    builtins are disabled or compiling failed (``why_not(symbol)`` says which; a failure is not
     retried)."""
     if disabled():
         return None
@@ -182,7 +200,8 @@ def cached_definition(symbol: str, make_module: Any, name: str, doc: str) -> Any
         with _lock:
             if symbol not in _definitions and symbol not in _failures:
                 try:
-                    _definitions[symbol] = compile_builtin(make_module(), symbol, name, doc)
+                    _definitions[symbol] = compile_builtin(make_module(), symbol, name, doc,
+                                                           keywords)
                 except Exception as exc:  # noqa: BLE001 - any failure keeps the caller's way
                     _failures[symbol] = f"{type(exc).__name__}: {exc}"
     return _definitions.get(symbol)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
+import types
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -483,8 +484,9 @@ class PreparedDispatch(NotCopyable):
         dispatch packets themselves carry no completion signal. Argument lists equal to the
         first share its kernarg segment (kernels only read it).
 
-        Like ``publish``, it is the call itself (hsapy.publishing.batcher), found in the
-        instance's ``__dict__`` once made. The first call makes it, with the queue's batch
+        Like ``publish``, it is the call itself (hsapy.publishing.batcher: a builtin compiled
+        for the host where one can be made, hsapy._batch_native), found in the instance's
+        ``__dict__`` once made. The first call makes it, with the queue's batch
         kernarg arena (made on first use), and puts it there."""
         prepared = weakref.ref(self)
         template, chunks, kernel, slot_size = (self._template, self._chunks, self.kernel,
@@ -496,7 +498,8 @@ class PreparedDispatch(NotCopyable):
                 _raise_if_closed(template.states)
                 made.append(batcher(template, arena_for(template.queue, slot_size), chunks,
                                     BatchResult, kernel))
-                made[0].__qualname__ = batch.__qualname__
+                if isinstance(made[0], types.FunctionType):   # (not the compiled one)
+                    made[0].__qualname__ = batch.__qualname__
                 owner = prepared()
                 if owner is not None:
                     owner.__dict__["batch"] = made[0]

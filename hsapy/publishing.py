@@ -24,7 +24,9 @@ publishes the same bytes with less work per call:
 - The calls are closures over everything that does not change between calls (no attribute
   lookups), writing through the queue's ring as ``Queue.producer()`` gives it.
 - A batch packs one kernarg segment for identical argument lists, and copies packets built once
-  per (arena half, count, shared segment) as whole rows.
+  per (arena half, count, shared segment) as whole rows. Where it can be, the batch call is a
+  builtin compiled for the host (hsapy._batch_native) taking the same steps for one chunk of
+  argument lists that are all one object, and handing every other call to the Python function.
 
 tests/sim/test_publishing.py holds the two to the same packets and kernarg segments, byte for
 byte, over random kernels, arguments, geometries and ring positions (hypothesis).
@@ -44,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from hsapy import aql
+from hsapy._batch_native import native_batcher
 from hsapy._checks import check_flag, check_items
 from hsapy._native import row_writer
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
@@ -787,7 +790,11 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
     launch's hidden arguments), else each; take the chunk's rows from ``chunks`` (built once
     per half, count and sharing: ``chunk_packets``); reserve; copy the rows into the ring (their
     headers INVALID), then store the header|setup words in order; ring the doorbell. With
-    observers attached or signals without value words, the reference way."""
+    observers attached or signals without value words, the reference way.
+
+    Where builtins can be compiled, what this returns is hsapy._batch_native's builtin, which
+    takes the short way itself for one chunk of argument lists that are all one object and
+    hands every other call to the Python function (``general`` calls it per chunk)."""
     queue, packer, states = template.queue, template.packer, template.states
     producer = queue.producer()
     add, queue_ptr, free_end, mask = (producer.add_write_index, producer.queue_ptr,
@@ -921,10 +928,33 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                                                "argument lists")
         chunk_list: list[tuple[int, int, Any]] = []
         halves: list[int] = []
+        one_chunk = short[0]
         for start in range(0, len(arg_lists), limit):
-            part = batch(arg_lists[start:start + limit], doorbell)
+            part = one_chunk(arg_lists[start:start + limit], doorbell)
             chunk_list += part.chunks
             halves += part.halves
         return result_type(queue, kernel, chunk_list, arena, halves)
 
-    return batch
+    short = [batch]                     # what ``general`` calls per chunk: the compiled one
+    if write_rows is None or values is None:
+        return batch
+    # the short way compiled for the host, this function for everything else (hsapy._batch_native)
+    # per half: the rows of a batch of one with a shared segment -- its dispatch row, then the
+    # barrier-AND row -- and their header|setup words
+    made = [chunk_packets(template, arena, half, 1, True) for half in (0, 1)]
+    rows = [packets for packets, _words in made]
+    native = native_batcher(batch, dict(
+        states=states, observers=OBSERVERS, half_order=half_order, owners=owners, packer=packer,
+        pack=pack, pack_explicit=pack_explicit, view=view, add=add, queue_ptr=queue_ptr,
+        free_end=free_end, make_space=make_space, timeout=_TIMEOUT, indices=indices,
+        store_doorbell=store_doorbell, doorbell_signal=doorbell_signal, signals=signals,
+        wait_free=arena.wait_free, result_type=result_type, queue=queue, kernel=kernel,
+        arena=arena, kept=rows), dict(
+        value0=signals[0].handle + 8, value1=signals[1].handle + 8, limit=limit,
+        half_size=half_size, rows0=rows[0].ctypes.data, rows1=rows[1].ctypes.data,
+        dispatch_word=template.word, barrier_word=int(made[0][1][1]),
+        ring=ring_address, mask=mask, explicit=explicit))
+    if native is None:
+        return batch
+    short[0] = native
+    return native

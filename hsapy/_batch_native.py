@@ -1,0 +1,555 @@
+"""``prepared.batch`` as a builtin compiled for the host: the batcher's short way, no frame.
+
+A batch of empty or identical argument lists is a few memory writes per packet, yet from
+Python the call's own statements cost more than those writes: on the simulator on the 2-vCPU
+development VM, benchmarks/launch.py's batch256 took 16-20 ns a dispatch with the batcher's
+Python function, of which about 5 went to its statements before the ring writes (a copy of the
+function without them, in the same benchmark run: 13-14 ns), against 4.3 ns for the C loop that
+writes the same packets.
+
+So hsapy.publishing.batcher's ``batch`` is, where it can be, a CPython builtin
+(``METH_FASTCALL``, hsapy/_native.py) written in LLVM IR here, taking the steps of the Python
+function's short way for the case it handles -- one chunk whose argument lists are all one
+object -- and handing every other call to that Python function (``fallback``) with the same
+arguments:
+
+1. ``batch(arg_lists)`` or ``batch(arg_lists, True/False)``: ``arg_lists`` a list (exactly) of
+   1 to ``limit`` items that are all the same object (by identity), a tuple or list;
+2. every lifetime state open (each ``state.closed is False``) and no observer attached
+   (``OBSERVERS`` empty);
+3. the arena's next half (``next(half_order)``); while its last batch is in flight,
+   ``wait_free(half)``; the half's signal value word set to 1 (armed, silently);
+4. the kernarg segment: ``pack_explicit(view, base, *args)`` where the half's first segment
+   holds this launch's hidden arguments already (``owners[half] is packer``; skipped when there
+   is nothing to pack), else ``pack(view, base, *args)`` with the owner unset meanwhile and set
+   after. A TypeError there (a wrong argument) gives the half back and hands the call to the
+   Python function, which raises what it raises for it; any other error gives the half back
+   and propagates;
+5. ``first = add(queue_ptr, count + 1)``; where ``first + count >= free_end[0]``,
+   ``make_space(first, first + count, timeout)`` (an error in either gives the half back and
+   propagates);
+6. per dispatch, bytes 4..63 of the half's dispatch row and then its header|setup word with a
+   release store into the ring slot ``(first + k) & mask``; the same for the half's barrier-AND
+   row after them; ``indices[half] = first``;
+7. with the doorbell, ``store_doorbell(doorbell_signal, first + count)``;
+8. the result: a ``result_type`` made without ``__init__`` (``PyType_GenericAlloc``, as the
+   Python function's ``object.__new__``) with its five attributes set.
+
+The Python callables (pack, add, make_space, the doorbell store, wait_free) are called
+through ``PyObject_Vectorcall``, so the builtin publishes exactly what the Python function
+publishes (tests/sim/test_publishing.py compares both with the reference, byte for byte). The
+builtin reads a list's and a tuple's size and items from the objects themselves (``ob_size``
+and ``ob_item``, which the stable C API offers only as calls), after :func:`layout_ok` has
+checked that this CPython lays them out as expected; where it does not, or builtins are
+disabled (hsapy._native.disabled), :func:`native_batcher` returns None and the Python function
+stays.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any
+
+from hsapy import _native
+
+__all__ = ["native_batcher", "layout_ok", "why_not", "CompiledBatch", "STATE_ITEMS",
+           "TABLE_FIELDS"]
+
+_NAME = "hsapy_batch"
+
+# The state list's items, by index (native_batcher fills them).
+STATE_ITEMS = ("none", "fallback", "table", "list_type", "tuple_type", "true", "false",
+               "states", "closed_name", "observers", "half_order", "owners", "packer", "pack",
+               "pack_explicit", "view", "add", "queue_ptr", "free_end", "make_space", "timeout",
+               "indices", "store_doorbell", "doorbell_signal", "signals", "wait_free",
+               "result_type", "queue", "kernel", "arena", "type_error", "name_queue",
+               "name_kernel", "name_chunks", "name_arena", "name_halves", "name_doorbell",
+               "kept")
+_S = {name: index for index, name in enumerate(STATE_ITEMS)}
+# The uint64 words of the state's table: the two halves' signal value word addresses, the
+# largest batch, the size of a half, the two halves' rows (a dispatch row and a barrier-AND
+# row, 64 bytes each), the dispatch and barrier header|setup words, the ring, its mask, and the
+# kernel's explicit argument count.
+TABLE_FIELDS = ("value0", "value1", "limit", "half_size", "rows0", "rows1", "dispatch_word",
+                "barrier_word", "ring", "mask", "explicit")
+_T = {name: index for index, name in enumerate(TABLE_FIELDS)}
+
+# PyObject: ob_refcnt, ob_type; PyVarObject adds ob_size; then a list's ob_item pointer or a
+# tuple's items inline (CPython 3.11-3.13, 64-bit, with the GIL). layout_ok checks them.
+_TYPE, _SIZE, _ITEMS = 8, 16, 24
+_probed: list[bool] = []
+# The most arguments one call packs here (its argument array is on the stack).
+MAX_ARGUMENTS = 256
+
+
+def layout_ok() -> bool:
+    """Whether lists and tuples of this CPython are laid out as the builtin reads them: type at
+    +8, size at +16, a list's item array pointer and a tuple's first item at +24. Probed once
+    per process."""
+    if not _probed:
+        ok = ctypes.sizeof(ctypes.c_void_p) == 8
+        if ok:
+            a, b = object(), object()
+            items = [a, b, a]
+            pair = (b, a)
+            word = ctypes.c_uint64.from_address
+
+            def at(obj: Any, offset: int) -> int:
+                return word(id(obj) + offset).value
+
+            ok = (at(items, _TYPE) == id(list) and at(items, _SIZE) == 3
+                  and at(pair, _TYPE) == id(tuple) and at(pair, _SIZE) == 2
+                  and at(pair, _ITEMS) == id(b) and at(pair, _ITEMS + 8) == id(a))
+            if ok:
+                array = at(items, _ITEMS)
+                ok = array != 0 and [word(array + 8 * k).value for k in range(3)] == [
+                    id(a), id(b), id(a)]
+        _probed.append(ok)
+    return _probed[0]
+
+
+def _module() -> Any:
+    """The IR of ``batch(state, args, nargs)`` (see the module docstring)."""
+    from llvmlite import ir
+
+    i1, i32, i64, ptr, void = (ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType(),
+                               ir.VoidType())
+    module, api, fn = _native.builtin_ir("hsapy_batch_native", _NAME, keywords=True)
+    memcpy = ir.Function(module, ir.FunctionType(void, (ptr, ptr, i64, i1)),
+                         name="llvm.memcpy.p0.p0.i64")
+    state, args, nargs, keywords = fn.args
+    block = fn.append_basic_block
+    b = ir.IRBuilder(block("entry"))
+    null = ir.Constant(ptr, None)
+    i8 = ir.IntType(8)
+
+    def const(value: int, kind: Any = i64) -> ir.Constant:
+        return ir.Constant(kind, value)
+
+    def call(name: str, *operands: Any) -> Any:
+        return b.call(api[name], list(operands))
+
+    def item(name: str) -> Any:                 # a borrowed reference from the state list
+        return call("PyList_GetItem", state, const(_S[name]))
+
+    def word_at(pointer: Any, offset: int, kind: Any = i64) -> Any:
+        return b.load(b.gep(pointer, [const(offset)], source_etype=i8), typ=kind)
+
+    table = b.inttoptr(call("PyLong_AsUnsignedLongLong", item("table")), ptr)
+
+    def field(name: str) -> Any:
+        return b.load(b.gep(table, [const(_T[name])], source_etype=i64), typ=i64)
+
+    def is_same(x: Any, y: Any) -> Any:
+        return b.icmp_unsigned("==", b.ptrtoint(x, i64), b.ptrtoint(y, i64))
+
+    def vectorcall(callee: Any, operands: list[Any]) -> Any:
+        argv = b.alloca(ptr, const(len(operands)))
+        for k, operand in enumerate(operands):
+            b.store(operand, b.gep(argv, [const(k)], source_etype=ptr))
+        return call("PyObject_Vectorcall", callee, argv, const(len(operands)), null)
+
+    def failed(value: Any) -> Any:
+        return is_same(value, null)
+
+    def clearing(target: Any) -> Any:          # a block: clear the error, go to ``target``
+        here, cleared = b.block, block("clear_error")
+        b.position_at_end(cleared)
+        call("PyErr_Clear")
+        b.branch(target)
+        b.position_at_end(here)
+        return cleared
+
+    fallback = block("fallback")
+    # 1. the arguments: (arg_lists), (arg_lists, True/False) or (arg_lists, doorbell=True/False)
+    positional, named, two, flag_true, flag_false, lists = (block(n) for n in (
+        "positional", "named", "two", "flag_true", "flag_false", "lists"))
+    b.cbranch(failed(keywords), positional, named)
+    b.position_at_end(named)        # one keyword, ``doorbell`` (the interned name), after one
+    is_doorbell = b.and_(b.icmp_signed("==", nargs, const(1)),
+                         b.icmp_signed("==", call("PyObject_Size", keywords), const(1)))
+    name_ok = block("name_ok")
+    b.cbranch(is_doorbell, name_ok, fallback)
+    b.position_at_end(name_ok)
+    b.cbranch(is_same(call("PyTuple_GetItem", keywords, const(0)), item("name_doorbell")),
+              flag_true, fallback)
+    b.position_at_end(positional)
+    one = b.block
+    b.cbranch(b.icmp_signed("==", nargs, const(1)), lists, two)
+    b.position_at_end(two)
+    b.cbranch(b.icmp_signed("==", nargs, const(2)), flag_true, fallback)
+    b.position_at_end(flag_true)
+    flag = b.load(b.gep(args, [const(1)], source_etype=ptr), typ=ptr)
+    b.cbranch(is_same(flag, item("true")), lists, flag_false)
+    b.position_at_end(flag_false)
+    b.cbranch(is_same(flag, item("false")), lists, fallback)
+    b.position_at_end(lists)
+    doorbell = b.phi(i1)
+    doorbell.add_incoming(const(1, i1), one)
+    doorbell.add_incoming(const(1, i1), flag_true)
+    doorbell.add_incoming(const(0, i1), flag_false)
+    arg_lists = b.load(args, typ=ptr)
+    list_type = item("list_type")
+    is_list = block("is_list")
+    b.cbranch(is_same(word_at(arg_lists, _TYPE, ptr), list_type), is_list, fallback)
+    b.position_at_end(is_list)
+    count = word_at(arg_lists, _SIZE)
+    in_range = b.and_(b.icmp_signed(">", count, const(0)),
+                      b.icmp_signed("<=", count, field("limit")))
+    sized = block("sized")
+    b.cbranch(in_range, sized, fallback)
+    b.position_at_end(sized)
+    items = word_at(arg_lists, _ITEMS, ptr)
+    first_args = b.load(items, typ=ptr)
+    first_type = word_at(first_args, _TYPE, ptr)
+    is_tuple = is_same(first_type, item("tuple_type"))
+    sequence, scan, scan_body, scanned = (block(n) for n in ("sequence", "scan", "scan_body",
+                                                            "scanned"))
+    b.cbranch(b.or_(is_tuple, is_same(first_type, list_type)), sequence, fallback)
+    # every item the first one, by identity
+    b.position_at_end(sequence)
+    b.branch(scan)
+    b.position_at_end(scan)
+    k = b.phi(i64)
+    k.add_incoming(const(1), sequence)
+    b.cbranch(b.icmp_signed("<", k, count), scan_body, scanned)
+    b.position_at_end(scan_body)
+    same = is_same(b.load(b.gep(items, [k], source_etype=ptr), typ=ptr), first_args)
+    k.add_incoming(b.add(k, const(1)), scan_body)
+    b.cbranch(same, scan, fallback)
+    # 2. every lifetime state open, no observer
+    b.position_at_end(scanned)
+    states = item("states")
+    state_count = call("PyObject_Size", states)
+    closed_name, false = item("closed_name"), item("false")
+    check, check_body, checked = (block(n) for n in ("check", "check_body", "checked"))
+    b.branch(check)
+    b.position_at_end(check)
+    j = b.phi(i64)
+    j.add_incoming(const(0), scanned)
+    b.cbranch(b.icmp_signed("<", j, state_count), check_body, checked)
+    b.position_at_end(check_body)
+    closed = call("PyObject_GetAttr", call("PyTuple_GetItem", states, j), closed_name)
+    got, open_ = block("got_closed"), block("open")
+    b.cbranch(failed(closed), clearing(fallback), got)
+    b.position_at_end(got)
+    is_open = is_same(closed, false)
+    call("Py_DecRef", closed)
+    j.add_incoming(b.add(j, const(1)), open_)
+    b.cbranch(is_open, open_, fallback)
+    b.position_at_end(open_)
+    b.branch(check)
+    b.position_at_end(checked)
+    take = block("take")
+    b.cbranch(b.icmp_signed("==", call("PyObject_Size", item("observers")), const(0)), take,
+              fallback)
+    # 3. the next half, free, armed. The first argument list is held from here on: another
+    # thread may change ``arg_lists`` while a Python callable runs (wait_free, pack, ...)
+    b.position_at_end(take)
+    call("Py_IncRef", first_args)
+    half_object = call("PyIter_Next", item("half_order"))
+    got_half, error = block("got_half"), block("error")
+    b.cbranch(failed(half_object), error, got_half)
+    b.position_at_end(got_half)
+    half = call("PyLong_AsUnsignedLongLong", half_object)
+    value_word = b.inttoptr(b.select(b.icmp_unsigned("==", half, const(0)), field("value0"),
+                                     field("value1")), ptr)
+    in_flight, armed = block("in_flight"), block("arm")
+    b.cbranch(b.icmp_signed(">", b.load(value_word, typ=i64, align=8), const(0)), in_flight,
+              armed)
+    b.position_at_end(in_flight)
+    waited = vectorcall(item("wait_free"), [half_object])
+    wait_failed, wait_done = block("wait_failed"), block("wait_done")
+    b.cbranch(failed(waited), wait_failed, wait_done)
+    b.position_at_end(wait_failed)
+    call("Py_DecRef", half_object)
+    b.branch(error)
+    b.position_at_end(wait_done)
+    call("Py_DecRef", waited)
+    b.branch(armed)
+    b.position_at_end(armed)
+    b.store(const(1), value_word, align=8)          # a silent store, as the Python way's
+
+    def give_back() -> None:
+        b.store(const(0), value_word, align=8)
+
+    # 4. the kernarg segment
+    owners, packer = item("owners"), item("packer")
+    owned = is_same(call("PyList_GetItem", owners, half), packer)
+    explicit_only, anything, repack, pack_call, packed = (block(n) for n in (
+        "explicit_only", "anything", "repack", "pack_call", "packed"))
+    b.cbranch(owned, explicit_only, repack)
+    b.position_at_end(explicit_only)
+    nothing = b.and_(b.icmp_signed("==", word_at(first_args, _SIZE), const(0)),
+                     b.icmp_signed("==", field("explicit"), const(0)))
+    b.cbranch(nothing, packed, anything)
+    b.position_at_end(anything)
+    pack_explicit = item("pack_explicit")
+    b.branch(pack_call)
+    b.position_at_end(repack)
+    none = item("none")
+    call("Py_IncRef", none)
+    call("PyList_SetItem", owners, half, none)
+    pack = item("pack")
+    b.branch(pack_call)
+    b.position_at_end(pack_call)
+    callee = b.phi(ptr)
+    callee.add_incoming(pack_explicit, anything)
+    callee.add_incoming(pack, repack)
+    # (view, base, *args) on the stack, each argument held for the call: a list's items could
+    # change whenever Python code runs (wait_free; dropping the old owner), so they are read
+    # only now. More than MAX_ARGUMENTS (no kernel has that many): the Python way
+    argument_count = word_at(first_args, _SIZE)
+    argument_items = b.select(is_tuple, b.gep(first_args, [const(_ITEMS)], source_etype=i8),
+                              word_at(first_args, _ITEMS, ptr))
+    too_many, not_too_many = block("too_many"), block("not_too_many")
+    b.cbranch(b.icmp_unsigned(">", argument_count, const(MAX_ARGUMENTS)), too_many,
+              not_too_many)
+    b.position_at_end(too_many)
+    give_back()
+    call("Py_DecRef", half_object)
+    call("Py_DecRef", first_args)
+    b.branch(fallback)
+    b.position_at_end(not_too_many)
+    base = call("PyLong_FromUnsignedLongLong", b.mul(half, field("half_size")))
+    base_made = block("base_made")
+    base_failed = block("base_failed")
+    b.cbranch(failed(base), base_failed, base_made)
+    b.position_at_end(base_failed)
+    give_back()
+    call("Py_DecRef", half_object)
+    b.branch(error)
+    b.position_at_end(base_made)
+    total = b.add(argument_count, const(2))
+    argv = b.alloca(ptr, total)
+    b.store(item("view"), argv)
+    b.store(base, b.gep(argv, [const(1)], source_etype=ptr))
+    hold, hold_body, held = (block(n) for n in ("hold", "hold_body", "held"))
+    b.branch(hold)
+    b.position_at_end(hold)
+    m = b.phi(i64)
+    m.add_incoming(const(0), base_made)
+    b.cbranch(b.icmp_signed("<", m, argument_count), hold_body, held)
+    b.position_at_end(hold_body)
+    argument = b.load(b.gep(argument_items, [m], source_etype=ptr), typ=ptr)
+    call("Py_IncRef", argument)
+    b.store(argument, b.gep(argv, [b.add(m, const(2))], source_etype=ptr))
+    m.add_incoming(b.add(m, const(1)), hold_body)
+    b.branch(hold)
+    b.position_at_end(held)
+    outcome = call("PyObject_Vectorcall", callee, argv, total, null)
+    release, release_body, released = (block(n) for n in ("release", "release_body",
+                                                          "released"))
+    b.branch(release)
+    b.position_at_end(release)
+    r = b.phi(i64)
+    r.add_incoming(const(0), held)
+    b.cbranch(b.icmp_signed("<", r, argument_count), release_body, released)
+    b.position_at_end(release_body)
+    call("Py_DecRef", b.load(b.gep(argv, [b.add(r, const(2))], source_etype=ptr), typ=ptr))
+    r.add_incoming(b.add(r, const(1)), release_body)
+    b.branch(release)
+    b.position_at_end(released)
+    call("Py_DecRef", base)
+    pack_failed, pack_done, retry, pack_error = (block(n) for n in (
+        "pack_failed", "pack_done", "retry", "pack_error"))
+    b.cbranch(failed(outcome), pack_failed, pack_done)
+    b.position_at_end(pack_failed)
+    give_back()
+    call("Py_DecRef", half_object)
+    matches = call("PyErr_ExceptionMatches", item("type_error"))
+    b.cbranch(b.icmp_signed("!=", matches, const(0, i32)), retry, pack_error)
+    b.position_at_end(retry)              # the Python way raises the error it raises for them
+    call("PyErr_Clear")
+    call("Py_DecRef", first_args)
+    b.branch(fallback)
+    b.position_at_end(pack_error)
+    b.branch(error)
+    b.position_at_end(pack_done)
+    call("Py_DecRef", outcome)
+    set_owner = block("set_owner")
+    b.cbranch(owned, packed, set_owner)
+    b.position_at_end(set_owner)
+    call("Py_IncRef", packer)
+    call("PyList_SetItem", owners, half, packer)
+    b.branch(packed)
+    # 5. the reservation
+    b.position_at_end(packed)
+    slots = call("PyLong_FromUnsignedLongLong", b.add(count, const(1)))
+    reserve, reserved, reserve_failed = (block(n) for n in ("reserve", "reserved",
+                                                           "reserve_failed"))
+    b.cbranch(failed(slots), reserve_failed, reserve)
+    b.position_at_end(reserve)
+    first_object = vectorcall(item("add"), [item("queue_ptr"), slots])
+    call("Py_DecRef", slots)
+    b.cbranch(failed(first_object), reserve_failed, reserved)
+    b.position_at_end(reserve_failed)
+    give_back()
+    call("Py_DecRef", half_object)
+    b.branch(error)
+    b.position_at_end(reserved)
+    first = call("PyLong_AsUnsignedLongLong", first_object)
+    last = b.add(first, count)
+    last_object = call("PyLong_FromUnsignedLongLong", last)
+    free_end = call("PyLong_AsUnsignedLongLong",
+                    call("PyList_GetItem", item("free_end"), const(0)))
+    room, make_room, space_failed, have_last = (block(n) for n in (
+        "room", "make_room", "space_failed", "have_last"))
+    b.cbranch(failed(last_object), space_failed, have_last)
+    b.position_at_end(have_last)
+    b.cbranch(b.icmp_unsigned(">=", last, free_end), make_room, room)
+    b.position_at_end(make_room)
+    made = vectorcall(item("make_space"), [first_object, last_object, item("timeout")])
+    space_made = block("space_made")
+    b.cbranch(failed(made), space_failed, space_made)
+    b.position_at_end(space_failed)
+    give_back()
+    call("Py_DecRef", half_object)
+    call("Py_DecRef", first_object)
+    call("Py_DecRef", last_object)             # (Py_DecRef takes NULL)
+    b.branch(error)
+    b.position_at_end(space_made)
+    call("Py_DecRef", made)
+    b.branch(room)
+    # 6. the packets: body, then header|setup with a release store, slot by slot
+    b.position_at_end(room)
+    ring, mask = b.inttoptr(field("ring"), ptr), field("mask")
+    rows = b.inttoptr(b.select(b.icmp_unsigned("==", half, const(0)), field("rows0"),
+                               field("rows1")), ptr)
+    dispatch_word = b.trunc(field("dispatch_word"), i32)
+    write, write_body, written = (block(n) for n in ("write", "write_body", "written"))
+    start = b.block
+    b.branch(write)
+    b.position_at_end(write)
+    p = b.phi(i64)
+    p.add_incoming(const(0), start)
+    b.cbranch(b.icmp_unsigned("<", p, count), write_body, written)
+
+    def packet(index: Any, row: Any, header: Any) -> None:
+        slot = b.gep(ring, [b.shl(b.and_(index, mask), const(6))], source_etype=i8)
+        b.call(memcpy, [b.gep(slot, [const(4)], source_etype=i8),
+                        b.gep(row, [const(4)], source_etype=i8), const(60), const(0, i1)])
+        b.store_atomic(header, b.inttoptr(b.ptrtoint(slot, i64), ir.PointerType(i32)),
+                       "release", 4)
+
+    b.position_at_end(write_body)
+    packet(b.add(first, p), rows, dispatch_word)
+    p.add_incoming(b.add(p, const(1)), write_body)
+    b.branch(write)
+    b.position_at_end(written)
+    packet(last, b.gep(rows, [const(64)], source_etype=i8), b.trunc(field("barrier_word"), i32))
+    call("Py_IncRef", first_object)
+    call("PyList_SetItem", item("indices"), half, first_object)
+    # 7. the doorbell
+    ring_it, rung, bell_failed = block("ring_doorbell"), block("rung"), block("bell_failed")
+    b.cbranch(doorbell, ring_it, rung)
+    b.position_at_end(ring_it)
+    stored = vectorcall(item("store_doorbell"), [item("doorbell_signal"), last_object])
+    bell_ok = block("bell_ok")
+    b.cbranch(failed(stored), bell_failed, bell_ok)
+    b.position_at_end(bell_ok)
+    call("Py_DecRef", stored)
+    b.branch(rung)
+    b.position_at_end(bell_failed)
+    call("Py_DecRef", half_object)
+    call("Py_DecRef", first_object)
+    call("Py_DecRef", last_object)
+    b.branch(error)
+    # 8. the result
+    b.position_at_end(rung)
+    call("Py_DecRef", last_object)
+    result = call("PyType_GenericAlloc", item("result_type"), const(0))
+    count_object = call("PyLong_FromUnsignedLongLong", count)
+    chunk = b.call(api["PyTuple_Pack"], [const(3), first_object, count_object,
+                                         call("PyList_GetItem", item("signals"), half)])
+    chunks, halves = call("PyList_New", const(1)), call("PyList_New", const(1))
+    anything_failed = b.or_(b.or_(failed(result), failed(count_object)),
+                            b.or_(failed(chunk), b.or_(failed(chunks), failed(halves))))
+    fill, result_failed = block("fill"), block("result_failed")
+    b.cbranch(anything_failed, result_failed, fill)
+    b.position_at_end(result_failed)      # out of memory: drop what was made, raise
+    for made_object in (result, count_object, chunk, chunks, halves):
+        call("Py_DecRef", made_object)         # (Py_DecRef takes NULL)
+    call("Py_DecRef", half_object)
+    call("Py_DecRef", first_object)
+    b.branch(error)
+    b.position_at_end(fill)
+    call("Py_DecRef", count_object)
+    call("Py_DecRef", first_object)
+    call("PyList_SetItem", chunks, const(0), chunk)          # (steals the references)
+    call("PyList_SetItem", halves, const(0), half_object)
+    set_failed = block("set_failed")
+    for name, value in (("name_queue", item("queue")), ("name_kernel", item("kernel")),
+                        ("name_chunks", chunks), ("name_arena", item("arena")),
+                        ("name_halves", halves)):
+        then = block(f"set_{name}")
+        b.cbranch(b.icmp_signed("!=", call("PyObject_SetAttr", result, item(name), value),
+                                const(0, i32)), set_failed, then)
+        b.position_at_end(then)
+    call("Py_DecRef", chunks)
+    call("Py_DecRef", halves)
+    call("Py_DecRef", first_args)
+    b.ret(result)
+    b.position_at_end(set_failed)
+    for made_object in (result, chunks, halves):
+        call("Py_DecRef", made_object)
+    b.branch(error)
+    # errors (all after the take): the set exception propagates
+    b.position_at_end(error)
+    call("Py_DecRef", first_args)
+    b.ret(null)
+    # anything else: the Python function, with the same arguments
+    b.position_at_end(fallback)
+    b.ret(call("PyObject_Vectorcall", item("fallback"), args, nargs, keywords))
+    return module
+
+
+def _definition() -> Any:
+    """The compiled function's method definition (built on first ask), or None."""
+    return _native.cached_definition(
+        _NAME, _module, "batch",
+        # (the first lines are the signature inspect reads: CPython's __text_signature__)
+        "batch($self, arg_lists, doorbell=True)\n--\n\n"
+        "Publish one dispatch per argument list, then a barrier-AND packet closing the chunk "
+        "(PreparedDispatch.batch; compiled for the host: hsapy._batch_native).",
+        keywords=True)
+
+
+def why_not() -> str | None:
+    """Why no compiled batch is made in this process (None: one is)."""
+    if not layout_ok():
+        return "lists and tuples are not laid out as the builtin reads them"
+    _definition()
+    return _native.why_not(_NAME)
+
+
+def native_batcher(fallback: Any, objects: dict[str, Any], table: dict[str, int]) -> Any:
+    """A builtin ``batch(arg_lists, doorbell=True)`` taking the steps of the module docstring,
+    with ``fallback`` (the batcher's Python function) for every other call; or None where none
+    can be made. ``objects`` names the state's objects (STATE_ITEMS but ``none``, ``fallback``,
+    the types, ``true``/``false``, the attribute names, ``type_error``, ``table`` and
+    ``kept``), ``table`` its numbers (TABLE_FIELDS)."""
+    import numpy as np
+
+    if not layout_ok():
+        return None
+    definition = _definition()
+    if definition is None:
+        return None
+    words = np.array([table[name] for name in TABLE_FIELDS], np.uint64)
+    made = {"none": None, "fallback": fallback, "table": words.ctypes.data, "list_type": list,
+            "tuple_type": tuple, "true": True, "false": False, "closed_name": "closed",
+            "type_error": TypeError, "name_queue": "queue", "name_kernel": "kernel",
+            "name_chunks": "chunks", "name_arena": "arena", "name_halves": "halves",
+            "name_doorbell": sys.intern("doorbell"),
+            "kept": (words, objects["kept"]),
+            "states": tuple(objects["states"])}       # (read with PyTuple_GetItem)
+    state = CompiledBatch(made[name] if name in made else objects[name] for name in STATE_ITEMS)
+    return _native.new_builtin(definition, state)
+
+
+class CompiledBatch(list):
+    """The state of a compiled batch (a list, as the builtin reads it through PyList_GetItem):
+    its repr is ``<built-in method batch of CompiledBatch object ...>``."""
+
+    __slots__ = ()

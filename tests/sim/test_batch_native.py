@@ -1,0 +1,276 @@
+"""The compiled batch (hsapy._batch_native): in use where it can be, and alike with the Python
+batcher in what it publishes, refuses and leaves behind.
+
+tests/sim/test_publishing.py compares it with the reference byte for byte over random kernels;
+here: the cases it hands to the Python function, its errors (the half given back, nothing
+published), waiting for a half, wrapping around the ring, reference counts, keyword arguments.
+"""
+from __future__ import annotations
+
+import gc
+import inspect
+import sys
+import threading
+import types
+
+import numpy as np
+import pytest
+
+from hsapy import _batch_native, _native
+from hsapy.asm import kernels
+from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
+from hsapy.kernarg import KernelArgumentError
+from hsapy.queue import add_observer, remove_observer
+from hsapy.runtime import Runtime
+
+N = 64
+
+pytestmark = pytest.mark.skipif(_native.disabled() is not None,
+                                reason=f"compiled builtins are off: {_native.disabled()}")
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    with Runtime(backend="sim", targets=["gfx942"]) as rt:
+        yield rt
+
+
+@pytest.fixture
+def vadd(runtime):
+    agent = runtime.gpu("gfx942")
+    kernel = runtime.load(kernels.build("vector_add", "gfx942"), agent).kernel("vector_add")
+    a, b = (agent.device_pool.allocate(4 * N) for _ in range(2))
+    a.copy_from(np.arange(N, dtype=np.float32))
+    b.copy_from(np.full(N, 2, np.float32))
+    outs = [agent.device_pool.allocate(4 * N) for _ in range(3)]
+    with agent.create_queue(64) as queue:
+        yield agent, kernel, queue, a, b, outs
+    for buffer in (a, b, *outs):
+        buffer.close()
+
+
+def expect_sum(out) -> None:
+    assert np.array_equal(out.copy_to(dtype=np.float32), np.arange(N, dtype=np.float32) + 2)
+
+
+def compiled_batch(prepared):
+    """prepared.batch made, and checked to be the compiled builtin."""
+    prepared.batch            # noqa: B018 - made on first access, replaced on first call
+    prepared.batch([]).wait()
+    batch = prepared.batch
+    assert isinstance(batch, types.BuiltinFunctionType), _batch_native.why_not()
+    return batch
+
+
+def test_the_compiled_batch_is_what_prepared_batch_is(vadd):
+    assert _batch_native.layout_ok()
+    assert _batch_native.why_not() is None
+    _agent, kernel, queue, a, b, outs = vadd
+    batch = compiled_batch(kernel.prepare(queue, N, 64))
+    # what help() and inspect show
+    assert list(inspect.signature(batch).parameters) == ["arg_lists", "doorbell"]
+    assert inspect.signature(batch).parameters["doorbell"].default is True
+    assert "barrier-AND" in batch.__doc__
+
+
+@pytest.mark.parametrize("how", ["positional", "keyword", "flag", "flag_keyword"])
+def test_one_shared_argument_list_runs_every_dispatch(vadd, how):
+    _agent, kernel, queue, a, b, outs = vadd
+    prepared = kernel.prepare(queue, N, 64)
+    batch = compiled_batch(prepared)
+    args = (a, b, outs[0], N)
+    lists = [args] * 20
+    result = {"positional": lambda: batch(lists), "keyword": lambda: batch(arg_lists=lists),
+              "flag": lambda: batch(lists, True),
+              "flag_keyword": lambda: batch(lists, doorbell=True)}[how]()
+    assert [count for _first, count, _signal in result.chunks] == [20]
+    result.wait(timeout=30)
+    expect_sum(outs[0])
+
+
+def test_without_the_doorbell_nothing_is_announced(vadd):
+    _agent, kernel, queue, a, b, outs = vadd
+    batch = compiled_batch(kernel.prepare(queue, N, 64))
+    before = queue.load_read_index()
+    result = batch([(a, b, outs[1], N)] * 3, doorbell=False)
+    first, count, _signal = result.chunks[0]
+    assert queue.load_write_index() == first + count + 1
+    assert not result.is_done and queue.load_read_index() == before
+    queue.flush()
+    result.wait(timeout=30)
+    expect_sum(outs[1])
+
+
+@pytest.mark.parametrize("lists", [
+    "equal_not_identical", "a_tuple_of_lists", "a_list_subclass", "mixed", "lists_of_lists",
+    "more_than_a_chunk"])
+def test_what_the_compiled_batch_hands_on_runs_alike(vadd, lists):
+    _agent, kernel, queue, a, b, outs = vadd
+    batch = compiled_batch(kernel.prepare(queue, N, 64))
+
+    class Lists(list):
+        pass
+
+    made = {"equal_not_identical": [(a, b, outs[0], N), (a, b, outs[0], N)],
+            "a_tuple_of_lists": tuple([[a, b, outs[0], N]] * 3),
+            "a_list_subclass": Lists([(a, b, outs[0], N)] * 3),
+            "mixed": [(a, b, outs[0], N), (a, b, outs[1], N), (a, b, outs[2], N)],
+            "lists_of_lists": [[a, b, outs[0], N]] * 5,
+            "more_than_a_chunk": [(a, b, outs[0], N)] * 70}[lists]   # 63 per chunk here
+    result = batch(made)
+    assert sum(count for _first, count, _signal in result.chunks) == len(made)
+    result.wait(timeout=60)
+    for out in outs[:3 if lists == "mixed" else 1]:
+        expect_sum(out)
+
+
+def arena_state(prepared, queue):
+    arena = prepared.queue.attachments[("batch", prepared._slot_size)]
+    return ([v[1] for v in arena.values], list(arena.indices), queue.load_write_index())
+
+
+@pytest.mark.parametrize("bad", ["ten", None, 1 << 80, object()])
+def test_a_bad_argument_raises_what_the_python_way_raises_and_leaves_no_trace(vadd, bad):
+    _agent, kernel, queue, a, b, outs = vadd
+    prepared = kernel.prepare(queue, N, 64)
+    batch = compiled_batch(prepared)
+    lists = [(a, b, outs[0], bad)] * 4
+    before = arena_state(prepared, queue)
+    with pytest.raises((HsapyTypeError, HsapyValueError)) as compiled:
+        batch(lists)
+    assert arena_state(prepared, queue) == before
+    python = prepared.batch.__self__[_batch_native.STATE_ITEMS.index("fallback")]
+    with pytest.raises((HsapyTypeError, HsapyValueError)) as plain:
+        python(lists)
+    assert type(compiled.value) is type(plain.value)
+    assert str(compiled.value) == str(plain.value)
+    assert batch([(a, b, outs[0], N)] * 2).wait(timeout=30).is_done   # still usable
+
+
+def test_an_error_that_is_not_a_type_error_propagates_with_the_half_given_back(vadd):
+    _agent, kernel, queue, a, b, outs = vadd
+    prepared = kernel.prepare(queue, N, 64)
+    batch = compiled_batch(prepared)
+
+    class Refusing:
+        def __index__(self):
+            raise ZeroDivisionError("refused")
+
+    before = arena_state(prepared, queue)
+    with pytest.raises((ZeroDivisionError, KernelArgumentError)):
+        batch([(a, b, outs[0], Refusing())] * 4)
+    assert arena_state(prepared, queue) == before
+
+
+def test_too_many_arguments_go_the_python_way(vadd):
+    _agent, kernel, queue, a, b, outs = vadd
+    batch = compiled_batch(kernel.prepare(queue, N, 64))
+    for arguments in (tuple(range(_batch_native.MAX_ARGUMENTS + 1)), tuple(range(100_000))):
+        with pytest.raises(KernelArgumentError, match="takes 4 argument"):
+            batch([arguments] * 3)
+
+
+def test_a_batch_waits_for_its_half_and_wraps_around_the_ring(vadd):
+    _agent, kernel, queue, a, b, outs = vadd
+    prepared = kernel.prepare(queue, N, 64)
+    batch = compiled_batch(prepared)
+    results = [batch([(a, b, outs[k % 3], N)] * 25, doorbell=False) for k in range(5)]
+    # the third batch took half 0 again: it announced the first two and waited for the first;
+    # 5 x 26 packets went around the 64-slot ring twice
+    queue.flush()                                         # (the last one is not announced)
+    for result in results:
+        result.wait(timeout=60)
+    assert queue.load_write_index() > 2 * queue.size
+    for out in outs:
+        expect_sum(out)
+
+
+def test_reference_counts_are_unchanged_by_batches_and_their_errors(vadd):
+    _agent, kernel, queue, a, b, outs = vadd
+    prepared = kernel.prepare(queue, N, 64)
+    batch = compiled_batch(prepared)
+    args = (a, b, outs[0], N)
+    bad = (a, b, outs[0], "ten")
+    lists, bad_lists = [args] * 8, [bad] * 8
+    # (not the state's shared objects -- None, True, False, the types, the interned names, the
+    # timeout, the Packer that launches of one layout and shape share -- whose counts other
+    # code and threads move too: a launch of an earlier test released by the reaper thread)
+    shared = {"none", "true", "false", "list_type", "tuple_type", "type_error", "result_type",
+              "closed_name", "timeout", "packer",
+              *(n for n in _batch_native.STATE_ITEMS if "name_" in n)}
+    names = ["args", "bad", "a", "out", "lists", "bad_lists", "kernel", "state",
+             *(n for n in _batch_native.STATE_ITEMS if n not in shared)]
+    watched = [args, bad, a, outs[0], lists, bad_lists, kernel, batch.__self__,
+               *(obj for name, obj in zip(_batch_native.STATE_ITEMS, batch.__self__)
+                 if name not in shared)]
+
+    def counts():
+        gc.collect()
+        return dict(zip(names, (sys.getrefcount(obj) for obj in watched)))
+
+    for _ in range(3):                                    # warm: caches made
+        batch(lists).wait(timeout=30)
+    before = counts()
+    for _ in range(20):
+        batch(lists).wait(timeout=30)
+        batch(lists, doorbell=False)
+        queue.flush()
+        try:
+            batch(bad_lists)
+        except HsapyTypeError:
+            pass
+        else:
+            raise AssertionError("batch(bad_lists) raised nothing")
+    queue.flush()
+    batch(lists).wait(timeout=30)
+    assert counts() == before
+
+
+def test_observers_and_closed_objects_are_the_python_way(vadd):
+    _agent, kernel, queue, a, b, outs = vadd
+    batch = compiled_batch(kernel.prepare(queue, N, 64))
+
+    class Counting:
+        written = 0
+
+        def packets_written(self, queue, first, count):
+            self.written += count
+
+        def doorbell(self, queue, index):
+            pass
+
+        def signal_reused(self, handle):
+            pass
+
+    observer = Counting()
+    add_observer(observer)
+    try:
+        batch([(a, b, outs[0], N)] * 4).wait(timeout=30)
+    finally:
+        remove_observer(observer)
+    assert observer.written == 5                           # 4 dispatches and the barrier
+    queue.close()
+    with pytest.raises(ClosedError):
+        batch([(a, b, outs[0], N)] * 4)
+
+
+def test_batches_from_threads_at_once(vadd):
+    _agent, kernel, queue, a, b, outs = vadd
+    batch = compiled_batch(kernel.prepare(queue, N, 64))
+    errors: list[BaseException] = []
+
+    def work(out):
+        try:
+            for _ in range(10):
+                batch([(a, b, out, N)] * 7).wait(timeout=60)
+        except BaseException as exc:     # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(out,)) for out in outs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    for out in outs:
+        expect_sum(out)
