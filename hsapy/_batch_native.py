@@ -109,56 +109,22 @@ def layout_ok() -> bool:
 
 
 def _module() -> Any:
-    """The IR of ``batch(state, args, nargs)`` (see the module docstring)."""
-    from llvmlite import ir
-
-    i1, i32, i64, ptr, void = (ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType(),
-                               ir.VoidType())
-    module, api, fn = _native.builtin_ir("hsapy_batch_native", _NAME, keywords=True)
-    memcpy = ir.Function(module, ir.FunctionType(void, (ptr, ptr, i64, i1)),
-                         name="llvm.memcpy.p0.p0.i64")
-    state, args, nargs, keywords = fn.args
-    block = fn.append_basic_block
-    b = ir.IRBuilder(block("entry"))
-    null = ir.Constant(ptr, None)
-    i8 = ir.IntType(8)
-
-    def const(value: int, kind: Any = i64) -> ir.Constant:
-        return ir.Constant(kind, value)
-
-    def call(name: str, *operands: Any) -> Any:
-        return b.call(api[name], list(operands))
+    """The IR of ``batch(state, args, nargs, kwnames)`` (see the module docstring)."""
+    e = _native.Emitter("hsapy_batch_native", _NAME, keywords=True)
+    module, api, b = e.module, e.api, e.b
+    i1, i8, i32, i64, ptr, null = e.i1, e.i8, e.i32, e.i64, e.ptr, e.null
+    args, nargs, keywords = e.args, e.nargs, e.kwnames
+    memcpy = e.memcpy()
+    const, call, block, word_at, is_same, failed, vectorcall, clearing = (
+        e.const, e.call, e.block, e.word_at, e.is_same, e.failed, e.vectorcall, e.clearing)
 
     def item(name: str) -> Any:                 # a borrowed reference from the state list
-        return call("PyList_GetItem", state, const(_S[name]))
-
-    def word_at(pointer: Any, offset: int, kind: Any = i64) -> Any:
-        return b.load(b.gep(pointer, [const(offset)], source_etype=i8), typ=kind)
+        return e.item(_S[name])
 
     table = b.inttoptr(call("PyLong_AsUnsignedLongLong", item("table")), ptr)
 
     def field(name: str) -> Any:
         return b.load(b.gep(table, [const(_T[name])], source_etype=i64), typ=i64)
-
-    def is_same(x: Any, y: Any) -> Any:
-        return b.icmp_unsigned("==", b.ptrtoint(x, i64), b.ptrtoint(y, i64))
-
-    def vectorcall(callee: Any, operands: list[Any]) -> Any:
-        argv = b.alloca(ptr, const(len(operands)))
-        for k, operand in enumerate(operands):
-            b.store(operand, b.gep(argv, [const(k)], source_etype=ptr))
-        return call("PyObject_Vectorcall", callee, argv, const(len(operands)), null)
-
-    def failed(value: Any) -> Any:
-        return is_same(value, null)
-
-    def clearing(target: Any) -> Any:          # a block: clear the error, go to ``target``
-        here, cleared = b.block, block("clear_error")
-        b.position_at_end(cleared)
-        call("PyErr_Clear")
-        b.branch(target)
-        b.position_at_end(here)
-        return cleared
 
     fallback = block("fallback")
     # 1. the arguments: (arg_lists), (arg_lists, True/False) or (arg_lists, doorbell=True/False)
@@ -429,8 +395,7 @@ def _module() -> Any:
         slot = b.gep(ring, [b.shl(b.and_(index, mask), const(6))], source_etype=i8)
         b.call(memcpy, [b.gep(slot, [const(4)], source_etype=i8),
                         b.gep(row, [const(4)], source_etype=i8), const(60), const(0, i1)])
-        b.store_atomic(header, b.inttoptr(b.ptrtoint(slot, i64), ir.PointerType(i32)),
-                       "release", 4)
+        e.release_store_u32(header, slot)
 
     b.position_at_end(write_body)
     packet(b.add(first, p), rows, dispatch_word)

@@ -4,14 +4,16 @@ A hot call that costs more in Python's function-call machinery than in its own w
 builtin instead: a ``METH_FASTCALL`` C function receives its arguments as an array, runs no
 Python frame and, unlike a cffi ABI-mode call, goes through no libffi. hsapy writes such
 functions in LLVM IR (hsapy/sim/native_index.py, hsapy/_hsa/fastcall.py,
-hsapy/_batch_native.py) and this module compiles them for the host and wraps them as builtin functions bound to a state object
-(``PyCFunction_NewEx``: the state arrives as the C function's ``self``).
+hsapy/_batch_native.py) and this module compiles them for the host and wraps them as builtin
+functions bound to a state object (``PyCFunction_NewEx``: the state arrives as the C
+function's ``self``).
 
 They call only functions of CPython's stable C API (``API``), registered with LLVM by address
 before compiling, so no symbol lookup in the process is needed (hsapy._batch_native also reads
-a list's and a tuple's size and items from the objects, after probing that layout). ``HSAPY_NATIVE_BUILTINS=0``
-turns every one of them off (each caller then keeps its Python or cffi function), as does a
-Python without the GIL: the builtins rely on holding it for their atomicity.
+a list's and a tuple's size and items from the objects, after probing that layout).
+``HSAPY_NATIVE_BUILTINS=0`` turns every one of them off (each caller then keeps its Python or
+cffi function), as does a Python without the GIL: the builtins rely on holding it for their
+atomicity.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ import sysconfig
 import threading
 from typing import Any
 
-__all__ = ["API", "METH_FASTCALL", "Callee", "disabled", "declare_api", "builtin_ir",
+__all__ = ["API", "METH_FASTCALL", "METH_KEYWORDS", "Callee", "Emitter", "disabled",
+           "declare_api", "builtin_ir",
            "branch_on_first", "return_call", "unsigned_or", "compile_builtin",
            "cached_definition", "why_not", "new_builtin", "row_writer"]
 
@@ -108,6 +111,90 @@ def builtin_ir(module_name: str, symbol: str, keywords: bool = False
     parameters = (ptr, ptr, ir.IntType(64)) + ((ptr,) if keywords else ())
     function = ir.Function(module, ir.FunctionType(ptr, parameters), name=symbol)
     return module, declare_api(module), function
+
+
+class Emitter:
+    """The IR of one builtin being written (see builtin_ir), with the helpers every builtin
+    here uses: ``b`` (the llvmlite IRBuilder, at the entry block first), ``fn``, ``api``,
+    ``module``, the function's arguments (``state``, ``args``, ``nargs`` and, with
+    ``keywords``, ``kwnames``) and the types ``i1 i8 i32 i64 ptr void``."""
+
+    def __init__(self, module_name: str, symbol: str, keywords: bool = False) -> None:
+        from llvmlite import ir
+
+        self.ir = ir
+        self.module, self.api, self.fn = builtin_ir(module_name, symbol, keywords)
+        self.i1, self.i8, self.i32, self.i64 = (ir.IntType(n) for n in (1, 8, 32, 64))
+        self.ptr, self.void = ir.PointerType(), ir.VoidType()
+        self.null = ir.Constant(self.ptr, None)
+        self.state, self.args, self.nargs = self.fn.args[:3]
+        self.kwnames = self.fn.args[3] if keywords else None
+        self.b = ir.IRBuilder(self.block("entry"))
+
+    def block(self, name: str) -> Any:
+        """A new basic block of the function."""
+        return self.fn.append_basic_block(name)
+
+    def const(self, value: int, kind: Any = None) -> Any:
+        return self.ir.Constant(self.i64 if kind is None else kind, value)
+
+    def call(self, name: str, *operands: Any) -> Any:
+        """Call C API function ``name`` (one of API)."""
+        return self.b.call(self.api[name], list(operands))
+
+    def item(self, index: int) -> Any:
+        """Item ``index`` of the state list (a borrowed reference)."""
+        return self.call("PyList_GetItem", self.state, self.const(index))
+
+    def word_at(self, pointer: Any, offset: int, kind: Any = None) -> Any:
+        """The ``kind`` (default i64) at byte ``offset`` of ``pointer``."""
+        b = self.b
+        return b.load(b.gep(pointer, [self.const(offset)], source_etype=self.i8),
+                      typ=self.i64 if kind is None else kind)
+
+    def is_same(self, x: Any, y: Any) -> Any:
+        """Whether two pointers are equal (objects compared by identity)."""
+        b = self.b
+        return b.icmp_unsigned("==", b.ptrtoint(x, self.i64), b.ptrtoint(y, self.i64))
+
+    def failed(self, value: Any) -> Any:
+        """Whether a C API call's result is NULL."""
+        return self.is_same(value, self.null)
+
+    def vectorcall(self, callee: Any, operands: list[Any]) -> Any:
+        """``callee(*operands)`` through PyObject_Vectorcall: a new reference, or NULL."""
+        b = self.b
+        argv = b.alloca(self.ptr, self.const(len(operands)))
+        for k, operand in enumerate(operands):
+            b.store(operand, b.gep(argv, [self.const(k)], source_etype=self.ptr))
+        return self.call("PyObject_Vectorcall", callee, argv, self.const(len(operands)),
+                         self.null)
+
+    def clearing(self, target: Any) -> Any:
+        """A new block that clears the error set and goes to ``target`` (the builder stays
+        where it is)."""
+        b = self.b
+        here, cleared = b.block, self.block("clear_error")
+        b.position_at_end(cleared)
+        self.call("PyErr_Clear")
+        b.branch(target)
+        b.position_at_end(here)
+        return cleared
+
+    def memcpy(self) -> Any:
+        """LLVM's memcpy intrinsic, declared in the module once."""
+        ir = self.ir
+        name = "llvm.memcpy.p0.p0.i64"
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(self.void, (self.ptr, self.ptr, self.i64,
+                                                                    self.i1)), name=name)
+
+    def release_store_u32(self, value: Any, pointer: Any) -> None:
+        """A 32-bit store with release ordering (a plain store on x86-64)."""
+        b = self.b
+        typed = b.inttoptr(b.ptrtoint(pointer, self.i64), self.ir.PointerType(self.i32))
+        b.store_atomic(value, typed, "release", 4)
 
 
 def branch_on_first(b: Any, args: Any, nargs: Any, count: int, known: Any, then: Any,
