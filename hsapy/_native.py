@@ -4,9 +4,9 @@ A hot call that costs more in Python's function-call machinery than in its own w
 builtin instead: a ``METH_FASTCALL`` C function receives its arguments as an array, runs no
 Python frame and, unlike a cffi ABI-mode call, goes through no libffi. hsapy writes such
 functions in LLVM IR (hsapy/sim/native_index.py, hsapy/_hsa/fastcall.py,
-hsapy/_batch_native.py) and this module compiles them for the host and wraps them as builtin
-functions bound to a state object (``PyCFunction_NewEx``: the state arrives as the C
-function's ``self``).
+hsapy/_batch_native.py, hsapy/_publish_native.py) and this module compiles them for the host
+and wraps them as builtin functions bound to a state object (``PyCFunction_NewEx``: the state
+arrives as the C function's ``self``).
 
 They call only functions of CPython's stable C API (``API``), registered with LLVM by address
 before compiling, so no symbol lookup in the process is needed (hsapy._batch_native also reads
@@ -24,7 +24,7 @@ import threading
 from typing import Any
 
 __all__ = ["API", "METH_FASTCALL", "METH_KEYWORDS", "Callee", "Emitter", "disabled",
-           "declare_api", "builtin_ir",
+           "declare_api", "builtin_ir", "renamed_definition",
            "branch_on_first", "return_call", "unsigned_or", "compile_builtin",
            "cached_definition", "why_not", "new_builtin", "row_writer"]
 
@@ -35,7 +35,8 @@ API = ("PyList_GetItem", "PyList_Size", "PyList_SetItem", "PyLong_AsUnsignedLong
        "PyLong_FromUnsignedLongLong", "PyErr_Occurred", "PyErr_Clear",
        "Py_IncRef", "PyObject_Vectorcall", "PyObject_Size", "Py_DecRef", "PyIter_Next",
        "PyObject_GetAttr", "PyObject_SetAttr", "PyTuple_GetItem", "PyTuple_Pack", "PyList_New",
-       "PyType_GenericAlloc", "PyErr_ExceptionMatches")
+       "PyType_GenericAlloc", "PyErr_ExceptionMatches", "PyTuple_New", "PyTuple_SetItem",
+       "PyBytes_AsString", "PyBytes_Size", "PyErr_Fetch", "PyErr_Restore")
 
 
 class _MethodDef(ctypes.Structure):
@@ -90,7 +91,10 @@ def declare_api(module: Any) -> dict[str, Any]:
         "Py_DecRef": (void, ptr), "PyIter_Next": (ptr, ptr), "PyObject_GetAttr": (ptr, ptr, ptr),
         "PyObject_SetAttr": (i32, ptr, ptr, ptr), "PyTuple_GetItem": (ptr, ptr, i64),
         "PyTuple_Pack": (ptr, i64), "PyList_New": (ptr, i64),
-        "PyType_GenericAlloc": (ptr, ptr, i64), "PyErr_ExceptionMatches": (i32, ptr)}
+        "PyType_GenericAlloc": (ptr, ptr, i64), "PyErr_ExceptionMatches": (i32, ptr),
+        "PyTuple_New": (ptr, i64), "PyTuple_SetItem": (i32, ptr, i64, ptr),
+        "PyBytes_AsString": (ptr, ptr), "PyBytes_Size": (i64, ptr),
+        "PyErr_Fetch": (void, ptr, ptr, ptr), "PyErr_Restore": (void, ptr, ptr, ptr)}
     variadic = {"PyTuple_Pack"}             # PyTuple_Pack(n, ...)
     return {name: ir.Function(module, ir.FunctionType(ret, args, var_arg=name in variadic),
                               name=name)
@@ -299,6 +303,22 @@ def why_not(symbol: str) -> str | None:
     if symbol in _definitions and not disabled():
         return None
     return disabled() or _failures.get(symbol) or "not built"
+
+
+_renamed: dict[tuple[int, str, str], Any] = {}
+
+
+def renamed_definition(definition: Any, name: str, doc: str) -> Any:
+    """A method definition running ``definition``'s C function under another name and
+    docstring (whose first lines may be a ``name($self, ...)`` signature for inspect), made
+    once per (function, name, doc) and kept for the life of the process."""
+    key = (int(definition.ml_meth), name, doc)
+    with _lock:
+        made = _renamed.get(key)
+        if made is None:
+            made = _renamed[key] = _MethodDef(name.encode(), definition.ml_meth,
+                                              definition.ml_flags, doc.encode())
+    return made
 
 
 def new_builtin(definition: Any, state: Any) -> Any:

@@ -445,11 +445,13 @@ class PreparedDispatch(NotCopyable):
     def _named(self, doorbell: bool) -> Any:
         params = parameter_names([slot.name for slot in self.kernel.layout.slots])
         call: Any = named_dispatcher(self._template, params, doorbell)
-        call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{call.__name__}"
-        # what help() and inspect show: the kernel's parameters (not the MISSING defaults and
-        # the *extra that let a wrong count reach hsapy's error)
-        call.__signature__ = inspect.Signature(
-            [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in params])
+        if isinstance(call, types.FunctionType):    # (a compiled one carries its signature)
+            call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{call.__name__}"
+            # what help() and inspect show: the kernel's parameters (not the MISSING defaults
+            # and the *extra that let a wrong count reach hsapy's error)
+            call.__signature__ = inspect.Signature(
+                [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                 for name in params])
         return call
 
     @functools.cached_property

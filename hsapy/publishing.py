@@ -24,9 +24,11 @@ publishes the same bytes with less work per call:
 - The calls are closures over everything that does not change between calls (no attribute
   lookups), writing through the queue's ring as ``Queue.producer()`` gives it.
 - A batch packs one kernarg segment for identical argument lists, and copies packets built once
-  per (arena half, count, shared segment) as whole rows. Where it can be, the batch call is a
-  builtin compiled for the host (hsapy._batch_native) taking the same steps for one chunk of
-  argument lists that are all one object, and handing every other call to the Python function.
+  per (arena half, count, shared segment) as whole rows.
+- Where builtins can be compiled, ``publish``/``submit`` and the batch call are CPython builtins
+  written in LLVM IR (hsapy._publish_native, hsapy._batch_native) that take the short branch
+  in machine code, calling the same Python callables, and hand every other call to the Python
+  function.
 
 tests/sim/test_publishing.py holds the two to the same packets and kernarg segments, byte for
 byte, over random kernels, arguments, geometries and ring positions (hypothesis).
@@ -49,6 +51,7 @@ from hsapy import aql
 from hsapy._batch_native import native_batcher
 from hsapy._checks import check_flag, check_items
 from hsapy._native import row_writer
+from hsapy._publish_native import native_publisher
 from hsapy.errors import HsapyTypeError, HsapyValueError, WaitTimeoutError
 from hsapy.kernarg import KernelArgumentError
 from hsapy.observers import OBSERVERS, notify_signal_reused, watch_observers
@@ -693,7 +696,9 @@ def named_dispatcher(template: DispatchTemplate, params: tuple[str, ...],
                      doorbell: bool) -> Callable[..., int]:
     """``publish(a, b, ...)`` (``doorbell`` False) or ``submit(a, b, ...)``: dispatcher's
     steps taking the kernel's explicit parameters ``params`` (see parameter_names) by
-    position; returns the packet index."""
+    position; returns the packet index. The function generated from _NAMED_SOURCE, or where
+    builtins can be compiled and the slot signals have value words, hsapy._publish_native's
+    builtin over the same objects, which hands it every call it does not take itself."""
     make = _named_maker(doorbell, params)
     stepping_aside = _stepping_aside(template)
     layout = template.packer.layout
@@ -713,8 +718,29 @@ def named_dispatcher(template: DispatchTemplate, params: tuple[str, ...],
             refuse(args)
             raise
 
-    return make(template.ring, template.queue, template.queue.producer(), template.packer,
-                template.word, general, refuse)
+    ring, queue, packer = template.ring, template.queue, template.packer
+    producer = queue.producer()
+    generated = make(ring, queue, producer, packer, template.word, general, refuse)
+    if ring.values is None:
+        return generated
+    # the short branch compiled for the host, the generated function for every other call
+    # (hsapy._publish_native)
+    name = "submit" if doorbell else "publish"
+    doc = (f"{name}($self, {', '.join(params)})\n--\n\n{call}: publish one dispatch of "
+           f"kernel {layout.kernel_name}{' and ring the doorbell' if doorbell else ''}; "
+           "returns its packet index (compiled for the host: hsapy._publish_native).")
+    native = native_publisher(generated, name, doc, dict(
+        slot_order=ring.slot_order, state=ring.state, fast_owner=packer,
+        wait_free=ring.wait_free, give_back=ring.give_back, general=general, missing=MISSING,
+        view=ring.view, pack_explicit=packer.pack_explicit_into, add=producer.add_write_index,
+        queue_ptr=producer.queue_ptr, free_end=producer.free_end, make_space=producer.make_space,
+        timeout=_TIMEOUT, indices=ring.indices, observers=OBSERVERS,
+        ring_doorbell=queue.ring_doorbell, store_doorbell=producer.store_doorbell,
+        doorbell_signal=producer.doorbell_signal), dict(
+        ring=producer.ring_address, mask=producer.mask, slot_size=ring.slot_size,
+        word=template.word, doorbell=int(doorbell), params=len(params)),
+        [signal.handle + 8 for signal in ring.signals])
+    return generated if native is None else native
 
 
 @functools.lru_cache(maxsize=1)

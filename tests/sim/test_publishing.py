@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hsapy import _batch_native, _native, aql
+from hsapy import _batch_native, _native, _publish_native, aql
 from hsapy.asm import kernels
 from hsapy.codeobject import ArgInfo, KernelInfo
 from hsapy.dispatch import BatchResult, DispatchResult
@@ -169,9 +169,10 @@ class Side:
                            dispatch=dispatcher(t, DispatchResult),
                            batch=batcher(t, self.arena, {}, BatchResult, kernel))
                       for t in self.templates]
-        if _native.disabled() is None:           # the compiled batch, where it can be made
-            assert all(isinstance(calls["batch"], types.BuiltinFunctionType)
-                       for calls in self.calls), _batch_native.why_not()
+        if _native.disabled() is None:           # the compiled calls, where they can be made
+            assert all(isinstance(calls[name], types.BuiltinFunctionType)
+                       for calls in self.calls for name in ("batch", "publish", "submit")), (
+                _batch_native.why_not(), _publish_native.why_not())
 
     def advance(self, index: int, slots: int, halves: int) -> None:
         """Move the write index on to ``index`` (no-op packets, consumed), the kernarg slot
