@@ -445,7 +445,7 @@ class PreparedDispatch(NotCopyable):
     def _named(self, doorbell: bool) -> Any:
         params = parameter_names([slot.name for slot in self.kernel.layout.slots])
         call: Any = named_dispatcher(self._template, params, doorbell)
-        if isinstance(call, types.FunctionType):    # (a compiled one carries its signature)
+        if not isinstance(call, types.BuiltinFunctionType):   # (a compiled one has its own)
             call.__qualname__ = f"PreparedDispatch({self.kernel.name}).{call.__name__}"
             # what help() and inspect show: the kernel's parameters (not the MISSING defaults
             # and the *extra that let a wrong count reach hsapy's error)
