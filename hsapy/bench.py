@@ -586,11 +586,13 @@ MODE_DESCRIPTIONS = {
                     "the queue's launch cache, then does what prepared() does (kernarg slot, "
                     "pack, publish, doorbell, a DispatchResult)",
     "submit_publish": "prepared.publish(): kernarg slot, pack, ready packet body, header store; "
-                      "no doorbell (one per burst, untimed) and no result object",
+                      "no doorbell (one per burst, untimed) and no result object (a builtin "
+                      "compiled for the host unless HSAPY_NATIVE_BUILTINS=0)",
     "submit_prepared": "prepared.submit(): publish plus the doorbell on every call -- the "
                        "difference to submit_publish is what one doorbell costs",
     "submit_batch": "prepared.batch() of a burst, per dispatch: one reservation, vectorised "
-                    "packet writes, one doorbell (each timed batch right after an untimed one)",
+                    "packet writes, one doorbell (each timed batch right after an untimed one; "
+                    "compiled for the host, as publish)",
     "roundtrip": "prepared() + wait(): wall time of one dispatch end to end",
     "throughput": "back-to-back dispatches: first start to last end / count (GPU timestamps)",
     "gpu_duration": "end - start of each dispatch (GPU timestamps)",
