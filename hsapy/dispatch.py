@@ -42,7 +42,7 @@ from hsapy import aql
 from hsapy._checks import check_bit, check_flag, check_items
 from hsapy._lifetime import HandleState, NotCopyable
 from hsapy.codeobject import max_scratch_per_wave
-from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError
+from hsapy.errors import ClosedError, HsapyTypeError, HsapyValueError, WaitTimeoutError
 from hsapy.interop import BufferView
 from hsapy.kernarg import KernargLayout, normalize_dims
 from hsapy.publishing import (
@@ -256,6 +256,11 @@ def _wait_completed(tracker: Any, where: int, generation: int, what: str, queue:
     except ClosedError:
         if not _completed(tracker, where, generation, what, queue):
             raise
+    except WaitTimeoutError as exc:
+        # the packet processor fetches nothing until a doorbell announces it
+        raise WaitTimeoutError(
+            f"{exc} If {what} was published without a doorbell (prepared.publish(), "
+            "doorbell=False), nothing announced it: ring it first with queue.flush().") from None
 
 
 def _check_after_completion(queue: Any) -> None:

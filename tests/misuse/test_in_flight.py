@@ -197,3 +197,16 @@ def test_graph_launch_timeout_bounds_the_wait_for_room_on_the_queue(rt, vadd, bu
     assert time.monotonic() - start < 3
     opened.store(0)
     queue.close()
+
+
+@pytest.mark.parametrize("how", ["dispatch", "batch"])
+def test_waiting_on_work_no_doorbell_announced_says_how_to_announce_it(rt, vadd, queue, bufs,
+                                                                        how):
+    prepared = vadd.prepare(queue, N, 64)
+    result = (prepared(*bufs, N, doorbell=False) if how == "dispatch"
+              else prepared.batch([(*bufs, N)] * 3, doorbell=False))
+    with pytest.raises(WaitTimeoutError, match=r"without a doorbell.*queue\.flush\(\)"):
+        result.wait(timeout=0.2)
+    queue.flush()
+    assert result.wait(timeout=30).is_done
+    assert np.array_equal(bufs[2].copy_to(dtype=np.float32), np.arange(N) + 1)
