@@ -52,7 +52,7 @@ from typing import Any
 
 from hsapy import _native
 
-__all__ = ["native_batcher", "layout_ok", "why_not", "CompiledBatch", "STATE_ITEMS",
+__all__ = ["native_batcher", "layout", "layout_ok", "why_not", "CompiledBatch", "STATE_ITEMS",
            "TABLE_FIELDS"]
 
 _NAME = "hsapy_batch"
@@ -74,21 +74,22 @@ TABLE_FIELDS = ("value0", "value1", "limit", "half_size", "rows0", "rows1", "dis
                 "barrier_word", "ring", "mask", "explicit")
 _T = {name: index for index, name in enumerate(TABLE_FIELDS)}
 
-# PyObject: ob_refcnt, ob_type; PyVarObject adds ob_size; then a list's ob_item pointer or a
-# tuple's items inline (CPython 3.11-3.13, 64-bit, with the GIL). layout_ok checks them.
+# PyObject: ob_refcnt, ob_type; PyVarObject adds ob_size; then a list's ob_item pointer
+# (CPython 3.10-3.14, 64-bit, with the GIL). A tuple's items follow its header inline, where
+# exactly depends on the version (3.14 caches the hash before them): layout() finds them.
 _TYPE, _SIZE, _ITEMS = 8, 16, 24
-_probed: list[bool] = []
+_probed: list[int | None] = []
 # The most arguments one call packs here (its argument array is on the stack).
 MAX_ARGUMENTS = 256
 
 
-def layout_ok() -> bool:
-    """Whether lists and tuples of this CPython are laid out as the builtin reads them: type at
-    +8, size at +16, a list's item array pointer and a tuple's first item at +24. Probed once
-    per process."""
+def layout() -> int | None:
+    """The offset of a tuple's first item, where lists and tuples of this CPython are laid out
+    as the builtin reads them (type at +8, size at +16, a list's item array pointer at +24),
+    else None. Probed once per process."""
     if not _probed:
-        ok = ctypes.sizeof(ctypes.c_void_p) == 8
-        if ok:
+        found: int | None = None
+        if ctypes.sizeof(ctypes.c_void_p) == 8:
             a, b = object(), object()
             items = [a, b, a]
             pair = (b, a)
@@ -98,18 +99,28 @@ def layout_ok() -> bool:
                 return word(id(obj) + offset).value
 
             ok = (at(items, _TYPE) == id(list) and at(items, _SIZE) == 3
-                  and at(pair, _TYPE) == id(tuple) and at(pair, _SIZE) == 2
-                  and at(pair, _ITEMS) == id(b) and at(pair, _ITEMS + 8) == id(a))
-            if ok:
-                array = at(items, _ITEMS)
-                ok = array != 0 and [word(array + 8 * k).value for k in range(3)] == [
-                    id(a), id(b), id(a)]
-        _probed.append(ok)
+                  and at(pair, _TYPE) == id(tuple) and at(pair, _SIZE) == 2)
+            array = at(items, _ITEMS) if ok else 0
+            if array and [word(array + 8 * k).value for k in range(3)] == [id(a), id(b), id(a)]:
+                size = type(pair).__basicsize__
+                inline = [offset for offset in range(_SIZE + 8, size + 8, 8)
+                          if at(pair, offset) == id(b) and at(pair, offset + 8) == id(a)]
+                if len(inline) == 1 and inline[0] == size:  # (items start where the header ends)
+                    found = inline[0]
+        _probed.append(found)
     return _probed[0]
+
+
+def layout_ok() -> bool:
+    """Whether lists and tuples are laid out as the builtin reads them (see layout)."""
+    return layout() is not None
 
 
 def _module() -> Any:
     """The IR of ``batch(state, args, nargs, kwnames)`` (see the module docstring)."""
+    tuple_items = layout()
+    if tuple_items is None:
+        raise RuntimeError("lists and tuples are not laid out as the builtin reads them")
     e = _native.Emitter("hsapy_batch_native", _NAME, keywords=True)
     module, api, b = e.module, e.api, e.b
     i1, i8, i32, i64, ptr, null = e.i1, e.i8, e.i32, e.i64, e.ptr, e.null
@@ -266,7 +277,7 @@ def _module() -> Any:
     # change whenever Python code runs (wait_free; dropping the old owner), so they are read
     # only now. More than MAX_ARGUMENTS (no kernel has that many): the Python way
     argument_count = word_at(first_args, _SIZE)
-    argument_items = b.select(is_tuple, b.gep(first_args, [const(_ITEMS)], source_etype=i8),
+    argument_items = b.select(is_tuple, b.gep(first_args, [const(tuple_items)], source_etype=i8),
                               word_at(first_args, _ITEMS, ptr))
     too_many, not_too_many = block("too_many"), block("not_too_many")
     b.cbranch(b.icmp_unsigned(">", argument_count, const(MAX_ARGUMENTS)), too_many,
