@@ -17,10 +17,12 @@ atomicity.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sysconfig
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["API", "METH_FASTCALL", "METH_KEYWORDS", "Callee", "Emitter", "disabled",
@@ -184,6 +186,40 @@ class Emitter:
         b.branch(target)
         b.position_at_end(here)
         return cleared
+
+    def pointer_at(self, array: Any, index: Any) -> Any:
+        """Item ``index`` of an array of pointers (an ``int`` index or an i64 value)."""
+        b = self.b
+        at = self.const(index) if isinstance(index, int) else index
+        return b.load(b.gep(array, [at], source_etype=self.ptr), typ=self.ptr)
+
+    def exit_if(self, condition: Any, target: Any, name: str = "go_on") -> None:
+        """Branch to block ``target`` where ``condition`` (an i1) holds; the builder goes on
+        in a new block otherwise."""
+        go_on = self.block(name)
+        self.b.cbranch(condition, target, go_on)
+        self.b.position_at_end(go_on)
+
+    @contextlib.contextmanager
+    def counted(self, start: Any, stop: Any, name: str) -> Iterator[Any]:
+        """``for k in range(start, stop)`` (i64 values or ints): the with-block writes the body
+        with the builder in it and ``k`` given; it may leave the loop early through exit_if.
+        The builder is left after the loop."""
+        b, i64 = self.b, self.i64
+        start = self.const(start) if isinstance(start, int) else start
+        stop = self.const(stop) if isinstance(stop, int) else stop
+        head, body, after = (self.block(f"{name}_{part}") for part in ("head", "body", "done"))
+        entry = b.block
+        b.branch(head)
+        b.position_at_end(head)
+        k = b.phi(i64)
+        k.add_incoming(start, entry)
+        b.cbranch(b.icmp_signed("<", k, stop), body, after)
+        b.position_at_end(body)
+        yield k
+        k.add_incoming(b.add(k, self.const(1)), b.block)
+        b.branch(head)
+        b.position_at_end(after)
 
     def memcpy(self) -> Any:
         """LLVM's memcpy intrinsic, declared in the module once."""
