@@ -200,6 +200,40 @@ class Emitter:
         self.b.cbranch(condition, target, go_on)
         self.b.position_at_end(go_on)
 
+    def cleanup(self, name: str, *objects: Any, then: Any) -> Any:
+        """A new block that drops a reference to each of ``objects`` (Py_DecRef: NULL is
+        allowed) and goes to block ``then`` (the builder stays where it is)."""
+        b = self.b
+        here, made = b.block, self.block(name)
+        b.position_at_end(made)
+        for obj in objects:
+            self.call("Py_DecRef", obj)
+        b.branch(then)
+        b.position_at_end(here)
+        return made
+
+    def call_or(self, callee: Any, operands: list[Any], otherwise: Any) -> None:
+        """``callee(*operands)``, its result dropped; where it raises, to block ``otherwise``
+        (the exception stays set)."""
+        result = self.vectorcall(callee, operands)
+        self.exit_if(self.failed(result), otherwise)
+        self.call("Py_DecRef", result)
+
+    def arm(self, value_word: Any, wait_free: Any, key: Any, otherwise: Any) -> None:
+        """The kernarg-slot protocol's first step: while the signal value word at
+        ``value_word`` is above 0 (its last dispatch in flight), ``wait_free(key)`` (raising:
+        to block ``otherwise``); then the word set to 1 with a plain store (armed silently:
+        nobody waits for 1)."""
+        b = self.b
+        in_flight, armed = self.block("in_flight"), self.block("armed")
+        busy = b.icmp_signed(">", b.load(value_word, typ=self.i64, align=8), self.const(0))
+        b.cbranch(busy, in_flight, armed)
+        b.position_at_end(in_flight)
+        self.call_or(wait_free, [key], otherwise)
+        b.branch(armed)
+        b.position_at_end(armed)
+        b.store(self.const(1), value_word, align=8)
+
     @contextlib.contextmanager
     def counted(self, start: Any, stop: Any, name: str) -> Iterator[Any]:
         """``for k in range(start, stop)`` (i64 values or ints): the with-block writes the body

@@ -101,22 +101,8 @@ def _module() -> Any:
     b.position_at_end(sized)
     call("Py_IncRef", entry)
     value_word = b.inttoptr(field("values", slot), ptr)
-    in_flight, armed, wait_failed = block("in_flight"), block("armed"), block("wait_failed")
-    b.cbranch(b.icmp_signed(">", b.load(value_word, typ=i64, align=8), const(0)), in_flight,
-              armed)
-    b.position_at_end(in_flight)
-    waited = vectorcall(item("wait_free"), [slot_object])
-    wait_done = block("wait_done")
-    b.cbranch(failed(waited), wait_failed, wait_done)
-    b.position_at_end(wait_failed)
-    call("Py_DecRef", entry)
-    call("Py_DecRef", slot_object)
-    b.branch(error)
-    b.position_at_end(wait_done)
-    call("Py_DecRef", waited)
-    b.branch(armed)
-    b.position_at_end(armed)
-    b.store(const(1), value_word, align=8)          # a silent store, as the Python way's
+    e.arm(value_word, item("wait_free"), slot_object,
+          e.cleanup("wait_failed", entry, slot_object, then=error))
     # 4. pack, reserve, make space; any error: the slot given back
     give_back = block("give_back")
     pack, packed = block("pack"), block("packed")
@@ -147,17 +133,11 @@ def _module() -> Any:
     index = call("PyLong_AsUnsignedLongLong", index_object)
     free_end = call("PyLong_AsUnsignedLongLong",
                     call("PyList_GetItem", item("free_end"), const(0)))
-    room, make_room, space_failed = block("room"), block("make_room"), block("space_failed")
+    room, make_room = block("room"), block("make_room")
     b.cbranch(b.icmp_unsigned(">=", index, free_end), make_room, room)
     b.position_at_end(make_room)
-    made = vectorcall(item("make_space"), [index_object, index_object, item("timeout")])
-    space_made = block("space_made")
-    b.cbranch(failed(made), space_failed, space_made)
-    b.position_at_end(space_failed)
-    call("Py_DecRef", index_object)
-    b.branch(give_back)
-    b.position_at_end(space_made)
-    call("Py_DecRef", made)
+    e.call_or(item("make_space"), [index_object, index_object, item("timeout")],
+              e.cleanup("space_failed", index_object, then=give_back))
     b.branch(room)
     # 5. the body, then header|setup; the slot's generation
     b.position_at_end(room)
