@@ -230,22 +230,26 @@ def test_reference_counts_are_unchanged_by_batches_and_their_errors(vadd):
     assert counts() == before
 
 
+class Counting:
+    """An observer (hsapy.queue.add_observer) that counts packets and records doorbells."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.rung: list[int] = []
+
+    def packets_written(self, queue, first, count):
+        self.written += count
+
+    def doorbell(self, queue, index):
+        self.rung.append(index)
+
+    def signal_reused(self, handle):
+        pass
+
+
 def test_observers_and_closed_objects_are_the_python_way(vadd):
     _agent, kernel, queue, a, b, outs = vadd
     batch = compiled_batch(kernel.prepare(queue, N, 64))
-
-    class Counting:
-        written = 0
-
-        def packets_written(self, queue, first, count):
-            self.written += count
-
-        def doorbell(self, queue, index):
-            pass
-
-        def signal_reused(self, handle):
-            pass
-
     observer = Counting()
     add_observer(observer)
     try:
@@ -256,28 +260,6 @@ def test_observers_and_closed_objects_are_the_python_way(vadd):
     queue.close()
     with pytest.raises(ClosedError):
         batch([(a, b, outs[0], N)] * 4)
-
-
-def test_batches_from_threads_at_once(vadd):
-    _agent, kernel, queue, a, b, outs = vadd
-    batch = compiled_batch(kernel.prepare(queue, N, 64))
-    errors: list[BaseException] = []
-
-    def work(out):
-        try:
-            for _ in range(10):
-                batch([(a, b, out, N)] * 7).wait(timeout=60)
-        except BaseException as exc:     # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(out,)) for out in outs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not errors and not any(t.is_alive() for t in threads)
-    for out in outs:
-        expect_sum(out)
 
 
 # -- publish and submit --------------------------------------------------------------------------
@@ -360,19 +342,6 @@ def test_submit_tells_observers_of_its_doorbell(vadd):
     _agent, kernel, queue, a, b, outs = vadd
     prepared = kernel.prepare(queue, N, 64)
     prepared.submit(a, b, outs[0], N)
-
-    class Counting:
-        rung: list = []
-
-        def packets_written(self, queue, first, count):
-            pass
-
-        def doorbell(self, queue, index):
-            self.rung.append(index)
-
-        def signal_reused(self, handle):
-            pass
-
     observer = Counting()
     add_observer(observer)
     try:
@@ -417,18 +386,23 @@ def test_reference_counts_are_unchanged_by_calls_and_their_errors(vadd):
     assert counts() == before
 
 
-def test_publishing_from_threads_at_once(vadd):
+@pytest.mark.parametrize("how", ["batch", "submit"])
+def test_calls_from_threads_at_once(vadd, how):
     _agent, kernel, queue, a, b, outs = vadd
     prepared = kernel.prepare(queue, N, 64)
     errors: list[BaseException] = []
 
     def work(out):
         try:
-            for _ in range(200):
-                prepared.submit(a, b, out, N)
+            for _ in range(10 if how == "batch" else 200):
+                if how == "batch":
+                    prepared.batch([(a, b, out, N)] * 7).wait(timeout=60)
+                else:
+                    prepared.submit(a, b, out, N)
         except BaseException as exc:     # noqa: BLE001 - reported below
             errors.append(exc)
 
+    compiled_batch(prepared)
     threads = [threading.Thread(target=work, args=(out,)) for out in outs]
     for thread in threads:
         thread.start()
