@@ -182,9 +182,7 @@ class Trace:
     def __init__(self, path: Any = None, harvest_timeout: float = 2.0,
                  counters: bool = True) -> None:
         self.harvest_timeout = harvest_timeout
-        if path is not None:     # refused now, not after the traced work
-            path = check_output_path(path, "Trace: path")
-        self.path = path
+        self.path = path         # refused now, not after the traced work
         self.profiler: Any = None
         if check_flag(counters, "Trace: counters"):
             from hsapy.profile import Profiler
@@ -214,6 +212,16 @@ class Trace:
     @harvest_timeout.setter
     def harvest_timeout(self, seconds: float) -> None:
         self._harvest_timeout = float(check_timeout(seconds, "Trace: harvest_timeout"))
+
+    @property
+    def path(self) -> Any:
+        """Where the end of the trace writes the file (None: nowhere); set to a file path
+        (checked when set, not after the traced work)."""
+        return self._path
+
+    @path.setter
+    def path(self, path: Any) -> None:
+        self._path = None if path is None else check_output_path(path, "Trace: path")
 
     def __enter__(self) -> Trace:
         self.start()

@@ -386,3 +386,15 @@ def test_a_trace_refuses_a_harvest_timeout_that_is_not_a_timeout_when_set_later(
     assert trace.harvest_timeout == 1.5
     trace.harvest_timeout = 3
     assert trace.harvest_timeout == 3.0
+
+
+@pytest.mark.parametrize("path", [5, 3.5, b"trace.json", ["trace.json"]])
+def test_a_trace_refuses_a_path_that_is_not_a_file_path_when_set_later(path, tmp_path):
+    trace = hsapy.trace.Trace()
+    with pytest.raises(HsapyError, match="Trace: path"):
+        trace.path = path
+    assert trace.path is None
+    trace.path = tmp_path / "later.json"
+    assert trace.path == os.fspath(tmp_path / "later.json")
+    trace.path = None
+    assert trace.path is None
