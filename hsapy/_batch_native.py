@@ -25,12 +25,14 @@ arguments:
    after. A TypeError there (a wrong argument) gives the half back and hands the call to the
    Python function, which raises what it raises for it; any other error gives the half back
    and propagates;
-5. ``first = add(queue_ptr, count + 1)``; where ``first + count >= free_end[0]``,
-   ``make_space(first, first + count, timeout)`` (an error in either gives the half back and
-   propagates);
-6. per dispatch, bytes 4..63 of the half's dispatch row and then its header|setup word with a
-   release store into the ring slot ``(first + k) & mask``; the same for the half's barrier-AND
-   row after them; ``indices[half] = first``;
+5. the chunk's rows from the Python function's cache, ``flat[(half, count, True)]``, or
+   ``chunk_entry(half, count)`` (which makes them, as the Python function does); then
+   ``first = add(queue_ptr, count + 1)`` and, where ``first + count >= free_end[0]``,
+   ``make_space(first, first + count, timeout)`` (an error in any of them gives the half back
+   and propagates);
+6. the rows copied into the ring at ``first & mask`` (their header|setup words INVALID; in two
+   parts where they wrap around), then each row's header|setup word stored in order with a
+   release store, as hsapy._native's ``write_rows`` does; ``indices[half] = first``;
 7. with the doorbell, ``store_doorbell(doorbell_signal, first + count)``;
 8. the result: a ``result_type`` made without ``__init__`` (``PyType_GenericAlloc``, as the
    Python function's ``object.__new__``) with its five attributes set.
@@ -64,14 +66,12 @@ STATE_ITEMS = ("none", "fallback", "table", "list_type", "tuple_type", "true", "
                "indices", "store_doorbell", "doorbell_signal", "signals", "wait_free",
                "result_type", "queue", "kernel", "arena", "type_error", "name_queue",
                "name_kernel", "name_chunks", "name_arena", "name_halves", "name_doorbell",
-               "kept")
+               "flat", "chunk_entry", "kept")
 _S = {name: index for index, name in enumerate(STATE_ITEMS)}
 # The uint64 words of the state's table: the two halves' signal value word addresses, the
-# largest batch, the size of a half, the two halves' rows (a dispatch row and a barrier-AND
-# row, 64 bytes each), the dispatch and barrier header|setup words, the ring, its mask, and the
-# kernel's explicit argument count.
-TABLE_FIELDS = ("value0", "value1", "limit", "half_size", "rows0", "rows1", "dispatch_word",
-                "barrier_word", "ring", "mask", "explicit")
+# largest batch, the size of a half, the ring, its mask, and the kernel's explicit argument
+# count.
+TABLE_FIELDS = ("value0", "value1", "limit", "half_size", "ring", "mask", "explicit")
 _T = {name: index for index, name in enumerate(TABLE_FIELDS)}
 
 # PyObject: ob_refcnt, ob_type; PyVarObject adds ob_size; then a list's ob_item pointer
@@ -293,8 +293,41 @@ def _module() -> Any:
     call("Py_IncRef", packer)
     call("PyList_SetItem", owners, half, packer)
     b.branch(packed)
-    # 5. the reservation
+    # 5. the chunk's rows, made once per (half, count, shared) (chunk_entry makes a missing
+    # entry, as the Python way does), then the reservation
     b.position_at_end(packed)
+    count_object = call("PyLong_FromUnsignedLongLong", count)
+    rows_failed = block("rows_failed")
+    e.exit_if(failed(count_object), rows_failed)
+    key = b.call(api["PyTuple_Pack"], [const(3), half_object, count_object, item("true")])
+    e.exit_if(failed(key), rows_failed)
+    found = call("PyDict_GetItem", item("flat"), key)             # (borrowed, or NULL)
+    call("Py_DecRef", key)
+    lookup = b.block
+    make_rows, have_rows = block("make_rows"), block("have_rows")
+    b.cbranch(failed(found), make_rows, have_rows)
+    b.position_at_end(make_rows)
+    made_rows = vectorcall(item("chunk_entry"), [half_object, count_object])
+    e.exit_if(failed(made_rows), rows_failed)
+    made_block = b.block
+    b.branch(have_rows)
+    b.position_at_end(have_rows)
+    entry = b.phi(ptr)
+    entry.add_incoming(found, lookup)
+    entry.add_incoming(made_rows, made_block)
+    held_rows, hold_rows = block("held_rows"), block("hold_rows")
+    b.cbranch(failed(found), held_rows, hold_rows)               # (made: a new reference)
+    b.position_at_end(hold_rows)
+    call("Py_IncRef", entry)
+    b.branch(held_rows)
+    b.position_at_end(rows_failed)
+    give_back()
+    b.branch(e.cleanup("rows_cleanup", half_object, count_object, then=error))
+    b.position_at_end(held_rows)
+    rows = b.inttoptr(call("PyLong_AsUnsignedLongLong",
+                           call("PyTuple_GetItem", entry, const(2))), ptr)
+    words = b.inttoptr(call("PyLong_AsUnsignedLongLong",
+                            call("PyTuple_GetItem", entry, const(3))), ptr)
     slots = call("PyLong_FromUnsignedLongLong", b.add(count, const(1)))
     reserve, reserved, reserve_failed = (block(n) for n in ("reserve", "reserved",
                                                            "reserve_failed"))
@@ -305,8 +338,7 @@ def _module() -> Any:
     b.cbranch(failed(first_object), reserve_failed, reserved)
     b.position_at_end(reserve_failed)
     give_back()
-    call("Py_DecRef", half_object)
-    b.branch(error)
+    b.branch(e.cleanup("reserve_cleanup", half_object, count_object, entry, then=error))
     b.position_at_end(reserved)
     first = call("PyLong_AsUnsignedLongLong", first_object)
     last = b.add(first, count)
@@ -323,23 +355,33 @@ def _module() -> Any:
     b.branch(room)
     b.position_at_end(space_failed)
     give_back()
-    b.branch(e.cleanup("space_cleanup", half_object, first_object, last_object, then=error))
-    # 6. the packets: body, then header|setup with a release store, slot by slot
+    b.branch(e.cleanup("space_cleanup", half_object, count_object, entry, first_object,
+                       last_object, then=error))
+    # 6. the rows copied into the ring (their header|setup words INVALID, in two parts where
+    # they wrap around it), then each header|setup word stored in order with a release store,
+    # as hsapy._native's write_rows does
     b.position_at_end(room)
     ring, mask = b.inttoptr(field("ring"), ptr), field("mask")
-    rows = b.inttoptr(b.select(b.icmp_unsigned("==", half, const(0)), field("rows0"),
-                               field("rows1")), ptr)
-    dispatch_word = b.trunc(field("dispatch_word"), i32)
-
-    def packet(index: Any, row: Any, header: Any) -> None:
-        slot = b.gep(ring, [b.shl(b.and_(index, mask), const(6))], source_etype=i8)
-        b.call(memcpy, [b.gep(slot, [const(4)], source_etype=i8),
-                        b.gep(row, [const(4)], source_etype=i8), const(60), const(0, i1)])
-        e.release_store_u32(header, slot)
-
-    with e.counted(first, last, "write") as index:
-        packet(index, rows, dispatch_word)
-    packet(last, b.gep(rows, [const(64)], source_etype=i8), b.trunc(field("barrier_word"), i32))
+    size, rows_count = b.add(mask, const(1)), b.add(count, const(1))
+    at = b.and_(first, mask)
+    destination = b.gep(ring, [b.shl(at, const(6))], source_etype=i8)
+    whole, wrapped, copied = block("whole"), block("wrapped"), block("copied")
+    b.cbranch(b.icmp_unsigned("<=", b.add(at, rows_count), size), whole, wrapped)
+    b.position_at_end(whole)
+    b.call(memcpy, [destination, rows, b.shl(rows_count, const(6)), const(0, i1)])
+    b.branch(copied)
+    b.position_at_end(wrapped)
+    head = b.sub(size, at)
+    b.call(memcpy, [destination, rows, b.shl(head, const(6)), const(0, i1)])
+    b.call(memcpy, [ring, b.gep(rows, [b.shl(head, const(6))], source_etype=i8),
+                    b.shl(b.sub(rows_count, head), const(6)), const(0, i1)])
+    b.branch(copied)
+    b.position_at_end(copied)
+    with e.counted(0, rows_count, "headers") as k:
+        word = b.load(b.gep(words, [k], source_etype=i32), typ=i32)
+        slot = b.gep(ring, [b.shl(b.and_(b.add(first, k), mask), const(6))], source_etype=i8)
+        e.release_store_u32(word, slot)
+    call("Py_DecRef", entry)
     call("Py_IncRef", first_object)
     call("PyList_SetItem", item("indices"), half, first_object)
     # 7. the doorbell
@@ -347,18 +389,18 @@ def _module() -> Any:
     b.cbranch(doorbell, ring_it, rung)
     b.position_at_end(ring_it)
     e.call_or(item("store_doorbell"), [item("doorbell_signal"), last_object],
-              e.cleanup("bell_failed", half_object, first_object, last_object, then=error))
+              e.cleanup("bell_failed", half_object, count_object, first_object, last_object,
+                        then=error))
     b.branch(rung)
     # 8. the result
     b.position_at_end(rung)
     call("Py_DecRef", last_object)
     result = call("PyType_GenericAlloc", item("result_type"), const(0))
-    count_object = call("PyLong_FromUnsignedLongLong", count)
     chunk = b.call(api["PyTuple_Pack"], [const(3), first_object, count_object,
                                          call("PyList_GetItem", item("signals"), half)])
     chunks, halves = call("PyList_New", const(1)), call("PyList_New", const(1))
-    anything_failed = b.or_(b.or_(failed(result), failed(count_object)),
-                            b.or_(failed(chunk), b.or_(failed(chunks), failed(halves))))
+    anything_failed = b.or_(failed(result), b.or_(failed(chunk), b.or_(failed(chunks),
+                                                                       failed(halves))))
     fill, result_failed = block("fill"), block("result_failed")
     b.cbranch(anything_failed, result_failed, fill)
     b.position_at_end(result_failed)      # out of memory: drop what was made, raise
@@ -436,7 +478,7 @@ def native_batcher(fallback: Any, objects: dict[str, Any], table: dict[str, int]
             "type_error": TypeError, "name_queue": "queue", "name_kernel": "kernel",
             "name_chunks": "chunks", "name_arena": "arena", "name_halves": "halves",
             "name_doorbell": sys.intern("doorbell"),
-            "kept": (words, objects["kept"]),
+            "kept": words,
             "states": tuple(objects["states"])}       # (read with PyTuple_GetItem)
     state = CompiledBatch(made[name] if name in made else objects[name] for name in STATE_ITEMS)
     return _native.new_builtin(definition, state)

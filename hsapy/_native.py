@@ -38,7 +38,7 @@ API = ("PyList_GetItem", "PyList_Size", "PyList_SetItem", "PyLong_AsUnsignedLong
        "Py_IncRef", "PyObject_Vectorcall", "PyObject_Size", "Py_DecRef", "PyIter_Next",
        "PyObject_GetAttr", "PyObject_SetAttr", "PyTuple_GetItem", "PyTuple_Pack", "PyList_New",
        "PyType_GenericAlloc", "PyErr_ExceptionMatches", "PyTuple_New", "PyTuple_SetItem",
-       "PyBytes_AsString", "PyBytes_Size", "PyErr_Fetch", "PyErr_Restore")
+       "PyBytes_AsString", "PyBytes_Size", "PyErr_Fetch", "PyErr_Restore", "PyDict_GetItem")
 
 
 class _MethodDef(ctypes.Structure):
@@ -96,7 +96,8 @@ def declare_api(module: Any) -> dict[str, Any]:
         "PyType_GenericAlloc": (ptr, ptr, i64), "PyErr_ExceptionMatches": (i32, ptr),
         "PyTuple_New": (ptr, i64), "PyTuple_SetItem": (i32, ptr, i64, ptr),
         "PyBytes_AsString": (ptr, ptr), "PyBytes_Size": (i64, ptr),
-        "PyErr_Fetch": (void, ptr, ptr, ptr), "PyErr_Restore": (void, ptr, ptr, ptr)}
+        "PyErr_Fetch": (void, ptr, ptr, ptr), "PyErr_Restore": (void, ptr, ptr, ptr),
+        "PyDict_GetItem": (ptr, ptr, ptr)}
     variadic = {"PyTuple_Pack"}             # PyTuple_Pack(n, ...)
     return {name: ir.Function(module, ir.FunctionType(ret, args, var_arg=name in variadic),
                               name=name)

@@ -14,8 +14,9 @@ hsapy/_native.py) written in LLVM IR, bound to the generated function's closure 
 1. a call with exactly the kernel's explicit arguments by position (no keyword, none of them
    the MISSING default);
 2. ``slot = next(slot_order)``; ``(owner, value, body) = state[slot]``; an owner other than
-   this launch's packer, or a body that is not 60 bytes, hands the call to ``general(slot,
-   args)`` as the generated function does;
+   this launch's packer, or a body that is not 60 bytes, hands the call to ``aside(slot,
+   *args)``, a function of the generated source that returns ``general(slot, args)`` as the
+   generated function does;
 3. while the slot's signal value word is above 0, ``wait_free(slot)``; then it is set to 1;
 4. ``pack_explicit(view, slot * slot_size, *args)`` (when the kernel has explicit arguments);
    ``index = add(queue_ptr, 1)``; where ``index >= free_end[0]``, ``make_space(index, index,
@@ -43,7 +44,7 @@ __all__ = ["native_publisher", "why_not", "STATE_ITEMS", "TABLE_FIELDS", "MAX_AR
 
 _NAME = "hsapy_publish"
 STATE_ITEMS = ("none", "fallback", "table", "slot_order", "state", "fast_owner", "wait_free",
-               "give_back", "general", "missing", "view", "pack_explicit", "add", "queue_ptr",
+               "give_back", "aside", "missing", "view", "pack_explicit", "add", "queue_ptr",
                "one", "free_end", "make_space", "timeout", "indices", "observers",
                "ring_doorbell", "store_doorbell", "doorbell_signal", "bytes_type", "kept")
 _S = {name: index for index, name in enumerate(STATE_ITEMS)}
@@ -197,21 +198,15 @@ def _module() -> Any:
     call("Py_DecRef", entry)
     call("Py_DecRef", slot_object)
     b.branch(error)
-    # the slot holds another template: general(slot, args), as the generated function
+    # the slot holds another template: aside(slot, *args), the generated source's
+    # ``return general(slot, args)`` (so a traceback shows that source, as it does without
+    # the builtin)
     b.position_at_end(general)
-    arguments = call("PyTuple_New", nargs)
-    tuple_made, tuple_failed = block("tuple_made"), block("tuple_failed")
-    b.cbranch(failed(arguments), tuple_failed, tuple_made)
-    b.position_at_end(tuple_failed)
-    call("Py_DecRef", slot_object)
-    b.branch(error)
-    b.position_at_end(tuple_made)
-    with e.counted(0, nargs, "fill") as m:
-        argument = e.pointer_at(args, m)
-        call("Py_IncRef", argument)
-        call("PyTuple_SetItem", arguments, m, argument)   # (steals the reference)
-    result = vectorcall(item("general"), [slot_object, arguments])
-    call("Py_DecRef", arguments)
+    argv = b.alloca(ptr, b.add(nargs, const(1)))
+    b.store(slot_object, argv)
+    b.call(e.memcpy(), [b.gep(argv, [const(1)], source_etype=ptr), args,
+                        b.mul(nargs, const(8)), const(0, e.i1)])
+    result = call("PyObject_Vectorcall", item("aside"), argv, b.add(nargs, const(1)), null)
     call("Py_DecRef", slot_object)
     b.ret(result)
     b.position_at_end(error)

@@ -644,7 +644,12 @@ def make(ring, queue, producer, packer, word, general, refuse):
 {ring}
         return index
 
-    return {name}
+    def aside(slot, {signature}):
+        # the compiled {name}'s way for a slot of another launch (hsapy._publish_native): a
+        # frame of this source in a traceback, as the function above has
+        return general(slot, ({args}))
+
+    return {name}, aside
 """
 
 
@@ -672,6 +677,7 @@ def _named_source(doorbell: bool, params: tuple[str, ...]) -> str:
     defaults = "".join(f"{param}=MISSING, " for param in params)
     return _NAMED_SOURCE.format(
         name="submit" if doorbell else "publish", params=defaults + "*extra",
+        signature=signature,
         args=signature + ("," if len(params) == 1 else ""), timeout=_TIMEOUT,
         pack=(f"            pack_explicit(view, slot * slot_size, {signature})" if params
               else "            pass"),
@@ -720,7 +726,7 @@ def named_dispatcher(template: DispatchTemplate, params: tuple[str, ...],
 
     ring, queue, packer = template.ring, template.queue, template.packer
     producer = queue.producer()
-    generated = make(ring, queue, producer, packer, template.word, general, refuse)
+    generated, aside = make(ring, queue, producer, packer, template.word, general, refuse)
     if ring.values is None:
         return generated
     # the short branch compiled for the host, the generated function for every other call
@@ -731,7 +737,7 @@ def named_dispatcher(template: DispatchTemplate, params: tuple[str, ...],
            "returns its packet index (compiled for the host: hsapy._publish_native).")
     native = native_publisher(generated, name, doc, dict(
         slot_order=ring.slot_order, state=ring.state, fast_owner=packer,
-        wait_free=ring.wait_free, give_back=ring.give_back, general=general, missing=MISSING,
+        wait_free=ring.wait_free, give_back=ring.give_back, aside=aside, missing=MISSING,
         view=ring.view, pack_explicit=packer.pack_explicit_into, add=producer.add_write_index,
         queue_ptr=producer.queue_ptr, free_end=producer.free_end, make_space=producer.make_space,
         timeout=_TIMEOUT, indices=ring.indices, observers=OBSERVERS,
@@ -846,6 +852,21 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
     flat: dict[Any, tuple[memoryview, np.ndarray, int, int]] = {}
     new = object.__new__
 
+    def chunk_entry(half: int, count: int, shared: bool = True) -> Any:
+        """``flat``'s entry for the chunk layout (half, count, shared), made (and kept in
+        ``chunks`` too) where there is none; at most _CHUNK_LAYOUTS are kept."""
+        key = (half, count, shared)
+        entry = flat.get(key)
+        if entry is None:
+            if len(chunks) >= _CHUNK_LAYOUTS:
+                chunks.clear()
+                flat.clear()
+            chunks[key] = made = chunk_packets(template, arena, half, count, shared)
+            # (numpy's stubs give ndarray the buffer protocol only from Python 3.12)
+            entry = flat[key] = (memoryview(made[0]).cast("B"),  # type: ignore[arg-type]
+                                 made[1], made[0].ctypes.data, made[1].ctypes.data)
+        return entry
+
     def batch(arg_lists: list[Sequence[Any]], doorbell: bool = True) -> Any:
         if arg_lists.__class__ is not list or doorbell.__class__ is not bool:
             return general(arg_lists, doorbell)
@@ -886,16 +907,9 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
                         pack(view, base, *args)
                         base += slot_size
                 owners[half] = packer
-            key = (half, count, shared)
-            entry = flat.get(key)
+            entry = flat.get((half, count, shared))
             if entry is None:
-                if len(chunks) >= _CHUNK_LAYOUTS:
-                    chunks.clear()
-                    flat.clear()
-                chunks[key] = made = chunk_packets(template, arena, half, count, shared)
-                # (numpy's stubs give ndarray the buffer protocol only from Python 3.12)
-                entry = flat[key] = (memoryview(made[0]).cast("B"),  # type: ignore[arg-type]
-                                     made[1], made[0].ctypes.data, made[1].ctypes.data)
+                entry = chunk_entry(half, count, shared)
             packets, hwords, packets_address, words_address = entry
             first = add(queue_ptr, count + 1)
             last = first + count
@@ -965,21 +979,15 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
     if write_rows is None or values is None:
         return batch
     # the short way compiled for the host, this function for everything else (hsapy._batch_native)
-    # per half: the rows of a batch of one with a shared segment -- its dispatch row, then the
-    # barrier-AND row -- and their header|setup words
-    made = [chunk_packets(template, arena, half, 1, True) for half in (0, 1)]
-    rows = [packets for packets, _words in made]
     native = native_batcher(batch, dict(
         states=states, observers=OBSERVERS, half_order=half_order, owners=owners, packer=packer,
         pack=pack, pack_explicit=pack_explicit, view=view, add=add, queue_ptr=queue_ptr,
         free_end=free_end, make_space=make_space, timeout=_TIMEOUT, indices=indices,
         store_doorbell=store_doorbell, doorbell_signal=doorbell_signal, signals=signals,
         wait_free=arena.wait_free, result_type=result_type, queue=queue, kernel=kernel,
-        arena=arena, kept=rows), dict(
+        arena=arena, flat=flat, chunk_entry=chunk_entry), dict(
         value0=signals[0].handle + 8, value1=signals[1].handle + 8, limit=limit,
-        half_size=half_size, rows0=rows[0].ctypes.data, rows1=rows[1].ctypes.data,
-        dispatch_word=template.word, barrier_word=int(made[0][1][1]),
-        ring=ring_address, mask=mask, explicit=explicit))
+        half_size=half_size, ring=ring_address, mask=mask, explicit=explicit))
     if native is None:
         return batch
     short[0] = native

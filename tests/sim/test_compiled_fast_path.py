@@ -14,6 +14,7 @@ import gc
 import inspect
 import sys
 import threading
+import traceback
 import types
 
 import numpy as np
@@ -208,13 +209,18 @@ def test_reference_counts_are_unchanged_by_batches_and_their_errors(vadd):
                *(obj for name, obj in zip(_batch_native.STATE_ITEMS, batch.__self__)
                  if name not in shared)]
 
+    flat = batch.__self__[_batch_native.STATE_ITEMS.index("flat")]
+
     def counts():
         gc.collect()
-        return dict(zip(names, (sys.getrefcount(obj) for obj in watched)))
+        # (and the cached chunk rows' entries, which a call holds while it writes them)
+        return {**dict(zip(names, (sys.getrefcount(obj) for obj in watched))),
+                **{key: sys.getrefcount(entry) for key, entry in flat.items()}}
 
     for _ in range(3):                                    # warm: caches made
         batch(lists).wait(timeout=30)
     before = counts()
+    assert len(flat) == 2                                 # (8 dispatches, on either half)
     for _ in range(20):
         batch(lists).wait(timeout=30)
         batch(lists, doorbell=False)
@@ -412,3 +418,22 @@ def test_calls_from_threads_at_once(vadd, how):
     prepared(a, b, outs[0], N).wait(timeout=60)
     for out in outs:
         expect_sum(out)
+
+
+# -- without the builtins (HSAPY_NATIVE_BUILTINS=0) what the compiled calls keep works alike --
+
+def test_without_builtins_a_traceback_shows_the_generated_source_and_the_rows_are_cached(
+        vadd, monkeypatch):
+    monkeypatch.setenv("HSAPY_NATIVE_BUILTINS", "0")
+    _agent, kernel, queue, a, b, outs = vadd
+    prepared = kernel.prepare(queue, N, 64)
+    assert not inspect.isbuiltin(prepared.publish)
+    with pytest.raises(KernelArgumentError) as refused:
+        prepared.publish(a, b, outs[0], "ten")
+    text = "".join(traceback.format_tb(refused.tb))
+    assert "<hsapy fast path: publish(a, b, out, n)>" in text
+    assert "return general(slot, (a, b, out, n))" in text
+    prepared.batch([(a, b, outs[0], N)] * 5).wait(timeout=30)
+    prepared.batch([(a, b, outs[0], N)] * 2).wait(timeout=30)
+    assert not inspect.isbuiltin(prepared.batch)
+    assert sorted(count for _half, count, _shared in prepared._chunks) == [2, 5]

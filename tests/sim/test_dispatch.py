@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 from _codeobjects import build, built
 
-from hsapy import _native, aql
-from hsapy._batch_native import STATE_ITEMS
+from hsapy import aql
 from hsapy._lifetime import live_counts
 from hsapy.asm import kernels
 from hsapy.bench import drain
@@ -159,28 +158,18 @@ def test_batch_closes_with_a_barrier_and_signal(sim_runtime):
         assert batch.wait().is_done
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_batch_rows_reach_the_ring_as_invalid_until_their_header_store(sim_runtime, compiled,
-                                                                        monkeypatch):
+def test_batch_rows_reach_the_ring_as_invalid_until_their_header_store(sim_runtime):
     # Queue.write_many copies whole 64-byte rows, then stores each header|setup word: the rows
     # must carry a free slot's INVALID word, or a slot could read as valid before its body is
-    # (the compiled batch copies bytes 4..63 of its rows, but they are made alike)
-    if not compiled:
-        monkeypatch.setenv("HSAPY_NATIVE_BUILTINS", "0")
     agent, empty = _load(sim_runtime, "empty", "gfx942")
     with agent.create_queue(64) as queue:
         prepared = empty.prepare(queue, 64, 64)
         prepared.batch([()] * 5).wait()
         prepared.batch([(), ()]).wait()
-        made = [(packets, words) for packets, words in prepared._chunks.values()]
-        if compiled and _native.disabled() is None:
-            state = prepared.batch.__self__
-            assert not made                          # (both calls took the compiled way)
-            made = [(packets, None) for packets in state[STATE_ITEMS.index("kept")][1]]
-        assert len(made) == 2              # per arena half, or per chunk layout (count, half)
-        for packets, words in made:
+        assert len(prepared._chunks) == 2
+        for packets, words in prepared._chunks.values():
             assert (packets.view(np.uint32)[:, 0] == INVALID_WORD).all()
-            assert words is None or (words != INVALID_WORD).all()
+            assert (words != INVALID_WORD).all()
 
 
 def test_graph_replays_in_order_with_results(sim_runtime):
@@ -264,23 +253,14 @@ def test_publish_leaves_the_doorbell_to_the_caller(sim_runtime):
         assert queue.load_read_index() == index + 2
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_a_traceback_through_the_fast_path_shows_its_source(vadd_setup, compiled, monkeypatch):
-    # the generated function's lines, or (the compiled publish having no frame) the Python
-    # function it hands the call to
-    if not compiled:
-        monkeypatch.setenv("HSAPY_NATIVE_BUILTINS", "0")
+def test_a_traceback_through_the_fast_path_shows_its_source(vadd_setup):
     _agent, vadd, queue, bufs = vadd_setup
     prepared = vadd.prepare(queue, 256, 64)
     with pytest.raises(KernelArgumentError) as refused:
         prepared.publish(*bufs, "ten")
     text = "".join(traceback.format_tb(refused.tb))
-    if compiled and _native.disabled() is None:
-        assert inspect.isbuiltin(prepared.publish)
-        assert "return stepping_aside(slot, args, doorbell)" in text
-    else:
-        assert "<hsapy fast path: publish(a, b, out, n)>" in text
-        assert "return general(slot, (a, b, out, n))" in text
+    assert "<hsapy fast path: publish(a, b, out, n)>" in text
+    assert "return general(slot, (a, b, out, n))" in text
 
 
 def test_wrong_argument_type_names_the_argument(vadd_setup):
