@@ -239,8 +239,18 @@ def _module() -> Any:
     # change whenever Python code runs (wait_free; dropping the old owner), so they are read
     # only now. More than MAX_ARGUMENTS (no kernel has that many): the Python way
     argument_count = word_at(first_args, _SIZE)
-    argument_items = b.select(is_tuple, b.gep(first_args, [const(tuple_items)], source_etype=i8),
-                              word_at(first_args, _ITEMS, ptr))
+    in_tuple, in_list, have_items = block("in_tuple"), block("in_list"), block("have_items")
+    b.cbranch(is_tuple, in_tuple, in_list)
+    b.position_at_end(in_tuple)                    # a tuple's items follow its header
+    tuple_array = b.gep(first_args, [const(tuple_items)], source_etype=i8)
+    b.branch(have_items)
+    b.position_at_end(in_list)                     # a list points at its item array
+    list_array = word_at(first_args, _ITEMS, ptr)
+    b.branch(have_items)
+    b.position_at_end(have_items)
+    argument_items = b.phi(ptr)
+    argument_items.add_incoming(tuple_array, in_tuple)
+    argument_items.add_incoming(list_array, in_list)
     too_many, not_too_many = block("too_many"), block("not_too_many")
     b.cbranch(b.icmp_unsigned(">", argument_count, const(MAX_ARGUMENTS)), too_many,
               not_too_many)
