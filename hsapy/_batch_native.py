@@ -67,12 +67,14 @@ STATE_ITEMS = ("none", "fallback", "table", "list_type", "tuple_type", "true", "
                "indices", "store_doorbell", "doorbell_signal", "signals", "wait_free",
                "result_type", "queue", "kernel", "arena", "type_error", "name_queue",
                "name_kernel", "name_chunks", "name_arena", "name_halves", "name_doorbell",
-               "flat", "chunk_entry", "kept")
+               "flat", "chunk_entry", "memo", "kept")
 _S = {name: index for index, name in enumerate(STATE_ITEMS)}
 # The uint64 words of the state's table: the two halves' signal value word addresses, the
-# largest batch, the size of a half, the ring, its mask, and the kernel's explicit argument
-# count.
-TABLE_FIELDS = ("value0", "value1", "limit", "half_size", "ring", "mask", "explicit")
+# largest batch, the size of a half, the ring, its mask, the kernel's explicit argument count,
+# the dispatch and barrier-AND header|setup words, and per half the count of the chunk rows it
+# remembers (0: none) and their address (written by the builtin).
+TABLE_FIELDS = ("value0", "value1", "limit", "half_size", "ring", "mask", "explicit",
+                "dispatch_word", "barrier_word", "count0", "count1", "rows0", "rows1")
 _T = {name: index for index, name in enumerate(TABLE_FIELDS)}
 
 # PyObject: ob_refcnt, ob_type; PyVarObject adds ob_size; then a list's ob_item pointer
@@ -304,41 +306,59 @@ def _module() -> Any:
     call("Py_IncRef", packer)
     call("PyList_SetItem", owners, half, packer)
     b.branch(packed)
-    # 5. the chunk's rows, made once per (half, count, shared) (chunk_entry makes a missing
-    # entry, as the Python way does), then the reservation
+    # 5. the chunk's rows, made once per (half, count, shared) in the Python way's cache
+    # (``chunk_entry`` makes a missing entry, as the Python way does), and remembered per half
+    # with the count they were for (the state's ``memo`` holds the entry, so its arrays live
+    # on when the cache lets them go): a batch of the count before reads no Python object to
+    # find them. Then the reservation
     b.position_at_end(packed)
     count_object = call("PyLong_FromUnsignedLongLong", count)
     rows_failed = block("rows_failed")
     e.exit_if(failed(count_object), rows_failed)
+    memo_count = b.gep(table, [b.add(const(_T["count0"]), half)], source_etype=i64)
+    memo_rows = b.gep(table, [b.add(const(_T["rows0"]), half)], source_etype=i64)
+    remembered, look_up, have_rows = block("remembered"), block("look_up"), block("have_rows")
+    b.cbranch(b.icmp_unsigned("==", b.load(memo_count, typ=i64), count), remembered, look_up)
+    b.position_at_end(remembered)
+    rows_remembered = b.load(memo_rows, typ=i64)
+    b.branch(have_rows)
+    b.position_at_end(look_up)
     key = b.call(api["PyTuple_Pack"], [const(3), half_object, count_object, item("true")])
     e.exit_if(failed(key), rows_failed)
     found = call("PyDict_GetItem", item("flat"), key)             # (borrowed, or NULL)
     call("Py_DecRef", key)
     lookup = b.block
-    make_rows, have_rows = block("make_rows"), block("have_rows")
-    b.cbranch(failed(found), make_rows, have_rows)
+    make_rows, got_entry = block("make_rows"), block("got_entry")
+    b.cbranch(failed(found), make_rows, got_entry)
     b.position_at_end(make_rows)
     made_rows = vectorcall(item("chunk_entry"), [half_object, count_object])
     e.exit_if(failed(made_rows), rows_failed)
     made_block = b.block
-    b.branch(have_rows)
-    b.position_at_end(have_rows)
+    b.branch(got_entry)
+    b.position_at_end(got_entry)
     entry = b.phi(ptr)
     entry.add_incoming(found, lookup)
     entry.add_incoming(made_rows, made_block)
-    held_rows, hold_rows = block("held_rows"), block("hold_rows")
-    b.cbranch(failed(found), held_rows, hold_rows)               # (made: a new reference)
-    b.position_at_end(hold_rows)
+    held, hold = block("held"), block("hold")
+    b.cbranch(failed(found), held, hold)                         # (made: a new reference)
+    b.position_at_end(hold)
     call("Py_IncRef", entry)
-    b.branch(held_rows)
+    b.branch(held)
+    b.position_at_end(held)
+    rows_found = call("PyLong_AsUnsignedLongLong", call("PyTuple_GetItem", entry, const(2)))
+    b.store(rows_found, memo_rows)
+    b.store(count, memo_count)
+    call("PyList_SetItem", item("memo"), half, entry)           # (takes the reference)
+    found_block = b.block
+    b.branch(have_rows)
     b.position_at_end(rows_failed)
     give_back()
     b.branch(e.cleanup("rows_cleanup", half_object, count_object, then=error))
-    b.position_at_end(held_rows)
-    rows = b.inttoptr(call("PyLong_AsUnsignedLongLong",
-                           call("PyTuple_GetItem", entry, const(2))), ptr)
-    words = b.inttoptr(call("PyLong_AsUnsignedLongLong",
-                            call("PyTuple_GetItem", entry, const(3))), ptr)
+    b.position_at_end(have_rows)
+    rows_address = b.phi(i64)
+    rows_address.add_incoming(rows_remembered, remembered)
+    rows_address.add_incoming(rows_found, found_block)
+    rows = b.inttoptr(rows_address, ptr)
     slots = call("PyLong_FromUnsignedLongLong", b.add(count, const(1)))
     reserve, reserved, reserve_failed = (block(n) for n in ("reserve", "reserved",
                                                            "reserve_failed"))
@@ -349,7 +369,7 @@ def _module() -> Any:
     b.cbranch(failed(first_object), reserve_failed, reserved)
     b.position_at_end(reserve_failed)
     give_back()
-    b.branch(e.cleanup("reserve_cleanup", half_object, count_object, entry, then=error))
+    b.branch(e.cleanup("reserve_cleanup", half_object, count_object, then=error))
     b.position_at_end(reserved)
     first = call("PyLong_AsUnsignedLongLong", first_object)
     last = b.add(first, count)
@@ -366,7 +386,7 @@ def _module() -> Any:
     b.branch(room)
     b.position_at_end(space_failed)
     give_back()
-    b.branch(e.cleanup("space_cleanup", half_object, count_object, entry, first_object,
+    b.branch(e.cleanup("space_cleanup", half_object, count_object, first_object,
                        last_object, then=error))
     # 6. the packets, each as the C floor writes one: bytes 4..63, then header|setup with a
     # release store. The chunk's dispatch rows are alike (one shared kernarg segment), so each
@@ -382,12 +402,11 @@ def _module() -> Any:
                         b.gep(row, [const(4)], source_etype=i8), const(60), const(0, i1)])
         e.release_store_u32(header, slot)
 
-    dispatch_word = b.load(words, typ=i32)
+    dispatch_word = b.trunc(field("dispatch_word"), i32)
     with e.counted(first, last, "write") as index:
         packet(index, rows, dispatch_word)
     packet(last, b.gep(rows, [b.shl(count, const(6))], source_etype=i8),
-           b.load(b.gep(words, [count], source_etype=i32), typ=i32))
-    call("Py_DecRef", entry)
+           b.trunc(field("barrier_word"), i32))
     call("Py_IncRef", first_object)
     call("PyList_SetItem", item("indices"), half, first_object)
     # 7. the doorbell
@@ -484,7 +503,7 @@ def native_batcher(fallback: Any, objects: dict[str, Any], table: dict[str, int]
             "type_error": TypeError, "name_queue": "queue", "name_kernel": "kernel",
             "name_chunks": "chunks", "name_arena": "arena", "name_halves": "halves",
             "name_doorbell": sys.intern("doorbell"),
-            "kept": words,
+            "kept": words, "memo": [None, None],
             "states": tuple(objects["states"])}       # (read with PyTuple_GetItem)
     state = CompiledBatch(made[name] if name in made else objects[name] for name in STATE_ITEMS)
     return _native.new_builtin(definition, state)

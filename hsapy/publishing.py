@@ -987,7 +987,9 @@ def batcher(template: DispatchTemplate, arena: BatchArena,
         wait_free=arena.wait_free, result_type=result_type, queue=queue, kernel=kernel,
         arena=arena, flat=flat, chunk_entry=chunk_entry), dict(
         value0=signals[0].handle + 8, value1=signals[1].handle + 8, limit=limit,
-        half_size=half_size, ring=ring_address, mask=mask, explicit=explicit))
+        half_size=half_size, ring=ring_address, mask=mask, explicit=explicit,
+        dispatch_word=template.word, barrier_word=aql.barrier_and([]).word, count0=0, count1=0,
+        rows0=0, rows1=0))
     if native is None:
         return batch
     short[0] = native

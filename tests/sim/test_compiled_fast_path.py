@@ -129,6 +129,29 @@ def test_what_the_compiled_batch_hands_on_runs_alike(vadd, lists):
         expect_sum(out)
 
 
+def test_batches_of_many_counts_on_both_halves_beyond_the_cached_layouts(vadd, runtime):
+    # each half remembers the rows of the count it used last; the cache holds at most
+    # _CHUNK_LAYOUTS layouts and is cleared past that, the remembered rows living on
+    from hsapy.publishing import _CHUNK_LAYOUTS
+
+    agent, kernel, queue, a, b, _outs = vadd
+    prepared = kernel.prepare(queue, N, 64)
+    batch = compiled_batch(prepared)
+    outs = [agent.device_pool.allocate(4 * N) for _ in range(24)]
+    try:
+        counts = [1 + (k * 5) % 13 for k in range(24)]            # 1..13, repeating
+        for count, out in zip(counts, outs):
+            result = batch([(a, b, out, N)] * count)
+            assert [c for _first, c, _signal in result.chunks] == [count]
+            result.wait(timeout=30)
+            assert len(prepared._chunks) <= _CHUNK_LAYOUTS
+        for out in outs:
+            expect_sum(out)
+    finally:
+        for out in outs:
+            out.close()
+
+
 def arena_state(prepared, queue):
     arena = prepared.queue.attachments[("batch", prepared._slot_size)]
     return ([v[1] for v in arena.values], list(arena.indices), queue.load_write_index())
