@@ -25,8 +25,9 @@ arguments:
    after. A TypeError there (a wrong argument) gives the half back and hands the call to the
    Python function, which raises what it raises for it; any other error gives the half back
    and propagates;
-5. the chunk's rows from the Python function's cache, ``flat[(half, count, True)]``, or
-   ``chunk_entry(half, count)`` (which makes them, as the Python function does); then
+5. the chunk's rows: those the half remembers when its last batch had this count, else from
+   the Python function's cache, ``flat[(half, count, True)]``, or ``chunk_entry(half, count)``
+   (which makes them, as the Python function does), then remembered; then
    ``first = add(queue_ptr, count + 1)`` and, where ``first + count >= free_end[0]``,
    ``make_space(first, first + count, timeout)`` (an error in any of them gives the half back
    and propagates);
