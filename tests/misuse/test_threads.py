@@ -285,6 +285,7 @@ def test_a_runtime_does_not_cross_a_fork_but_a_new_one_in_the_child_works():
         bufs[1].copy_from(np.ones(N, np.float32))
         prepared = vadd.prepare(queue, N, 64)
         prepared(*bufs, N).wait(timeout=10)
+        prepared.batch([(*bufs, N)] * 2).wait(timeout=10)   # its compiled way made too
         signal = rt.create_signal(1)
         pid = os.fork()
         if pid == 0:

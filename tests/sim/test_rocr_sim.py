@@ -89,6 +89,33 @@ def test_dispatch_paths_compute_on_rocr_over_the_simulated_thunk(rocr_sim_runtim
         assert np.array_equal(out.copy_to(dtype=np.float32), expected)
 
 
+def test_the_compiled_fast_path_runs_over_rocr_too(rocr_sim_runtime):
+    # ROCr's signals are amd_signal_t and its write-index add is called without libffi: the
+    # compiled publish, submit and batch (hsapy._publish_native, hsapy._batch_native) serve
+    # there as on the simulator
+    import inspect
+
+    from hsapy import _native
+
+    if _native.disabled() is not None:
+        pytest.skip(f"compiled builtins are off: {_native.disabled()}")
+    rt = rocr_sim_runtime
+    agent = rt.gpu_agents[0]
+    kernel = _vector_add(rt)
+    expected, (a, b, out) = _inputs(agent)
+    with agent.create_queue(size=64) as queue:
+        prepared = kernel.prepare(queue, grid=N, workgroup=256)
+        for _ in range(3):
+            prepared.batch([(a, b, out, N)] * 5).wait()
+        assert inspect.isbuiltin(prepared.batch)
+        assert inspect.isbuiltin(prepared.publish) and inspect.isbuiltin(prepared.submit)
+        out.fill(0)
+        prepared.publish(a, b, out, N)
+        prepared.submit(a, b, out, N)
+        prepared.batch([(a, b, out, N)] * 4).wait()
+        assert np.array_equal(out.copy_to(dtype=np.float32), expected)
+
+
 def test_async_copies_run_rocrs_blit_kernels_on_the_interpreter(rocr_sim_runtime):
     rt = rocr_sim_runtime
     agent = rt.gpu_agents[0]
