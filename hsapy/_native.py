@@ -37,8 +37,8 @@ API = ("PyList_GetItem", "PyList_Size", "PyList_SetItem", "PyLong_AsUnsignedLong
        "PyLong_FromUnsignedLongLong", "PyErr_Occurred", "PyErr_Clear",
        "Py_IncRef", "PyObject_Vectorcall", "PyObject_Size", "Py_DecRef", "PyIter_Next",
        "PyObject_GetAttr", "PyObject_SetAttr", "PyTuple_GetItem", "PyTuple_Pack", "PyList_New",
-       "PyType_GenericAlloc", "PyErr_ExceptionMatches", "PyTuple_New", "PyTuple_SetItem",
-       "PyBytes_AsString", "PyBytes_Size", "PyErr_Fetch", "PyErr_Restore", "PyDict_GetItem")
+       "PyType_GenericAlloc", "PyErr_ExceptionMatches", "PyBytes_AsString", "PyBytes_Size",
+       "PyErr_Fetch", "PyErr_Restore", "PyDict_GetItem")
 
 
 class _MethodDef(ctypes.Structure):
@@ -94,7 +94,6 @@ def declare_api(module: Any) -> dict[str, Any]:
         "PyObject_SetAttr": (i32, ptr, ptr, ptr), "PyTuple_GetItem": (ptr, ptr, i64),
         "PyTuple_Pack": (ptr, i64), "PyList_New": (ptr, i64),
         "PyType_GenericAlloc": (ptr, ptr, i64), "PyErr_ExceptionMatches": (i32, ptr),
-        "PyTuple_New": (ptr, i64), "PyTuple_SetItem": (i32, ptr, i64, ptr),
         "PyBytes_AsString": (ptr, ptr), "PyBytes_Size": (i64, ptr),
         "PyErr_Fetch": (void, ptr, ptr, ptr), "PyErr_Restore": (void, ptr, ptr, ptr),
         "PyDict_GetItem": (ptr, ptr, ptr)}
@@ -407,54 +406,27 @@ def _rows_module() -> Any:
     release store -- the AQL publishing protocol for a run of packets (body first, then the
     header) without a numpy call per step. Returns None; an argument that is not an int raises
     the conversion's error with nothing written."""
-    from llvmlite import ir
-
-    i1, i32, i64, ptr = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType()
-    module, api, fn = builtin_ir("hsapy_write_rows", _ROWS_SYMBOL)
-    memcpy = ir.Function(module, ir.FunctionType(ir.VoidType(), (ptr, ptr, i64, i1)),
-                         name="llvm.memcpy.p0.p0.i64")
-    state, args, nargs = fn.args
-    entry, convert, wrong, error, work, loop, done = (fn.append_basic_block(n) for n in (
-        "entry", "convert", "wrong_count", "error", "work", "loop", "done"))
-    b = ir.IRBuilder(entry)
-
-    def const(value: int, kind: Any = i64) -> ir.Constant:
-        return ir.Constant(kind, value)
-
-    b.cbranch(b.icmp_signed("==", nargs, const(4)), convert, wrong)
+    e = Emitter("hsapy_write_rows", _ROWS_SYMBOL)
+    b, i32, ptr, const = e.b, e.i32, e.ptr, e.const
+    convert, wrong, error = e.block("convert"), e.block("wrong_count"), e.block("error")
+    b.cbranch(b.icmp_signed("==", e.nargs, const(4)), convert, wrong)
     b.position_at_end(wrong)          # state[1] raises the TypeError that names the arguments
-    return_call(b, api, b.call(api["PyList_GetItem"], [state, const(1)]), args, nargs)
+    return_call(b, e.api, e.item(1), e.args, e.nargs)
     b.position_at_end(convert)
-    values = [b.call(api["PyLong_AsUnsignedLongLong"],
-                     [b.load(b.gep(args, [const(k)], source_etype=ptr), typ=ptr)])
-              for k in range(4)]
-    failed = b.icmp_unsigned("!=", b.ptrtoint(b.call(api["PyErr_Occurred"], []), i64), const(0))
-    b.cbranch(failed, error, work)
-    b.position_at_end(error)          # the conversion's error is set
-    b.ret(ir.Constant(ptr, None))
-    b.position_at_end(work)
-    ring, rows, count, words = values
-    b.call(memcpy, [b.inttoptr(ring, ptr), b.inttoptr(rows, ptr), b.shl(count, const(6)),
-                    ir.Constant(i1, 0)])
-    start = b.block
-    b.branch(loop)
-    b.position_at_end(loop)
-    k = b.phi(i64)
-    k.add_incoming(const(0), start)
-    more = b.icmp_unsigned("<", k, count)
-    body = fn.append_basic_block("body")
-    b.cbranch(more, body, done)
-    b.position_at_end(body)
-    word = b.load(b.inttoptr(b.add(words, b.shl(k, const(2))), ir.PointerType(i32)), typ=i32)
-    header = b.inttoptr(b.add(ring, b.shl(k, const(6))), ir.PointerType(i32))
-    b.store_atomic(word, header, "release", 4)
-    k.add_incoming(b.add(k, const(1)), body)
-    b.branch(loop)
-    b.position_at_end(done)
-    none = b.call(api["PyList_GetItem"], [state, const(0)])
-    b.call(api["Py_IncRef"], [none])
+    values = [e.call("PyLong_AsUnsignedLongLong", e.pointer_at(e.args, k)) for k in range(4)]
+    e.exit_if(b.not_(e.failed(e.call("PyErr_Occurred"))), error, "work")
+    count = values[2]
+    ring, rows, words = (b.inttoptr(values[k], ptr) for k in (0, 1, 3))
+    b.call(e.memcpy(), [ring, rows, b.shl(count, const(6)), const(0, e.i1)])
+    with e.counted(0, count, "headers") as k:
+        word = b.load(b.gep(words, [k], source_etype=i32), typ=i32)
+        e.release_store_u32(word, b.gep(ring, [b.shl(k, const(6))], source_etype=e.i8))
+    none = e.item(0)
+    e.call("Py_IncRef", none)
     b.ret(none)
-    return module
+    b.position_at_end(error)          # the conversion's error is set
+    b.ret(e.null)
+    return e.module
 
 
 def row_writer() -> Any:
