@@ -488,9 +488,10 @@ def why_not() -> str | None:
 def native_batcher(fallback: Any, objects: dict[str, Any], table: dict[str, int]) -> Any:
     """A builtin ``batch(arg_lists, doorbell=True)`` taking the steps of the module docstring,
     with ``fallback`` (the batcher's Python function) for every other call; or None where none
-    can be made. ``objects`` names the state's objects (STATE_ITEMS but ``none``, ``fallback``,
-    the types, ``true``/``false``, the attribute names, ``type_error``, ``table`` and
-    ``kept``), ``table`` its numbers (TABLE_FIELDS)."""
+    can be made. ``objects`` names the state's objects (STATE_ITEMS but those this function
+    makes: ``none``, ``fallback``, the types, ``true``/``false``, the attribute names,
+    ``type_error``, ``table``, ``memo`` and ``kept``), ``table`` its numbers
+    (TABLE_FIELDS)."""
     import numpy as np
 
     if not layout_ok():

@@ -249,7 +249,7 @@ def native_publisher(fallback: Any, name: str, doc: str, objects: dict[str, Any]
         return None
     words = np.array([table[field] for field in TABLE_FIELDS[:-1]] + list(values), np.uint64)
     made = {"none": None, "fallback": fallback, "table": words.ctypes.data, "one": 1,
-            "bytes_type": bytes, "kept": (words, objects.get("kept"))}
+            "bytes_type": bytes, "kept": words}
     state = CompiledPublish(made[item] if item in made else objects[item]
                             for item in STATE_ITEMS)
     return _native.new_builtin(_native.renamed_definition(definition, name, doc), state)

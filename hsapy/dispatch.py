@@ -505,7 +505,7 @@ class PreparedDispatch(NotCopyable):
                 _raise_if_closed(template.states)
                 made.append(batcher(template, arena_for(template.queue, slot_size), chunks,
                                     BatchResult, kernel))
-                if isinstance(made[0], types.FunctionType):   # (not the compiled one)
+                if not isinstance(made[0], types.BuiltinFunctionType):   # (compiled: its own name)
                     made[0].__qualname__ = batch.__qualname__
                 owner = prepared()
                 if owner is not None:
